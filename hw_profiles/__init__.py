@@ -1,0 +1,156 @@
+"""Chip facts as data.
+
+Every cell size, queue count or field width used anywhere in tofino-cc comes
+from one of the YAML files beside this module, loaded and validated here once.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+PROFILE_DIR = Path(__file__).resolve().parent
+KNOWN_CHIPS = ("tofino", "tofino2")
+
+
+class ProfileError(ValueError):
+    """A hardware profile file is malformed; the message names the file and key."""
+
+
+@dataclass(frozen=True)
+class HwProfile:
+    chip: str
+    p4_target: str
+    p4_arch: str
+    mau_stages: int
+    pipes: int
+    ports_per_pipe: int
+    port_id_bits: int
+    cell_bytes: int
+    buffer_cells: int
+    queue_id_bits: int
+    queues_per_port_group: int
+    ports_per_port_group: int
+    min_queues_per_port: int
+    enq_qdepth_bits: int
+    deq_timedelta_bits: int
+    mirror_session_min: int
+    mirror_session_max: int
+    mirror_header_max_bytes: int
+    bridged_metadata_max_bytes: int
+    recirculation_ports: tuple[int, ...]
+    pktgen_ports: tuple[int, ...]
+    max_port_gbps: int
+
+    @property
+    def max_queue_id(self) -> int:
+        return (1 << self.queue_id_bits) - 1
+
+    @property
+    def max_qdepth_cells(self) -> int:
+        return (1 << self.enq_qdepth_bits) - 1
+
+    @property
+    def max_timedelta_ns(self) -> int:
+        return (1 << self.deq_timedelta_bits) - 1
+
+    @property
+    def max_port(self) -> int:
+        return (1 << self.port_id_bits) - 1
+
+    def bytes_to_cells(self, nbytes: int) -> int:
+        """Cells a packet of `nbytes` occupies in the buffer (partial cells count whole)."""
+        if nbytes < 0:
+            raise ValueError(f"nbytes must be >= 0, got {nbytes}")
+        return math.ceil(nbytes / self.cell_bytes)
+
+    def cells_to_bytes(self, cells: int) -> int:
+        return cells * self.cell_bytes
+
+    def valid_mirror_session(self, sid: int) -> bool:
+        return self.mirror_session_min <= sid <= self.mirror_session_max
+
+
+_INT_LIST_KEYS = {"recirculation_ports", "pktgen_ports"}
+_STR_KEYS = {"chip", "p4_target", "p4_arch"}
+
+
+def parse_profile(raw: Any, source: str) -> HwProfile:
+    """Validate a decoded YAML mapping; `source` names the file in errors."""
+    if not isinstance(raw, dict):
+        raise ProfileError(f"{source}: top level must be a mapping, got {type(raw).__name__}")
+    expected = [f.name for f in fields(HwProfile)]
+    unknown = sorted(set(raw) - set(expected))
+    if unknown:
+        raise ProfileError(f"{source}: unknown key '{unknown[0]}'")
+    values: dict[str, Any] = {}
+    for key in expected:
+        if key not in raw:
+            raise ProfileError(f"{source}: missing key '{key}'")
+        value = raw[key]
+        if key in _STR_KEYS:
+            if not isinstance(value, str) or not value:
+                raise ProfileError(f"{source}: key '{key}' must be a non-empty string")
+        elif key in _INT_LIST_KEYS:
+            if not isinstance(value, list) or not value:
+                raise ProfileError(f"{source}: key '{key}' must be a non-empty list of ports")
+            for item in value:
+                if isinstance(item, bool) or not isinstance(item, int) or item < 0:
+                    raise ProfileError(
+                        f"{source}: key '{key}' must hold non-negative integers, got {item!r}"
+                    )
+            value = tuple(value)
+        else:
+            # bool is an int subclass in Python; `true` is never a valid size.
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ProfileError(
+                    f"{source}: key '{key}' must be an integer, got {type(value).__name__}"
+                )
+            if value <= 0:
+                raise ProfileError(f"{source}: key '{key}' must be positive, got {value}")
+        values[key] = value
+    profile = HwProfile(**values)
+    if profile.chip not in KNOWN_CHIPS:
+        raise ProfileError(f"{source}: key 'chip' must be one of {KNOWN_CHIPS}")
+    if profile.mirror_session_min > profile.mirror_session_max:
+        raise ProfileError(f"{source}: key 'mirror_session_min' exceeds 'mirror_session_max'")
+    for key in _INT_LIST_KEYS:
+        for port in getattr(profile, key):
+            if port > profile.max_port:
+                raise ProfileError(
+                    f"{source}: key '{key}' port {port} exceeds the {profile.port_id_bits}-bit "
+                    "port id"
+                )
+    return profile
+
+
+def load_profile_file(path: str | Path) -> HwProfile:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ProfileError(f"{path}: not valid YAML: {exc}") from exc
+    return parse_profile(raw, str(path))
+
+
+@functools.cache
+def load_profile(chip: str = "tofino") -> HwProfile:
+    """The embedded profile for `chip` ('tofino' or 'tofino2')."""
+    if chip not in KNOWN_CHIPS:
+        raise ProfileError(f"unknown chip '{chip}'; choose one of {KNOWN_CHIPS}")
+    return load_profile_file(PROFILE_DIR / f"{chip}.yaml")
+
+
+__all__ = [
+    "KNOWN_CHIPS",
+    "HwProfile",
+    "ProfileError",
+    "load_profile",
+    "load_profile_file",
+    "parse_profile",
+]

@@ -1,0 +1,1 @@
+"""Executable reference models of the tna/ programs (see registry.py)."""

@@ -1,0 +1,181 @@
+"""Shared pieces of tna/include/, one class or function per P4 control/parser."""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+from .core import Action, Counter, KeyField, P4Objects, Table
+from .headers import (
+    ETHERTYPE_IPV4,
+    ETHERTYPE_TOFCC_FEEDBACK,
+    IP_PROTO_TCP,
+    IP_PROTO_UDP,
+    PKT_TYPE_MIRROR_FEEDBACK,
+    UDP_PORT_TOFCC_FEEDBACK,
+    BridgedMd,
+    Ethernet,
+    FbMirror,
+    Feedback,
+    Header,
+    Headers,
+    Ipv4,
+    ParsedMd,
+    QueueMd,
+    Tcp,
+    Udp,
+)
+from .tna import EgressIntrinsic
+
+H = TypeVar("H", bound=Header)
+
+
+class ParserError(ValueError):
+    """The packet ended inside a header the parser extracts."""
+
+
+class Cursor:
+    """packet_in: extract headers front to back; the rest is payload."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.offset = 0
+
+    def extract(self, header_type: type[H]) -> H:
+        size = header_type.size_bytes()
+        if self.offset + size > len(self.data):
+            raise ParserError(f"packet too short for {header_type.__name__}")
+        hdr = header_type.unpack(self.data[self.offset : self.offset + size])
+        self.offset += size
+        return hdr
+
+    def lookahead_byte(self) -> int:
+        if self.offset >= len(self.data):
+            raise ParserError("packet too short for lookahead")
+        return self.data[self.offset]
+
+    @property
+    def payload(self) -> bytes:
+        return self.data[self.offset :]
+
+
+def header_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> None:
+    """parser HeaderParser."""
+    parsed.l4_src_port = 0
+    parsed.l4_dst_port = 0
+    parsed.ipv4_plain = False
+    hdr.ethernet = pkt.extract(Ethernet)
+    if hdr.ethernet.ether_type == ETHERTYPE_TOFCC_FEEDBACK:
+        hdr.feedback = pkt.extract(Feedback)
+        return
+    if hdr.ethernet.ether_type != ETHERTYPE_IPV4:
+        return
+    hdr.ipv4 = pkt.extract(Ipv4)
+    if hdr.ipv4.ihl != 5 or hdr.ipv4.frag_offset != 0:
+        return
+    parsed.ipv4_plain = True
+    if hdr.ipv4.protocol == IP_PROTO_TCP:
+        hdr.tcp = pkt.extract(Tcp)
+        parsed.l4_src_port = hdr.tcp.src_port
+        parsed.l4_dst_port = hdr.tcp.dst_port
+    elif hdr.ipv4.protocol == IP_PROTO_UDP:
+        hdr.udp = pkt.extract(Udp)
+        parsed.l4_src_port = hdr.udp.src_port
+        parsed.l4_dst_port = hdr.udp.dst_port
+        if hdr.udp.dst_port == UDP_PORT_TOFCC_FEEDBACK:
+            hdr.feedback = pkt.extract(Feedback)
+
+
+def egress_prefix_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> None:
+    """parser EgressPrefixParser (eg_intr_md itself is passed separately)."""
+    if pkt.lookahead_byte() == PKT_TYPE_MIRROR_FEEDBACK:
+        hdr.fb_mirror = pkt.extract(FbMirror)
+        hdr.ethernet = pkt.extract(Ethernet)
+        hdr.ipv4 = pkt.extract(Ipv4)
+        parsed.l4_src_port = 0
+        parsed.l4_dst_port = 0
+        parsed.ipv4_plain = True
+        return
+    hdr.bridged = pkt.extract(BridgedMd)
+    header_parser(pkt, hdr, parsed)
+
+
+class Ipv4Forward:
+    """control Ipv4Forward. Returns (drop, egress_port)."""
+
+    def __init__(self, p4: P4Objects, path: str) -> None:
+        self.route = Action(f"{path}.route", (("port", 9), ("src_mac", 48), ("dst_mac", 48)))
+        self.drop = Action(f"{path}.drop")
+        self.ipv4_lpm = p4.table(
+            Table(
+                f"{path}.ipv4_lpm",
+                [KeyField("hdr.ipv4.dst_addr", 32, "lpm")],
+                [self.route, self.drop],
+                (self.drop.name, {}),
+                size=4096,
+            )
+        )
+
+    def apply(self, hdr: Headers) -> tuple[bool, int]:
+        if not hdr.ipv4.is_valid():
+            return True, 0
+        if hdr.ipv4.ihl != 5:
+            return True, 0  # checksum would not cover the options
+        if hdr.ipv4.ttl <= 1:
+            return True, 0
+        r = self.ipv4_lpm.lookup({"hdr.ipv4.dst_addr": hdr.ipv4.dst_addr})
+        if r.action == self.drop.name:
+            return True, 0
+        hdr.ethernet.src_addr = r.data["src_mac"]
+        hdr.ethernet.dst_addr = r.data["dst_mac"]
+        hdr.ipv4.ttl = (hdr.ipv4.ttl - 1) & 0xFF
+        return False, r.data["port"]
+
+
+class FeedbackTrust:
+    """control FeedbackTrust. Returns True when the packet is a forgery (dropped)."""
+
+    def __init__(self, p4: P4Objects, path: str) -> None:
+        self.trusted = Action(f"{path}.trusted")
+        self.trusted_ports = p4.table(
+            Table(
+                f"{path}.trusted_ports",
+                [KeyField("ig_intr_md.ingress_port", 9, "exact")],
+                [self.trusted, Action("NoAction")],
+                ("NoAction", {}),
+                size=512,
+            )
+        )
+        self.untrusted_feedback_drops: Counter = p4.counter(
+            Counter(f"{path}.untrusted_feedback_drops", 512, "packets")
+        )
+
+    def apply(self, hdr: Headers, ingress_port: int, pkt_len: int) -> bool:
+        if not hdr.feedback.is_valid():
+            return False
+        if self.trusted_ports.lookup({"ig_intr_md.ingress_port": ingress_port}).hit:
+            return False
+        self.untrusted_feedback_drops.count(ingress_port, pkt_len)
+        return True
+
+
+class QueueMetadataHook:
+    """control QueueMetadataHook (built with test hooks, as tofino-model runs it)."""
+
+    def __init__(self, p4: P4Objects, path: str) -> None:
+        self.use_real = Action(f"{path}.use_real")
+        self.inject = Action(f"{path}.inject", (("depth_cells", 32), ("sojourn_ns", 32)))
+        self.queue_md_override = p4.table(
+            Table(
+                f"{path}.queue_md_override",
+                [KeyField("eg_intr_md.egress_port", 9, "exact")],
+                [self.use_real, self.inject],
+                (self.use_real.name, {}),
+                size=512,
+            )
+        )
+
+    def apply(self, eg_intr_md: EgressIntrinsic) -> QueueMd:
+        r = self.queue_md_override.lookup({"eg_intr_md.egress_port": eg_intr_md.egress_port})
+        if r.action == self.inject.name:
+            return QueueMd(r.data["depth_cells"], r.data["sojourn_ns"])
+        return QueueMd(eg_intr_md.enq_qdepth, eg_intr_md.deq_timedelta)

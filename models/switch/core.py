@@ -1,0 +1,319 @@
+"""P4 objects of a TNA program, as the control plane sees them.
+
+Tables, registers, counters and mirror sessions with the semantics and the
+checks of BF-Runtime: unknown names, wrong match kinds and values wider than
+their field are rejected with an error naming the object and field, so a
+vector or controller that is wrong against the model is wrong against the
+switch too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+MatchKind = Literal["exact", "lpm", "ternary"]
+
+
+class P4ModelError(ValueError):
+    """A control-plane request the switch would reject."""
+
+
+@dataclass(frozen=True)
+class KeyField:
+    name: str
+    bits: int
+    match: MatchKind
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    params: tuple[tuple[str, int], ...] = ()
+
+
+NO_ACTION = Action("NoAction")
+
+
+@dataclass(frozen=True)
+class Match:
+    """One key field of an entry: exact uses value; lpm value/prefix_len; ternary value/mask."""
+
+    value: int
+    prefix_len: int | None = None
+    mask: int | None = None
+
+
+@dataclass
+class Entry:
+    key: dict[str, Match]
+    action: str
+    data: dict[str, int]
+    priority: int = 0
+
+
+@dataclass
+class LookupResult:
+    hit: bool
+    action: str
+    data: dict[str, int]
+
+
+def _check_width(what: str, value: int, width: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise P4ModelError(f"{what}: expected an integer, got {value!r}")
+    if value < 0 or value >= (1 << width):
+        raise P4ModelError(f"{what}: value {value} does not fit in {width} bits")
+
+
+class Table:
+    """A match-action table. Ternary ties break on the lower priority value."""
+
+    def __init__(
+        self,
+        name: str,
+        keys: list[KeyField],
+        actions: list[Action],
+        default_action: tuple[str, dict[str, int]],
+        size: int,
+    ) -> None:
+        self.name = name
+        self.keys = {k.name: k for k in keys}
+        self.actions = {a.name: a for a in actions}
+        self.size = size
+        self._initial_default = default_action
+        self.default: tuple[str, dict[str, int]] = default_action
+        self.entries: list[Entry] = []
+        self._check_action(*default_action)
+
+    @property
+    def needs_priority(self) -> bool:
+        return any(k.match == "ternary" for k in self.keys.values())
+
+    def _check_action(self, action: str, data: dict[str, int]) -> None:
+        spec = self.actions.get(action)
+        if spec is None:
+            raise P4ModelError(
+                f"{self.name}: unknown action '{action}' (has: {', '.join(self.actions)})"
+            )
+        widths = dict(spec.params)
+        for pname in data:
+            if pname not in widths:
+                raise P4ModelError(f"{self.name}: action {action} has no parameter '{pname}'")
+        for pname, width in spec.params:
+            if pname not in data:
+                raise P4ModelError(f"{self.name}: action {action} needs parameter '{pname}'")
+            _check_width(f"{self.name}: {action}.{pname}", data[pname], width)
+
+    def _normalise_key(self, key: dict[str, Match]) -> dict[str, Match]:
+        for fname in key:
+            if fname not in self.keys:
+                raise P4ModelError(
+                    f"{self.name}: unknown key field '{fname}' (has: {', '.join(self.keys)})"
+                )
+        out: dict[str, Match] = {}
+        for fname, spec in self.keys.items():
+            what = f"{self.name}: key {fname}"
+            m = key.get(fname)
+            if m is None:
+                if spec.match == "ternary":
+                    out[fname] = Match(0, mask=0)
+                    continue
+                raise P4ModelError(f"{what}: missing ({spec.match} match)")
+            _check_width(what, m.value, spec.bits)
+            if spec.match == "exact":
+                out[fname] = Match(m.value)
+            elif spec.match == "lpm":
+                plen = spec.bits if m.prefix_len is None else m.prefix_len
+                if not 0 <= plen <= spec.bits:
+                    raise P4ModelError(f"{what}: prefix length {plen} outside 0..{spec.bits}")
+                net_mask = ((1 << plen) - 1) << (spec.bits - plen)
+                out[fname] = Match(m.value & net_mask, prefix_len=plen)
+            else:
+                mask = (1 << spec.bits) - 1 if m.mask is None else m.mask
+                _check_width(f"{what} mask", mask, spec.bits)
+                out[fname] = Match(m.value & mask, mask=mask)
+        return out
+
+    def _find(self, key: dict[str, Match], priority: int) -> int | None:
+        for i, e in enumerate(self.entries):
+            if e.key == key and (not self.needs_priority or e.priority == priority):
+                return i
+        return None
+
+    def add(
+        self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
+    ) -> None:
+        nkey = self._normalise_key(key)
+        self._check_action(action, data)
+        if self._find(nkey, priority) is not None:
+            raise P4ModelError(f"{self.name}: entry already exists for key {key}")
+        if len(self.entries) >= self.size:
+            raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
+        self.entries.append(Entry(nkey, action, dict(data), priority))
+
+    def modify(
+        self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
+    ) -> None:
+        nkey = self._normalise_key(key)
+        self._check_action(action, data)
+        i = self._find(nkey, priority)
+        if i is None:
+            raise P4ModelError(f"{self.name}: no entry for key {key}")
+        self.entries[i] = Entry(nkey, action, dict(data), priority)
+
+    def add_or_modify(
+        self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
+    ) -> None:
+        nkey = self._normalise_key(key)
+        if self._find(nkey, priority) is None:
+            self.add(key, action, data, priority)
+        else:
+            self.modify(key, action, data, priority)
+
+    def delete(self, key: dict[str, Match], priority: int = 0) -> None:
+        nkey = self._normalise_key(key)
+        i = self._find(nkey, priority)
+        if i is None:
+            raise P4ModelError(f"{self.name}: no entry for key {key}")
+        del self.entries[i]
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.default = self._initial_default
+
+    def set_default(self, action: str, data: dict[str, int]) -> None:
+        self._check_action(action, data)
+        self.default = (action, dict(data))
+
+    def lookup(self, values: dict[str, int]) -> LookupResult:
+        best: Entry | None = None
+        best_rank: tuple[int, ...] | None = None
+        for e in self.entries:
+            rank: list[int] = []
+            for fname, spec in self.keys.items():
+                m = e.key[fname]
+                v = values[fname]
+                if spec.match == "exact":
+                    if v != m.value:
+                        break
+                elif spec.match == "lpm":
+                    assert m.prefix_len is not None
+                    net_mask = ((1 << m.prefix_len) - 1) << (spec.bits - m.prefix_len)
+                    if v & net_mask != m.value:
+                        break
+                    rank.append(m.prefix_len)
+                else:
+                    assert m.mask is not None
+                    if v & m.mask != m.value:
+                        break
+            else:
+                # Longest prefix wins; among ternary entries the lowest priority value.
+                this_rank = (*rank, -e.priority)
+                if best_rank is None or this_rank > best_rank:
+                    best, best_rank = e, this_rank
+        if best is None:
+            return LookupResult(False, self.default[0], dict(self.default[1]))
+        return LookupResult(True, best.action, dict(best.data))
+
+
+class Register:
+    """A Register<bit<width>, I>(size, initial); one value per index (one pipe)."""
+
+    def __init__(self, name: str, width: int, size: int, initial: int = 0) -> None:
+        self.name = name
+        self.width = width
+        self.size = size
+        self.initial = initial
+        self.values = [initial] * size
+
+    @property
+    def max(self) -> int:
+        return (1 << self.width) - 1
+
+    def _check_index(self, index: int) -> None:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < self.size:
+            raise P4ModelError(f"{self.name}: index {index!r} outside 0..{self.size - 1}")
+
+    def read(self, index: int) -> int:
+        self._check_index(index)
+        return self.values[index]
+
+    def write(self, index: int, value: int) -> None:
+        self._check_index(index)
+        _check_width(f"{self.name}[{index}]", value, self.width)
+        self.values[index] = value
+
+    def clear(self) -> None:
+        self.values = [self.initial] * self.size
+
+
+class Counter:
+    """An indirect Counter of packets and bytes (BF-Runtime reads 64-bit values)."""
+
+    def __init__(self, name: str, size: int, kind: Literal["packets", "bytes", "packets_and_bytes"]):
+        self.name = name
+        self.size = size
+        self.kind = kind
+        self.packets = [0] * size
+        self.bytes = [0] * size
+
+    def _check_index(self, index: int) -> None:
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < self.size:
+            raise P4ModelError(f"{self.name}: index {index!r} outside 0..{self.size - 1}")
+
+    def count(self, index: int, nbytes: int) -> None:
+        self._check_index(index)
+        self.packets[index] += 1
+        self.bytes[index] += nbytes
+
+    def read(self, index: int) -> tuple[int, int]:
+        self._check_index(index)
+        return self.packets[index], self.bytes[index]
+
+    def write(self, index: int, packets: int, nbytes: int) -> None:
+        self._check_index(index)
+        self.packets[index] = packets
+        self.bytes[index] = nbytes
+
+    def clear(self) -> None:
+        self.packets = [0] * self.size
+        self.bytes = [0] * self.size
+
+
+@dataclass
+class MirrorSession:
+    """`$mirror.cfg` `$normal` session. max_pkt_len truncates the copy's
+    packet bytes (the mirror header is not counted); 0 means no truncation."""
+
+    sid: int
+    egress_port: int
+    direction: Literal["INGRESS", "EGRESS", "BOTH"] = "BOTH"
+    max_pkt_len: int = 0
+    enabled: bool = True
+
+
+@dataclass
+class Output:
+    port: int
+    data: bytes
+    qid: int = 0
+
+
+@dataclass
+class P4Objects:
+    tables: dict[str, Table] = field(default_factory=dict)
+    registers: dict[str, Register] = field(default_factory=dict)
+    counters: dict[str, Counter] = field(default_factory=dict)
+
+    def table(self, t: Table) -> Table:
+        self.tables[t.name] = t
+        return t
+
+    def register(self, r: Register) -> Register:
+        self.registers[r.name] = r
+        return r
+
+    def counter(self, c: Counter) -> Counter:
+        self.counters[c.name] = c
+        return c

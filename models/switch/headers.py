@@ -1,0 +1,215 @@
+"""Header types of tna/include/headers.p4, bit for bit.
+
+Each header is a dataclass whose fields carry their P4 bit width; `pack` and
+`unpack` give the exact wire bytes, so the reference model and the P4 see
+the same packets.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+# Constants of tna/include/defines.p4.
+ETHERTYPE_IPV4 = 0x0800
+ETHERTYPE_TOFCC_FEEDBACK = 0x88B6
+UDP_PORT_TOFCC_FEEDBACK = 0x4CCF
+IP_PROTO_TCP = 6
+IP_PROTO_UDP = 17
+FEEDBACK_VERSION = 1
+FEEDBACK_TYPE_PMQECN_RATE = 1
+FEEDBACK_TYPE_BACKPRESSURE = 2
+FEEDBACK_TYPE_BACKPRESSURE_CLEAR = 3
+FEEDBACK_TYPE_QCN = 4
+ECN_NOT_ECT = 0
+ECN_CE = 3
+PKT_TYPE_BRIDGED = 1
+PKT_TYPE_MIRROR_FEEDBACK = 2
+MIRROR_TYPE_FEEDBACK = 2
+FEEDBACK_TTL = 64
+FEEDBACK_IPV4_TOTAL_LEN = 44
+FEEDBACK_UDP_LEN = 24
+
+
+def bits(width: int) -> Any:
+    return field(default=0, metadata={"bits": width})
+
+
+class Header:
+    """Base of every header: a validity bit plus fixed-width fields."""
+
+    valid: bool
+
+    def __post_init__(self) -> None:
+        self.valid = False
+
+    @classmethod
+    def layout(cls) -> tuple[tuple[str, int], ...]:
+        return tuple((f.name, f.metadata["bits"]) for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+    @classmethod
+    def size_bytes(cls) -> int:
+        total = sum(width for _, width in cls.layout())
+        assert total % 8 == 0, f"{cls.__name__} is not byte aligned"
+        return total // 8
+
+    def pack(self) -> bytes:
+        value = 0
+        for name, width in self.layout():
+            value = (value << width) | (getattr(self, name) & ((1 << width) - 1))
+        return value.to_bytes(self.size_bytes(), "big")
+
+    @classmethod
+    def unpack(cls, data: bytes) -> Self:
+        size = cls.size_bytes()
+        if len(data) < size:
+            raise ValueError(f"{cls.__name__} needs {size} bytes, packet has {len(data)}")
+        value = int.from_bytes(data[:size], "big")
+        kwargs: dict[str, int] = {}
+        shift = size * 8
+        for name, width in cls.layout():
+            shift -= width
+            kwargs[name] = (value >> shift) & ((1 << width) - 1)
+        hdr = cls(**kwargs)
+        hdr.valid = True
+        return hdr
+
+    def set_valid(self) -> None:
+        self.valid = True
+
+    def set_invalid(self) -> None:
+        self.valid = False
+
+    def is_valid(self) -> bool:
+        return self.valid
+
+
+@dataclass
+class Ethernet(Header):
+    dst_addr: int = bits(48)
+    src_addr: int = bits(48)
+    ether_type: int = bits(16)
+
+
+@dataclass
+class Ipv4(Header):
+    version: int = bits(4)
+    ihl: int = bits(4)
+    dscp: int = bits(6)
+    ecn: int = bits(2)
+    total_len: int = bits(16)
+    identification: int = bits(16)
+    flags: int = bits(3)
+    frag_offset: int = bits(13)
+    ttl: int = bits(8)
+    protocol: int = bits(8)
+    hdr_checksum: int = bits(16)
+    src_addr: int = bits(32)
+    dst_addr: int = bits(32)
+
+    def checksum(self) -> int:
+        """RFC 791 header checksum over the header with hdr_checksum zeroed."""
+        saved = self.hdr_checksum
+        self.hdr_checksum = 0
+        data = self.pack()
+        self.hdr_checksum = saved
+        total = sum(int.from_bytes(data[i : i + 2], "big") for i in range(0, len(data), 2))
+        while total >> 16:
+            total = (total & 0xFFFF) + (total >> 16)
+        return (~total) & 0xFFFF
+
+
+@dataclass
+class Tcp(Header):
+    src_port: int = bits(16)
+    dst_port: int = bits(16)
+    seq_no: int = bits(32)
+    ack_no: int = bits(32)
+    data_offset: int = bits(4)
+    res: int = bits(4)
+    flags: int = bits(8)
+    window: int = bits(16)
+    checksum: int = bits(16)
+    urgent_ptr: int = bits(16)
+
+
+@dataclass
+class Udp(Header):
+    src_port: int = bits(16)
+    dst_port: int = bits(16)
+    length: int = bits(16)
+    checksum: int = bits(16)
+
+
+@dataclass
+class Feedback(Header):
+    version: int = bits(4)
+    msg_type: int = bits(4)
+    class_id: int = bits(8)
+    queue_id: int = bits(8)
+    degree: int = bits(8)
+    flow_protocol: int = bits(8)
+    reserved: int = bits(8)
+    flow_src_port: int = bits(16)
+    rate: int = bits(32)
+    target_rate: int = bits(32)
+
+
+@dataclass
+class BridgedMd(Header):
+    pkt_type: int = bits(8)
+    class_id: int = bits(8)
+    pad0: int = bits(7)
+    ingress_port: int = bits(9)
+    orig_src_mac: int = bits(48)
+    orig_dst_mac: int = bits(48)
+
+
+@dataclass
+class FbMirror(Header):
+    pkt_type: int = bits(8)
+    class_id: int = bits(8)
+    queue_id: int = bits(8)
+    flow_protocol: int = bits(8)
+    flow_src_port: int = bits(16)
+    flow_dst_port: int = bits(16)
+    rate: int = bits(32)
+    target_rate: int = bits(32)
+    orig_src_mac: int = bits(48)
+    orig_dst_mac: int = bits(48)
+
+
+@dataclass
+class Headers:
+    """`struct headers_t`: every header instance, all invalid until parsed."""
+
+    bridged: BridgedMd = field(default_factory=BridgedMd)
+    fb_mirror: FbMirror = field(default_factory=FbMirror)
+    ethernet: Ethernet = field(default_factory=Ethernet)
+    ipv4: Ipv4 = field(default_factory=Ipv4)
+    tcp: Tcp = field(default_factory=Tcp)
+    udp: Udp = field(default_factory=Udp)
+    feedback: Feedback = field(default_factory=Feedback)
+
+
+@dataclass
+class ParsedMd:
+    """`struct parsed_md_t`."""
+
+    l4_src_port: int = 0
+    l4_dst_port: int = 0
+    ipv4_plain: bool = False
+
+
+@dataclass
+class QueueMd:
+    """`struct queue_md_t`: queue state as the pipeline sees it."""
+
+    depth_cells: int = 0
+    sojourn_ns: int = 0
+
+
+def emit(*headers: Header) -> bytes:
+    """Deparser `emit`: valid headers in order, invalid ones skipped."""
+    return b"".join(h.pack() for h in headers if h.is_valid())

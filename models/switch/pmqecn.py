@@ -1,0 +1,348 @@
+"""Reference model of tna/pmqecn/pmqecn.p4, control by control.
+
+Read it beside the P4: same tables (names, keys, actions, defaults), same
+registers (widths, saturation), same order of decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hw_profiles import HwProfile
+
+from .common import (
+    Cursor,
+    FeedbackTrust,
+    Ipv4Forward,
+    ParserError,
+    QueueMetadataHook,
+    egress_prefix_parser,
+    header_parser,
+)
+from .core import Action, Counter, KeyField, Register, Table
+from .headers import (
+    ECN_CE,
+    ECN_NOT_ECT,
+    FEEDBACK_IPV4_TOTAL_LEN,
+    FEEDBACK_TTL,
+    FEEDBACK_TYPE_PMQECN_RATE,
+    FEEDBACK_UDP_LEN,
+    FEEDBACK_VERSION,
+    IP_PROTO_UDP,
+    PKT_TYPE_BRIDGED,
+    PKT_TYPE_MIRROR_FEEDBACK,
+    UDP_PORT_TOFCC_FEEDBACK,
+    FbMirror,
+    Headers,
+    ParsedMd,
+    QueueMd,
+    emit,
+)
+from .tna import (
+    EgressIntrinsic,
+    EgressMirror,
+    EgressResult,
+    IngressIntrinsic,
+    IngressResult,
+    TnaProgram,
+)
+
+PMQECN_CLASSES = 256
+PMQECN_VQS = 256
+U32_MAX = 0xFFFFFFFF
+
+
+def sat_add_u32(a: int, b: int) -> int:
+    """`|+|` on bit<32>: saturate instead of wrapping."""
+    return min(a + b, U32_MAX)
+
+
+def sat_sub_u32(a: int, b: int) -> int:
+    """`|-|` on bit<32>."""
+    return max(a - b, 0)
+
+
+@dataclass
+class IgMd:
+    parsed: ParsedMd = field(default_factory=ParsedMd)
+    forged: bool = False
+    vq_id: int = 0
+    wrr_weight: int = 0
+    wrr_last_level: int = 0
+    wrr_advance: int = 0
+    wrr_level: int = 0
+
+
+@dataclass
+class EgMd:
+    parsed: ParsedMd = field(default_factory=ParsedMd)
+    queue: QueueMd = field(default_factory=QueueMd)
+    threshold_cells: int = 0
+    depth_over_cells: int = 0
+    mark_original: int = 0
+    mirror_session: int = 0
+    fb_queue_id: int = 0
+    fb_rate: int = 0
+    fb_target_rate: int = 0
+
+
+class Pmqecn(TnaProgram):
+    name = "pmqecn"
+
+    def __init__(self, profile: HwProfile) -> None:
+        super().__init__(profile)
+        p4 = self.p4
+        qid_bits = profile.queue_id_bits
+        mirror_id_bits = profile.mirror_session_max.bit_length()
+
+        # ---- SwitchIngress ------------------------------------------
+        ig = "SwitchIngress"
+        self.trust = FeedbackTrust(p4, f"{ig}.trust")
+        self.forward = Ipv4Forward(p4, f"{ig}.forward")
+        self.class_counters = p4.counter(
+            Counter(f"{ig}.class_counters", PMQECN_CLASSES, "packets_and_bytes")
+        )
+        self.vq_used = p4.register(Register(f"{ig}.vq_used", 16, PMQECN_VQS))
+        self.vq_level = p4.register(Register(f"{ig}.vq_level", 8, PMQECN_VQS))
+        self.set_class = Action(
+            f"{ig}.set_class", (("class_id", 8), ("vq_id", 8), ("qid", qid_bits))
+        )
+        self.unclassified = Action(f"{ig}.unclassified")
+        self.classify = p4.table(
+            Table(
+                f"{ig}.classify",
+                [
+                    KeyField("hdr.ipv4.src_addr", 32, "ternary"),
+                    KeyField("hdr.ipv4.dst_addr", 32, "ternary"),
+                    KeyField("hdr.ipv4.dscp", 6, "ternary"),
+                    KeyField("hdr.ipv4.protocol", 8, "ternary"),
+                ],
+                [self.set_class, self.unclassified],
+                (self.unclassified.name, {}),
+                size=1024,
+            )
+        )
+        self.wrr = Action(f"{ig}.wrr", (("weight", 16), ("last_level", 8)))
+        self.vq_weight = p4.table(
+            Table(
+                f"{ig}.vq_weight",
+                [KeyField("ig_md.vq_id", 8, "exact")],
+                [self.wrr, Action("NoAction")],
+                ("NoAction", {}),
+                size=PMQECN_VQS,
+            )
+        )
+        self.set_priority_queue = Action(f"{ig}.set_priority_queue", (("qid", qid_bits),))
+        self.wrr_level_queue = p4.table(
+            Table(
+                f"{ig}.wrr_level_queue",
+                [KeyField("ig_md.wrr_level", 8, "exact")],
+                [self.set_priority_queue, Action("NoAction")],
+                ("NoAction", {}),
+                size=32,
+            )
+        )
+
+        # ---- SwitchEgress -------------------------------------------
+        eg = "SwitchEgress"
+        self.queue_hook = QueueMetadataHook(p4, f"{eg}.queue_hook")
+        self.sojourn_sum_ns = p4.register(Register(f"{eg}.sojourn_sum_ns", 32, PMQECN_CLASSES))
+        self.sojourn_pkts = p4.register(Register(f"{eg}.sojourn_pkts", 32, PMQECN_CLASSES))
+        self.set_threshold = Action(
+            f"{eg}.set_threshold", (("threshold_cells", 32), ("mark_original", 1))
+        )
+        self.no_threshold = Action(f"{eg}.no_threshold")
+        self.ecn_threshold = p4.table(
+            Table(
+                f"{eg}.ecn_threshold",
+                [KeyField("hdr.bridged.class_id", 8, "exact")],
+                [self.set_threshold, self.no_threshold],
+                (self.no_threshold.name, {}),
+                size=PMQECN_CLASSES,
+            )
+        )
+        self.set_rates = Action(f"{eg}.set_rates", (("rate", 32), ("target_rate", 32)))
+        self.class_rates = p4.table(
+            Table(
+                f"{eg}.class_rates",
+                [KeyField("hdr.bridged.class_id", 8, "exact")],
+                [self.set_rates],
+                (self.set_rates.name, {"rate": 0, "target_rate": 0}),
+                size=PMQECN_CLASSES,
+            )
+        )
+        self.set_feedback_session = Action(
+            f"{eg}.set_feedback_session", (("session_id", mirror_id_bits),)
+        )
+        self.feedback_session = p4.table(
+            Table(
+                f"{eg}.feedback_session",
+                [KeyField("hdr.bridged.ingress_port", 9, "exact")],
+                [self.set_feedback_session, Action("NoAction")],
+                ("NoAction", {}),
+                size=512,
+            )
+        )
+
+    # ---- register actions (one per register per packet) ------------
+    def vq_used_step(self, index: int, md: IgMd) -> int:
+        used = self.vq_used.read(index)
+        if used >= md.wrr_weight:
+            used, advance = 1, 1
+        else:
+            used, advance = (used + 1) & self.vq_used.max, 0
+        self.vq_used.write(index, used)
+        return advance
+
+    def vq_level_step(self, index: int, md: IgMd) -> int:
+        level = self.vq_level.read(index)
+        if md.wrr_advance == 1:
+            level = 0 if level >= md.wrr_last_level else (level + 1) & self.vq_level.max
+        self.vq_level.write(index, level)
+        return level
+
+    # ---- ingress ----------------------------------------------------
+    def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:
+        hdr = Headers()
+        md = IgMd()
+        pkt = Cursor(data)
+        try:
+            header_parser(pkt, hdr, md.parsed)
+        except ParserError:
+            return IngressResult(drop=True)  # TNA drops on an ingress parser error
+        qid = 0
+
+        hdr.bridged.set_valid()
+        hdr.bridged.pkt_type = PKT_TYPE_BRIDGED
+        hdr.bridged.class_id = 0
+        hdr.bridged.ingress_port = ig_intr_md.ingress_port
+        hdr.bridged.orig_src_mac = hdr.ethernet.src_addr
+        hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr
+
+        md.forged = self.trust.apply(hdr, ig_intr_md.ingress_port, len(data))
+        if md.forged:
+            return IngressResult(drop=True)
+        drop, egress_port = self.forward.apply(hdr)
+        if hdr.ipv4.is_valid() and not hdr.feedback.is_valid():
+            r = self.classify.lookup(
+                {
+                    "hdr.ipv4.src_addr": hdr.ipv4.src_addr,
+                    "hdr.ipv4.dst_addr": hdr.ipv4.dst_addr,
+                    "hdr.ipv4.dscp": hdr.ipv4.dscp,
+                    "hdr.ipv4.protocol": hdr.ipv4.protocol,
+                }
+            )
+            if r.action == self.set_class.name:
+                hdr.bridged.class_id = r.data["class_id"]
+                md.vq_id = r.data["vq_id"]
+                qid = r.data["qid"]
+            else:
+                hdr.bridged.class_id = 0
+                md.vq_id = 0
+            # Counted where it is classified, whether or not routing dropped it.
+            self.class_counters.count(hdr.bridged.class_id, len(data))
+            w = self.vq_weight.lookup({"ig_md.vq_id": md.vq_id})
+            if w.hit and w.action == self.wrr.name:
+                md.wrr_weight = w.data["weight"]
+                md.wrr_last_level = w.data["last_level"]
+                md.wrr_advance = self.vq_used_step(md.vq_id, md)
+                md.wrr_level = self.vq_level_step(md.vq_id, md)
+                q = self.wrr_level_queue.lookup({"ig_md.wrr_level": md.wrr_level})
+                if q.action == self.set_priority_queue.name:
+                    qid = q.data["qid"]
+        if drop:
+            return IngressResult(drop=True)
+        out = emit(hdr.bridged, hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback)
+        return IngressResult(drop=False, egress_port=egress_port, qid=qid, data=out + pkt.payload)
+
+    # ---- egress -----------------------------------------------------
+    def build_feedback(self, hdr: Headers) -> None:
+        m: FbMirror = hdr.fb_mirror
+        hdr.ethernet.dst_addr = m.orig_src_mac
+        hdr.ethernet.src_addr = m.orig_dst_mac
+        source = hdr.ipv4.src_addr
+        hdr.ipv4.src_addr = hdr.ipv4.dst_addr
+        hdr.ipv4.dst_addr = source
+        hdr.ipv4.ecn = ECN_CE
+        hdr.ipv4.total_len = FEEDBACK_IPV4_TOTAL_LEN
+        hdr.ipv4.identification = 0
+        hdr.ipv4.flags = 0
+        hdr.ipv4.frag_offset = 0
+        hdr.ipv4.ttl = FEEDBACK_TTL
+        hdr.ipv4.protocol = IP_PROTO_UDP
+        udp = hdr.udp
+        udp.set_valid()
+        udp.src_port = m.flow_dst_port
+        udp.dst_port = UDP_PORT_TOFCC_FEEDBACK
+        udp.length = FEEDBACK_UDP_LEN
+        udp.checksum = 0
+        fb = hdr.feedback
+        fb.set_valid()
+        fb.version = FEEDBACK_VERSION
+        fb.msg_type = FEEDBACK_TYPE_PMQECN_RATE
+        fb.class_id = m.class_id
+        fb.queue_id = m.queue_id
+        fb.degree = 0
+        fb.flow_protocol = m.flow_protocol
+        fb.reserved = 0
+        fb.flow_src_port = m.flow_src_port
+        fb.rate = m.rate
+        fb.target_rate = m.target_rate
+
+    def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:
+        hdr = Headers()
+        md = EgMd()
+        pkt = Cursor(data)
+        egress_prefix_parser(pkt, hdr, md.parsed)
+        mirror = False
+
+        if hdr.fb_mirror.is_valid():
+            self.build_feedback(hdr)
+        elif hdr.bridged.class_id != 0 and not hdr.feedback.is_valid():
+            md.queue = self.queue_hook.apply(eg_intr_md)
+            cls = hdr.bridged.class_id
+            self.sojourn_sum_ns.write(
+                cls, sat_add_u32(self.sojourn_sum_ns.read(cls), md.queue.sojourn_ns)
+            )
+            self.sojourn_pkts.write(cls, sat_add_u32(self.sojourn_pkts.read(cls), 1))
+            t = self.ecn_threshold.lookup({"hdr.bridged.class_id": cls})
+            if t.action == self.set_threshold.name:
+                md.threshold_cells = t.data["threshold_cells"]
+                md.mark_original = t.data["mark_original"]
+            else:
+                md.threshold_cells = U32_MAX
+                md.mark_original = 0
+            md.depth_over_cells = sat_sub_u32(md.queue.depth_cells, md.threshold_cells)
+            if md.depth_over_cells != 0:
+                if md.mark_original == 1 and hdr.ipv4.ecn != ECN_NOT_ECT:
+                    hdr.ipv4.ecn = ECN_CE
+                if md.parsed.ipv4_plain:
+                    md.fb_queue_id = eg_intr_md.egress_qid & 0xFF
+                    rates = self.class_rates.lookup({"hdr.bridged.class_id": cls})
+                    md.fb_rate = rates.data["rate"]
+                    md.fb_target_rate = rates.data["target_rate"]
+                    s = self.feedback_session.lookup({"hdr.bridged.ingress_port": hdr.bridged.ingress_port})
+                    if s.action == self.set_feedback_session.name:
+                        md.mirror_session = s.data["session_id"]
+                        mirror = True
+
+        # ---- SwitchEgressDeparser ----
+        mirror_out = None
+        if mirror:
+            m = FbMirror(
+                pkt_type=PKT_TYPE_MIRROR_FEEDBACK,
+                class_id=hdr.bridged.class_id,
+                queue_id=md.fb_queue_id,
+                flow_protocol=hdr.ipv4.protocol,
+                flow_src_port=md.parsed.l4_src_port,
+                flow_dst_port=md.parsed.l4_dst_port,
+                rate=md.fb_rate,
+                target_rate=md.fb_target_rate,
+                orig_src_mac=hdr.bridged.orig_src_mac,
+                orig_dst_mac=hdr.bridged.orig_dst_mac,
+            )
+            mirror_out = EgressMirror(md.mirror_session, m.pack())
+        if hdr.ipv4.is_valid():
+            hdr.ipv4.hdr_checksum = hdr.ipv4.checksum()
+        out = emit(hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback)
+        return EgressResult(drop=False, data=out + pkt.payload, mirror=mirror_out)

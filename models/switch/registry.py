@@ -1,0 +1,37 @@
+"""Executable reference models of the tna/ programs, and their registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hw_profiles import HwProfile
+from models.vectors.runner import QueueHook
+
+from .pmqecn import Pmqecn
+from .tna import TnaProgram
+
+
+@dataclass(frozen=True)
+class ProgramInfo:
+    name: str
+    model: type[TnaProgram]
+    queue_hook: QueueHook
+
+
+PROGRAMS: dict[str, ProgramInfo] = {
+    "pmqecn": ProgramInfo(
+        "pmqecn",
+        Pmqecn,
+        QueueHook(
+            table="SwitchEgress.queue_hook.queue_md_override",
+            inject_action="SwitchEgress.queue_hook.inject",
+        ),
+    ),
+}
+
+
+def make_model(program: str, profile: HwProfile) -> TnaProgram:
+    try:
+        return PROGRAMS[program].model(profile)
+    except KeyError:
+        raise ValueError(f"unknown program '{program}' (known: {', '.join(PROGRAMS)})") from None

@@ -1,0 +1,52 @@
+"""The reference model as a vector target (what pytest runs everywhere)."""
+
+from __future__ import annotations
+
+from models.vectors.format import KeyMatch, TableEntrySpec
+from models.vectors.runner import compare_outputs
+
+from .core import Match, MirrorSession
+from .tna import TnaProgram
+
+
+def to_match(k: KeyMatch) -> Match:
+    return Match(k.value, prefix_len=k.prefix_len, mask=k.mask)
+
+
+class ModelTarget:
+    def __init__(self, program: TnaProgram) -> None:
+        self.program = program
+
+    def reset(self) -> None:
+        self.program.reset()
+
+    def add_entry(self, entry: TableEntrySpec) -> None:
+        table = self.program.table(entry.table)
+        if entry.default:
+            table.set_default(entry.action, dict(entry.data))
+        else:
+            key = {name: to_match(k) for name, k in entry.key.items()}
+            table.add(key, entry.action, dict(entry.data), entry.priority)
+
+    def delete_entry(self, table: str, key: dict[str, KeyMatch]) -> None:
+        self.program.table(table).delete({name: to_match(k) for name, k in key.items()})
+
+    def write_register(self, name: str, index: int, value: int) -> None:
+        self.program.register(name).write(index, value)
+
+    def add_mirror_session(self, sid: int, port: int, max_pkt_len: int, direction: str) -> None:
+        self.program.mirror_session_add(
+            MirrorSession(sid, port, direction=direction, max_pkt_len=max_pkt_len)  # type: ignore[arg-type]
+        )
+
+    def read_register(self, name: str, index: int) -> int:
+        return self.program.register(name).read(index)
+
+    def read_counter(self, name: str, index: int) -> tuple[int, int]:
+        return self.program.counter(name).read(index)
+
+    def send_and_expect(
+        self, port: int, data: bytes, expected: list[tuple[int, bytes]], context: str
+    ) -> None:
+        got = [(o.port, o.data) for o in self.program.send(port, data)]
+        compare_outputs(got, expected, context)

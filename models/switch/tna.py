@@ -1,0 +1,157 @@
+"""The TNA packet path around a program: ingress -> TM -> egress, plus
+egress-to-egress mirroring and recirculation.
+
+The model has no real queues, exactly like tofino-model: the TM reports
+enq_qdepth = 0 and deq_timedelta = 0, and queue-dependent logic is driven
+through each program's queue-metadata test hook.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from hw_profiles import HwProfile
+
+from .core import Counter, MirrorSession, Output, P4ModelError, P4Objects, Register, Table
+
+# A packet may loop through a recirculation port at most this many times in
+# the model; hardware has no such limit, the model needs one to terminate.
+MAX_RECIRCULATIONS = 16
+
+
+@dataclass
+class IngressIntrinsic:
+    ingress_port: int
+    ingress_mac_tstamp_ns: int = 0
+
+
+@dataclass
+class EgressIntrinsic:
+    egress_port: int
+    egress_qid: int
+    enq_qdepth: int = 0
+    deq_timedelta: int = 0
+    global_tstamp_ns: int = 0
+
+
+@dataclass
+class IngressResult:
+    drop: bool
+    egress_port: int = 0
+    qid: int = 0
+    data: bytes = b""
+
+
+@dataclass
+class EgressMirror:
+    session_id: int
+    header: bytes
+
+
+@dataclass
+class EgressResult:
+    drop: bool
+    data: bytes = b""
+    mirror: EgressMirror | None = None
+
+
+class TnaProgram(ABC):
+    """Base of every reference model. Subclasses read like their P4 program."""
+
+    name: str = ""
+
+    def __init__(self, profile: HwProfile) -> None:
+        self.profile = profile
+        self.p4 = P4Objects()
+        self.mirror_sessions: dict[int, MirrorSession] = {}
+        self.now_ns = 0
+
+    # -- control plane -------------------------------------------------
+    def table(self, name: str) -> Table:
+        try:
+            return self.p4.tables[name]
+        except KeyError:
+            raise P4ModelError(f"{self.name}: unknown table '{name}'") from None
+
+    def register(self, name: str) -> Register:
+        try:
+            return self.p4.registers[name]
+        except KeyError:
+            raise P4ModelError(f"{self.name}: unknown register '{name}'") from None
+
+    def counter(self, name: str) -> Counter:
+        try:
+            return self.p4.counters[name]
+        except KeyError:
+            raise P4ModelError(f"{self.name}: unknown counter '{name}'") from None
+
+    def mirror_session_add(self, session: MirrorSession) -> None:
+        if not self.profile.valid_mirror_session(session.sid):
+            raise P4ModelError(
+                f"$mirror.cfg: $sid {session.sid} outside {self.profile.mirror_session_min}.."
+                f"{self.profile.mirror_session_max} on {self.profile.chip}"
+            )
+        if not 0 <= session.egress_port <= self.profile.max_port:
+            raise P4ModelError(f"$mirror.cfg: $ucast_egress_port {session.egress_port} invalid")
+        if session.max_pkt_len < 0 or session.max_pkt_len > 0x3FFF:
+            raise P4ModelError(f"$mirror.cfg: $max_pkt_len {session.max_pkt_len} invalid")
+        self.mirror_sessions[session.sid] = session
+
+    def mirror_session_delete(self, sid: int) -> None:
+        if sid not in self.mirror_sessions:
+            raise P4ModelError(f"$mirror.cfg: no session {sid}")
+        del self.mirror_sessions[sid]
+
+    def reset(self) -> None:
+        """Back to the state just after the program is loaded."""
+        for t in self.p4.tables.values():
+            t.clear()
+        for r in self.p4.registers.values():
+            r.clear()
+        for c in self.p4.counters.values():
+            c.clear()
+        self.mirror_sessions.clear()
+
+    # -- data plane ----------------------------------------------------
+    @abstractmethod
+    def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult: ...
+
+    @abstractmethod
+    def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult: ...
+
+    def send(self, port: int, data: bytes) -> list[Output]:
+        """Inject one packet on `port`; return every packet the switch emits."""
+        if not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"port {port} outside 0..{self.profile.max_port}")
+        outputs: list[Output] = []
+        self._run(port, data, outputs, depth=0)
+        return outputs
+
+    def _run(self, port: int, data: bytes, outputs: list[Output], depth: int) -> None:
+        ig = self.ingress(IngressIntrinsic(port, self.now_ns), data)
+        if ig.drop:
+            return
+        self._egress_and_out(ig.egress_port, ig.qid, ig.data, outputs, depth)
+
+    def _egress_and_out(
+        self, port: int, qid: int, data: bytes, outputs: list[Output], depth: int
+    ) -> None:
+        eg = self.egress(EgressIntrinsic(port, qid, global_tstamp_ns=self.now_ns), data)
+        if not eg.drop:
+            if port in self.profile.recirculation_ports:
+                if depth >= MAX_RECIRCULATIONS:
+                    raise P4ModelError(f"packet recirculated more than {MAX_RECIRCULATIONS} times")
+                self._run(port, eg.data, outputs, depth + 1)
+            else:
+                outputs.append(Output(port, eg.data, qid))
+        if eg.mirror is not None:
+            session = self.mirror_sessions.get(eg.mirror.session_id)
+            # Hardware silently makes no copy for a missing or disabled session.
+            if session is not None and session.enabled and session.direction != "INGRESS":
+                copy = eg.data
+                if session.max_pkt_len:
+                    copy = copy[: session.max_pkt_len]
+                self._egress_and_out(
+                    session.egress_port, 0, eg.mirror.header + copy, outputs, depth
+                )

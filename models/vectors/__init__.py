@@ -1,0 +1,1 @@
+"""Shared test vectors: format, packet building, and the runner."""

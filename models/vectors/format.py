@@ -1,0 +1,301 @@
+"""The shared test-vector format (documented in ptf_tests/vectors/README.md).
+
+One YAML file holds vectors for one program. pytest runs them on the
+reference model; PTF runs the very same files on tofino-model or hardware.
+Loading validates the whole file and names the file, vector and field of
+the first thing wrong.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from .values import parse_int_value, parse_prefix
+
+
+class VectorFormatError(ValueError):
+    """A vector file is malformed; the message names file, vector and field."""
+
+
+IntValue = Annotated[int, BeforeValidator(parse_int_value)]
+Port = Annotated[int, Field(ge=0, le=511)]
+NonNeg = Annotated[int, Field(ge=0)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class KeyMatch(Strict):
+    value: IntValue
+    mask: IntValue | None = None
+    prefix_len: Annotated[int, Field(ge=0, le=128)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_shorthand(cls, raw: Any) -> Any:
+        if isinstance(raw, str) and "/" in raw:
+            value, plen = parse_prefix(raw)
+            return {"value": value, "prefix_len": plen}
+        if isinstance(raw, int | str) and not isinstance(raw, bool):
+            return {"value": raw}
+        return raw
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> KeyMatch:
+        if self.mask is not None and self.prefix_len is not None:
+            raise ValueError("give either mask (ternary) or prefix_len (lpm), not both")
+        return self
+
+
+class TableEntrySpec(Strict):
+    table: str
+    key: dict[str, KeyMatch] = {}
+    priority: NonNeg = 0
+    action: str
+    data: dict[str, IntValue] = {}
+    default: bool = False
+
+    @model_validator(mode="after")
+    def _default_has_no_key(self) -> TableEntrySpec:
+        if self.default and self.key:
+            raise ValueError("a default action entry takes no key")
+        return self
+
+
+class RegisterSpec(Strict):
+    # `register` would shadow a BaseModel attribute; files still say "register".
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    name: str = Field(alias="register")
+    index: NonNeg
+    value: IntValue
+
+
+class CounterSpec(Strict):
+    counter: str
+    index: NonNeg
+    packets: NonNeg | None = None
+    bytes: NonNeg | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> CounterSpec:
+        if self.packets is None and self.bytes is None:
+            raise ValueError("give packets, bytes or both")
+        return self
+
+
+class MirrorSessionSpec(Strict):
+    sid: Annotated[int, Field(ge=1, le=1023)]
+    port: Port
+    max_pkt_len: Annotated[int, Field(ge=0, le=16383)] = 0
+    direction: Literal["INGRESS", "EGRESS", "BOTH"] = "EGRESS"
+
+
+class Setup(Strict):
+    tables: list[TableEntrySpec] = []
+    registers: list[RegisterSpec] = []
+    mirror_sessions: list[MirrorSessionSpec] = []
+
+
+class EthSpec(Strict):
+    dst: str = "00:00:00:00:00:00"
+    src: str = "00:00:00:00:00:00"
+    type: IntValue | None = None
+
+    @field_validator("dst", "src")
+    @classmethod
+    def _mac(cls, v: str) -> str:
+        parse_int_value(v)
+        return v
+
+
+class Ipv4Spec(Strict):
+    src: str
+    dst: str
+    dscp: Annotated[int, Field(ge=0, le=63)] = 0
+    ecn: Annotated[int, Field(ge=0, le=3)] = 0
+    ttl: Annotated[int, Field(ge=0, le=255)] = 64
+    id: Annotated[int, Field(ge=0, le=0xFFFF)] = 1
+    flags: Annotated[int, Field(ge=0, le=7)] = 0
+    frag: Annotated[int, Field(ge=0, le=0x1FFF)] = 0
+    proto: Annotated[int, Field(ge=0, le=255)] | None = None
+    ihl: Annotated[int, Field(ge=5, le=15)] | None = None
+    options: str | None = None
+    chksum: IntValue | None = None
+
+    @field_validator("src", "dst")
+    @classmethod
+    def _addr(cls, v: str) -> str:
+        parse_int_value(v)
+        return v
+
+
+class TcpSpec(Strict):
+    sport: Annotated[int, Field(ge=0, le=0xFFFF)]
+    dport: Annotated[int, Field(ge=0, le=0xFFFF)]
+    flags: str = "A"
+    seq: NonNeg = 0
+    ack: NonNeg = 0
+    window: Annotated[int, Field(ge=0, le=0xFFFF)] = 8192
+
+
+class UdpSpec(Strict):
+    sport: Annotated[int, Field(ge=0, le=0xFFFF)]
+    dport: Annotated[int, Field(ge=0, le=0xFFFF)]
+    chksum: IntValue | None = None
+
+
+class FeedbackSpec(Strict):
+    version: Annotated[int, Field(ge=0, le=15)] = 1
+    msg_type: Annotated[int, Field(ge=0, le=15)]
+    class_id: Annotated[int, Field(ge=0, le=255)] = 0
+    queue_id: Annotated[int, Field(ge=0, le=255)] = 0
+    degree: Annotated[int, Field(ge=0, le=255)] = 0
+    flow_protocol: Annotated[int, Field(ge=0, le=255)] = 0
+    reserved: Annotated[int, Field(ge=0, le=255)] = 0
+    flow_src_port: Annotated[int, Field(ge=0, le=0xFFFF)] = 0
+    rate: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0
+    target_rate: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0
+
+
+class PacketSpec(Strict):
+    """A packet by layers (built with scapy) or as raw hex."""
+
+    eth: EthSpec | None = None
+    ipv4: Ipv4Spec | None = None
+    tcp: TcpSpec | None = None
+    udp: UdpSpec | None = None
+    feedback: FeedbackSpec | None = None
+    payload: str | None = None  # hex
+    payload_len: NonNeg | None = None
+    hex: str | None = None
+
+    @model_validator(mode="after")
+    def _coherent(self) -> PacketSpec:
+        if self.hex is not None:
+            if any(
+                getattr(self, f) is not None
+                for f in ("eth", "ipv4", "tcp", "udp", "feedback", "payload", "payload_len")
+            ):
+                raise ValueError("hex excludes every other field")
+            bytes.fromhex(self.hex)
+            return self
+        if self.eth is None:
+            raise ValueError("eth is required unless hex is given")
+        if self.tcp is not None and self.udp is not None:
+            raise ValueError("tcp and udp are exclusive")
+        if (self.tcp is not None or self.udp is not None) and self.ipv4 is None:
+            raise ValueError("tcp/udp need ipv4")
+        if self.payload is not None and self.payload_len is not None:
+            raise ValueError("payload and payload_len are exclusive")
+        if self.payload is not None:
+            bytes.fromhex(self.payload)
+        return self
+
+
+class SendSpec(Strict):
+    port: Port
+    packet: PacketSpec
+
+
+class ExpectSpec(Strict):
+    port: Port
+    packet: PacketSpec
+
+
+class QueueSpec(Strict):
+    """Queue state the egress pipeline of `port` sees (through the test hook)."""
+
+    port: Port
+    depth_cells: NonNeg = 0
+    sojourn_ns: NonNeg = 0
+
+
+class Step(Strict):
+    send: SendSpec
+    repeat: Annotated[int, Field(ge=1, le=10000)] = 1
+    queue: list[QueueSpec] = []
+    expect: list[ExpectSpec]
+    registers: list[RegisterSpec] = []
+    counters: list[CounterSpec] = []
+
+
+class Vector(Strict):
+    name: Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]
+    description: str
+    setup: Setup = Setup()
+    steps: Annotated[list[Step], Field(min_length=1)]
+    registers: list[RegisterSpec] = []
+    counters: list[CounterSpec] = []
+
+
+class VectorFile(Strict):
+    program: str
+    description: str = ""
+    setup: Setup = Setup()
+    vectors: Annotated[list[Vector], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _unique_names(self) -> VectorFile:
+        seen: set[str] = set()
+        for v in self.vectors:
+            if v.name in seen:
+                raise ValueError(f"duplicate vector name '{v.name}'")
+            seen.add(v.name)
+        return self
+
+
+def _describe(raw: Any, loc: tuple[int | str, ...]) -> str:
+    """'vector <name>: field a.b.c' from a pydantic error location."""
+    if len(loc) >= 2 and loc[0] == "vectors" and isinstance(loc[1], int):
+        name = f"#{loc[1]}"
+        try:
+            candidate = raw["vectors"][loc[1]].get("name")
+            if isinstance(candidate, str):
+                name = f"'{candidate}'"
+        except (KeyError, IndexError, TypeError, AttributeError):
+            pass
+        rest = ".".join(str(p) for p in loc[2:]) or "(the vector)"
+        return f"vector {name}: field {rest}"
+    return f"field {'.'.join(str(p) for p in loc) or '(top level)'}"
+
+
+def parse_vector_file(raw: Any, source: str) -> VectorFile:
+    # Top-level keys starting with "x-" hold YAML anchors (shared packets)
+    # and are not part of the format.
+    if isinstance(raw, dict):
+        raw = {k: v for k, v in raw.items() if not (isinstance(k, str) and k.startswith("x-"))}
+    try:
+        return VectorFile.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = _describe(raw, tuple(err["loc"]))
+        raise VectorFormatError(f"{source}: {where}: {err['msg']}") from None
+
+
+def load_vector_file(path: str | Path) -> VectorFile:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise VectorFormatError(f"{path}: not valid YAML: {exc}") from None
+    return parse_vector_file(raw, str(path))
+
+
+def vector_files(root: str | Path, program: str | None = None) -> list[Path]:
+    """Every vector file under `root` (ptf_tests/vectors), optionally for one program."""
+    root = Path(root)
+    pattern = f"{program}/*.yaml" if program else "*/*.yaml"
+    return sorted(root.glob(pattern))

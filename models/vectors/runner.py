@@ -1,0 +1,160 @@
+"""Drive one vector through any target: the reference model or a real switch.
+
+The runner owns the meaning of a vector (reset, setup, per-step queue
+injection, send, compare); targets only know how to talk to their switch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Multiset
+from dataclasses import dataclass
+from typing import Protocol
+
+from .format import (
+    CounterSpec,
+    KeyMatch,
+    QueueSpec,
+    RegisterSpec,
+    Setup,
+    TableEntrySpec,
+    Vector,
+    VectorFile,
+)
+from .packets import build_bytes, build_scapy
+
+
+class VectorMismatch(AssertionError):
+    """The switch did not do what the vector says."""
+
+
+@dataclass(frozen=True)
+class QueueHook:
+    """Where a program's queue-metadata test hook lives (P4 names)."""
+
+    table: str
+    inject_action: str
+    key_field: str = "eg_intr_md.egress_port"
+
+
+class VectorTarget(Protocol):
+    def reset(self) -> None: ...
+
+    def add_entry(self, entry: TableEntrySpec) -> None: ...
+
+    def delete_entry(self, table: str, key: dict[str, KeyMatch]) -> None: ...
+
+    def write_register(self, name: str, index: int, value: int) -> None: ...
+
+    def add_mirror_session(self, sid: int, port: int, max_pkt_len: int, direction: str) -> None: ...
+
+    def read_register(self, name: str, index: int) -> int: ...
+
+    def read_counter(self, name: str, index: int) -> tuple[int, int]: ...
+
+    def send_and_expect(
+        self, port: int, data: bytes, expected: list[tuple[int, bytes]], context: str
+    ) -> None:
+        """Send one packet; raise VectorMismatch unless exactly `expected` comes out."""
+        ...
+
+
+def apply_setup(target: VectorTarget, setup: Setup) -> None:
+    for s in setup.mirror_sessions:
+        target.add_mirror_session(s.sid, s.port, s.max_pkt_len, s.direction)
+    for e in setup.tables:
+        target.add_entry(e)
+    for r in setup.registers:
+        target.write_register(r.name, r.index, r.value)
+
+
+def _set_queue(
+    target: VectorTarget, hook: QueueHook, current: dict[int, QueueSpec], wanted: list[QueueSpec]
+) -> dict[int, QueueSpec]:
+    want = {q.port: q for q in wanted}
+    for port in list(current):
+        if port not in want or current[port] != want[port]:
+            target.delete_entry(hook.table, {hook.key_field: KeyMatch(value=port)})
+            del current[port]
+    for port, q in want.items():
+        if port not in current:
+            target.add_entry(
+                TableEntrySpec(
+                    table=hook.table,
+                    key={hook.key_field: KeyMatch(value=port)},
+                    action=hook.inject_action,
+                    data={"depth_cells": q.depth_cells, "sojourn_ns": q.sojourn_ns},
+                )
+            )
+            current[port] = q
+    return current
+
+
+def check_registers(target: VectorTarget, specs: list[RegisterSpec], where: str) -> None:
+    for r in specs:
+        got = target.read_register(r.name, r.index)
+        if got != r.value:
+            raise VectorMismatch(f"{where}: {r.name}[{r.index}] = {got}, expected {r.value}")
+
+
+def check_counters(target: VectorTarget, specs: list[CounterSpec], where: str) -> None:
+    for c in specs:
+        pkts, nbytes = target.read_counter(c.counter, c.index)
+        if c.packets is not None and pkts != c.packets:
+            raise VectorMismatch(
+                f"{where}: {c.counter}[{c.index}] packets = {pkts}, expected {c.packets}"
+            )
+        if c.bytes is not None and nbytes != c.bytes:
+            raise VectorMismatch(
+                f"{where}: {c.counter}[{c.index}] bytes = {nbytes}, expected {c.bytes}"
+            )
+
+
+def run_vector(target: VectorTarget, vfile: VectorFile, vector: Vector, hook: QueueHook) -> None:
+    target.reset()
+    apply_setup(target, vfile.setup)
+    apply_setup(target, vector.setup)
+    queue_state: dict[int, QueueSpec] = {}
+    for n, step in enumerate(vector.steps):
+        where = f"{vector.name} step {n}"
+        queue_state = _set_queue(target, hook, queue_state, step.queue)
+        data = build_bytes(step.send.packet)
+        expected = [(e.port, build_bytes(e.packet)) for e in step.expect]
+        for i in range(step.repeat):
+            ctx = where if step.repeat == 1 else f"{where} packet {i}"
+            target.send_and_expect(step.send.port, data, expected, ctx)
+        check_registers(target, step.registers, where)
+        check_counters(target, step.counters, where)
+    check_registers(target, vector.registers, f"{vector.name} end")
+    check_counters(target, vector.counters, f"{vector.name} end")
+
+
+def compare_outputs(
+    got: list[tuple[int, bytes]], expected: list[tuple[int, bytes]], context: str
+) -> None:
+    """Same packets on the same ports (order across ports does not matter)."""
+    if Multiset(got) == Multiset(expected):
+        return
+    lines = [f"{context}: output differs"]
+    for port, data in expected:
+        if (port, data) not in got:
+            lines.append(f"  missing on port {port}: {build_scapy_summary(data)}")
+    for port, data in got:
+        if (port, data) not in expected:
+            lines.append(f"  unexpected on port {port}: {build_scapy_summary(data)}")
+    raise VectorMismatch("\n".join(lines))
+
+
+def build_scapy_summary(data: bytes) -> str:
+    from scapy.layers.l2 import Ether
+
+    return f"{Ether(data).summary()} [{data.hex()}]"
+
+
+__all__ = [
+    "QueueHook",
+    "VectorMismatch",
+    "VectorTarget",
+    "build_scapy",
+    "compare_outputs",
+    "run_vector",
+]
