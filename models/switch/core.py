@@ -251,7 +251,9 @@ class Register:
 class Counter:
     """An indirect Counter of packets and bytes (BF-Runtime reads 64-bit values)."""
 
-    def __init__(self, name: str, size: int, kind: Literal["packets", "bytes", "packets_and_bytes"]):
+    def __init__(
+        self, name: str, size: int, kind: Literal["packets", "bytes", "packets_and_bytes"]
+    ):
         self.name = name
         self.size = size
         self.kind = kind

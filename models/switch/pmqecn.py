@@ -321,7 +321,9 @@ class Pmqecn(TnaProgram):
                     rates = self.class_rates.lookup({"hdr.bridged.class_id": cls})
                     md.fb_rate = rates.data["rate"]
                     md.fb_target_rate = rates.data["target_rate"]
-                    s = self.feedback_session.lookup({"hdr.bridged.ingress_port": hdr.bridged.ingress_port})
+                    s = self.feedback_session.lookup(
+                        {"hdr.bridged.ingress_port": hdr.bridged.ingress_port}
+                    )
                     if s.action == self.set_feedback_session.name:
                         md.mirror_session = s.data["session_id"]
                         mirror = True

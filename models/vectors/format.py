@@ -24,6 +24,9 @@ from pydantic import (
 
 from .values import parse_int_value, parse_prefix
 
+# Where the vectors live in a source checkout.
+DEFAULT_VECTOR_ROOT = Path(__file__).resolve().parents[2] / "ptf_tests" / "vectors"
+
 
 class VectorFormatError(ValueError):
     """A vector file is malformed; the message names file, vector and field."""

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hw_profiles import PROFILE_DIR, ProfileError, load_profile, load_profile_file
+
+
+@pytest.mark.parametrize("chip", ["tofino", "tofino2"])
+def test_embedded_profiles_load(chip: str) -> None:
+    p = load_profile(chip)
+    assert p.chip == chip
+    assert p.bytes_to_cells(0) == 0
+    assert p.bytes_to_cells(1) == 1
+    assert p.bytes_to_cells(p.cell_bytes) == 1
+    assert p.bytes_to_cells(p.cell_bytes + 1) == 2
+
+
+def test_chip_facts_differ_where_the_chips_do() -> None:
+    t1, t2 = load_profile("tofino"), load_profile("tofino2")
+    assert (t1.cell_bytes, t2.cell_bytes) == (80, 176)
+    assert (t1.max_queue_id, t2.max_queue_id) == (31, 127)
+    assert (t1.max_timedelta_ns, t2.max_timedelta_ns) == (2**18 - 1, 2**32 - 1)
+    assert t1.valid_mirror_session(1023) and not t2.valid_mirror_session(1023)
+    assert not t1.valid_mirror_session(0)
+
+
+def _write(tmp_path: Path, mutate) -> Path:  # type: ignore[no-untyped-def]
+    raw = yaml.safe_load((PROFILE_DIR / "tofino.yaml").read_text())
+    mutate(raw)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda r: r.pop("cell_bytes"), "missing key 'cell_bytes'"),
+        (lambda r: r.update(cells_per_furlong=3), "unknown key 'cells_per_furlong'"),
+        (lambda r: r.update(cell_bytes="80"), "key 'cell_bytes' must be an integer"),
+        (lambda r: r.update(cell_bytes=True), "key 'cell_bytes' must be an integer"),
+        (lambda r: r.update(buffer_cells=0), "key 'buffer_cells' must be positive"),
+        (lambda r: r.update(mau_stages=-12), "key 'mau_stages' must be positive"),
+        (lambda r: r.update(chip="tofino9"), "key 'chip' must be one of"),
+        (lambda r: r.update(pktgen_ports=[68, "x"]), "key 'pktgen_ports' must hold"),
+        (lambda r: r.update(recirculation_ports=[9999]), "key 'recirculation_ports' port 9999"),
+        (lambda r: r.update(mirror_session_min=2000), "key 'mirror_session_min' exceeds"),
+    ],
+)
+def test_bad_profile_names_file_and_key(tmp_path: Path, mutate, message: str) -> None:  # type: ignore[no-untyped-def]
+    path = _write(tmp_path, mutate)
+    with pytest.raises(ProfileError) as exc:
+        load_profile_file(path)
+    assert message in str(exc.value)
+    assert str(path) in str(exc.value)
+
+
+def test_not_a_mapping(tmp_path: Path) -> None:
+    path = tmp_path / "list.yaml"
+    path.write_text("- 1\n- 2\n")
+    with pytest.raises(ProfileError, match="top level must be a mapping"):
+        load_profile_file(path)
+
+
+def test_unknown_chip_name() -> None:
+    with pytest.raises(ProfileError, match="unknown chip"):
+        load_profile("tofino3")
