@@ -8,6 +8,7 @@ through each program's queue-metadata test hook.
 
 from __future__ import annotations
 
+import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
@@ -102,6 +103,28 @@ class TnaProgram(ABC):
         if sid not in self.mirror_sessions:
             raise P4ModelError(f"$mirror.cfg: no session {sid}")
         del self.mirror_sessions[sid]
+
+    def snapshot(self) -> object:
+        """Control-plane-visible state, for restore()."""
+        return copy.deepcopy(
+            (
+                {n: (t.entries, t.default) for n, t in self.p4.tables.items()},
+                {n: r.values for n, r in self.p4.registers.items()},
+                {n: (c.packets, c.bytes) for n, c in self.p4.counters.items()},
+                self.mirror_sessions,
+            )
+        )
+
+    def restore(self, snap: object) -> None:
+        """Put back a snapshot in place (the program keeps its object references)."""
+        tables, registers, counters, sessions = copy.deepcopy(snap)  # type: ignore[misc]
+        for n, (entries, default) in tables.items():
+            self.p4.tables[n].entries, self.p4.tables[n].default = entries, default
+        for n, values in registers.items():
+            self.p4.registers[n].values = values
+        for n, (packets, nbytes) in counters.items():
+            self.p4.counters[n].packets, self.p4.counters[n].bytes = packets, nbytes
+        self.mirror_sessions = sessions
 
     def reset(self) -> None:
         """Back to the state just after the program is loaded."""

@@ -1,0 +1,1 @@
+"""Switch backends: `model` (reference model, no SDE) and `bfrt` (BF-Runtime gRPC)."""

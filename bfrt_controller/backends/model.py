@@ -1,0 +1,102 @@
+"""The reference model behind the Switch interface: tofcc without an SDE."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from hw_profiles import HwProfile
+from models.switch.core import Match, MirrorSession, P4ModelError
+from models.switch.registry import make_model
+from models.switch.tna import TnaProgram
+
+from ..errors import WriteError
+from ..switch import (
+    EntryState,
+    EntryWrite,
+    MirrorSessionWrite,
+    RegisterWrite,
+    Switch,
+    TmQueueWrite,
+    Write,
+)
+
+# TM DWRR weights are 16-bit in tm.queue.sched_cfg.
+MAX_DWRR_WEIGHT = 0xFFFF
+
+
+class ModelSwitch(Switch):
+    def __init__(self, program: str, profile: HwProfile) -> None:
+        super().__init__(program, profile)
+        self.model: TnaProgram = make_model(program, profile)
+        self.tm_weights: dict[tuple[int, int], int] = {}
+        self.restarts = 0
+
+    def connect(self) -> None:
+        """The model is always there."""
+
+    def restart(self) -> None:
+        """What a switch reboot does: every table, register and session is gone."""
+        self.model.reset()
+        self.tm_weights.clear()
+        self.restarts += 1
+
+    def _apply(self, w: Write) -> None:
+        m = self.model
+        if isinstance(w, EntryWrite):
+            table = m.table(w.table)
+            if w.op == "default":
+                table.set_default(w.action or "", dict(w.data))
+            elif w.op == "delete":
+                table.delete(dict(w.key), w.priority)
+            elif w.op == "insert":
+                table.add(dict(w.key), w.action or "", dict(w.data), w.priority)
+            elif w.op == "modify":
+                table.modify(dict(w.key), w.action or "", dict(w.data), w.priority)
+            else:
+                table.add_or_modify(dict(w.key), w.action or "", dict(w.data), w.priority)
+        elif isinstance(w, RegisterWrite):
+            m.register(w.register).write(w.index, w.value)
+        elif isinstance(w, MirrorSessionWrite):
+            if w.delete:
+                m.mirror_session_delete(w.sid)
+            else:
+                m.mirror_session_add(
+                    MirrorSession(w.sid, w.port, direction=w.direction, max_pkt_len=w.max_pkt_len)
+                )
+        elif isinstance(w, TmQueueWrite):
+            if not 0 <= w.port <= self.profile.max_port:
+                raise P4ModelError(f"tm.queue.sched_cfg: port {w.port} invalid")
+            if not 0 <= w.queue <= self.profile.max_queue_id:
+                raise P4ModelError(f"tm.queue.sched_cfg: queue {w.queue} invalid")
+            if not 1 <= w.dwrr_weight <= MAX_DWRR_WEIGHT:
+                raise P4ModelError(f"tm.queue.sched_cfg: dwrr_weight {w.dwrr_weight} invalid")
+            self.tm_weights[(w.port, w.queue)] = w.dwrr_weight
+
+    def write(self, writes: Sequence[Write]) -> None:
+        saved = (self.model.snapshot(), dict(self.tm_weights))
+        for i, w in enumerate(writes):
+            try:
+                self._apply(w)
+            except P4ModelError as exc:
+                self.model.restore(saved[0])
+                self.tm_weights = saved[1]
+                raise WriteError(i, w.describe(), str(exc)) from None
+
+    def read_register(self, name: str, index: int) -> int:
+        return self.model.register(name).read(index)
+
+    def read_counter(self, name: str, index: int) -> tuple[int, int]:
+        return self.model.counter(name).read(index)
+
+    def read_entry(
+        self, table: str, key: Mapping[str, Match], priority: int = 0
+    ) -> EntryState | None:
+        t = self.model.table(table)
+        nkey = t._normalise_key(dict(key))
+        for e in t.entries:
+            if e.key == nkey and (not t.needs_priority or e.priority == priority):
+                return EntryState(e.action, dict(e.data))
+        return None
+
+    def read_tm_weight(self, port: int, queue: int) -> int:
+        return self.tm_weights.get((port, queue), 1)

@@ -1,0 +1,235 @@
+"""tofcc: run and retune tofino-cc programs on a switch or on the reference model.
+
+Exit codes: 0 ok; 1 unexpected error; 2 invalid input (the message names the
+field; nothing was written); 3 the switch refused a write (the batch was rolled
+back); 4 switch unreachable; 5 the BF-Runtime client (Intel SDE) is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from hw_profiles import load_profile
+
+from .errors import ConfigError, ControllerError
+from .pmqecn import app as pmqecn_app
+from .pmqecn.config import DEFAULT_CONFIG, PmqecnConfig, load_config, parse_config
+from .state import default_state_path, load_state, save_state
+from .supervisor import Supervisor
+from .targets import open_switch
+
+# Wide enough for the demo's tables when output is piped (CI logs, files).
+console = Console(width=None if sys.stdout.isatty() else 140)
+
+
+class Context:
+    def __init__(self, target: str, program: str, config: Path | None, state: Path | None) -> None:
+        self.target = target
+        self.program = program
+        self.config_path = config
+        self.state_path = state or default_state_path(program)
+
+    @property
+    def is_model(self) -> bool:
+        return self.target == "model"
+
+    def open_app(self) -> pmqecn_app.PmqecnApp:
+        saved = load_state(self.state_path) if self.is_model and self.config_path is None else None
+        if saved is not None:
+            cfg = parse_config(saved["config"], str(self.state_path))
+        else:
+            cfg = load_config(self.config_path or DEFAULT_CONFIG)
+        switch = open_switch(self.target, self.program, load_profile(cfg.chip))
+        switch.connect()
+        app = pmqecn_app.PmqecnApp(switch, cfg)
+        if saved is not None:
+            for cid, values in (saved.get("live") or {}).items():
+                if int(cid) in app.live:
+                    for k, v in values.items():
+                        setattr(app.live[int(cid)], k, v)
+        if self.is_model:
+            # The model starts empty every command: replay the intended state.
+            app.push_all()
+        return app
+
+    def save(self, app: pmqecn_app.PmqecnApp) -> None:
+        if self.is_model:
+            save_state(
+                self.state_path,
+                app.config.model_dump(mode="json"),
+                {cid: asdict(live) for cid, live in app.live.items()},
+            )
+
+
+def _parse_pairs(app: pmqecn_app.PmqecnApp, pairs: tuple[str, ...], what: str) -> dict[int, int]:
+    out: dict[int, int] = {}
+    by_name = {c.name: c.id for c in app.config.classes}
+    for pair in pairs:
+        cls, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError(what, f"expected CLASS=VALUE, got {pair!r}")
+        cid = by_name.get(cls) if not cls.isdigit() else int(cls)
+        if cid is None or cid not in app.live:
+            raise ConfigError(what, f"unknown class {cls!r} (known: {', '.join(by_name)})")
+        try:
+            out[cid] = int(value)
+        except ValueError:
+            raise ConfigError(f"{what} {cls}", f"expected an integer, got {value!r}") from None
+    return out
+
+
+def _print_changes(changes: list[pmqecn_app.Change], app: pmqecn_app.PmqecnApp) -> None:
+    if not changes:
+        console.print("nothing changed")
+        return
+    t = Table(title="changes written")
+    for col in ("class", "what", "old", "new", "why"):
+        t.add_column(col)
+    for ch in changes:
+        name = app.config.class_by_id(ch.class_id).name
+        t.add_row(name, ch.what, str(ch.old), str(ch.new), ch.why)
+    console.print(t)
+
+
+@click.group(help=__doc__)
+@click.option(
+    "--target",
+    default="model",
+    show_default=True,
+    help="'model' (reference model, no SDE) or grpc://HOST:PORT (BF-Runtime)",
+)
+@click.option("--program", default="pmqecn", show_default=True, type=click.Choice(["pmqecn"]))
+@click.option("--config", "config_path", type=click.Path(path_type=Path), help="config YAML")
+@click.option(
+    "--state", "state_path", type=click.Path(path_type=Path), help="model-target state file"
+)
+@click.option("-v", "--verbose", is_flag=True)
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    target: str,
+    program: str,
+    config_path: Path | None,
+    state_path: Path | None,
+    verbose: bool,
+) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s"
+    )
+    ctx.obj = Context(target, program, config_path, state_path)
+
+
+@cli.command(help="Show classes, thresholds, weights, measured and target rates.")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def status(obj: Context, as_json: bool) -> None:
+    app = obj.open_app()
+    rows = app.status()
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    t = Table(title=f"pmqecn on {app.switch.description} ({app.config.scheduling.mode})")
+    cols = [
+        "class", "id", "qos", "queue", "K cells", "weight", "lambda pps", "lambda* pps",
+        "W ns", "packets",
+    ]  # fmt: skip
+    for col in cols:
+        t.add_column(col)
+    for r in rows:
+        t.add_row(
+            r["name"], str(r["id"]), r["qos"], str(r["queue"]), str(r["threshold_cells"]),
+            str(r["weight"]), str(r["rate_pps"]), str(r["target_rate_pps"]),
+            f"{r['sojourn_ns']:.0f}", str(r["packets"]),
+        )  # fmt: skip
+    console.print(t)
+
+
+@cli.command("set-threshold", help="Set K_i in cells: tofcc set-threshold voice=20 bulk=80")
+@click.argument("pairs", nargs=-1, required=True)
+@click.pass_obj
+def set_threshold(obj: Context, pairs: tuple[str, ...]) -> None:
+    app = obj.open_app()
+    changes = app.set_thresholds(_parse_pairs(app, pairs, "set-threshold"))
+    obj.save(app)
+    _print_changes(changes, app)
+
+
+@cli.command("set-weight", help="Set WRR/DWRR weights: tofcc set-weight voice=8")
+@click.argument("pairs", nargs=-1, required=True)
+@click.pass_obj
+def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
+    app = obj.open_app()
+    changes = app.set_weights(_parse_pairs(app, pairs, "set-weight"))
+    obj.save(app)
+    _print_changes(changes, app)
+
+
+@cli.command(help="Validate CONFIG and write its whole state as one batch.")
+@click.argument("config_file", type=click.Path(path_type=Path))
+@click.pass_obj
+def apply(obj: Context, config_file: Path) -> None:
+    cfg: PmqecnConfig = load_config(config_file)
+    obj.config_path = config_file
+    app = obj.open_app()
+    if not obj.is_model:
+        app.push_all()
+    obj.save(app)
+    console.print(
+        f"applied {config_file}: {len(app.intended_writes())} writes, {len(cfg.classes)} classes"
+    )
+
+
+@cli.command(help="Measure, solve the M/M/1/N model, write K_i, weights and lambda_i*.")
+@click.option("--once", is_flag=True, help="one cycle (default when --interval is absent)")
+@click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
+@click.option("--count", type=int, default=0, help="stop after this many cycles (0: forever)")
+@click.pass_obj
+def optimize(obj: Context, once: bool, interval: float | None, count: int) -> None:
+    if interval is not None and interval <= 0:
+        raise ConfigError("--interval", f"must be positive, got {interval}")
+    app = obj.open_app()
+    if interval is None or once:
+        app.sample(time.monotonic())
+        time.sleep(min(app.config.optimizer.interval_s, 0.2) if obj.is_model else 0)
+        _print_changes(app.optimize_once(time.monotonic()), app)
+        obj.save(app)
+        return
+    sup = Supervisor(app)
+    done = 0
+    app.sample(time.monotonic())
+    while count == 0 or done < count:
+        time.sleep(interval)
+        _print_changes(sup.run(lambda: app.optimize_once(time.monotonic())), app)
+        obj.save(app)
+        done += 1
+
+
+@cli.command(help="Run PMQECN on the reference model over a short packet trace.")
+def demo() -> None:
+    from .pmqecn.demo import run_demo
+
+    run_demo(console)
+
+
+def main() -> None:
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(2)
+    except ControllerError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -1,0 +1,1 @@
+"""The PMQECN app: config, intended switch state, and the optimise-and-apply loop."""

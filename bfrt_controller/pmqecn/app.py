@@ -1,0 +1,354 @@
+"""PMQECN on a switch: push the intended state, measure, optimise, re-apply.
+
+The app owns the *intended* state (config plus what the optimiser or an
+operator changed since). Every change is validated whole, then written as
+one batch; after a switch restart the whole intended state is pushed again.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import math
+from dataclasses import dataclass, field, replace
+
+from hw_profiles import HwProfile
+from models.switch.core import Match
+
+from ..errors import ConfigError
+from ..switch import EntryWrite, MirrorSessionWrite, RegisterWrite, Switch, TmQueueWrite, Write
+from . import names as n
+from .config import ClassSpec, PmqecnConfig, check_against
+
+log = logging.getLogger("tofcc.pmqecn")
+
+U32_MAX = 0xFFFFFFFF
+
+
+@dataclass
+class ClassLive:
+    """What can change at run time for one class."""
+
+    threshold_cells: int
+    weight: int
+    target_rate_pps: int
+    rate_pps: int = 0  # lambda_i as last measured, echoed in feedback
+    sojourn_ns: float = 0.0  # W_i as last measured
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One interval's measurement of one class."""
+
+    class_id: int
+    packets: int
+    rate_pps: float
+    mean_sojourn_ns: float
+
+
+@dataclass
+class Change:
+    class_id: int
+    what: str
+    old: int
+    new: int
+    why: str
+
+
+@dataclass
+class _Counters:
+    time_s: float
+    packets: dict[int, int] = field(default_factory=dict)
+
+
+def _net(prefix: str | None) -> Match | None:
+    if prefix is None:
+        return None
+    net = ipaddress.IPv4Network(prefix)
+    return Match(int(net.network_address), mask=int(net.netmask))
+
+
+def _mac(text: str) -> int:
+    return int(text.replace(":", ""), 16)
+
+
+class PmqecnApp:
+    def __init__(self, switch: Switch, config: PmqecnConfig) -> None:
+        if switch.profile.chip != config.chip:
+            raise ConfigError(
+                "chip", f"config is for {config.chip} but the switch is {switch.profile.chip}"
+            )
+        check_against(config, switch.profile)
+        self.switch = switch
+        self.config = config
+        self.live: dict[int, ClassLive] = {
+            c.id: ClassLive(c.threshold_cells, c.weight, c.target_rate_pps) for c in config.classes
+        }
+        self._last: _Counters | None = None
+
+    @property
+    def profile(self) -> HwProfile:
+        return self.switch.profile
+
+    # ---- intended state --------------------------------------------
+    def _class_writes(self, c: ClassSpec) -> list[Write]:
+        live = self.live[c.id]
+        key: dict[str, Match] = {}
+        for field_name, match in (
+            (n.K_SRC_ADDR, _net(c.match.src)),
+            (n.K_DST_ADDR, _net(c.match.dst)),
+        ):
+            if match is not None:
+                key[field_name] = match
+        if c.match.dscp is not None:
+            key[n.K_DSCP] = Match(c.match.dscp, mask=0x3F)
+        if c.match.protocol is not None:
+            key[n.K_PROTOCOL] = Match(c.match.protocol, mask=0xFF)
+        writes: list[Write] = [
+            EntryWrite(
+                n.CLASSIFY,
+                key,
+                n.SET_CLASS,
+                {"class_id": c.id, "vq_id": c.vq, "qid": c.queue},
+                priority=c.priority,
+            ),
+            EntryWrite(
+                n.ECN_THRESHOLD,
+                {n.K_CLASS_ID: Match(c.id)},
+                n.SET_THRESHOLD,
+                {"threshold_cells": live.threshold_cells, "mark_original": int(c.mark_original)},
+            ),
+            EntryWrite(
+                n.CLASS_RATES,
+                {n.K_CLASS_ID: Match(c.id)},
+                n.SET_RATES,
+                {"rate": min(live.rate_pps, U32_MAX), "target_rate": live.target_rate_pps},
+            ),
+        ]
+        writes.extend(self._weight_writes(c))
+        return writes
+
+    def _weight_writes(self, c: ClassSpec) -> list[Write]:
+        sched = self.config.scheduling
+        weight = self.live[c.id].weight
+        if sched.mode == "p4_wrr":
+            return [
+                EntryWrite(
+                    n.VQ_WEIGHT,
+                    {n.K_VQ_ID: Match(c.vq)},
+                    n.WRR,
+                    {"weight": weight, "last_level": len(sched.level_queues) - 1},
+                )
+            ]
+        return [TmQueueWrite(port, c.queue, weight) for port in sched.egress_ports]
+
+    def intended_writes(self) -> list[Write]:
+        cfg = self.config
+        writes: list[Write] = []
+        for ps in cfg.ports:
+            writes.append(
+                MirrorSessionWrite(ps.feedback_session, ps.port, n.FEEDBACK_TRUNCATE_BYTES)
+            )
+        for r in cfg.routes:
+            net = ipaddress.IPv4Network(r.prefix)
+            writes.append(
+                EntryWrite(
+                    n.IPV4_LPM,
+                    {n.K_DST_ADDR: Match(int(net.network_address), prefix_len=net.prefixlen)},
+                    n.ROUTE,
+                    {"port": r.port, "src_mac": _mac(r.src_mac), "dst_mac": _mac(r.dst_mac)},
+                )
+            )
+        for p in cfg.trusted_ports:
+            writes.append(EntryWrite(n.TRUSTED_PORTS, {n.K_INGRESS_PORT: Match(p)}, n.TRUSTED))
+        for ps in cfg.ports:
+            writes.append(
+                EntryWrite(
+                    n.FEEDBACK_SESSION,
+                    {n.K_BRIDGED_INGRESS_PORT: Match(ps.port)},
+                    n.SET_FEEDBACK_SESSION,
+                    {"session_id": ps.feedback_session},
+                )
+            )
+        if cfg.scheduling.mode == "p4_wrr":
+            for level, qid in enumerate(cfg.scheduling.level_queues):
+                writes.append(
+                    EntryWrite(
+                        n.WRR_LEVEL_QUEUE,
+                        {n.K_WRR_LEVEL: Match(level)},
+                        n.SET_PRIORITY_QUEUE,
+                        {"qid": qid},
+                    )
+                )
+        for c in cfg.classes:
+            writes.extend(self._class_writes(c))
+        return writes
+
+    def push_all(self) -> None:
+        """Write the whole intended state (after start-up or a switch restart)."""
+        writes = self.intended_writes()
+        self.switch.write(writes)
+        log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)
+
+    # ---- operator changes ------------------------------------------
+    def _check_threshold(self, field_name: str, cells: int) -> None:
+        if isinstance(cells, bool) or not isinstance(cells, int) or cells < 0:
+            raise ConfigError(field_name, f"must be a non-negative integer, got {cells!r}")
+        if cells > self.profile.max_qdepth_cells:
+            raise ConfigError(
+                field_name,
+                f"{cells} cells can never be reached on {self.profile.chip} "
+                f"(max queue depth {self.profile.max_qdepth_cells})",
+            )
+
+    def set_thresholds(self, cells_by_class: dict[int, int]) -> list[Change]:
+        """Validate every class first, then write all thresholds as one batch."""
+        for cid, cells in cells_by_class.items():
+            self.config.class_by_id(cid)
+            self._check_threshold(f"class {cid} threshold_cells", cells)
+        return self._commit(
+            {cid: replace(self.live[cid], threshold_cells=k) for cid, k in cells_by_class.items()},
+            "operator",
+        )
+
+    def set_weights(self, weight_by_class: dict[int, int]) -> list[Change]:
+        for cid, w in weight_by_class.items():
+            self.config.class_by_id(cid)
+            if isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= 0xFFFF:
+                raise ConfigError(f"class {cid} weight", f"must be 1..65535, got {w!r}")
+        return self._commit(
+            {cid: replace(self.live[cid], weight=w) for cid, w in weight_by_class.items()},
+            "operator",
+        )
+
+    def _commit(self, new_live: dict[int, ClassLive], why: str) -> list[Change]:
+        """Write the classes whose live state changes, as one batch; keep the old
+        state if the switch refuses it."""
+        changes: list[Change] = []
+        old = {cid: self.live[cid] for cid in new_live}
+        for cid, nl in new_live.items():
+            for attr in ("threshold_cells", "weight", "target_rate_pps", "rate_pps"):
+                before, after = getattr(old[cid], attr), getattr(nl, attr)
+                if before != after:
+                    changes.append(Change(cid, attr, before, after, why))
+        if not changes:
+            return []
+        self.live.update(new_live)
+        try:
+            writes: list[Write] = []
+            for cid in new_live:
+                writes.extend(self._class_writes(self.config.class_by_id(cid)))
+            self.switch.write(writes)
+        except Exception:
+            self.live.update(old)
+            raise
+        for ch in changes:
+            log.info("class %d %s %d -> %d (%s)", ch.class_id, ch.what, ch.old, ch.new, ch.why)
+        return changes
+
+    # ---- measurement -----------------------------------------------
+    def sample(self, now_s: float) -> list[Sample]:
+        """lambda_i from the class counters (delta over the interval) and W_i
+        from the sojourn accumulators, which are read and cleared."""
+        packets = {
+            c.id: self.switch.read_counter(n.CLASS_COUNTERS, c.id)[0] for c in self.config.classes
+        }
+        sojourn: dict[int, tuple[int, int]] = {}
+        clears: list[Write] = []
+        for c in self.config.classes:
+            total = self.switch.read_register(n.SOJOURN_SUM_NS, c.id)
+            count = self.switch.read_register(n.SOJOURN_PKTS, c.id)
+            sojourn[c.id] = (total, count)
+            clears += [
+                RegisterWrite(n.SOJOURN_SUM_NS, c.id, 0),
+                RegisterWrite(n.SOJOURN_PKTS, c.id, 0),
+            ]
+        self.switch.write(clears)
+        last, self._last = self._last, _Counters(now_s, packets)
+        samples = []
+        for c in self.config.classes:
+            total, count = sojourn[c.id]
+            if total == U32_MAX:
+                log.warning("class %d sojourn sum saturated; W_i is a lower bound", c.id)
+            w = total / count if count else 0.0
+            if last is None or now_s <= last.time_s:
+                rate = 0.0
+                delta = 0
+            else:
+                prev = last.packets.get(c.id, 0)
+                # A counter that went backwards was reset by a switch restart.
+                delta = packets[c.id] - prev if packets[c.id] >= prev else packets[c.id]
+                rate = delta / (now_s - last.time_s)
+            samples.append(Sample(c.id, delta, rate, w))
+            self.live[c.id].sojourn_ns = w
+        return samples
+
+    # ---- optimisation ----------------------------------------------
+    def packets_to_cells(self, packets: float) -> int:
+        nbytes = math.ceil(packets) * self.config.optimizer.mean_packet_bytes
+        return min(self.profile.bytes_to_cells(nbytes), self.profile.max_qdepth_cells)
+
+    def weights_from_omega(self, omega: dict[int, float]) -> dict[int, int]:
+        """Integer WRR/DWRR weights in proportion to omega_i, at least 1 each."""
+        quantum = self.config.scheduling.weight_quantum
+        return {cid: max(1, min(0xFFFF, round(w * quantum))) for cid, w in omega.items()}
+
+    # ---- what the switch holds ------------------------------------
+    def status(self) -> list[dict[str, object]]:
+        """Per class, as read back from the switch (not from the intended state)."""
+        rows: list[dict[str, object]] = []
+        sched = self.config.scheduling
+        for c in self.config.classes:
+            key = {n.K_CLASS_ID: Match(c.id)}
+            thr = self.switch.read_entry(n.ECN_THRESHOLD, key)
+            rates = self.switch.read_entry(n.CLASS_RATES, key)
+            if sched.mode == "p4_wrr":
+                w = self.switch.read_entry(n.VQ_WEIGHT, {n.K_VQ_ID: Match(c.vq)})
+                weight = w.data["weight"] if w else None
+            else:
+                weight = self.switch.read_tm_weight(sched.egress_ports[0], c.queue)
+            packets, nbytes = self.switch.read_counter(n.CLASS_COUNTERS, c.id)
+            rows.append(
+                {
+                    "name": c.name,
+                    "id": c.id,
+                    "qos": c.qos,
+                    "queue": c.queue,
+                    "threshold_cells": thr.data["threshold_cells"] if thr else None,
+                    "mark_original": bool(thr.data["mark_original"]) if thr else None,
+                    "weight": weight,
+                    "rate_pps": rates.data["rate"] if rates else None,
+                    "target_rate_pps": rates.data["target_rate"] if rates else None,
+                    "sojourn_ns": self.live[c.id].sojourn_ns,
+                    "packets": packets,
+                    "bytes": nbytes,
+                }
+            )
+        return rows
+
+    def optimize_once(self, now_s: float) -> list[Change]:
+        """One cycle of Fig. 3: measure lambda_i and W_i, solve, write K_i,
+        weights and lambda_i* as one batch. An idle or overloaded interval
+        keeps the current state (and says why in the log)."""
+        from .solver import SolverRefused, solve_for
+
+        samples = self.sample(now_s)
+        if not any(s.rate_pps > 0 for s in samples):
+            log.info("no traffic measured this interval; state kept")
+            return []
+        try:
+            result = solve_for(self.config, samples)
+        except SolverRefused as exc:
+            log.warning("optimiser refused this interval's measurements: %s; state kept", exc)
+            return []
+        weights = self.weights_from_omega(result.omega)
+        new_live = {}
+        for s in samples:
+            new_live[s.class_id] = replace(
+                self.live[s.class_id],
+                threshold_cells=self.packets_to_cells(result.k_packets[s.class_id]),
+                weight=weights[s.class_id],
+                target_rate_pps=min(U32_MAX, round(result.lambda_star[s.class_id])),
+                rate_pps=min(U32_MAX, round(s.rate_pps)),
+            )
+        return self._commit(new_live, f"optimiser ({result.method})")

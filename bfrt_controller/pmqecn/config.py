@@ -1,0 +1,182 @@
+"""PMQECN configuration: what an operator writes, validated before anything is sent.
+
+Structure and types are checked by pydantic; limits that depend on the chip
+(ports, queue ids, mirror session ids, queue depth) by `check_against`,
+so every error names its field (classes[1].queue) and nothing is written
+when any field is wrong.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from hw_profiles import HwProfile, load_profile
+
+from ..errors import ConfigError
+from ..validation import load_yaml, parse_model
+
+MAX_CLASSES = 255
+MAX_WRR_LEVELS = 32  # wrr_level_queue size
+MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _prefix(v: str) -> str:
+    try:
+        return str(ipaddress.IPv4Network(v, strict=True))
+    except ValueError as exc:
+        raise ValueError(f"not an IPv4 prefix with host bits clear: {exc}") from None
+
+
+class Route(Strict):
+    prefix: str
+    port: Annotated[int, Field(ge=0)]
+    src_mac: Annotated[str, Field(pattern=MAC_PATTERN)]
+    dst_mac: Annotated[str, Field(pattern=MAC_PATTERN)]
+
+    _check_prefix = field_validator("prefix")(_prefix)
+
+
+class PortSpec(Strict):
+    """A port whose attached senders get feedback, and the mirror session that carries it."""
+
+    port: Annotated[int, Field(ge=0)]
+    feedback_session: Annotated[int, Field(ge=1)]
+
+
+class ClassMatch(Strict):
+    src: str | None = None
+    dst: str | None = None
+    dscp: Annotated[int, Field(ge=0, le=63)] | None = None
+    protocol: Annotated[int, Field(ge=0, le=255)] | None = None
+
+    @field_validator("src", "dst")
+    @classmethod
+    def _net(cls, v: str | None) -> str | None:
+        return None if v is None else _prefix(v if "/" in v else f"{v}/32")
+
+
+class ClassSpec(Strict):
+    id: Annotated[int, Field(ge=1, le=MAX_CLASSES)]
+    name: Annotated[str, Field(min_length=1)]
+    match: ClassMatch
+    priority: Annotated[int, Field(ge=0)]
+    vq: Annotated[int, Field(ge=1, le=255)]
+    queue: Annotated[int, Field(ge=0)]
+    qos: Literal["A", "B", "C"]
+    objective_weight: Annotated[float, Field(gt=0)] = 1.0
+    threshold_cells: Annotated[int, Field(ge=0)]
+    mark_original: bool = False
+    weight: Annotated[int, Field(ge=1, le=0xFFFF)] = 1
+    target_rate_pps: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0
+
+
+class Scheduling(Strict):
+    """p4_wrr: the paper's virtual-queue WRR over strict priority (weights to
+    the P4); tm_dwrr: the traffic manager's own DWRR (weights to the TM)."""
+
+    mode: Literal["p4_wrr", "tm_dwrr"] = "p4_wrr"
+    level_queues: Annotated[list[int], Field(min_length=1, max_length=MAX_WRR_LEVELS)] = [0]
+    egress_ports: list[int] = []
+    weight_quantum: Annotated[int, Field(ge=1, le=0xFFFF)] = 16
+
+
+class Optimizer(Strict):
+    interval_s: Annotated[float, Field(gt=0)] = 1.0
+    capacity_packets: Annotated[int, Field(ge=2)] = 1000
+    service_rate_pps: Annotated[float, Field(gt=0)]
+    arrival_cap_pps: Annotated[float, Field(gt=0)]
+    link_capacity_pps: Annotated[float, Field(gt=0)]
+    links: Annotated[int, Field(ge=1)] = 1
+    mean_packet_bytes: Annotated[int, Field(ge=64, le=9216)] = 1000
+
+
+class PmqecnConfig(Strict):
+    program: Literal["pmqecn"] = "pmqecn"
+    chip: Literal["tofino", "tofino2"] = "tofino"
+    routes: list[Route] = []
+    trusted_ports: list[int] = []
+    ports: list[PortSpec] = []
+    scheduling: Scheduling = Scheduling()
+    classes: Annotated[list[ClassSpec], Field(min_length=1)]
+    optimizer: Optimizer
+
+    @model_validator(mode="after")
+    def _unique(self) -> PmqecnConfig:
+        for attr in ("id", "vq", "priority", "name"):
+            seen: dict[object, int] = {}
+            for i, c in enumerate(self.classes):
+                v = getattr(c, attr)
+                if v in seen:
+                    raise ValueError(f"classes[{i}].{attr} {v!r} repeats classes[{seen[v]}].{attr}")
+                seen[v] = i
+        return self
+
+    def class_by_id(self, class_id: int) -> ClassSpec:
+        for c in self.classes:
+            if c.id == class_id:
+                return c
+        raise ConfigError("class", f"no class with id {class_id}")
+
+
+def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
+    """Chip limits; raises ConfigError naming the first field out of range."""
+
+    def port(field: str, value: int) -> None:
+        if value > profile.max_port:
+            raise ConfigError(field, f"port {value} exceeds {profile.chip}'s {profile.max_port}")
+
+    def queue(field: str, value: int) -> None:
+        if value > profile.max_queue_id:
+            raise ConfigError(
+                field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
+            )
+
+    for i, r in enumerate(cfg.routes):
+        port(f"routes[{i}].port", r.port)
+    for i, p in enumerate(cfg.trusted_ports):
+        port(f"trusted_ports[{i}]", p)
+    for i, ps in enumerate(cfg.ports):
+        port(f"ports[{i}].port", ps.port)
+        if not profile.valid_mirror_session(ps.feedback_session):
+            raise ConfigError(
+                f"ports[{i}].feedback_session",
+                f"mirror session {ps.feedback_session} outside {profile.mirror_session_min}.."
+                f"{profile.mirror_session_max} on {profile.chip}",
+            )
+    for i, q in enumerate(cfg.scheduling.level_queues):
+        queue(f"scheduling.level_queues[{i}]", q)
+    for i, p in enumerate(cfg.scheduling.egress_ports):
+        port(f"scheduling.egress_ports[{i}]", p)
+    if cfg.scheduling.mode == "tm_dwrr" and not cfg.scheduling.egress_ports:
+        raise ConfigError(
+            "scheduling.egress_ports", "tm_dwrr needs the ports whose queues to weight"
+        )
+    for i, c in enumerate(cfg.classes):
+        queue(f"classes[{i}].queue", c.queue)
+        if c.threshold_cells > profile.max_qdepth_cells:
+            raise ConfigError(
+                f"classes[{i}].threshold_cells",
+                f"{c.threshold_cells} cells can never be reached: {profile.chip} reports queue "
+                f"depth in {profile.enq_qdepth_bits} bits (max {profile.max_qdepth_cells})",
+            )
+
+
+def parse_config(raw: object, source: str = "") -> PmqecnConfig:
+    cfg = parse_model(PmqecnConfig, raw, source)
+    check_against(cfg, load_profile(cfg.chip))
+    return cfg
+
+
+def load_config(path: str | Path) -> PmqecnConfig:
+    return parse_config(load_yaml(path), str(path))
+
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "defaults" / "pmqecn.yaml"

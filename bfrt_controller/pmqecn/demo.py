@@ -1,0 +1,198 @@
+"""A short PMQECN packet trace on the reference model, as a readable table.
+
+The model has no real queues (like tofino-model), so each step states the
+queue depth the bottleneck port reports; the program's queue-metadata test
+hook makes the pipeline see it. Everything else - classification, WRR,
+marking, feedback bytes - is the model of the P4 doing its work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.console import Console
+from rich.table import Table
+from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Packet
+
+from hw_profiles import load_profile
+from models.switch.core import Match
+from models.wire import TofccFeedback
+
+from ..backends.model import ModelSwitch
+from ..switch import EntryWrite
+from .app import Change, PmqecnApp
+from .config import DEFAULT_CONFIG, load_config
+from .names import UNTRUSTED_FEEDBACK_DROPS
+
+HOOK_TABLE = "SwitchEgress.queue_hook.queue_md_override"
+HOOK_INJECT = "SwitchEgress.queue_hook.inject"
+RECEIVER_PORT = 4
+SWITCH_MAC = "02:00:00:00:00:0{}"
+
+
+@dataclass(frozen=True)
+class Flow:
+    name: str
+    port: int
+    src: str
+    dscp: int
+    ecn: int
+    proto: str  # "udp" or "tcp"
+    sport: int
+
+    def packet(self, payload: int = 958) -> Packet:
+        l4 = (
+            UDP(sport=self.sport, dport=9000)
+            if self.proto == "udp"
+            else TCP(sport=self.sport, dport=9000, flags="A")
+        )
+        eth = Ether(dst=SWITCH_MAC.format(self.port), src=f"00:00:00:00:0{self.port}:01")
+        ip = IP(src=self.src, dst="10.0.4.4", tos=(self.dscp << 2) | self.ecn)
+        return eth / ip / l4 / (b"\x00" * payload)
+
+
+FLOWS = {
+    "voice": Flow("voice", 1, "10.0.1.1", 46, 1, "udp", 5004),
+    "video": Flow("video", 2, "10.0.2.2", 34, 2, "udp", 5006),
+    "bulk": Flow("bulk", 3, "10.0.3.3", 0, 2, "tcp", 40000),
+}
+
+
+@dataclass
+class TraceRow:
+    step: int
+    flow: str
+    depth_cells: int
+    queue: int
+    threshold_cells: int
+    out: str
+    feedback: str
+
+
+def inject_depth(switch: ModelSwitch, depth_cells: int, sojourn_ns: int) -> None:
+    switch.write(
+        [
+            EntryWrite(
+                HOOK_TABLE,
+                {"eg_intr_md.egress_port": Match(RECEIVER_PORT)},
+                HOOK_INJECT,
+                {"depth_cells": depth_cells, "sojourn_ns": sojourn_ns},
+            )
+        ]
+    )
+
+
+def send(
+    switch: ModelSwitch, step: int, flow: Flow, depth_cells: int, threshold_cells: int
+) -> TraceRow:
+    outputs = switch.model.send(flow.port, bytes(flow.packet()))
+    out, feedback, queue = "dropped", "-", -1
+    for o in outputs:
+        pkt = Ether(o.data)
+        if o.port == RECEIVER_PORT:
+            queue = o.qid
+            ecn = pkt[IP].tos & 3
+            out = f"port {o.port} ECN {ecn:02b}" + (" CE" if ecn == 3 else "")
+        elif TofccFeedback in pkt:
+            fb = pkt[TofccFeedback]
+            feedback = (
+                f"ECN 11 to {pkt[IP].dst} (port {o.port}) "
+                f"lambda={fb.rate:,} lambda*={fb.target_rate:,}"
+            )
+    return TraceRow(step, flow.name, depth_cells, queue, threshold_cells, out, feedback)
+
+
+def _trace_table(title: str, rows: list[TraceRow]) -> Table:
+    t = Table(title=title, title_justify="left")
+    for col in ("#", "flow", "depth", "K", "queue", "original out", "feedback (rates in pps)"):
+        t.add_column(col, no_wrap=True)
+    for r in rows:
+        t.add_row(
+            str(r.step), r.flow, str(r.depth_cells), str(r.threshold_cells),
+            str(r.queue) if r.queue >= 0 else "-", r.out, r.feedback,
+        )  # fmt: skip
+    return t
+
+
+def run_trace(app: PmqecnApp, steps: list[tuple[str, int]], first_step: int = 1) -> list[TraceRow]:
+    switch = app.switch
+    assert isinstance(switch, ModelSwitch)
+    rows = []
+    for i, (flow_name, depth) in enumerate(steps, start=first_step):
+        flow = FLOWS[flow_name]
+        cid = next(c.id for c in app.config.classes if c.name == flow_name)
+        inject_depth(switch, depth, sojourn_ns=depth * 80)
+        rows.append(send(switch, i, flow, depth, app.live[cid].threshold_cells))
+    return rows
+
+
+def run_demo(console: Console) -> None:
+    config = load_config(DEFAULT_CONFIG)
+    switch = ModelSwitch("pmqecn", load_profile(config.chip))
+    app = PmqecnApp(switch, config)
+    app.push_all()
+    console.print(
+        f"PMQECN on the reference model ({config.chip}), default config "
+        f"{DEFAULT_CONFIG.name}: {len(app.intended_writes())} writes pushed.\n"
+        "Queue depth at the receiver's port is injected through the test hook "
+        "(the model, like tofino-model, has no real queues)."
+    )
+    steps = [
+        ("voice", 10), ("voice", 25), ("video", 30), ("video", 45),
+        ("bulk", 55), ("bulk", 70), ("voice", 25), ("voice", 25),
+    ]  # fmt: skip
+    rows = run_trace(app, steps)
+    console.print(_trace_table("Trace: thresholds from the config", rows))
+
+    # Forged feedback from a host port: dropped and counted.
+    forged = (
+        Ether(dst="02:00:00:00:00:01", src="00:00:00:00:01:01")
+        / IP(src="10.0.4.4", dst="10.0.2.2", tos=3)
+        / UDP(sport=9000, dport=19663, chksum=0)
+        / TofccFeedback(msg_type=1, class_id=2, rate=1, target_rate=1)
+    )
+    out = switch.model.send(1, bytes(forged))
+    drops = switch.read_counter(UNTRUSTED_FEEDBACK_DROPS, 1)[0]
+    console.print(
+        f"Forged feedback from host port 1: {len(out)} packets out, "
+        f"untrusted_feedback_drops[1] = {drops}\n"
+    )
+
+    changes = optimise_demo_interval(app, console)
+    if changes:
+        rows = run_trace(app, steps, first_step=len(steps) + 1)
+        console.print(_trace_table("Trace: thresholds after one optimise-and-apply cycle", rows))
+
+
+# One measured interval of the demo: packets each class sends in it and the
+# sojourn its packets see. Scaled down (1 ms) so the model runs it in a blink.
+DEMO_INTERVAL_S = 0.001
+DEMO_LOAD = {"voice": (300, 2_000), "video": (500, 6_000), "bulk": (350, 15_000)}
+
+
+def optimise_demo_interval(app: PmqecnApp, console: Console) -> list[Change]:
+    switch = app.switch
+    assert isinstance(switch, ModelSwitch)
+    app.sample(0.0)
+    for name, (count, sojourn_ns) in DEMO_LOAD.items():
+        inject_depth(switch, 0, sojourn_ns)
+        data = bytes(FLOWS[name].packet())
+        for _ in range(count):
+            switch.model.send(FLOWS[name].port, data)
+    changes = app.optimize_once(DEMO_INTERVAL_S)
+    t = Table(title=f"Measured over {DEMO_INTERVAL_S * 1e3:g} ms", title_justify="left")
+    for col in ("class", "lambda_i (pps)", "W_i (ns)"):
+        t.add_column(col)
+    for c in app.config.classes:
+        live = app.live[c.id]
+        t.add_row(c.name, f"{live.rate_pps:,}", f"{live.sojourn_ns:,.0f}")
+    console.print(t)
+    ct = Table(title="Optimiser wrote (one batch)", title_justify="left")
+    for col in ("class", "what", "old", "new"):
+        ct.add_column(col)
+    for ch in changes:
+        ct.add_row(app.config.class_by_id(ch.class_id).name, ch.what, f"{ch.old:,}", f"{ch.new:,}")
+    console.print(ct if changes else "The optimiser changed nothing.")
+    return changes

@@ -1,0 +1,65 @@
+"""Control-plane names of tna/pmqecn/pmqecn.p4 - nothing else lives here.
+
+tests/controller/test_names.py holds these to the reference model, and
+scripts/build_p4.py holds the model to the compiler's bf-rt.json.
+"""
+
+from __future__ import annotations
+
+IG = "SwitchIngress"
+EG = "SwitchEgress"
+
+# Forwarding and trust (shared includes).
+IPV4_LPM = f"{IG}.forward.ipv4_lpm"
+ROUTE = f"{IG}.forward.route"
+TRUSTED_PORTS = f"{IG}.trust.trusted_ports"
+TRUSTED = f"{IG}.trust.trusted"
+UNTRUSTED_FEEDBACK_DROPS = f"{IG}.trust.untrusted_feedback_drops"
+
+# Classification and WRR emulation (ingress).
+CLASSIFY = f"{IG}.classify"
+SET_CLASS = f"{IG}.set_class"
+CLASS_COUNTERS = f"{IG}.class_counters"
+VQ_WEIGHT = f"{IG}.vq_weight"
+WRR = f"{IG}.wrr"
+WRR_LEVEL_QUEUE = f"{IG}.wrr_level_queue"
+SET_PRIORITY_QUEUE = f"{IG}.set_priority_queue"
+VQ_USED = f"{IG}.vq_used"
+VQ_LEVEL = f"{IG}.vq_level"
+
+# Marking and feedback (egress).
+ECN_THRESHOLD = f"{EG}.ecn_threshold"
+SET_THRESHOLD = f"{EG}.set_threshold"
+CLASS_RATES = f"{EG}.class_rates"
+SET_RATES = f"{EG}.set_rates"
+FEEDBACK_SESSION = f"{EG}.feedback_session"
+SET_FEEDBACK_SESSION = f"{EG}.set_feedback_session"
+SOJOURN_SUM_NS = f"{EG}.sojourn_sum_ns"
+SOJOURN_PKTS = f"{EG}.sojourn_pkts"
+
+# Key fields.
+K_DST_ADDR = "hdr.ipv4.dst_addr"
+K_SRC_ADDR = "hdr.ipv4.src_addr"
+K_DSCP = "hdr.ipv4.dscp"
+K_PROTOCOL = "hdr.ipv4.protocol"
+K_INGRESS_PORT = "ig_intr_md.ingress_port"
+K_VQ_ID = "ig_md.vq_id"
+K_WRR_LEVEL = "ig_md.wrr_level"
+K_CLASS_ID = "hdr.bridged.class_id"
+K_BRIDGED_INGRESS_PORT = "hdr.bridged.ingress_port"
+
+# A feedback copy is cut to Ethernet + IPv4 before egress rebuilds it.
+FEEDBACK_TRUNCATE_BYTES = 14 + 20
+
+ALL_TABLES = (
+    IPV4_LPM,
+    TRUSTED_PORTS,
+    CLASSIFY,
+    VQ_WEIGHT,
+    WRR_LEVEL_QUEUE,
+    ECN_THRESHOLD,
+    CLASS_RATES,
+    FEEDBACK_SESSION,
+)
+ALL_REGISTERS = (VQ_USED, VQ_LEVEL, SOJOURN_SUM_NS, SOJOURN_PKTS)
+ALL_COUNTERS = (CLASS_COUNTERS, UNTRUSTED_FEEDBACK_DROPS)

@@ -1,0 +1,66 @@
+"""Keep an app's intended state on a switch across restarts and outages."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from .errors import SwitchUnavailable
+from .switch import Switch
+
+log = logging.getLogger("tofcc.supervisor")
+T = TypeVar("T")
+
+
+class App(Protocol):
+    switch: Switch
+
+    def push_all(self) -> None: ...
+
+
+class Supervisor:
+    """Run app operations; on SwitchUnavailable reconnect with exponential
+    backoff, re-push the whole intended state, then retry the operation."""
+
+    def __init__(
+        self,
+        app: App,
+        first_delay_s: float = 0.5,
+        max_delay_s: float = 30.0,
+        max_attempts: int = 0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.app = app
+        self.first_delay_s = first_delay_s
+        self.max_delay_s = max_delay_s
+        self.max_attempts = max_attempts  # 0: keep trying
+        self.sleep = sleep
+        self.reconnects = 0
+
+    def reconnect(self) -> None:
+        delay = self.first_delay_s
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                self.app.switch.connect()
+                self.app.push_all()
+                self.reconnects += 1
+                log.warning("reconnected after %d attempt(s); intended state re-pushed", attempt)
+                return
+            except SwitchUnavailable as exc:
+                if self.max_attempts and attempt >= self.max_attempts:
+                    raise
+                log.warning("switch unavailable (%s); retrying in %.1fs", exc, delay)
+                self.sleep(delay)
+                delay = min(delay * 2, self.max_delay_s)
+
+    def run(self, op: Callable[[], T]) -> T:
+        while True:
+            try:
+                return op()
+            except SwitchUnavailable as exc:
+                log.warning("lost the switch: %s", exc)
+                self.reconnect()

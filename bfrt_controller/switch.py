@@ -1,0 +1,116 @@
+"""The one interface every tofino-cc app uses to talk to a switch.
+
+Two backends implement it: BF-Runtime (a real switch or tofino-model) and
+the reference model. A batch of writes is all-or-nothing on both: if any
+write is refused, the ones before it are undone and WriteError names the
+refused one.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from hw_profiles import HwProfile
+from models.switch.core import Match
+
+EntryOp = Literal["insert", "modify", "upsert", "delete", "default"]
+
+
+@dataclass(frozen=True)
+class EntryWrite:
+    """One match-action entry operation, by P4 names."""
+
+    table: str
+    key: Mapping[str, Match] = field(default_factory=dict)
+    action: str | None = None
+    data: Mapping[str, int] = field(default_factory=dict)
+    priority: int = 0
+    op: EntryOp = "upsert"
+
+    def describe(self) -> str:
+        return f"{self.op} {self.table} {dict((k, v.value) for k, v in self.key.items())}"
+
+
+@dataclass(frozen=True)
+class RegisterWrite:
+    register: str
+    index: int
+    value: int
+
+    def describe(self) -> str:
+        return f"{self.register}[{self.index}] = {self.value}"
+
+
+@dataclass(frozen=True)
+class MirrorSessionWrite:
+    sid: int
+    port: int
+    max_pkt_len: int = 0
+    direction: Literal["INGRESS", "EGRESS", "BOTH"] = "EGRESS"
+    delete: bool = False
+
+    def describe(self) -> str:
+        return f"{'delete ' if self.delete else ''}mirror session {self.sid} -> port {self.port}"
+
+
+@dataclass(frozen=True)
+class TmQueueWrite:
+    """Traffic-manager DWRR weight of (port, queue) - tm.queue.sched_cfg."""
+
+    port: int
+    queue: int
+    dwrr_weight: int
+
+    def describe(self) -> str:
+        return f"tm dwrr_weight port {self.port} queue {self.queue} = {self.dwrr_weight}"
+
+
+Write = EntryWrite | RegisterWrite | MirrorSessionWrite | TmQueueWrite
+
+
+@dataclass(frozen=True)
+class EntryState:
+    action: str
+    data: dict[str, int]
+
+
+class Switch(ABC):
+    """A switch running one tofino-cc program."""
+
+    def __init__(self, program: str, profile: HwProfile) -> None:
+        self.program = program
+        self.profile = profile
+
+    @abstractmethod
+    def connect(self) -> None:
+        """(Re)establish the session; raise SwitchUnavailable if it cannot."""
+
+    def close(self) -> None:  # noqa: B027 - optional for backends without sessions
+        """Release the session."""
+
+    @abstractmethod
+    def write(self, writes: Sequence[Write]) -> None:
+        """Apply every write or none (WriteError names the refused one)."""
+
+    @abstractmethod
+    def read_register(self, name: str, index: int) -> int: ...
+
+    @abstractmethod
+    def read_counter(self, name: str, index: int) -> tuple[int, int]:
+        """(packets, bytes)."""
+
+    @abstractmethod
+    def read_entry(
+        self, table: str, key: Mapping[str, Match], priority: int = 0
+    ) -> EntryState | None:
+        """The entry's action and data, or None when there is no such entry."""
+
+    @abstractmethod
+    def read_tm_weight(self, port: int, queue: int) -> int: ...
+
+    @property
+    def description(self) -> str:
+        return f"{type(self).__name__}({self.program} on {self.profile.chip})"

@@ -1,0 +1,24 @@
+"""`--target model` or `--target grpc://HOST:PORT` -> a Switch."""
+
+from __future__ import annotations
+
+from hw_profiles import HwProfile
+
+from .errors import ConfigError
+from .switch import Switch
+
+
+def open_switch(target: str, program: str, profile: HwProfile) -> Switch:
+    if target == "model":
+        from .backends.model import ModelSwitch
+
+        return ModelSwitch(program, profile)
+    if target.startswith("grpc://"):
+        address = target.removeprefix("grpc://")
+        host, _, port = address.rpartition(":")
+        if not host or not port.isdigit():
+            raise ConfigError("--target", f"expected grpc://HOST:PORT, got {target!r}")
+        from .backends.bfrt import BfrtSwitch
+
+        return BfrtSwitch(program, profile, address=address)
+    raise ConfigError("--target", f"expected 'model' or grpc://HOST:PORT, got {target!r}")

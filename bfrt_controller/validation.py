@@ -1,0 +1,43 @@
+"""Turn pydantic's errors into ConfigError naming the field, e.g. classes[1].queue."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from .errors import ConfigError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "(top level)"
+
+
+def parse_model(model: type[M], raw: Any, source: str = "") -> M:
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        prefix = f"{source}: " if source else ""
+        msg = err["msg"].removeprefix("Value error, ")
+        raise ConfigError(f"{prefix}{field_path(tuple(err['loc']))}", msg) from None
+
+
+def load_yaml(path: str | Path) -> Any:
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(str(path), "no such file") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(str(path), f"not valid YAML: {exc}") from None

@@ -1,0 +1,75 @@
+"""Turn a program's vector files into tests: PTF classes under the SDE's PTF
+runner, or pytest tests skipped with the reason when the SDE is absent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from models.vectors.format import (  # noqa: E402
+    DEFAULT_VECTOR_ROOT,
+    Vector,
+    VectorFile,
+    load_vector_file,
+    vector_files,
+)
+
+MISSING = [m for m in ("ptf", "bfrt_grpc") if importlib.util.find_spec(m) is None]
+UNDER_PYTEST = "pytest" in sys.modules and "PTF_RUN" not in os.environ
+
+
+def skip_reason() -> str:
+    if MISSING:
+        return f"needs the Intel SDE: {', '.join(MISSING)} not installed"
+    return "PTF vectors run through ptf_tests/run_ptf.sh against tofino-model or a switch"
+
+
+def load_program_vectors(program: str) -> list[tuple[VectorFile, Vector]]:
+    cases = []
+    for path in vector_files(DEFAULT_VECTOR_ROOT, program):
+        vfile = load_vector_file(path)
+        cases.extend((vfile, v) for v in vfile.vectors)
+    return cases
+
+
+def make_ptf_classes(program: str, namespace: dict[str, Any]) -> int:
+    """Define one BfRuntimeTest class per vector in `namespace`; return the count."""
+    import ptf.testutils as testutils  # type: ignore[import-not-found]
+    from bfruntime_client_base_tests import BfRuntimeTest  # type: ignore[import-not-found]
+
+    from hw_profiles import load_profile
+    from models.switch.registry import PROGRAMS, make_model
+    from models.vectors.runner import run_vector
+    from ptf_tests.common.bfrt_target import BfrtTarget
+
+    arch = testutils.test_param_get("arch", default="tofino")
+    chip = "tofino2" if arch in ("tofino2", "tf2") else "tofino"
+    info = PROGRAMS[program]
+    cases = load_program_vectors(program)
+    for vfile, vector in cases:
+
+        def set_up(self: Any) -> None:
+            BfRuntimeTest.setUp(self, 0, program)
+            self.bfrt_info = self.interface.bfrt_info_get(program)
+
+        def run_test(self: Any, vfile: VectorFile = vfile, vector: Vector = vector) -> None:
+            model = make_model(program, load_profile(chip))
+            target = BfrtTarget(self, self.bfrt_info, model)
+            try:
+                run_vector(target, vfile, vector, info.queue_hook)
+            finally:
+                target.reset()
+
+        name = f"{program.capitalize()}_{vector.name}"
+        namespace[name] = type(name, (BfRuntimeTest,), {"setUp": set_up, "runTest": run_test})
+    nfiles = len(vector_files(DEFAULT_VECTOR_ROOT, program))
+    print(f"{program}: {len(cases)} vectors from {nfiles} files")
+    return len(cases)

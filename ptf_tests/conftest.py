@@ -1,0 +1,13 @@
+"""pytest side of ptf_tests/: report how many vectors the PTF modules carry."""
+
+from __future__ import annotations
+
+from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file, vector_files
+
+
+def pytest_report_header() -> list[str]:
+    lines = []
+    for path in vector_files(DEFAULT_VECTOR_ROOT):
+        n = len(load_vector_file(path).vectors)
+        lines.append(f"ptf vectors: {path.parent.name}/{path.name}: {n}")
+    return lines

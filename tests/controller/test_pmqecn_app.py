@@ -1,0 +1,195 @@
+"""The PMQECN app on the model backend: batches, rollback, restart, reads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pytest
+
+from bfrt_controller.backends.model import ModelSwitch
+from bfrt_controller.errors import ConfigError, SwitchUnavailable, WriteError
+from bfrt_controller.pmqecn import names as n
+from bfrt_controller.pmqecn.app import PmqecnApp
+from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, load_config
+from bfrt_controller.supervisor import Supervisor
+from bfrt_controller.switch import EntryWrite, Write
+from hw_profiles import load_profile
+from models.switch.core import Match
+
+
+class CountingSwitch(ModelSwitch):
+    """Counts batches; can fail like a switch that went away."""
+
+    def __init__(self) -> None:
+        super().__init__("pmqecn", load_profile("tofino"))
+        self.batches: list[int] = []
+        self.down = 0  # calls left that raise SwitchUnavailable
+
+    def _gone(self) -> None:
+        if self.down:
+            self.down -= 1
+            raise SwitchUnavailable("switch restarting")
+
+    def connect(self) -> None:
+        self._gone()
+
+    def write(self, writes: Sequence[Write]) -> None:
+        self._gone()
+        self.batches.append(len(writes))
+        super().write(writes)
+
+    def read_counter(self, name: str, index: int) -> tuple[int, int]:
+        self._gone()
+        return super().read_counter(name, index)
+
+
+@pytest.fixture
+def app() -> PmqecnApp:
+    a = PmqecnApp(CountingSwitch(), load_config(DEFAULT_CONFIG))
+    a.push_all()
+    return a
+
+
+def threshold(app: PmqecnApp, cid: int) -> int:
+    e = app.switch.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(cid)})
+    assert e is not None
+    return e.data["threshold_cells"]
+
+
+def test_push_all_is_one_batch(app: PmqecnApp) -> None:
+    sw = app.switch
+    assert isinstance(sw, CountingSwitch)
+    assert sw.batches == [len(app.intended_writes())]
+    assert [r["threshold_cells"] for r in app.status()] == [20, 40, 60]
+
+
+def test_set_thresholds_writes_one_batch(app: PmqecnApp) -> None:
+    changes = app.set_thresholds({1: 30, 3: 90})
+    assert {(c.class_id, c.new) for c in changes} == {(1, 30), (3, 90)}
+    assert (threshold(app, 1), threshold(app, 3)) == (30, 90)
+    assert isinstance(app.switch, CountingSwitch)
+    assert len(app.switch.batches) == 2
+
+
+def test_invalid_threshold_writes_nothing(app: PmqecnApp) -> None:
+    sw = app.switch
+    assert isinstance(sw, CountingSwitch)
+    before = list(sw.batches)
+    with pytest.raises(ConfigError, match="class 3 threshold_cells"):
+        app.set_thresholds({1: 30, 3: 1 << 20})
+    assert sw.batches == before
+    assert threshold(app, 1) == 20
+    with pytest.raises(ConfigError, match="no class with id 9"):
+        app.set_thresholds({9: 1})
+    with pytest.raises(ConfigError, match="class 2 weight"):
+        app.set_weights({2: 0})
+
+
+def test_refused_batch_leaves_previous_state(app: PmqecnApp) -> None:
+    """A batch whose last write the switch refuses leaves nothing of it applied."""
+    good = EntryWrite(
+        n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(1)}, n.SET_THRESHOLD,
+        {"threshold_cells": 5, "mark_original": 0},
+    )  # fmt: skip
+    bad = EntryWrite(
+        n.VQ_WEIGHT, {n.K_VQ_ID: Match(2)}, n.WRR, {"weight": 1 << 16, "last_level": 2}
+    )
+    with pytest.raises(WriteError, match=r"write #1 .*weight.*16 bits.*rolled back"):
+        app.switch.write([good, bad])
+    assert threshold(app, 1) == 20
+
+
+def test_app_keeps_intended_state_when_switch_refuses(app: PmqecnApp) -> None:
+    sw = app.switch
+    assert isinstance(sw, CountingSwitch)
+    original = sw.write
+
+    def refuse(writes: Sequence[Write]) -> None:
+        raise WriteError(0, "x", "refused")
+
+    sw.write = refuse  # type: ignore[method-assign]
+    with pytest.raises(WriteError):
+        app.set_thresholds({1: 33})
+    sw.write = original  # type: ignore[method-assign]
+    assert app.live[1].threshold_cells == 20
+
+
+def test_restart_then_reconnect_repushes_everything(app: PmqecnApp) -> None:
+    sw = app.switch
+    assert isinstance(sw, CountingSwitch)
+    app.set_thresholds({2: 44})
+    sw.restart()  # the switch rebooted: tables empty
+    assert sw.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(2)}) is None
+    sw.down = 3  # unreachable for a while
+    sleeps: list[float] = []
+    sup = Supervisor(app, first_delay_s=0.5, sleep=sleeps.append)
+    rows = sup.run(app.status)
+    assert sleeps == [0.5, 1.0]  # exponential backoff while down
+    assert sup.reconnects == 1
+    assert [r["threshold_cells"] for r in rows] == [20, 44, 60]  # operator change survived
+
+
+def test_supervisor_gives_up_after_max_attempts(app: PmqecnApp) -> None:
+    sw = app.switch
+    assert isinstance(sw, CountingSwitch)
+    sw.down = 100
+    sup = Supervisor(app, sleep=lambda s: None, max_attempts=3)
+    with pytest.raises(SwitchUnavailable):
+        sup.run(app.status)
+
+
+def test_sample_measures_rates_and_sojourn(app: PmqecnApp) -> None:
+    from bfrt_controller.pmqecn.demo import FLOWS, inject_depth
+
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    app.sample(10.0)
+    inject_depth(sw, 0, 3000)
+    data = bytes(FLOWS["video"].packet())
+    for _ in range(50):
+        sw.model.send(2, data)
+    samples = {s.class_id: s for s in app.sample(10.5)}
+    assert samples[2].rate_pps == pytest.approx(100.0)
+    assert samples[2].mean_sojourn_ns == pytest.approx(3000.0)
+    assert samples[1].rate_pps == 0.0
+    # read-and-clear: the accumulators start again from zero
+    assert sw.read_register(n.SOJOURN_PKTS, 2) == 0
+
+
+def test_counter_reset_by_restart_is_not_a_negative_rate(app: PmqecnApp) -> None:
+    from bfrt_controller.pmqecn.demo import FLOWS
+
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    data = bytes(FLOWS["voice"].packet())
+    for _ in range(30):
+        sw.model.send(1, data)
+    app.sample(1.0)
+    sw.restart()
+    app.push_all()
+    for _ in range(5):
+        sw.model.send(1, data)
+    s = {s.class_id: s for s in app.sample(2.0)}
+    assert s[1].packets == 5 and s[1].rate_pps == pytest.approx(5.0)
+
+
+def test_tm_dwrr_mode_writes_tm_weights_not_p4() -> None:
+    import yaml
+
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["scheduling"] = {"mode": "tm_dwrr", "egress_ports": [4]}
+    from bfrt_controller.pmqecn.config import parse_config
+
+    a = PmqecnApp(CountingSwitch(), parse_config(raw))
+    a.push_all()
+    sw = a.switch
+    assert isinstance(sw, ModelSwitch)
+    assert sw.tm_weights == {(4, 0): 6, (4, 1): 5, (4, 2): 5}
+    assert sw.model.table(n.VQ_WEIGHT).entries == []
+    a.set_weights({1: 9})
+    assert sw.read_tm_weight(4, 0) == 9
+
+
+def test_chip_mismatch_is_refused() -> None:
+    with pytest.raises(ConfigError, match="config is for tofino but the switch is tofino2"):
+        PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino2")), load_config(DEFAULT_CONFIG))
