@@ -1,0 +1,691 @@
+"""BF-Runtime backend: a real switch or tofino-model, through the SDE's bfrt_grpc client.
+
+A batch of writes is applied in four steps so that it is all-or-nothing even
+though BF-Runtime is only atomic within one call to one table:
+
+1. check: every write is checked against the reference model (names, bit
+   widths) and turned into the client's key/data objects (which checks the
+   names against bfrt_info) - nothing is sent yet;
+2. snapshot: the prior state of every entry, default entry, register cell,
+   mirror session and TM queue the batch touches is read;
+3. apply: consecutive writes to the same table (same call, same pipe) go as
+   one batched call with ROLLBACK_ON_ERROR, so the switch undoes a refused
+   call itself;
+4. undo: if a call is refused, every earlier call is reverted from the
+   snapshot (inserted entries deleted, deleted ones re-added, modified ones,
+   default entries, registers and TM weights put back), newest first.
+
+A switch that goes away (UNAVAILABLE, connection reset, stream torn down)
+raises SwitchUnavailable; the caller reconnects with connect(). If that
+happens in the middle of a batch, nothing can be undone: the switch state is
+whatever it kept (nothing, if it rebooted), and the caller must re-sync.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import glob
+import importlib
+import os
+import queue
+import sys
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from hw_profiles import HwProfile
+from models.switch.core import Match, P4ModelError, Table
+from models.switch.registry import make_model
+
+from ..errors import ControllerError, SdeMissing, SwitchUnavailable, WriteError
+from ..switch import (
+    EntryState,
+    EntryWrite,
+    MirrorSessionWrite,
+    RegisterWrite,
+    Switch,
+    TmQueueWrite,
+    Write,
+)
+from .model import MAX_DWRR_WEIGHT
+
+ALL_PIPES = 0xFFFF
+MIRROR_TABLE = "$mirror.cfg"
+# The model's limit for $max_pkt_len, so both backends refuse the same sessions.
+MAX_MIRROR_PKT_LEN = 0x3FFF
+MATCH_PRIORITY_BITS = 32
+# google.rpc.Code.NOT_FOUND, as carried in per-update errors.
+CODE_NOT_FOUND = 5
+# Text of gRPC errors that mean the switch, not the request, is the problem.
+_GONE_HINTS = (
+    "connection reset",
+    "socket closed",
+    "stream removed",
+    "closed channel",
+    "failed to connect",
+)
+_MIRROR_FIELDS = (
+    "$direction",
+    "$session_enable",
+    "$ucast_egress_port",
+    "$ucast_egress_port_valid",
+    "$max_pkt_len",
+)
+
+
+def load_bfrt_client() -> Any:
+    """Import the SDE's `bfrt_grpc.client`, from $SDE_INSTALL when it is set."""
+    sde = os.environ.get("SDE_INSTALL")
+    if sde:
+        for site in sorted(glob.glob(os.path.join(sde, "lib", "python3*", "site-packages"))):
+            for path in (os.path.join(site, "tofino"), os.path.join(site, "tofino", "bfrt_grpc")):
+                if os.path.isdir(path) and path not in sys.path:
+                    sys.path.insert(0, path)
+    try:
+        return importlib.import_module("bfrt_grpc.client")
+    # An SDE built for another Python or protobuf fails with more than ImportError.
+    except Exception as exc:
+        where = (
+            f"$SDE_INSTALL={sde} has no usable lib/python3*/site-packages/tofino/bfrt_grpc"
+            if sde
+            else "$SDE_INSTALL is not set"
+        )
+        raise SdeMissing(
+            f"the BF-Runtime backend needs the SDE's Python client bfrt_grpc.client "
+            f"({type(exc).__name__}: {exc}); {where}. Install the Intel P4 Studio SDE "
+            "(open-p4studio) and set SDE_INSTALL to its install directory (its grpcio and "
+            "protobuf in this Python), or use the model backend"
+        ) from exc
+
+
+def _uint_error(what: str, value: Any, bits: int) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{what}: expected an integer, got {value!r}"
+    if not 0 <= value < (1 << bits):
+        return f"{what}: value {value} does not fit in {bits} bits"
+    return None
+
+
+def _require_uint(what: str, value: Any, bits: int) -> None:
+    err = _uint_error(what, value, bits)
+    if err:
+        raise P4ModelError(err)
+
+
+def _message(exc: BaseException) -> str:
+    # str(KeyError) quotes its argument; the argument is the message.
+    if isinstance(exc, KeyError) and exc.args:
+        return str(exc.args[0])
+    return str(exc) or type(exc).__name__
+
+
+SlotKind = Literal["entry", "default", "register", "tm"]
+
+
+@dataclass
+class _Slot:
+    """One thing a batch changes, and its state before the batch."""
+
+    kind: SlotKind
+    table: str
+    pipe: int
+    key: Any = None  # the client's key object; None for a default entry
+    action: str | None = None  # action of `prior` (entries and default entries)
+    prior: Any = None  # entry: {field: value} or None if absent; register: per-pipe list
+    present: bool = False  # entries: exists on the switch before the batch
+
+
+@dataclass
+class _Op:
+    """One write of the batch as a BF-Runtime call on one entry."""
+
+    index: int
+    what: str
+    table: str
+    intent: str  # insert | modify | upsert | delete | default | register | mirror | tm
+    slot_id: Hashable
+    pipe: int = ALL_PIPES
+    key: Any = None
+    data: Any = None
+    call: str = ""  # the _Table method, chosen once the prior state is known
+    present_after: bool = False
+    tm: tuple[int, int] | None = None  # (port, queue) until the key is resolved
+
+
+@dataclass
+class _Group:
+    table: str
+    call: str
+    pipe: int
+    ops: list[_Op] = field(default_factory=list)
+
+
+class BfrtSwitch(Switch):
+    """A switch reached over BF-Runtime gRPC.
+
+    Registers are per pipe on the device. read_register returns the sum over
+    the pipes unless `pipe` is given: the registers the controller reads are
+    accumulators that start at 0 (sojourn sum and packet count per class), so
+    the sum is the device-wide value and sum/count the right mean even when a
+    class leaves through several pipes; a cell only one pipe touches reads as
+    that pipe's value. read_register_pipes returns every pipe's value. Writes
+    go to all pipes. Counters are read summed over pipes, as BF-Runtime does.
+    """
+
+    def __init__(
+        self,
+        program: str,
+        profile: HwProfile,
+        address: str = "localhost:50052",
+        device_id: int = 0,
+        client_module: Any = None,
+    ) -> None:
+        super().__init__(program, profile)
+        self.address = address
+        self.device_id = device_id
+        self.gc: Any = client_module if client_module is not None else load_bfrt_client()
+        # Declarations only (names, widths, sizes): the switch holds the state.
+        self.model = make_model(program, profile)
+        self.tm_prefix = "tf2" if profile.chip == "tofino2" else "tf1"
+        self._client: Any = None
+        self._info: Any = None
+
+    # -- session -------------------------------------------------------------
+    def connect(self) -> None:
+        # A stale session would keep client_id 0 taken on the server.
+        self.close()
+        try:
+            client = self.gc.ClientInterface(self.address, client_id=0, device_id=self.device_id)
+        except Exception as exc:
+            raise SwitchUnavailable(
+                f"cannot reach BF-Runtime at {self.address} (device {self.device_id}): "
+                f"{_message(exc)}"
+            ) from exc
+        try:
+            info = client.bfrt_info_get(self.program)
+            client.bind_pipeline_config(self.program)
+        except Exception as exc:
+            self._tear_down(client)
+            raise SwitchUnavailable(
+                f"BF-Runtime at {self.address} cannot bind program '{self.program}': "
+                f"{_message(exc)}"
+            ) from exc
+        self._client, self._info = client, info
+
+    def close(self) -> None:
+        client, self._client, self._info = self._client, None, None
+        if client is not None:
+            self._tear_down(client)
+
+    @staticmethod
+    def _tear_down(client: Any) -> None:
+        # The session may already be dead; there is nothing left to release then.
+        with contextlib.suppress(Exception):
+            client.tear_down_stream()
+
+    def _bfrt(self) -> Any:
+        if self._info is None:
+            raise SwitchUnavailable(f"not connected to BF-Runtime at {self.address}; connect()")
+        return self._info
+
+    def _target(self, pipe: int = ALL_PIPES) -> Any:
+        return self.gc.Target(device_id=self.device_id, pipe_id=pipe)
+
+    def _stream_died(self) -> bool:
+        q = getattr(self._client, "exception_q", None)
+        return isinstance(q, queue.Queue) and not q.empty()
+
+    def _gone(self, exc: BaseException) -> bool:
+        rpc = getattr(exc, "grpc_error", None)
+        code = rpc.code() if rpc is not None and hasattr(rpc, "code") else None
+        if getattr(code, "name", None) == "UNAVAILABLE":
+            return True
+        details = rpc.details() if rpc is not None and hasattr(rpc, "details") else ""
+        text = f"{details} {exc}".lower()
+        return any(h in text for h in _GONE_HINTS) or self._stream_died()
+
+    def _rpc(self, fn: Callable[[], Any]) -> Any:
+        """Run one RPC; a vanished switch becomes SwitchUnavailable."""
+        try:
+            return fn()
+        except Exception as exc:
+            if self._gone(exc):
+                raise SwitchUnavailable(
+                    f"lost BF-Runtime at {self.address}: {_message(exc)}; reconnect"
+                ) from exc
+            raise
+
+    @staticmethod
+    def _not_found(exc: BaseException) -> bool:
+        subs = getattr(exc, "errors", None) or []
+        if any(getattr(e, "canonical_code", None) == CODE_NOT_FOUND for _, e in subs):
+            return True
+        rpc = getattr(exc, "grpc_error", None)
+        code = rpc.code() if rpc is not None and hasattr(rpc, "code") else None
+        return getattr(code, "name", None) == "NOT_FOUND" or "not found" in str(exc).lower()
+
+    def _get(self, table: str, key: Any, pipe: int = ALL_PIPES, from_hw: bool = False) -> Any:
+        """The entry's data object, or None when the switch has no such entry."""
+        t = self._bfrt().table_get(table)
+
+        def read() -> Any:
+            for item in t.entry_get(self._target(pipe), [key], {"from_hw": from_hw}):
+                return item[0]
+            return None
+
+        try:
+            return self._rpc(read)
+        except SwitchUnavailable:
+            raise
+        except Exception as exc:
+            if self._not_found(exc):
+                return None
+            raise ControllerError(f"reading {table} failed: {_message(exc)}") from exc
+
+    def _get_default(self, table: str) -> Any:
+        t = self._bfrt().table_get(table)
+
+        def read() -> Any:
+            for item in t.default_entry_get(self._target()):
+                return item[0]
+            return None
+
+        try:
+            return self._rpc(read)
+        except SwitchUnavailable:
+            raise
+        except Exception as exc:
+            raise ControllerError(f"reading the default of {table} failed: {exc}") from exc
+
+    # -- building keys and data ----------------------------------------------
+    def _data_tuple(self, name: str, value: Any) -> Any:
+        if isinstance(value, bool):
+            return self.gc.DataTuple(name, bool_val=value)
+        if isinstance(value, str):
+            return self.gc.DataTuple(name, str_val=value)
+        return self.gc.DataTuple(name, int(value))
+
+    def _make_data(self, table: str, values: Mapping[str, Any], action: str | None) -> Any:
+        t = self._bfrt().table_get(table)
+        return t.make_data([self._data_tuple(n, v) for n, v in values.items()], action)
+
+    def _entry_key(self, t: Table, key: Mapping[str, Match], priority: int) -> tuple[Any, tuple]:
+        """(client key, identity) of a match entry; raises on bad names or widths."""
+        nkey = t._normalise_key(dict(key))
+        fields = []
+        for name, m in nkey.items():
+            if m.mask is not None:
+                fields.append(self.gc.KeyTuple(name, m.value, mask=m.mask))
+            elif m.prefix_len is not None:
+                fields.append(self.gc.KeyTuple(name, m.value, prefix_len=m.prefix_len))
+            else:
+                fields.append(self.gc.KeyTuple(name, m.value))
+        ident: tuple = tuple(sorted((n, m.value, m.mask, m.prefix_len) for n, m in nkey.items()))
+        if t.needs_priority:
+            _require_uint(f"{t.name}: $MATCH_PRIORITY", priority, MATCH_PRIORITY_BITS)
+            fields.append(self.gc.KeyTuple("$MATCH_PRIORITY", priority))
+            ident = (*ident, priority)
+        return self._bfrt().table_get(t.name).make_key(fields), ident
+
+    # -- step 1: check ---------------------------------------------------------
+    def _check(self, i: int, w: Write) -> tuple[_Op, _Slot | None]:
+        """Validate one write without touching the switch."""
+        if isinstance(w, EntryWrite):
+            return self._check_entry(i, w)
+        if isinstance(w, RegisterWrite):
+            return self._check_register(i, w)
+        if isinstance(w, MirrorSessionWrite):
+            return self._check_mirror(i, w)
+        return self._check_tm(i, w)
+
+    def _check_entry(self, i: int, w: EntryWrite) -> tuple[_Op, _Slot | None]:
+        t = self.model.table(w.table)
+        action, data = w.action or "", dict(w.data)
+        if w.op == "default":
+            if w.key:
+                raise P4ModelError(f"{w.table}: a default entry has no key")
+            t._check_action(action, data)
+            op = _Op(i, w.describe(), w.table, "default", ("default", w.table))
+            op.data = self._make_data(w.table, data, action)
+            return op, _Slot("default", w.table, ALL_PIPES)
+        key, ident = self._entry_key(t, w.key, w.priority)
+        op = _Op(i, w.describe(), w.table, w.op, ("entry", w.table, ident), key=key)
+        if w.op != "delete":
+            t._check_action(action, data)
+            op.data = self._make_data(w.table, data, action)
+        return op, _Slot("entry", w.table, ALL_PIPES, key=key)
+
+    def _check_register(self, i: int, w: RegisterWrite) -> tuple[_Op, _Slot | None]:
+        r = self.model.register(w.register)
+        if isinstance(w.index, bool) or not isinstance(w.index, int) or not 0 <= w.index < r.size:
+            raise P4ModelError(f"{r.name}: index {w.index!r} outside 0..{r.size - 1}")
+        _require_uint(f"{r.name}[{w.index}]", w.value, r.width)
+        key = self._register_key(r.name, w.index)
+        op = _Op(i, w.describe(), r.name, "register", ("register", r.name, w.index), key=key)
+        op.data = self._make_data(r.name, {f"{r.name}.f1": w.value}, None)
+        return op, _Slot("register", r.name, ALL_PIPES, key=key)
+
+    def _register_key(self, name: str, index: int) -> Any:
+        t = self._bfrt().table_get(name)
+        return t.make_key([self.gc.KeyTuple("$REGISTER_INDEX", index)])
+
+    def _check_mirror(self, i: int, w: MirrorSessionWrite) -> tuple[_Op, _Slot | None]:
+        p = self.profile
+        if not p.valid_mirror_session(w.sid):
+            raise P4ModelError(
+                f"{MIRROR_TABLE}: $sid {w.sid} outside "
+                f"{p.mirror_session_min}..{p.mirror_session_max} on {p.chip}"
+            )
+        key = self._bfrt().table_get(MIRROR_TABLE).make_key([self.gc.KeyTuple("$sid", w.sid)])
+        op = _Op(i, w.describe(), MIRROR_TABLE, "mirror", ("entry", MIRROR_TABLE, w.sid), key=key)
+        if w.delete:
+            op.intent = "delete"
+        else:
+            if not 0 <= w.port <= p.max_port:
+                raise P4ModelError(f"{MIRROR_TABLE}: $ucast_egress_port {w.port} invalid")
+            if not 0 <= w.max_pkt_len <= MAX_MIRROR_PKT_LEN:
+                raise P4ModelError(f"{MIRROR_TABLE}: $max_pkt_len {w.max_pkt_len} invalid")
+            if w.direction not in ("INGRESS", "EGRESS", "BOTH"):
+                raise P4ModelError(f"{MIRROR_TABLE}: $direction {w.direction!r} invalid")
+            values = {
+                "$direction": w.direction,
+                "$session_enable": True,
+                "$ucast_egress_port": w.port,
+                "$ucast_egress_port_valid": True,
+                "$max_pkt_len": w.max_pkt_len,
+            }
+            op.data = self._make_data(MIRROR_TABLE, values, "$normal")
+        return op, _Slot("entry", MIRROR_TABLE, ALL_PIPES, key=key)
+
+    def _check_tm(self, i: int, w: TmQueueWrite) -> tuple[_Op, _Slot | None]:
+        p = self.profile
+        sched = f"{self.tm_prefix}.tm.queue.sched_cfg"
+        if not 0 <= w.port <= p.max_port:
+            raise P4ModelError(f"{sched}: port {w.port} invalid")
+        if not 0 <= w.queue <= p.max_queue_id:
+            raise P4ModelError(f"{sched}: queue {w.queue} invalid")
+        if isinstance(w.dwrr_weight, bool) or not 1 <= w.dwrr_weight <= MAX_DWRR_WEIGHT:
+            raise P4ModelError(f"{sched}: dwrr_weight {w.dwrr_weight} invalid")
+        op = _Op(i, w.describe(), sched, "tm", None, pipe=w.port >> 7, tm=(w.port, w.queue))
+        op.data = self._make_data(sched, {"dwrr_weight": w.dwrr_weight}, None)
+        # The (pg_id, pg_queue) key needs a read of tm.port.cfg: step 2.
+        return op, None
+
+    # -- step 2: snapshot ------------------------------------------------------
+    def _tm_queue(self, port: int, queue_id: int) -> tuple[int, Any, tuple[int, int]]:
+        """(pipe, sched_cfg key, (pg_id, pg_queue)) of a port's queue, from tm.port.cfg."""
+        pipe = port >> 7
+        port_table = f"{self.tm_prefix}.tm.port.cfg"
+        pt = self._bfrt().table_get(port_table)
+        data = self._get(port_table, pt.make_key([self.gc.KeyTuple("dev_port", port)]), pipe)
+        if data is None:
+            raise P4ModelError(f"{port_table}: no dev_port {port} on this device")
+        cfg = data.to_dict()
+        queues = list(cfg["egress_qid_queues"])
+        if not 0 <= queue_id < len(queues):
+            raise P4ModelError(
+                f"{port_table}: dev_port {port} has {len(queues)} queues, no queue {queue_id}"
+            )
+        pg = (int(cfg["pg_id"]), int(queues[queue_id]))
+        st = self._bfrt().table_get(f"{self.tm_prefix}.tm.queue.sched_cfg")
+        key = st.make_key([self.gc.KeyTuple("pg_id", pg[0]), self.gc.KeyTuple("pg_queue", pg[1])])
+        return pipe, key, pg
+
+    def _read_prior(self, slot: _Slot) -> None:
+        if slot.kind == "default":
+            data = self._get_default(slot.table)
+            d = data.to_dict()
+            slot.action = d["action_name"]
+            slot.prior = self._action_values(slot.table, slot.action, d)
+        elif slot.kind == "entry":
+            data = self._get(slot.table, slot.key)
+            slot.present = data is not None
+            if data is not None:
+                d = data.to_dict()
+                slot.action = d["action_name"]
+                slot.prior = self._action_values(slot.table, slot.action, d)
+        elif slot.kind == "register":
+            data = self._get(slot.table, slot.key, from_hw=True)
+            if data is None:
+                raise ControllerError(f"{slot.table}: register cell vanished")
+            value = data.to_dict()[f"{slot.table}.f1"]
+            slot.prior = [int(v) for v in value] if isinstance(value, list) else [int(value)]
+        else:
+            data = self._get(slot.table, slot.key, slot.pipe)
+            if data is None:
+                raise ControllerError(f"{slot.table}: TM queue vanished")
+            slot.prior = {"dwrr_weight": int(data.to_dict()["dwrr_weight"])}
+
+    def _action_values(self, table: str, action: str | None, d: Mapping[str, Any]) -> dict:
+        """The fields to write back for `action`: its parameters, or the mirror fields."""
+        if table == MIRROR_TABLE:
+            return {n: d[n] for n in _MIRROR_FIELDS if n in d}
+        try:
+            params = self.model.table(table).actions[action or ""].params
+        except (P4ModelError, KeyError):
+            params = ()
+        return {n: int(d[n]) for n, _ in params if n in d}
+
+    # -- step 3: apply ---------------------------------------------------------
+    @staticmethod
+    def _choose_calls(ops: list[_Op], slots: Mapping[Hashable, _Slot]) -> None:
+        """Pick each op's call, following whether its entry exists through the batch."""
+        present = {sid: s.present for sid, s in slots.items()}
+        for op in ops:
+            exists = present.get(op.slot_id, False)
+            if op.intent == "insert":
+                op.call, exists = "entry_add", True
+            elif op.intent == "upsert":
+                op.call, exists = "entry_add_or_mod", True
+            elif op.intent == "delete":
+                op.call, exists = "entry_del", False
+            elif op.intent == "default":
+                op.call = "default_entry_set"
+            elif op.intent == "mirror":
+                # $mirror.cfg has no add-or-modify; pick by what the batch has done so far.
+                op.call, exists = ("entry_mod" if exists else "entry_add"), True
+            else:  # modify, register, tm
+                op.call = "entry_mod"
+            present[op.slot_id] = op.present_after = exists
+
+    @staticmethod
+    def _groups(ops: list[_Op]) -> list[_Group]:
+        groups: list[_Group] = []
+        for op in ops:
+            g = groups[-1] if groups else None
+            # A default entry is one call of its own: default_entry_set takes one data.
+            if (
+                g is None
+                or (g.table, g.call, g.pipe) != (op.table, op.call, op.pipe)
+                or op.call == "default_entry_set"
+            ):
+                g = _Group(op.table, op.call, op.pipe)
+                groups.append(g)
+            g.ops.append(op)
+        return groups
+
+    def _send(self, g: _Group) -> None:
+        t = self._bfrt().table_get(g.table)
+        target = self._target(g.pipe)
+        atomic = self.gc.bfruntime_pb2.WriteRequest.ROLLBACK_ON_ERROR
+        keys = [op.key for op in g.ops]
+        if g.call == "default_entry_set":
+            self._rpc(functools.partial(t.default_entry_set, target, g.ops[0].data))
+        elif g.call == "entry_del":
+            self._rpc(functools.partial(t.entry_del, target, keys, atomicity=atomic))
+        else:
+            datas = [op.data for op in g.ops]
+            call = getattr(t, g.call)
+            self._rpc(functools.partial(call, target, keys, datas, atomicity=atomic))
+
+    def write(self, writes: Sequence[Write]) -> None:
+        if not writes:
+            return
+        self._bfrt()
+        ops: list[_Op] = []
+        slots: dict[Hashable, _Slot] = {}
+        for i, w in enumerate(writes):
+            try:
+                op, slot = self._check(i, w)
+            # Model checks raise P4ModelError; the client's make_key/make_data
+            # raise KeyError/ValueError/TypeError/AssertionError for names it lacks.
+            except (P4ModelError, KeyError, ValueError, TypeError, AssertionError) as exc:
+                raise WriteError(i, w.describe(), _message(exc)) from None
+            ops.append(op)
+            if slot is not None:
+                slots.setdefault(op.slot_id, slot)
+        for op in ops:
+            if op.tm is not None:
+                try:
+                    op.pipe, op.key, pg = self._tm_queue(*op.tm)
+                except SwitchUnavailable:
+                    raise
+                # Nothing is written yet: a port or queue the switch lacks refuses the batch.
+                except (ControllerError, KeyError, ValueError, TypeError, AssertionError) as exc:
+                    raise WriteError(op.index, op.what, _message(exc)) from None
+                op.slot_id = ("tm", op.pipe, pg)
+                slots.setdefault(op.slot_id, _Slot("tm", op.table, op.pipe, key=op.key))
+        for slot in slots.values():
+            self._read_prior(slot)
+        self._choose_calls(ops, slots)
+        groups = self._groups(ops)
+        for n, g in enumerate(groups):
+            try:
+                self._send(g)
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                failed, why = self._refused_op(g, exc)
+                applied = [op for done in groups[:n] for op in done.ops]
+                self._undo(applied, slots, failed, why)
+                raise WriteError(failed.index, failed.what, why) from None
+
+    @staticmethod
+    def _refused_op(g: _Group, exc: BaseException) -> tuple[_Op, str]:
+        """The op the switch refused (by its per-update error) and why."""
+        for idx, err in getattr(exc, "errors", None) or []:
+            if isinstance(idx, int) and 0 <= idx < len(g.ops):
+                return g.ops[idx], getattr(err, "message", "") or _message(exc)
+        return g.ops[0], _message(exc)
+
+    # -- step 4: undo ----------------------------------------------------------
+    def _undo(
+        self, applied: list[_Op], slots: Mapping[Hashable, _Slot], failed: _Op, why: str
+    ) -> None:
+        """Put back every slot the applied ops touched, newest first."""
+        now: dict[Hashable, bool] = {}
+        order: list[Hashable] = []
+        for op in applied:
+            if op.slot_id not in now:
+                order.append(op.slot_id)
+            now[op.slot_id] = op.present_after
+        problems: list[str] = []
+        for sid in reversed(order):
+            slot = slots[sid]
+            try:
+                self._restore(slot, now[sid])
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                problems.append(f"{slot.table}: {_message(exc)}")
+        if problems:
+            raise ControllerError(
+                f"write #{failed.index} ({failed.what}) refused: {why}; "
+                f"rollback incomplete, switch state is inconsistent: {'; '.join(problems)}"
+            )
+
+    def _restore(self, slot: _Slot, exists_now: bool) -> None:
+        t = self._bfrt().table_get(slot.table)
+        atomic = self.gc.bfruntime_pb2.WriteRequest.ROLLBACK_ON_ERROR
+        if slot.kind == "default":
+            data = self._make_data(slot.table, slot.prior, slot.action)
+            self._rpc(functools.partial(t.default_entry_set, self._target(), data))
+        elif slot.kind == "entry":
+            target = self._target()
+            if not slot.present:
+                if exists_now:
+                    self._rpc(functools.partial(t.entry_del, target, [slot.key], atomicity=atomic))
+                return
+            data = self._make_data(slot.table, slot.prior, slot.action)
+            call = t.entry_mod if exists_now else t.entry_add
+            self._rpc(functools.partial(call, target, [slot.key], [data], atomicity=atomic))
+        elif slot.kind == "register":
+            name = f"{slot.table}.f1"
+            values: list[int] = slot.prior
+            # One write when the pipes agree; otherwise each pipe gets its own value back.
+            pipes = [ALL_PIPES] if len(set(values)) == 1 else list(range(len(values)))
+            for pipe in pipes:
+                value = values[0] if pipe == ALL_PIPES else values[pipe]
+                data = self._make_data(slot.table, {name: value}, None)
+                mod = functools.partial(
+                    t.entry_mod, self._target(pipe), [slot.key], [data], atomicity=atomic
+                )
+                self._rpc(mod)
+        else:
+            data = self._make_data(slot.table, slot.prior, None)
+            target = self._target(slot.pipe)
+            self._rpc(functools.partial(t.entry_mod, target, [slot.key], [data], atomicity=atomic))
+
+    # -- reads -----------------------------------------------------------------
+    def read_register_pipes(self, name: str, index: int) -> list[int]:
+        """The cell's value in every pipe, in pipe order."""
+        r = self.model.register(name)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < r.size:
+            raise P4ModelError(f"{r.name}: index {index!r} outside 0..{r.size - 1}")
+        data = self._get(r.name, self._register_key(r.name, index), from_hw=True)
+        if data is None:
+            raise ControllerError(f"{r.name}[{index}]: not returned by the switch")
+        value = data.to_dict()[f"{r.name}.f1"]
+        return [int(v) for v in value] if isinstance(value, list) else [int(value)]
+
+    def read_register(self, name: str, index: int, pipe: int | None = None) -> int:
+        values = self.read_register_pipes(name, index)
+        if pipe is None:
+            return sum(values)
+        if not 0 <= pipe < len(values):
+            raise P4ModelError(f"{name}: no pipe {pipe} (device has {len(values)})")
+        return values[pipe]
+
+    def read_counter(self, name: str, index: int) -> tuple[int, int]:
+        c = self.model.counter(name)
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < c.size:
+            raise P4ModelError(f"{c.name}: index {index!r} outside 0..{c.size - 1}")
+        t = self._bfrt().table_get(c.name)
+        key = t.make_key([self.gc.KeyTuple("$COUNTER_INDEX", index)])
+        data = self._get(c.name, key, from_hw=True)
+        if data is None:
+            raise ControllerError(f"{c.name}[{index}]: not returned by the switch")
+        d = data.to_dict()
+
+        def total(v: Any) -> int:
+            # Some SDEs return one value per pipe; the counter is their sum.
+            return sum(int(x) for x in v) if isinstance(v, list) else int(v or 0)
+
+        return total(d.get("$COUNTER_SPEC_PKTS", 0)), total(d.get("$COUNTER_SPEC_BYTES", 0))
+
+    def read_entry(
+        self, table: str, key: Mapping[str, Match], priority: int = 0
+    ) -> EntryState | None:
+        t = self.model.table(table)
+        bkey, _ = self._entry_key(t, key, priority)
+        data = self._get(table, bkey)
+        if data is None:
+            return None
+        d = data.to_dict()
+        action = d["action_name"]
+        return EntryState(action, self._action_values(table, action, d))
+
+    def read_tm_weight(self, port: int, queue: int) -> int:
+        p = self.profile
+        if not 0 <= port <= p.max_port or not 0 <= queue <= p.max_queue_id:
+            raise P4ModelError(f"tm.queue.sched_cfg: no queue {queue} on port {port}")
+        pipe, key, _ = self._tm_queue(port, queue)
+        data = self._get(f"{self.tm_prefix}.tm.queue.sched_cfg", key, pipe)
+        if data is None:
+            raise ControllerError(f"tm.queue.sched_cfg: port {port} queue {queue} not returned")
+        return int(data.to_dict()["dwrr_weight"])
+
+    @property
+    def description(self) -> str:
+        return f"BfrtSwitch({self.program} on {self.profile.chip} at {self.address})"

@@ -1,0 +1,1134 @@
+"""A fake of the SDE's `bfrt_grpc.client` module and of the switch behind it.
+
+`FakeBfrtGrpc(program, profile)` is passed where BfrtSwitch would import
+`bfrt_grpc.client`. Its bfrt_info is generated from the program's reference
+model, so table, key, action and field names and bit widths are those the P4
+declares (the parity test holds model and P4 equal); `$mirror.cfg` and the
+TM tables are added with the fields tofino-cc uses.
+
+It is faithful where the controller depends on it: unknown names fail on the
+client side in make_key/make_data (KeyError/ValueError, as the real client);
+values are checked by the "server" on write (INVALID_ARGUMENT naming the
+field); one write call honours ROLLBACK_ON_ERROR; entry_get is a lazy
+generator; registers read one value per pipe, counters the sum over pipes;
+TM tables take a single-pipe target. Not modelled: ids, protobuf encoding,
+annotations, idle timeouts, action profiles, learn/digest, most TM fields.
+Stricter than a switch in one place: a MAT write must give every parameter
+of its action.
+"""
+
+from __future__ import annotations
+
+import copy
+import enum
+import queue
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+from hw_profiles import HwProfile
+from models.switch.registry import make_model
+
+ALL_PIPES = 0xFFFF
+# bfruntime_pb2.WriteRequest.Atomicity
+CONTINUE_ON_ERROR = 0
+ROLLBACK_ON_ERROR = 1
+# The same power-on weight the model backend reports.
+DEFAULT_DWRR_WEIGHT = 1
+# Same limit the model enforces for `$max_pkt_len`.
+MAX_MIRROR_PKT_LEN = 0x3FFF
+
+
+class StatusCode(enum.Enum):
+    """gRPC status codes, with the numbers google.rpc.Code gives them."""
+
+    OK = 0
+    CANCELLED = 1
+    UNKNOWN = 2
+    INVALID_ARGUMENT = 3
+    NOT_FOUND = 5
+    ALREADY_EXISTS = 6
+    RESOURCE_EXHAUSTED = 8
+    OUT_OF_RANGE = 11
+    UNIMPLEMENTED = 12
+    INTERNAL = 13
+    UNAVAILABLE = 14
+
+
+@dataclass(frozen=True)
+class Error:
+    """One refused update of a batch (bfruntime_pb2.Error)."""
+
+    canonical_code: int
+    message: str
+
+
+class FakeRpcError(Exception):
+    """Stands for grpc.RpcError: a status code, details and per-update errors."""
+
+    def __init__(
+        self, code: StatusCode, details: str, errors: Sequence[tuple[int, Error]] = ()
+    ) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self._code = code
+        self._details = details
+        self.errors = list(errors)
+
+    def code(self) -> StatusCode:
+        return self._code
+
+    def details(self) -> str:
+        return self._details
+
+
+class BfruntimeRpcException(Exception):
+    def __init__(self, grpc_error: FakeRpcError) -> None:
+        super().__init__()
+        self.grpc_error = grpc_error
+        self.errors: list[tuple[int, Error]] = []
+
+    def grpc_error_get(self) -> FakeRpcError:
+        return self.grpc_error
+
+    def sub_errors_get(self) -> list[tuple[int, Error]]:
+        return self.errors
+
+    def __str__(self) -> str:
+        if not self.errors:
+            return str(self.grpc_error)
+        return "; ".join(
+            f"update {i}: {StatusCode(e.canonical_code).name}: {e.message}" for i, e in self.errors
+        )
+
+
+class BfruntimeReadWriteRpcException(BfruntimeRpcException):
+    def __init__(self, grpc_error: FakeRpcError) -> None:
+        super().__init__(grpc_error)
+        # As with the real server, only an UNKNOWN status carries per-update errors.
+        if grpc_error.code() is StatusCode.UNKNOWN:
+            self.errors = list(grpc_error.errors)
+
+
+class BfruntimeForwardingRpcException(BfruntimeRpcException):
+    pass
+
+
+class BfruntimeSubscribeRpcException(BfruntimeRpcException):
+    pass
+
+
+class _Refused(Exception):
+    """One update the fake switch refuses; becomes an Error of the batch."""
+
+    def __init__(self, code: StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class Target:
+    def __init__(
+        self,
+        device_id: int = 0,
+        pipe_id: int = ALL_PIPES,
+        direction: int = 0xFF,
+        prsr_id: int = 0xFF,
+    ) -> None:
+        self.device_id_ = device_id
+        self.pipe_id_ = pipe_id
+        self.direction_ = direction
+        self.prsr_id_ = prsr_id
+
+
+class KeyTuple:
+    def __init__(
+        self,
+        name: str,
+        value: Any = None,
+        mask: Any = None,
+        prefix_len: int | None = None,
+        low: Any = None,
+        high: Any = None,
+        is_valid: bool | None = None,
+    ) -> None:
+        if mask is not None:
+            match_type = "Ternary"
+        elif prefix_len is not None:
+            match_type = "LPM"
+        elif low is not None and high is not None:
+            match_type = "Range"
+        elif is_valid is not None:
+            match_type = "Optional"
+        elif value is not None:
+            match_type = "Exact"
+        else:
+            raise ValueError(f"KeyTuple {name}: no value given")
+        self.name, self.value, self.mask, self.prefix_len = name, value, mask, prefix_len
+        self.low, self.high, self.is_valid = low, high, is_valid
+        self.match_type = match_type
+
+
+class DataTuple:
+    def __init__(
+        self,
+        name: str,
+        val: Any = None,
+        float_val: float | None = None,
+        str_val: str | None = None,
+        int_arr_val: list[int] | None = None,
+        bool_arr_val: list[bool] | None = None,
+        bool_val: bool | None = None,
+        container_arr_val: Any = None,
+        str_arr_val: list[str] | None = None,
+    ) -> None:
+        self.name, self.val, self.float_val, self.str_val = name, val, float_val, str_val
+        self.int_arr_val, self.bool_arr_val, self.bool_val = int_arr_val, bool_arr_val, bool_val
+        self.container_arr_val, self.str_arr_val = container_arr_val, str_arr_val
+
+    def value(self) -> Any:
+        for v in (self.val, self.str_val, self.bool_val, self.int_arr_val, self.float_val):
+            if v is not None:
+                return v
+        return None
+
+
+# ---- bfrt_info: what the switch declares ------------------------------------
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    name: str
+    bits: int
+    match: str  # "Exact" | "LPM" | "Ternary"
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    name: str
+    bits: int = 0
+    type: str = "int"  # "int" | "bool" | "str" | "int_arr"
+    choices: tuple[str, ...] = ()
+
+
+@dataclass
+class TableSpec:
+    name: str
+    kind: str  # "mat" | "register" | "counter" | "mirror" | "tm_port" | "tm_sched"
+    keys: dict[str, KeySpec]
+    actions: dict[str, dict[str, FieldSpec]] = field(default_factory=dict)
+    fields: dict[str, FieldSpec] = field(default_factory=dict)
+    size: int = 0
+    initial_default: tuple[str, dict[str, int]] = ("", {})
+    initial_value: int = 0
+
+
+_MATCH = {"exact": "Exact", "lpm": "LPM", "ternary": "Ternary"}
+
+
+def _int_fields(*pairs: tuple[str, int]) -> dict[str, FieldSpec]:
+    return {n: FieldSpec(n, bits) for n, bits in pairs}
+
+
+def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
+    """Every table the switch exposes, as bf-rt.json would declare it."""
+    model = make_model(program, profile)
+    specs: list[TableSpec] = []
+    for name, t in model.p4.tables.items():
+        keys = {k.name: KeySpec(k.name, k.bits, _MATCH[k.match]) for k in t.keys.values()}
+        if t.needs_priority:
+            keys["$MATCH_PRIORITY"] = KeySpec("$MATCH_PRIORITY", 32, "Exact")
+        actions = {a.name: _int_fields(*a.params) for a in t.actions.values()}
+        specs.append(
+            TableSpec(
+                f"pipe.{name}",
+                "mat",
+                keys,
+                actions,
+                size=t.size,
+                initial_default=(t.default[0], dict(t.default[1])),
+            )
+        )
+    for name, r in model.p4.registers.items():
+        specs.append(
+            TableSpec(
+                f"pipe.{name}",
+                "register",
+                {"$REGISTER_INDEX": KeySpec("$REGISTER_INDEX", 32, "Exact")},
+                fields=_int_fields((f"{name}.f1", r.width)),
+                size=r.size,
+                initial_value=r.initial,
+            )
+        )
+    for name, c in model.p4.counters.items():
+        counted = []
+        if c.kind in ("packets", "packets_and_bytes"):
+            counted.append(("$COUNTER_SPEC_PKTS", 64))
+        if c.kind in ("bytes", "packets_and_bytes"):
+            counted.append(("$COUNTER_SPEC_BYTES", 64))
+        specs.append(
+            TableSpec(
+                f"pipe.{name}",
+                "counter",
+                {"$COUNTER_INDEX": KeySpec("$COUNTER_INDEX", 32, "Exact")},
+                fields=_int_fields(*counted),
+                size=c.size,
+            )
+        )
+    specs.append(
+        TableSpec(
+            "$mirror.cfg",
+            "mirror",
+            {"$sid": KeySpec("$sid", 16, "Exact")},
+            actions={
+                "$normal": {
+                    "$session_enable": FieldSpec("$session_enable", type="bool"),
+                    "$direction": FieldSpec(
+                        "$direction", type="str", choices=("INGRESS", "EGRESS", "BOTH")
+                    ),
+                    "$ucast_egress_port": FieldSpec("$ucast_egress_port", 32),
+                    "$ucast_egress_port_valid": FieldSpec("$ucast_egress_port_valid", type="bool"),
+                    "$max_pkt_len": FieldSpec("$max_pkt_len", 16),
+                }
+            },
+        )
+    )
+    tf = "tf2" if profile.chip == "tofino2" else "tf1"
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.port.cfg",
+            "tm_port",
+            {"dev_port": KeySpec("dev_port", 32, "Exact")},
+            fields={
+                "pg_id": FieldSpec("pg_id", 8),
+                "pg_port_nr": FieldSpec("pg_port_nr", 8),
+                "egress_qid_queues": FieldSpec("egress_qid_queues", 8, "int_arr"),
+            },
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.queue.sched_cfg",
+            "tm_sched",
+            {"pg_id": KeySpec("pg_id", 8, "Exact"), "pg_queue": KeySpec("pg_queue", 8, "Exact")},
+            fields=_int_fields(("dwrr_weight", 16)),
+        )
+    )
+    return specs
+
+
+def _short_names(full: str) -> list[str]:
+    """A table answers to every dotted suffix of its name, as in the real client."""
+    parts = full.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+# ---- the client-side objects -------------------------------------------------
+
+
+class _Key:
+    def __init__(self, table: FakeTable, fields: list[KeyTuple]) -> None:
+        spec = table.spec
+        self.table = table
+        self.field_dict: dict[str, KeyTuple] = {}
+        for f in fields:
+            ks = spec.keys.get(f.name)
+            if ks is None:
+                raise KeyError(f"key field {f.name} does not exist in table {spec.name}")
+            if f.match_type != ks.match:
+                raise ValueError(
+                    f"key field {f.name} of table {spec.name} is {ks.match}, not {f.match_type}"
+                )
+            self.field_dict[f.name] = f
+        for name in spec.keys:
+            if name not in self.field_dict:
+                # The real client asserts here too.
+                raise AssertionError(f"key field {name} of table {spec.name} is mandatory")
+
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for n, f in self.field_dict.items():
+            d: dict[str, Any] = {"value": f.value}
+            if f.mask is not None:
+                d["mask"] = f.mask
+            if f.prefix_len is not None:
+                d["prefix_len"] = f.prefix_len
+            out[n] = d
+        return out
+
+
+class _Data:
+    def __init__(
+        self, table: FakeTable, fields: list[DataTuple], action_name: str | None, get: bool
+    ) -> None:
+        spec = table.spec
+        if action_name is not None and action_name not in spec.actions:
+            raise KeyError(f"action {action_name} does not exist in table {spec.name}")
+        allowed = dict(spec.fields)
+        if action_name is not None:
+            allowed.update(spec.actions[action_name])
+        self.field_dict: dict[str, DataTuple] = {}
+        for f in fields:
+            if f.name not in allowed:
+                where = f"action {action_name}" if action_name else f"table {spec.name}"
+                raise KeyError(f"data field {f.name} does not exist in {where}")
+            if f.name in self.field_dict:
+                raise KeyError(f"duplicate data field {f.name}")
+            self.field_dict[f.name] = f
+        self.action_name = action_name
+        self.is_default_entry = False
+        self.table = table
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {n: f.value() for n, f in self.field_dict.items()}
+        out["action_name"] = self.action_name
+        out["is_default_entry"] = self.is_default_entry
+        return out
+
+
+class _TableInfo:
+    def __init__(self, spec: TableSpec) -> None:
+        self._spec = spec
+
+    def name_get(self) -> str:
+        return self._spec.name
+
+    def key_field_name_list_get(self) -> list[str]:
+        return list(self._spec.keys)
+
+    def action_name_list_get(self) -> list[str]:
+        return list(self._spec.actions)
+
+    def data_field_name_list_get(self, action_name: str | None = None) -> list[str]:
+        names = list(self._spec.fields)
+        if action_name is not None:
+            names += list(self._spec.actions[action_name])
+        return names
+
+
+class FakeTable:
+    """bfrt_info.table_get(name): make_key/make_data are local, the rest are RPCs."""
+
+    def __init__(self, spec: TableSpec, switch: FakeSwitch, client: FakeClient) -> None:
+        self.spec = spec
+        self.info = _TableInfo(spec)
+        self._switch = switch
+        self._client = client
+
+    def make_key(self, key_field_list_in: list[KeyTuple]) -> _Key:
+        return _Key(self, list(key_field_list_in))
+
+    def make_data(
+        self,
+        data_field_list_in: list[DataTuple] | None = None,
+        action_name: str | None = None,
+        get: bool = False,
+    ) -> _Data:
+        return _Data(self, list(data_field_list_in or []), action_name, get)
+
+    def _write(self, op: str, target: Target, keys: Any, datas: Any, atomicity: int) -> None:
+        keys = list(keys) if keys else [None]
+        datas = list(datas) if datas else [None] * len(keys)
+        self._switch.write(
+            self._client, self.spec, target, op, list(zip(keys, datas, strict=True)), atomicity
+        )
+
+    def entry_add(
+        self,
+        target: Target,
+        key_list: Any = None,
+        data_list: Any = None,
+        atomicity: int = 0,
+        **_: Any,
+    ) -> None:
+        self._write("INSERT", target, key_list, data_list, atomicity)
+
+    def entry_mod(
+        self,
+        target: Target,
+        key_list: Any = None,
+        data_list: Any = None,
+        atomicity: int = 0,
+        **_: Any,
+    ) -> None:
+        self._write("MODIFY", target, key_list, data_list, atomicity)
+
+    def entry_add_or_mod(
+        self,
+        target: Target,
+        key_list: Any = None,
+        data_list: Any = None,
+        atomicity: int = 0,
+        **_: Any,
+    ) -> None:
+        self._write("INSERT_OR_MODIFY", target, key_list, data_list, atomicity)
+
+    def entry_del(self, target: Target, key_list: Any = None, atomicity: int = 0, **_: Any) -> None:
+        self._write("DELETE", target, key_list, None, atomicity)
+
+    def default_entry_set(self, target: Target, data: _Data, **_: Any) -> None:
+        data.is_default_entry = True
+        self._switch.write(self._client, self.spec, target, "DEFAULT_SET", [(None, data)], 0)
+
+    def default_entry_reset(self, target: Target, **_: Any) -> None:
+        self._switch.write(self._client, self.spec, target, "DEFAULT_RESET", [(None, None)], 0)
+
+    def entry_get(
+        self, target: Target, key_list: Any = None, flags: Any = None, **_: Any
+    ) -> Iterator[tuple[_Data, _Key | None]]:
+        return self._switch.read(self._client, self, target, key_list, default=False)
+
+    def default_entry_get(
+        self, target: Target, flags: Any = None, **_: Any
+    ) -> Iterator[tuple[_Data, _Key | None]]:
+        return self._switch.read(self._client, self, target, None, default=True)
+
+
+class FakeBfrtInfo:
+    def __init__(self, switch: FakeSwitch, client: FakeClient, p4_name: str) -> None:
+        self._switch = switch
+        self._client = client
+        self._p4_name = p4_name
+
+    def p4_name_get(self) -> str:
+        return self._p4_name
+
+    def table_get(self, name: str) -> FakeTable:
+        return FakeTable(self._switch.spec(name), self._switch, self._client)
+
+    def table_name_list_get(self) -> list[str]:
+        return [s.name for s in self._switch.specs]
+
+
+class FakeClient:
+    """ClientInterface: one subscribed session with the fake switch."""
+
+    def __init__(self, switch: FakeSwitch, grpc_addr: str, client_id: int, device_id: int) -> None:
+        self.client_id = client_id
+        self.device_id = device_id
+        self.closed = False
+        # The real client's stream thread parks stream errors here.
+        self.exception_q: queue.Queue[Exception] = queue.Queue()
+        self._switch = switch
+        self.generation = switch.subscribe(self, grpc_addr, device_id)
+
+    def bfrt_info_get(self, p4_name: str | None = None) -> FakeBfrtInfo:
+        self._switch.check_alive(self, BfruntimeForwardingRpcException)
+        if p4_name not in (None, self._switch.program):
+            raise RuntimeError(f"no bfrt_info for program '{p4_name}' on this device")
+        return FakeBfrtInfo(self._switch, self, self._switch.program)
+
+    def bind_pipeline_config(self, p4_name: str) -> None:
+        self._switch.check_alive(self, BfruntimeForwardingRpcException)
+        if p4_name != self._switch.program:
+            raise BfruntimeForwardingRpcException(
+                FakeRpcError(StatusCode.INVALID_ARGUMENT, f"program '{p4_name}' is not loaded")
+            )
+        self._switch.bound.add(self.client_id)
+
+    def tear_down_stream(self) -> None:
+        self.closed = True
+        self._switch.unsubscribe(self)
+
+
+# ---- the switch ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """One RPC the fake served: rpc is 'write' or 'read'; op is the update type."""
+
+    rpc: str
+    table: str
+    op: str
+    count: int
+    atomicity: int
+    pipe: int
+
+
+@dataclass
+class _Failure:
+    table: str
+    after: int
+    code: StatusCode
+    message: str
+
+
+def _uint(what: str, value: Any, bits: int) -> int:
+    if isinstance(value, bytearray | bytes):
+        value = int.from_bytes(value, "big")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _Refused(StatusCode.INVALID_ARGUMENT, f"{what}: expected an integer, got {value!r}")
+    if not 0 <= value < (1 << bits):
+        raise _Refused(
+            StatusCode.INVALID_ARGUMENT, f"{what}: value {value} does not fit in {bits} bits"
+        )
+    return value
+
+
+class FakeSwitch:
+    """State and checks of the device; FakeBfrtGrpc is its public face."""
+
+    def __init__(self, program: str, profile: HwProfile, address: str) -> None:
+        self.program = program
+        self.profile = profile
+        self.address = address
+        self.specs = build_specs(program, profile)
+        self._by_name: dict[str, TableSpec] = {}
+        ambiguous: set[str] = set()
+        for s in self.specs:
+            for n in _short_names(s.name):
+                if n in self._by_name:
+                    ambiguous.add(n)
+                self._by_name[n] = s
+        for n in ambiguous:
+            del self._by_name[n]
+        self.calls: list[Call] = []
+        self.failures: list[_Failure] = []
+        self.generation = 0
+        self.is_down = False
+        self.clients: dict[int, FakeClient] = {}
+        self.bound: set[int] = set()
+        self.state: dict[str, Any] = self.fresh_state()
+
+    def spec(self, name: str) -> TableSpec:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise KeyError(f"table {name} does not exist in bfrt_info") from None
+
+    def fresh_state(self) -> dict[str, Any]:
+        pipes = self.profile.pipes
+        state: dict[str, Any] = {}
+        for s in self.specs:
+            if s.kind == "mat":
+                state[s.name] = {"entries": {}, "default": copy.deepcopy(s.initial_default)}
+            elif s.kind == "register":
+                state[s.name] = [[s.initial_value] * s.size for _ in range(pipes)]
+            elif s.kind == "counter":
+                state[s.name] = {
+                    "$COUNTER_SPEC_PKTS": [[0] * s.size for _ in range(pipes)],
+                    "$COUNTER_SPEC_BYTES": [[0] * s.size for _ in range(pipes)],
+                }
+            elif s.kind in ("mirror", "tm_sched"):
+                state[s.name] = {}
+        return state
+
+    # -- sessions ------------------------------------------------------------
+    def subscribe(self, client: FakeClient, grpc_addr: str, device_id: int) -> int:
+        if self.is_down or grpc_addr != self.address:
+            raise RuntimeError(f"failed to subscribe to server at {grpc_addr}")
+        if device_id != 0:
+            raise RuntimeError(f"no device {device_id} at {grpc_addr}")
+        if client.client_id in self.clients:
+            raise RuntimeError(f"client_id {client.client_id} is already subscribed")
+        self.clients[client.client_id] = client
+        return self.generation
+
+    def unsubscribe(self, client: FakeClient) -> None:
+        if self.clients.get(client.client_id) is client:
+            del self.clients[client.client_id]
+            self.bound.discard(client.client_id)
+
+    def check_alive(
+        self,
+        client: FakeClient,
+        exc_type: type[BfruntimeRpcException] = BfruntimeReadWriteRpcException,
+    ) -> None:
+        if client.closed:
+            raise ValueError("cannot invoke RPC on closed channel")
+        if self.is_down:
+            raise exc_type(
+                FakeRpcError(StatusCode.UNAVAILABLE, f"failed to connect to {self.address}")
+            )
+        if client.generation != self.generation:
+            raise exc_type(
+                FakeRpcError(StatusCode.UNAVAILABLE, "connection reset by peer (device restarted)")
+            )
+
+    def restart(self) -> None:
+        self.generation += 1
+        self.state = self.fresh_state()
+        self.failures.clear()
+        for c in self.clients.values():
+            c.exception_q.put(
+                BfruntimeSubscribeRpcException(
+                    FakeRpcError(StatusCode.UNAVAILABLE, "stream closed by the device")
+                )
+            )
+        self.clients.clear()
+        self.bound.clear()
+
+    # -- writes --------------------------------------------------------------
+    def write(
+        self,
+        client: FakeClient,
+        spec: TableSpec,
+        target: Target,
+        op: str,
+        items: list[tuple[_Key | None, _Data | None]],
+        atomicity: int,
+    ) -> None:
+        self.check_alive(client)
+        self.calls.append(Call("write", spec.name, op, len(items), atomicity, target.pipe_id_))
+        saved = copy.deepcopy(self.state.get(spec.name))
+        errors: list[tuple[int, Error]] = []
+        for i, (key, data) in enumerate(items):
+            try:
+                self._check_pipe(spec, target)
+                self._maybe_fail(spec)
+                self._apply(spec, target, op, key, data)
+            except _Refused as exc:
+                errors.append((i, Error(exc.code.value, f"{spec.name}: {exc.message}")))
+                if atomicity == ROLLBACK_ON_ERROR:
+                    self.state[spec.name] = saved
+                    break
+        if errors:
+            raise BfruntimeReadWriteRpcException(
+                FakeRpcError(StatusCode.UNKNOWN, "write refused", errors)
+            )
+
+    def _check_pipe(self, spec: TableSpec, target: Target) -> None:
+        pipe = target.pipe_id_
+        if pipe != ALL_PIPES and not 0 <= pipe < self.profile.pipes:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"pipe {pipe} does not exist")
+        if spec.kind in ("mat", "mirror") and pipe != ALL_PIPES:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "symmetric table: target all pipes")
+        if spec.kind == "tm_sched" and pipe == ALL_PIPES:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "TM table: target one pipe")
+
+    def _maybe_fail(self, spec: TableSpec) -> None:
+        for f in self.failures:
+            if f.table == spec.name:
+                if f.after == 0:
+                    self.failures.remove(f)
+                    raise _Refused(f.code, f.message)
+                f.after -= 1
+                return
+
+    def _apply(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        handler: Callable[[TableSpec, Target, str, _Key | None, _Data | None], None] = {
+            "mat": self._apply_mat,
+            "register": self._apply_register,
+            "counter": self._apply_counter,
+            "mirror": self._apply_mirror,
+            "tm_sched": self._apply_tm_sched,
+        }.get(spec.kind, self._unsupported)
+        handler(spec, target, op, key, data)
+
+    def _unsupported(self, spec: TableSpec, target: Target, op: str, *_: Any) -> None:
+        raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on this table")
+
+    def _mat_key(self, spec: TableSpec, key: _Key) -> tuple[Any, ...]:
+        ident: list[Any] = []
+        for name, ks in spec.keys.items():
+            f = key.field_dict[name]
+            what = f"key field {name}"
+            v = _uint(what, f.value, ks.bits)
+            if ks.match == "Ternary":
+                m = _uint(f"{what} mask", f.mask, ks.bits)
+                ident.append((name, "t", v & m, m))
+            elif ks.match == "LPM":
+                plen = f.prefix_len
+                if plen is None or not 0 <= plen <= ks.bits:
+                    raise _Refused(StatusCode.INVALID_ARGUMENT, f"{what}: bad prefix_len {plen}")
+                net = ((1 << plen) - 1) << (ks.bits - plen)
+                ident.append((name, "l", v & net, plen))
+            else:
+                ident.append((name, "e", v))
+        return tuple(ident)
+
+    def _key_from_ident(self, table: FakeTable, ident: tuple[Any, ...]) -> _Key:
+        tuples = []
+        for name, kind, value, *extra in ident:
+            if kind == "t":
+                tuples.append(KeyTuple(name, value, mask=extra[0]))
+            elif kind == "l":
+                tuples.append(KeyTuple(name, value, prefix_len=extra[0]))
+            else:
+                tuples.append(KeyTuple(name, value))
+        return _Key(table, tuples)
+
+    def _action_data(self, spec: TableSpec, data: _Data | None) -> tuple[str, dict[str, Any]]:
+        if data is None or data.action_name is None:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "an action is required")
+        params = spec.actions[data.action_name]
+        out: dict[str, Any] = {}
+        for name, fs in params.items():
+            t = data.field_dict.get(name)
+            if t is None:
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT, f"action {data.action_name} needs field {name}"
+                )
+            out[name] = self._field_value(fs, t)
+        return data.action_name, out
+
+    def _field_value(self, fs: FieldSpec, t: DataTuple) -> Any:
+        if fs.type == "bool":
+            if not isinstance(t.bool_val, bool):
+                raise _Refused(StatusCode.INVALID_ARGUMENT, f"field {fs.name}: expected bool_val")
+            return t.bool_val
+        if fs.type == "str":
+            if t.str_val not in fs.choices:
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"field {fs.name}: {t.str_val!r} is not one of {', '.join(fs.choices)}",
+                )
+            return t.str_val
+        return _uint(f"field {fs.name}", t.val, fs.bits)
+
+    def _apply_mat(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        st = self.state[spec.name]
+        entries: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = st["entries"]
+        if op == "DEFAULT_SET":
+            st["default"] = self._action_data(spec, data)
+            return
+        if op == "DEFAULT_RESET":
+            st["default"] = copy.deepcopy(spec.initial_default)
+            return
+        if key is None:
+            if op != "DELETE":
+                raise _Refused(StatusCode.INVALID_ARGUMENT, "a key is required")
+            entries.clear()
+            return
+        ident = self._mat_key(spec, key)
+        exists = ident in entries
+        if op == "DELETE":
+            if not exists:
+                raise _Refused(StatusCode.NOT_FOUND, f"no entry for key {key.to_dict()}")
+            del entries[ident]
+            return
+        action, params = self._action_data(spec, data)
+        if op == "INSERT" and exists:
+            raise _Refused(StatusCode.ALREADY_EXISTS, f"entry exists for key {key.to_dict()}")
+        if op == "MODIFY" and not exists:
+            raise _Refused(StatusCode.NOT_FOUND, f"no entry for key {key.to_dict()}")
+        if not exists and len(entries) >= spec.size:
+            raise _Refused(StatusCode.RESOURCE_EXHAUSTED, f"table full ({spec.size} entries)")
+        entries[ident] = (action, params)
+
+    def _pipes(self, target: Target) -> list[int]:
+        if target.pipe_id_ == ALL_PIPES:
+            return list(range(self.profile.pipes))
+        return [target.pipe_id_]
+
+    def _index(self, spec: TableSpec, key: _Key, name: str) -> int:
+        index = _uint(name, key.field_dict[name].value, 32)
+        if index >= spec.size:
+            raise _Refused(StatusCode.OUT_OF_RANGE, f"{name} {index} outside 0..{spec.size - 1}")
+        return index
+
+    def _apply_register(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        values: list[list[int]] = self.state[spec.name]
+        if op == "DELETE":
+            for pipe in self._pipes(target):
+                if key is None:
+                    values[pipe] = [spec.initial_value] * spec.size
+                else:
+                    values[pipe][self._index(spec, key, "$REGISTER_INDEX")] = spec.initial_value
+            return
+        if key is None or data is None or op.startswith("DEFAULT"):
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "a register write needs key and data")
+        index = self._index(spec, key, "$REGISTER_INDEX")
+        (fs,) = spec.fields.values()
+        t = data.field_dict.get(fs.name)
+        if t is None:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"field {fs.name} is required")
+        value = self._field_value(fs, t)
+        for pipe in self._pipes(target):
+            values[pipe][index] = value
+
+    def _apply_counter(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        st = self.state[spec.name]
+        if op == "DELETE" and key is None:
+            for name in st:
+                for pipe in self._pipes(target):
+                    st[name][pipe] = [0] * spec.size
+            return
+        if key is None or data is None or op not in ("INSERT", "MODIFY", "INSERT_OR_MODIFY"):
+            raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on counters")
+        index = self._index(spec, key, "$COUNTER_INDEX")
+        for name, t in data.field_dict.items():
+            value = self._field_value(spec.fields[name], t)
+            for pipe in self._pipes(target):
+                st[name][pipe][index] = value
+
+    def _apply_mirror(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        sessions: dict[int, tuple[str, dict[str, Any]]] = self.state[spec.name]
+        if key is None:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "a $sid is required")
+        sid = _uint("$sid", key.field_dict["$sid"].value, 16)
+        p = self.profile
+        if not p.valid_mirror_session(sid):
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT,
+                f"$sid {sid} outside {p.mirror_session_min}..{p.mirror_session_max}",
+            )
+        if op == "DELETE":
+            if sid not in sessions:
+                raise _Refused(StatusCode.NOT_FOUND, f"no session {sid}")
+            del sessions[sid]
+            return
+        if op not in ("INSERT", "MODIFY"):
+            raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on $mirror.cfg")
+        if op == "INSERT" and sid in sessions:
+            raise _Refused(StatusCode.ALREADY_EXISTS, f"session {sid} exists")
+        if op == "MODIFY" and sid not in sessions:
+            raise _Refused(StatusCode.NOT_FOUND, f"no session {sid}")
+        action, fields = self._action_data(spec, data)
+        if fields["$ucast_egress_port"] > p.max_port:
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT, f"$ucast_egress_port {fields['$ucast_egress_port']}"
+            )
+        if fields["$max_pkt_len"] > MAX_MIRROR_PKT_LEN:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"$max_pkt_len {fields['$max_pkt_len']}")
+        sessions[sid] = (action, fields)
+
+    # -- TM --------------------------------------------------------------------
+    @property
+    def _pgs_per_pipe(self) -> int:
+        return self.profile.ports_per_pipe // self.profile.ports_per_port_group
+
+    def port_cfg(self, port: int) -> tuple[int, int, int, list[int]]:
+        """(pipe, pg_id, pg_port_nr, egress_qid_queues) of a port, as after power-on:
+        each port of a group owns min_queues_per_port consecutive queues of it."""
+        p = self.profile
+        pipe, local = port >> 7, port & 0x7F
+        if not (0 <= port <= p.max_port and pipe < p.pipes and local < p.ports_per_pipe):
+            raise _Refused(StatusCode.NOT_FOUND, f"dev_port {port} does not exist")
+        pg_id, nr = divmod(local, p.ports_per_port_group)
+        base = nr * p.min_queues_per_port
+        return pipe, pg_id, nr, [base + q for q in range(p.min_queues_per_port)]
+
+    def _sched_key(self, target: Target, key: _Key) -> tuple[int, int, int]:
+        pg_id = _uint("pg_id", key.field_dict["pg_id"].value, 8)
+        pg_queue = _uint("pg_queue", key.field_dict["pg_queue"].value, 8)
+        if pg_id >= self._pgs_per_pipe or pg_queue >= self.profile.queues_per_port_group:
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT, f"no queue pg_id {pg_id} pg_queue {pg_queue}"
+            )
+        return target.pipe_id_, pg_id, pg_queue
+
+    def _apply_tm_sched(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        # A fixed table: every queue exists, so only MODIFY makes sense.
+        if op != "MODIFY" or key is None or data is None:
+            raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on {spec.name}")
+        slot = self._sched_key(target, key)
+        queues = self.state[spec.name]
+        current = dict(queues.get(slot, {"dwrr_weight": DEFAULT_DWRR_WEIGHT}))
+        for name, t in data.field_dict.items():
+            current[name] = self._field_value(spec.fields[name], t)
+        # Only queues off their power-on config are kept, so state compares by value.
+        if current == {"dwrr_weight": DEFAULT_DWRR_WEIGHT}:
+            queues.pop(slot, None)
+        else:
+            queues[slot] = current
+
+    # -- reads -----------------------------------------------------------------
+    def read(
+        self, client: FakeClient, table: FakeTable, target: Target, keys: Any, default: bool
+    ) -> Iterator[tuple[_Data, _Key | None]]:
+        # A generator: like the real client, the RPC only runs once iterated.
+        self.check_alive(client)
+        spec = table.spec
+        self.calls.append(
+            Call(
+                "read",
+                spec.name,
+                "DEFAULT" if default else "GET",
+                len(keys or []),
+                0,
+                target.pipe_id_,
+            )
+        )
+        try:
+            if spec.kind == "tm_sched" and target.pipe_id_ == ALL_PIPES:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, "TM table: target one pipe")
+            if default:
+                if spec.kind != "mat":
+                    raise _Refused(StatusCode.UNIMPLEMENTED, "no default entry")
+                action, params = self.state[spec.name]["default"]
+                data = self._data(table, params, action)
+                data.is_default_entry = True
+                results: list[tuple[_Data, _Key | None]] = [(data, None)]
+            elif keys:
+                results = [(self._read_one(table, target, k), k) for k in keys]
+            elif spec.kind == "mat":
+                results = [
+                    (self._data(table, params, action), self._key_from_ident(table, ident))
+                    for ident, (action, params) in self.state[spec.name]["entries"].items()
+                ]
+            else:
+                raise _Refused(StatusCode.UNIMPLEMENTED, "read-all is not supported here")
+        except _Refused as exc:
+            raise BfruntimeReadWriteRpcException(
+                FakeRpcError(
+                    StatusCode.UNKNOWN, "read refused", [(0, Error(exc.code.value, exc.message))]
+                )
+            ) from None
+        yield from results
+
+    def _data(self, table: FakeTable, values: dict[str, Any], action: str | None) -> _Data:
+        tuples = []
+        for name, v in values.items():
+            if isinstance(v, bool):
+                tuples.append(DataTuple(name, bool_val=v))
+            elif isinstance(v, str):
+                tuples.append(DataTuple(name, str_val=v))
+            elif isinstance(v, list):
+                tuples.append(DataTuple(name, int_arr_val=list(v)))
+            else:
+                tuples.append(DataTuple(name, v))
+        return _Data(table, tuples, action, get=True)
+
+    def _read_one(self, table: FakeTable, target: Target, key: _Key) -> _Data:
+        spec = table.spec
+        st: Any = self.state.get(spec.name)
+        if spec.kind == "mat":
+            found = st["entries"].get(self._mat_key(spec, key))
+            if found is None:
+                raise _Refused(StatusCode.NOT_FOUND, f"{spec.name}: no entry for {key.to_dict()}")
+            return self._data(table, found[1], found[0])
+        if spec.kind == "register":
+            index = self._index(spec, key, "$REGISTER_INDEX")
+            (name,) = spec.fields
+            return self._data(table, {name: [st[p][index] for p in self._pipes(target)]}, None)
+        if spec.kind == "counter":
+            index = self._index(spec, key, "$COUNTER_INDEX")
+            # A counter read over all pipes comes back summed.
+            sums = {n: sum(st[n][p][index] for p in self._pipes(target)) for n in spec.fields}
+            return self._data(table, sums, None)
+        if spec.kind == "mirror":
+            sid = _uint("$sid", key.field_dict["$sid"].value, 16)
+            if sid not in st:
+                raise _Refused(StatusCode.NOT_FOUND, f"$mirror.cfg: no session {sid}")
+            action, fields = st[sid]
+            return self._data(table, fields, action)
+        if spec.kind == "tm_port":
+            port = _uint("dev_port", key.field_dict["dev_port"].value, 32)
+            pipe, pg_id, nr, queues = self.port_cfg(port)
+            if target.pipe_id_ not in (ALL_PIPES, pipe):
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT, f"dev_port {port} is not in pipe {target.pipe_id_}"
+                )
+            values = {"pg_id": pg_id, "pg_port_nr": nr, "egress_qid_queues": queues}
+            return self._data(table, values, None)
+        slot = self._sched_key(target, key)
+        return self._data(table, dict(st.get(slot, {"dwrr_weight": DEFAULT_DWRR_WEIGHT})), None)
+
+
+class FakeBfrtGrpc:
+    """Module-like stand-in for `bfrt_grpc.client`, plus test controls.
+
+    Controls: fail_write(table, after) refuses a chosen update; restart() is a
+    reboot (state wiped, old sessions get UNAVAILABLE until a new
+    ClientInterface subscribes); down()/up() make the device unreachable for
+    a while without losing state. `calls` lists every RPC served.
+    """
+
+    Target = Target
+    KeyTuple = KeyTuple
+    DataTuple = DataTuple
+    BfruntimeRpcException = BfruntimeRpcException
+    BfruntimeReadWriteRpcException = BfruntimeReadWriteRpcException
+    BfruntimeForwardingRpcException = BfruntimeForwardingRpcException
+    BfruntimeSubscribeRpcException = BfruntimeSubscribeRpcException
+    bfruntime_pb2 = SimpleNamespace(
+        WriteRequest=SimpleNamespace(
+            CONTINUE_ON_ERROR=CONTINUE_ON_ERROR, ROLLBACK_ON_ERROR=ROLLBACK_ON_ERROR
+        )
+    )
+
+    def __init__(self, program: str, profile: HwProfile, address: str = "localhost:50052") -> None:
+        self.switch = FakeSwitch(program, profile, address)
+
+    def ClientInterface(  # named like the real module's class
+        self,
+        grpc_addr: str,
+        client_id: int,
+        device_id: int,
+        notifications: Any = None,
+        timeout: float = 1,
+        num_tries: int = 5,
+        perform_subscribe: bool = True,
+    ) -> FakeClient:
+        return FakeClient(self.switch, grpc_addr, client_id, device_id)
+
+    # -- test controls ---------------------------------------------------------
+    @property
+    def calls(self) -> list[Call]:
+        return self.switch.calls
+
+    def writes(self) -> list[Call]:
+        return [c for c in self.switch.calls if c.rpc == "write"]
+
+    def fail_write(
+        self,
+        table: str,
+        after: int = 0,
+        code: str = "RESOURCE_EXHAUSTED",
+        message: str = "injected failure",
+    ) -> None:
+        """Refuse the update to `table` that comes after `after` accepted ones (once)."""
+        name = self.switch.spec(table).name
+        self.switch.failures.append(_Failure(name, after, StatusCode[code], message))
+
+    def restart(self) -> None:
+        self.switch.restart()
+
+    def down(self) -> None:
+        self.switch.is_down = True
+
+    def up(self) -> None:
+        self.switch.is_down = False
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything a write can change, comparable with ==."""
+        return copy.deepcopy(self.switch.state)
+
+    def entries(self, table: str) -> dict[tuple[Any, ...], tuple[str, dict[str, Any]]]:
+        return dict(self.switch.state[self.switch.spec(table).name]["entries"])
+
+    def default_entry(self, table: str) -> tuple[str, dict[str, Any]]:
+        return self.switch.state[self.switch.spec(table).name]["default"]
+
+    def register(self, name: str, index: int) -> list[int]:
+        """The register cell in every pipe."""
+        return [pipe[index] for pipe in self.switch.state[self.switch.spec(name).name]]
+
+    def set_register(self, name: str, index: int, value: int, pipe: int) -> None:
+        """What the data plane of `pipe` does to a register cell."""
+        self.switch.state[self.switch.spec(name).name][pipe][index] = value
+
+    def count(self, counter: str, index: int, packets: int, nbytes: int, pipe: int = 0) -> None:
+        """Traffic of `pipe` hitting a counter cell."""
+        st = self.switch.state[self.switch.spec(counter).name]
+        st["$COUNTER_SPEC_PKTS"][pipe][index] += packets
+        st["$COUNTER_SPEC_BYTES"][pipe][index] += nbytes
+
+    def mirror_sessions(self) -> dict[int, tuple[str, dict[str, Any]]]:
+        return dict(self.switch.state["$mirror.cfg"])
+
+    def port_queue(self, port: int, qid: int) -> tuple[int, int, int]:
+        """(pipe, pg_id, pg_queue) the TM uses for queue `qid` of `port`."""
+        pipe, pg_id, _, queues = self.switch.port_cfg(port)
+        return pipe, pg_id, queues[qid]
+
+    def tm_weight(self, pipe: int, pg_id: int, pg_queue: int) -> int:
+        tf = "tf2" if self.switch.profile.chip == "tofino2" else "tf1"
+        st = self.switch.state[f"{tf}.tm.queue.sched_cfg"]
+        return int(
+            st.get((pipe, pg_id, pg_queue), {"dwrr_weight": DEFAULT_DWRR_WEIGHT})["dwrr_weight"]
+        )
