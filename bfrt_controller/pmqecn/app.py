@@ -68,6 +68,20 @@ def _net(prefix: str | None) -> Match | None:
     return Match(int(net.network_address), mask=int(net.netmask))
 
 
+def by_table(writes: list[Write]) -> list[Write]:
+    """Group writes to the same table together (stable), so a backend can send
+    each table's writes as one call. The app's writes to different tables do
+    not depend on each other's order."""
+
+    def table_of(w: Write) -> str:
+        return w.table if isinstance(w, EntryWrite) else type(w).__name__
+
+    first: dict[str, int] = {}
+    for i, w in enumerate(writes):
+        first.setdefault(table_of(w), i)
+    return sorted(writes, key=lambda w: first[table_of(w)])
+
+
 def _mac(text: str) -> int:
     return int(text.replace(":", ""), 16)
 
@@ -182,7 +196,7 @@ class PmqecnApp:
                 )
         for c in cfg.classes:
             writes.extend(self._class_writes(c))
-        return writes
+        return by_table(writes)
 
     def push_all(self) -> None:
         """Write the whole intended state (after start-up or a switch restart)."""
@@ -238,7 +252,7 @@ class PmqecnApp:
             writes: list[Write] = []
             for cid in new_live:
                 writes.extend(self._class_writes(self.config.class_by_id(cid)))
-            self.switch.write(writes)
+            self.switch.write(by_table(writes))
         except Exception:
             self.live.update(old)
             raise
@@ -268,7 +282,8 @@ class PmqecnApp:
         samples = []
         for c in self.config.classes:
             total, count = sojourn[c.id]
-            if total == U32_MAX:
+            # >=: BF-Runtime sums the per-pipe cells, which may exceed one cell's max.
+            if total >= U32_MAX:
                 log.warning("class %d sojourn sum saturated; W_i is a lower bound", c.id)
             w = total / count if count else 0.0
             if last is None or now_s <= last.time_s:

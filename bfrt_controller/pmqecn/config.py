@@ -71,7 +71,14 @@ class ClassSpec(Strict):
     vq: Annotated[int, Field(ge=1, le=255)]
     queue: Annotated[int, Field(ge=0)]
     qos: Literal["A", "B", "C"]
-    objective_weight: Annotated[float, Field(gt=0)] = 1.0
+    # (delay, qos-specific) weights of the class's two objectives (Eqs. 11-13).
+    objective_weights: tuple[Annotated[float, Field(ge=0)], Annotated[float, Field(ge=0)]] = (
+        1.0,
+        1.0,
+    )
+    # The egress port whose service rate the class shares: classes are
+    # optimised per port. None: all such classes share one port.
+    port: Annotated[int, Field(ge=0)] | None = None
     threshold_cells: Annotated[int, Field(ge=0)]
     mark_original: bool = False
     weight: Annotated[int, Field(ge=1, le=0xFFFF)] = 1
@@ -161,6 +168,10 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
         )
     for i, c in enumerate(cfg.classes):
         queue(f"classes[{i}].queue", c.queue)
+        if c.port is not None:
+            port(f"classes[{i}].port", c.port)
+        if c.objective_weights == (0.0, 0.0):
+            raise ConfigError(f"classes[{i}].objective_weights", "both weights are zero")
         if c.threshold_cells > profile.max_qdepth_cells:
             raise ConfigError(
                 f"classes[{i}].threshold_cells",
