@@ -37,6 +37,7 @@ struct eg_md_t {
     bit<32>     depth_over_cells;
     bit<1>      mark_original;
     MirrorId_t  mirror_session;
+    pkt_type_t  fb_pkt_type;
     bit<8>      fb_queue_id;
     bit<32>     fb_rate;
     bit<32>     fb_target_rate;
@@ -249,6 +250,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
      * where its source is. One mirror session per such port. */
     action set_feedback_session(MirrorId_t session_id) {
         eg_md.mirror_session = session_id;
+        eg_md.fb_pkt_type = PKT_TYPE_MIRROR_FEEDBACK;
         eg_dprsr_md.mirror_type = MIRROR_TYPE_FEEDBACK;
     }
 
@@ -325,7 +327,7 @@ control SwitchEgressDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t eg_
     apply {
         if (eg_dprsr_md.mirror_type == MIRROR_TYPE_FEEDBACK) {
             mirror.emit<fb_mirror_h>(eg_md.mirror_session, {
-                PKT_TYPE_MIRROR_FEEDBACK,
+                eg_md.fb_pkt_type,
                 hdr.bridged.class_id,
                 eg_md.fb_queue_id,
                 hdr.ipv4.protocol,
