@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from hw_profiles import HwProfile
 from models.vectors.runner import QueueHook
 
+from .bfcc import Bfcc
 from .pmqecn import Pmqecn
 from .tna import TnaProgram
 
@@ -22,6 +23,14 @@ PROGRAMS: dict[str, ProgramInfo] = {
     "pmqecn": ProgramInfo(
         "pmqecn",
         Pmqecn,
+        QueueHook(
+            table="SwitchEgress.queue_hook.queue_md_override",
+            inject_action="SwitchEgress.queue_hook.inject",
+        ),
+    ),
+    "bfcc": ProgramInfo(
+        "bfcc",
+        Bfcc,
         QueueHook(
             table="SwitchEgress.queue_hook.queue_md_override",
             inject_action="SwitchEgress.queue_hook.inject",

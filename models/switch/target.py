@@ -19,6 +19,15 @@ class ModelTarget:
 
     def reset(self) -> None:
         self.program.reset()
+        self.program.now_ns = 0
+
+    def set_time_ns(self, time_ns: int) -> None:
+        """The switch clock ingress_mac_tstamp / global_tstamp read from."""
+        self.program.now_ns = time_ns
+
+    def recirculation_port(self) -> int:
+        """Pipe 0's recirculation port, where the vectors' ports are."""
+        return self.program.profile.recirculation_ports[0]
 
     def add_entry(self, entry: TableEntrySpec) -> None:
         table = self.program.table(entry.table)

@@ -99,9 +99,14 @@ class CounterSpec(Strict):
         return self
 
 
+# A mirror session's port may name the chip's recirculation port instead of a
+# number: it differs between chips (hw_profiles), the vectors do not.
+RECIRCULATION_PORT = "recirculation"
+
+
 class MirrorSessionSpec(Strict):
     sid: Annotated[int, Field(ge=1, le=1023)]
-    port: Port
+    port: Port | Literal["recirculation"]
     max_pkt_len: Annotated[int, Field(ge=0, le=16383)] = 0
     direction: Literal["INGRESS", "EGRESS", "BOTH"] = "EGRESS"
 
@@ -228,6 +233,10 @@ class QueueSpec(Strict):
 
 class Step(Strict):
     send: SendSpec
+    # Switch clock (ns since the vector started) when this step's packets are
+    # sent; omitted = wherever the clock is. Only targets with a clock the
+    # runner can set (the model) run such vectors.
+    time_ns: NonNeg | None = None
     repeat: Annotated[int, Field(ge=1, le=10000)] = 1
     queue: list[QueueSpec] = []
     expect: list[ExpectSpec]
@@ -238,10 +247,27 @@ class Step(Strict):
 class Vector(Strict):
     name: Annotated[str, Field(pattern=r"^[a-z0-9_]+$")]
     description: str
+    # True: tofino-model cannot replay this vector (e.g. it sets the clock
+    # with time_ns); PTF modules leave it out, the model runs it.
+    model_only: bool = False
     setup: Setup = Setup()
     steps: Annotated[list[Step], Field(min_length=1)]
     registers: list[RegisterSpec] = []
     counters: list[CounterSpec] = []
+
+    @model_validator(mode="after")
+    def _clock_only_forward(self) -> Vector:
+        last = 0
+        for n, step in enumerate(self.steps):
+            if step.time_ns is not None:
+                if step.time_ns < last:
+                    raise ValueError(f"steps.{n}.time_ns {step.time_ns} is before {last}")
+                last = step.time_ns
+        return self
+
+    @property
+    def uses_clock(self) -> bool:
+        return any(step.time_ns is not None for step in self.steps)
 
 
 class VectorFile(Strict):

@@ -58,9 +58,28 @@ class VectorTarget(Protocol):
         ...
 
 
+def _session_port(target: VectorTarget, port: int | str) -> int:
+    if isinstance(port, int):
+        return port
+    # Optional target method: only programs that recirculate need it.
+    recirculation_port = getattr(target, "recirculation_port", None)
+    if recirculation_port is None:
+        raise VectorMismatch(f"mirror session port '{port}': this target cannot name it")
+    return int(recirculation_port())
+
+
+def _set_clock(target: VectorTarget, time_ns: int, where: str) -> None:
+    # Optional target method: a target without a settable clock cannot run
+    # a vector that says when its packets are sent.
+    set_time_ns = getattr(target, "set_time_ns", None)
+    if set_time_ns is None:
+        raise VectorMismatch(f"{where}: time_ns needs a target whose clock can be set")
+    set_time_ns(time_ns)
+
+
 def apply_setup(target: VectorTarget, setup: Setup) -> None:
     for s in setup.mirror_sessions:
-        target.add_mirror_session(s.sid, s.port, s.max_pkt_len, s.direction)
+        target.add_mirror_session(s.sid, _session_port(target, s.port), s.max_pkt_len, s.direction)
     for e in setup.tables:
         target.add_entry(e)
     for r in setup.registers:
@@ -111,11 +130,15 @@ def check_counters(target: VectorTarget, specs: list[CounterSpec], where: str) -
 
 def run_vector(target: VectorTarget, vfile: VectorFile, vector: Vector, hook: QueueHook) -> None:
     target.reset()
+    if vector.uses_clock:
+        _set_clock(target, 0, vector.name)
     apply_setup(target, vfile.setup)
     apply_setup(target, vector.setup)
     queue_state: dict[int, QueueSpec] = {}
     for n, step in enumerate(vector.steps):
         where = f"{vector.name} step {n}"
+        if step.time_ns is not None:
+            _set_clock(target, step.time_ns, where)
         queue_state = _set_queue(target, hook, queue_state, step.queue)
         data = build_bytes(step.send.packet)
         expected = [(e.port, build_bytes(e.packet)) for e in step.expect]

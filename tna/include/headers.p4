@@ -87,9 +87,36 @@ header fb_mirror_h {
     mac_addr_t    orig_dst_mac;
 }
 
+/* BFCC: ingress -> egress, after bridged_md_h. bp_degree != 0 marks a packet
+ * of the group the downstream switch named (tna/bfcc/README.md). */
+header bfcc_bridged_h {
+    bit<8> bp_degree;
+}
+
+/* BFCC egress-to-egress mirror that becomes a backpressure (or clear)
+ * message to the upstream switch, 16 bytes. The copy is truncated to its
+ * Ethernet header by the mirror session. */
+header bp_mirror_h {
+    pkt_type_t pkt_type;
+    bit<8>     msg_type;
+    class_id_t group;
+    bit<8>     degree;
+    mac_addr_t src_mac;
+    mac_addr_t dst_mac;
+}
+
+/* BFCC egress-to-egress mirror of a packet that left as a fake: the copy is
+ * the real packet on its way to a recirculation port. */
+header recirc_mirror_h {
+    pkt_type_t pkt_type;
+}
+
 struct headers_t {
     bridged_md_h bridged;
+    bfcc_bridged_h bfcc_bridged;
     fb_mirror_h  fb_mirror;
+    bp_mirror_h  bp_mirror;
+    recirc_mirror_h recirc_mirror;
     ethernet_h   ethernet;
     ipv4_h       ipv4;
     tcp_h        tcp;
