@@ -1,0 +1,102 @@
+"""The BFCC vectors must be able to fail: break the model on purpose and watch them catch it."""
+
+from __future__ import annotations
+
+import pytest
+
+from hw_profiles import load_profile
+from models.switch import bfcc as bfcc_model
+from models.switch.registry import PROGRAMS, make_model
+from models.switch.target import ModelTarget
+from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
+from models.vectors.runner import VectorMismatch, run_vector
+
+
+def _run(file: str, name: str) -> None:
+    vfile = load_vector_file(DEFAULT_VECTOR_ROOT / "bfcc" / file)
+    vector = next(v for v in vfile.vectors if v.name == name)
+    model = make_model("bfcc", load_profile("tofino"))
+    run_vector(ModelTarget(model), vfile, vector, PROGRAMS["bfcc"].queue_hook)
+
+
+def _degree_with_inclusive_bounds(self: bfcc_model.Bfcc, md: bfcc_model.EgMd) -> int:
+    # ">= T" where the paper says "> T": the boundaries land in the next degree.
+    if md.queue.sojourn_ns >= md.t_max_ns:
+        return bfcc_model.BFCC_DEGREE_SEVERE
+    if md.queue.sojourn_ns >= md.t_min_ns:
+        return bfcc_model.BFCC_DEGREE_MODERATE
+    return bfcc_model.BFCC_DEGREE_MILD
+
+
+@pytest.mark.parametrize("vector", ["sojourn_at_t_min_is_mild", "sojourn_at_t_max_is_moderate"])
+def test_wrong_degree_boundary_is_caught(monkeypatch: pytest.MonkeyPatch, vector: str) -> None:
+    monkeypatch.setattr(bfcc_model.Bfcc, "congestion_degree", _degree_with_inclusive_bounds)
+    with pytest.raises(VectorMismatch):
+        _run("congestion_point.yaml", vector)
+
+
+def test_missing_dedup_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    def forgetful(self: bfcc_model.Bfcc, index: int, md: bfcc_model.EgMd) -> int:
+        self.bp_last_sent.write(index, md.bp_key)
+        return 0  # as if nothing had been sent: every congested packet sends
+
+    monkeypatch.setattr(bfcc_model.Bfcc, "bp_last_sent_swap", forgetful)
+    with pytest.raises(VectorMismatch):
+        _run("congestion_point.yaml", "same_group_and_degree_sent_once")
+
+
+def test_congestion_at_the_threshold_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bfcc_model, "sat_sub_u32", lambda a, b: max(a - b + 1, 0))
+    with pytest.raises(VectorMismatch):
+        _run("congestion_point.yaml", "depth_at_threshold_is_not_congestion")
+
+
+def test_tie_to_the_higher_group_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    step = bfcc_model.Bfcc.congested_vq_step
+
+    def higher_id_wins(self: bfcc_model.Bfcc, index: int, md: bfcc_model.EgMd) -> int:
+        # count ++ group instead of count ++ ~group.
+        md.vq_key = (md.vq_key & 0xFF00) | (~md.vq_key & 0xFF)
+        best = step(self, index, md)
+        return (best & 0xFF00) | (~best & 0xFF)
+
+    monkeypatch.setattr(bfcc_model.Bfcc, "congested_vq_step", higher_id_wins)
+    with pytest.raises(VectorMismatch):
+        _run("congestion_point.yaml", "tie_goes_to_the_lower_group_id")
+
+
+def test_fake_one_packet_late_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    def late(self: bfcc_model.Bfcc, index: int, md: bfcc_model.EgMd) -> int:
+        sent = self.rr_count.read(index)
+        fake = 1 if sent > md.rate_threshold else 0
+        self.rr_count.write(index, 0 if fake else sent + 1)
+        return fake
+
+    monkeypatch.setattr(bfcc_model.Bfcc, "rr_count_step", late)
+    for vector in (
+        "mild_keeps_9_of_10_slots_over_40_packets",
+        "moderate_keeps_3_of_4_slots_over_40_packets",
+        "severe_keeps_1_of_2_slots_over_40_packets",
+    ):
+        with pytest.raises(VectorMismatch):
+            _run("reaction_point.yaml", vector)
+
+
+def test_backpressure_that_never_expires_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bfcc_model.Bfcc, "bp_recorded_age", lambda self, index, md: 0)
+    with pytest.raises(VectorMismatch):
+        _run("reaction_point.yaml", "backpressure_expires_without_refresh")
+
+
+def test_trusting_every_port_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from models.switch import common
+
+    monkeypatch.setattr(common.FeedbackTrust, "apply", lambda self, hdr, port, n: False)
+    with pytest.raises(VectorMismatch):
+        _run("reaction_point.yaml", "forged_backpressure_from_host_port_dropped_and_counted")
+
+
+def test_forwarding_fakes_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bfcc_model, "ETHERTYPE_TOFCC_FAKE", 0x88B4)
+    with pytest.raises(VectorMismatch):
+        _run("reaction_point.yaml", "fake_packets_are_dropped_and_counted")

@@ -1,0 +1,137 @@
+"""BFCC's model against its P4 source, and the vector-format pieces BFCC added."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hw_profiles import load_profile
+from models.switch import bfcc
+from models.switch.headers import BridgedMd
+from models.switch.registry import PROGRAMS
+from models.switch.target import ModelTarget
+from models.vectors.format import (
+    DEFAULT_VECTOR_ROOT,
+    VectorFormatError,
+    load_vector_file,
+    parse_vector_file,
+    vector_files,
+)
+from models.vectors.runner import VectorMismatch, apply_setup, run_vector
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _p4_consts(path: Path) -> dict[str, int]:
+    text = path.read_text()
+    return {
+        m.group(1): int(m.group(2), 0)
+        for m in re.finditer(r"const\s+\w+(?:<\d+>)?\s+(\w+)\s*=\s*(0x[0-9a-fA-F]+|\d+)\s*;", text)
+    }
+
+
+def _p4_defines(path: Path) -> dict[str, int]:
+    return {
+        m.group(1): int(m.group(2), 0)
+        for m in re.finditer(r"#define\s+(\w+)\s+(0x[0-9a-fA-F]+|\d+)", path.read_text())
+    }
+
+
+def test_constants_match_the_p4() -> None:
+    shared = _p4_consts(REPO / "tna/include/defines.p4")
+    program = {**_p4_consts(REPO / "tna/bfcc/bfcc.p4"), **_p4_defines(REPO / "tna/bfcc/bfcc.p4")}
+    for name in (
+        "ETHERTYPE_TOFCC_FAKE",
+        "PKT_TYPE_MIRROR_BACKPRESSURE",
+        "PKT_TYPE_MIRROR_RECIRCULATE",
+        "MIRROR_TYPE_BACKPRESSURE",
+        "MIRROR_TYPE_RECIRCULATE",
+    ):
+        assert shared[name] == getattr(bfcc, name), name
+    for name, value in program.items():
+        if name.startswith("BFCC_"):
+            assert getattr(bfcc, name) == value, name
+    assert bfcc.BFCC_VQ_SLOTS == bfcc.BFCC_CONGESTION_POINTS * bfcc.BFCC_GROUPS
+
+
+@pytest.mark.parametrize("chip", ["tofino", "tofino2"])
+def test_headers_fit_the_chip(chip: str) -> None:
+    profile = load_profile(chip)
+    assert bfcc.BpMirror.size_bytes() <= profile.mirror_header_max_bytes
+    assert bfcc.RecircMirror.size_bytes() <= profile.mirror_header_max_bytes
+    bridged = BridgedMd.size_bytes() + bfcc.BfccBridged.size_bytes()
+    assert bridged <= profile.bridged_metadata_max_bytes
+    # Every register entry fits a stateful ALU word.
+    model = bfcc.Bfcc(profile)
+    assert all(r.width <= 32 for r in model.p4.registers.values())
+
+
+def test_enough_vectors() -> None:
+    files = vector_files(DEFAULT_VECTOR_ROOT, "bfcc")
+    assert sum(len(load_vector_file(p).vectors) for p in files) >= 15
+
+
+def test_clock_vectors_are_model_only() -> None:
+    # tofino-model's clock cannot be set, so a vector that sets it must say so.
+    for path in vector_files(DEFAULT_VECTOR_ROOT, "bfcc"):
+        for v in load_vector_file(path).vectors:
+            assert v.model_only or not v.uses_clock, v.name
+
+
+BASE: dict[str, Any] = {
+    "program": "bfcc",
+    "setup": {"mirror_sessions": [{"sid": 20, "port": "recirculation"}]},
+    "vectors": [
+        {
+            "name": "v",
+            "description": "d",
+            "model_only": True,
+            "steps": [
+                {"send": {"port": 1, "packet": {"hex": "00"}}, "time_ns": 10, "expect": []},
+                {"send": {"port": 1, "packet": {"hex": "00"}}, "time_ns": 10, "expect": []},
+            ],
+        }
+    ],
+}
+
+
+def test_clock_must_not_run_backwards() -> None:
+    raw = copy.deepcopy(BASE)
+    parse_vector_file(copy.deepcopy(raw), "f.yaml")
+    raw["vectors"][0]["steps"][1]["time_ns"] = 9
+    with pytest.raises(VectorFormatError, match=r"vector 'v'.*time_ns 9 is before 10"):
+        parse_vector_file(raw, "f.yaml")
+
+
+def test_only_the_recirculation_port_has_a_name() -> None:
+    raw = copy.deepcopy(BASE)
+    raw["setup"]["mirror_sessions"][0]["port"] = "cpu"
+    with pytest.raises(VectorFormatError, match=r"mirror_sessions\.0\.port"):
+        parse_vector_file(raw, "f.yaml")
+
+
+@pytest.mark.parametrize("chip", ["tofino", "tofino2"])
+def test_recirculation_port_comes_from_the_profile(chip: str) -> None:
+    vfile = parse_vector_file(copy.deepcopy(BASE), "f.yaml")
+    model = bfcc.Bfcc(load_profile(chip))
+    apply_setup(ModelTarget(model), vfile.setup)
+    assert model.mirror_sessions[20].egress_port == load_profile(chip).recirculation_ports[0]
+
+
+class _NoClockTarget(ModelTarget):
+    set_time_ns = None  # type: ignore[assignment]
+    recirculation_port = None  # type: ignore[assignment]
+
+
+def test_targets_without_the_optional_methods_refuse_clearly() -> None:
+    vfile = parse_vector_file(copy.deepcopy(BASE), "f.yaml")
+    model = bfcc.Bfcc(load_profile("tofino"))
+    hook = PROGRAMS["bfcc"].queue_hook
+    with pytest.raises(VectorMismatch, match="time_ns needs a target whose clock can be set"):
+        run_vector(_NoClockTarget(model), vfile, vfile.vectors[0], hook)
+    with pytest.raises(VectorMismatch, match="cannot name it"):
+        apply_setup(_NoClockTarget(model), vfile.setup)
