@@ -1,0 +1,83 @@
+"""BFCC vectors on tofino-model or hardware (ptf_tests/vectors/bfcc/*.yaml).
+
+One switch plays both roles on different ports (see each file's
+description); the two-switch chain runs on the models only
+(tests/test_bfcc_chain.py). Vectors marked model_only (they set the clock)
+are left out here. Fakes recirculate through pipe 0's recirculation port
+(68 on Tofino, 6 on Tofino2), which must be in recirculation mode, as it is
+by default on tofino-model.
+
+Under the SDE's PTF runner every other vector becomes a BfRuntimeTest;
+under pytest each is collected and skipped, saying why.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from ptf_tests.common.vector_tests import (
+    UNDER_PYTEST,
+    load_program_vectors,
+    skip_reason,
+)
+
+PROGRAM = "bfcc"
+
+
+def make_bfcc_ptf_classes(namespace: dict[str, Any]) -> int:
+    """ptf_tests.common.vector_tests.make_ptf_classes, with a target that can
+    name the recirculation port and without the model-only vectors."""
+    import ptf.testutils as testutils  # type: ignore[import-not-found]
+    from bfruntime_client_base_tests import BfRuntimeTest  # type: ignore[import-not-found]
+
+    from hw_profiles import load_profile
+    from models.switch.registry import PROGRAMS, make_model
+    from models.vectors.format import Vector, VectorFile
+    from models.vectors.runner import run_vector
+    from ptf_tests.common.bfrt_target import BfrtTarget
+
+    class BfccBfrtTarget(BfrtTarget):  # type: ignore[misc]
+        def recirculation_port(self) -> int:
+            # The vectors' ports are all in pipe `self.pipe`; recirculate there.
+            return int(self.model.profile.recirculation_ports[self.pipe])
+
+    arch = testutils.test_param_get("arch", default="tofino")
+    chip = "tofino2" if arch in ("tofino2", "tf2") else "tofino"
+    info = PROGRAMS[PROGRAM]
+    cases = [(f, v) for f, v in load_program_vectors(PROGRAM) if not v.model_only]
+    for vfile, vector in cases:
+
+        def set_up(self: Any) -> None:
+            BfRuntimeTest.setUp(self, 0, PROGRAM)
+            self.bfrt_info = self.interface.bfrt_info_get(PROGRAM)
+
+        def run_test(self: Any, vfile: VectorFile = vfile, vector: Vector = vector) -> None:
+            target = BfccBfrtTarget(self, self.bfrt_info, make_model(PROGRAM, load_profile(chip)))
+            try:
+                run_vector(target, vfile, vector, info.queue_hook)
+            finally:
+                target.reset()
+
+        name = f"{PROGRAM.capitalize()}_{vector.name}"
+        namespace[name] = type(name, (BfRuntimeTest,), {"setUp": set_up, "runTest": run_test})
+    print(f"{PROGRAM}: {len(cases)} vectors for the switch (model-only ones left out)")
+    return len(cases)
+
+
+if UNDER_PYTEST:
+    import pytest
+
+    CASES = load_program_vectors(PROGRAM)
+
+    @pytest.mark.sde
+    @pytest.mark.parametrize("vector", [v for _, v in CASES], ids=[v.name for _, v in CASES])
+    def test_on_switch(vector: Any) -> None:
+        if vector.model_only:
+            pytest.skip("model only: sets the switch clock, which tofino-model cannot")
+        pytest.skip(skip_reason())
+else:
+    make_bfcc_ptf_classes(globals())
