@@ -115,6 +115,7 @@ class IgMd:
     low_qid: int = 0
     bp_expiry_ns: int = 0
     bp_age_ns: int = 0
+    bp_life_left_ns: int = 0
     bp_expired: int = 0
 
 
@@ -349,7 +350,8 @@ class Bfcc(TnaProgram):
                 md.low_qid = r.data["low_qid"]
                 md.bp_expiry_ns = r.data["bp_expiry_ns"]
                 md.bp_age_ns = self.bp_recorded_age(egress_port, md)
-                if md.bp_expiry_ns != 0 and md.bp_age_ns >= md.bp_expiry_ns:
+                md.bp_life_left_ns = sat_sub_u32(md.bp_expiry_ns, md.bp_age_ns)
+                if md.bp_expiry_ns != 0 and md.bp_life_left_ns == 0:
                     md.bp_expired = 1
                 md.bp_key = self.bp_state_read(egress_port, md)
                 group = hdr.bridged.class_id

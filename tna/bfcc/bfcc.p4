@@ -54,6 +54,7 @@ struct ig_md_t {
     QueueId_t   low_qid;
     bit<32>     bp_expiry_ns;
     bit<32>     bp_age_ns;
+    bit<32>     bp_life_left_ns;
     bit<1>      bp_expired;
 }
 
@@ -228,7 +229,10 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                  * named group to the slowed low-priority queue. */
                 if (reaction_point.apply().hit) {
                     ig_md.bp_age_ns = bp_recorded_age.execute(ig_tm_md.ucast_egress_port);
-                    if (ig_md.bp_expiry_ns != 0 && ig_md.bp_age_ns >= ig_md.bp_expiry_ns) {
+                    /* age >= expiry as a saturating difference tested
+                     * against 0, which a gateway compares cheaply. */
+                    ig_md.bp_life_left_ns = ig_md.bp_expiry_ns |-| ig_md.bp_age_ns;
+                    if (ig_md.bp_expiry_ns != 0 && ig_md.bp_life_left_ns == 0) {
                         ig_md.bp_expired = 1;
                     }
                     ig_md.bp_key = bp_state_read.execute(ig_tm_md.ucast_egress_port);
