@@ -11,7 +11,6 @@ import json
 import logging
 import sys
 import time
-from dataclasses import asdict
 from pathlib import Path
 
 import click
@@ -22,7 +21,7 @@ from hw_profiles import load_profile
 
 from .errors import ConfigError, ControllerError
 from .pmqecn import app as pmqecn_app
-from .pmqecn.config import DEFAULT_CONFIG, PmqecnConfig, load_config, parse_config
+from .programs import PROGRAMS, App, get_program
 from .state import default_state_path, load_state, save_state
 from .supervisor import Supervisor
 from .targets import open_switch
@@ -34,7 +33,7 @@ console = Console(width=None if sys.stdout.isatty() else 140)
 class Context:
     def __init__(self, target: str, program: str, config: Path | None, state: Path | None) -> None:
         self.target = target
-        self.program = program
+        self.program = get_program(program)
         self.config_path = config
         self.state_path = state or default_state_path(program)
 
@@ -42,31 +41,36 @@ class Context:
     def is_model(self) -> bool:
         return self.target == "model"
 
-    def open_app(self) -> pmqecn_app.PmqecnApp:
+    def open_app(self) -> App:
         saved = load_state(self.state_path) if self.is_model and self.config_path is None else None
-        if saved is not None:
-            cfg = parse_config(saved["config"], str(self.state_path))
+        if saved is not None and saved.get("program", self.program.name) == self.program.name:
+            cfg = self.program.parse_config(saved["config"], str(self.state_path))
         else:
-            cfg = load_config(self.config_path or DEFAULT_CONFIG)
-        switch = open_switch(self.target, self.program, load_profile(cfg.chip))
+            saved = None
+            cfg = self.program.load_config(self.config_path or self.program.default_config)
+        switch = open_switch(self.target, self.program.name, load_profile(cfg.chip))
         switch.connect()
-        app = pmqecn_app.PmqecnApp(switch, cfg)
+        app = self.program.make_app(switch, cfg)
         if saved is not None:
-            for cid, values in (saved.get("live") or {}).items():
-                if int(cid) in app.live:
-                    for k, v in values.items():
-                        setattr(app.live[int(cid)], k, v)
+            app.restore_live(saved.get("live") or {})
         if self.is_model:
             # The model starts empty every command: replay the intended state.
             app.push_all()
         return app
 
-    def save(self, app: pmqecn_app.PmqecnApp) -> None:
+    def pmqecn(self) -> pmqecn_app.PmqecnApp:
+        app = self.open_app()
+        if not isinstance(app, pmqecn_app.PmqecnApp):
+            raise ConfigError("--program", f"this command is for pmqecn, not {self.program.name}")
+        return app
+
+    def save(self, app: App) -> None:
         if self.is_model:
             save_state(
                 self.state_path,
+                self.program.name,
                 app.config.model_dump(mode="json"),
-                {cid: asdict(live) for cid, live in app.live.items()},
+                app.live_state(),
             )
 
 
@@ -107,7 +111,7 @@ def _print_changes(changes: list[pmqecn_app.Change], app: pmqecn_app.PmqecnApp) 
     show_default=True,
     help="'model' (reference model, no SDE) or grpc://HOST:PORT (BF-Runtime)",
 )
-@click.option("--program", default="pmqecn", show_default=True, type=click.Choice(["pmqecn"]))
+@click.option("--program", default="pmqecn", show_default=True, type=click.Choice(sorted(PROGRAMS)))
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="config YAML")
 @click.option(
     "--state", "state_path", type=click.Path(path_type=Path), help="model-target state file"
@@ -128,7 +132,7 @@ def cli(
     ctx.obj = Context(target, program, config_path, state_path)
 
 
-@cli.command(help="Show classes, thresholds, weights, measured and target rates.")
+@cli.command(help="Show the program's state as read back from the switch.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def status(obj: Context, as_json: bool) -> None:
@@ -137,27 +141,27 @@ def status(obj: Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    t = Table(title=f"pmqecn on {app.switch.description} ({app.config.scheduling.mode})")
-    cols = [
-        "class", "id", "qos", "queue", "K cells", "weight", "lambda pps", "lambda* pps",
-        "W ns", "packets",
-    ]  # fmt: skip
-    for col in cols:
-        t.add_column(col)
+    t = Table(title=f"{obj.program.name} on {app.switch.description}")
+    for heading, _ in obj.program.status_columns:
+        t.add_column(heading)
     for r in rows:
-        t.add_row(
-            r["name"], str(r["id"]), r["qos"], str(r["queue"]), str(r["threshold_cells"]),
-            str(r["weight"]), str(r["rate_pps"]), str(r["target_rate_pps"]),
-            f"{r['sojourn_ns']:.0f}", str(r["packets"]),
-        )  # fmt: skip
+        t.add_row(*(_cell(r.get(key)) for _, key in obj.program.status_columns))
     console.print(t)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.0f}"
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
 
 
 @cli.command("set-threshold", help="Set K_i in cells: tofcc set-threshold voice=20 bulk=80")
 @click.argument("pairs", nargs=-1, required=True)
 @click.pass_obj
 def set_threshold(obj: Context, pairs: tuple[str, ...]) -> None:
-    app = obj.open_app()
+    app = obj.pmqecn()
     changes = app.set_thresholds(_parse_pairs(app, pairs, "set-threshold"))
     obj.save(app)
     _print_changes(changes, app)
@@ -167,7 +171,7 @@ def set_threshold(obj: Context, pairs: tuple[str, ...]) -> None:
 @click.argument("pairs", nargs=-1, required=True)
 @click.pass_obj
 def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
-    app = obj.open_app()
+    app = obj.pmqecn()
     changes = app.set_weights(_parse_pairs(app, pairs, "set-weight"))
     obj.save(app)
     _print_changes(changes, app)
@@ -177,15 +181,13 @@ def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
 @click.argument("config_file", type=click.Path(path_type=Path))
 @click.pass_obj
 def apply(obj: Context, config_file: Path) -> None:
-    cfg: PmqecnConfig = load_config(config_file)
+    cfg = obj.program.load_config(config_file)
     obj.config_path = config_file
     app = obj.open_app()
     if not obj.is_model:
         app.push_all()
     obj.save(app)
-    console.print(
-        f"applied {config_file}: {len(app.intended_writes())} writes, {len(cfg.classes)} classes"
-    )
+    console.print(f"applied {config_file}: {len(app.intended_writes())} writes ({cfg.program})")
 
 
 @cli.command(help="Measure, solve the M/M/1/N model, write K_i, weights and lambda_i*.")
@@ -196,7 +198,7 @@ def apply(obj: Context, config_file: Path) -> None:
 def optimize(obj: Context, once: bool, interval: float | None, count: int) -> None:
     if interval is not None and interval <= 0:
         raise ConfigError("--interval", f"must be positive, got {interval}")
-    app = obj.open_app()
+    app = obj.pmqecn()
     if interval is None or once:
         app.sample(time.monotonic())
         time.sleep(min(app.config.optimizer.interval_s, 0.2) if obj.is_model else 0)

@@ -26,8 +26,9 @@ def load_state(path: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def save_state(path: Path, config: dict[str, Any], live: dict[int, dict[str, Any]]) -> None:
+def save_state(path: Path, program: str, config: dict[str, Any], live: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(yaml.safe_dump({"config": config, "live": live}, sort_keys=False))
+    state = {"program": program, "config": config, "live": live}
+    tmp.write_text(yaml.safe_dump(state, sort_keys=False))
     tmp.replace(path)

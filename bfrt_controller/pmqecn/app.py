@@ -10,7 +10,8 @@ from __future__ import annotations
 import ipaddress
 import logging
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from hw_profiles import HwProfile
 from models.switch.core import Match
@@ -203,6 +204,14 @@ class PmqecnApp:
         writes = self.intended_writes()
         self.switch.write(writes)
         log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)
+
+    def live_state(self) -> dict[str, Any]:
+        return {str(cid): asdict(live) for cid, live in self.live.items()}
+
+    def restore_live(self, state: dict[str, Any]) -> None:
+        for cid, values in state.items():
+            if int(cid) in self.live:
+                self.live[int(cid)] = ClassLive(**values)
 
     # ---- operator changes ------------------------------------------
     def _check_threshold(self, field_name: str, cells: int) -> None:

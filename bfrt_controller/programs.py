@@ -1,0 +1,85 @@
+"""Every mechanism the controller can run, found by its program name.
+
+`tofcc --program NAME` looks the program up here: its config schema, its
+embedded default config, its app, and how `status` shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from .errors import ConfigError
+from .switch import Switch
+from .validation import load_yaml
+
+
+class App(Protocol):
+    """What the CLI and the supervisor need of a mechanism's app."""
+
+    switch: Switch
+    config: Any
+
+    def push_all(self) -> None: ...
+
+    def intended_writes(self) -> list[Any]: ...
+
+    def status(self) -> list[dict[str, object]]: ...
+
+    def live_state(self) -> dict[str, Any]:
+        """Run-time changes on top of the config (for the model target's state file)."""
+        ...
+
+    def restore_live(self, state: dict[str, Any]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    default_config: Path
+    parse_config: Callable[[object, str], BaseModel]
+    make_app: Callable[[Switch, Any], App]
+    status_columns: tuple[tuple[str, str], ...]  # (heading, row key)
+
+    def load_config(self, path: Path) -> Any:
+        return self.parse_config(load_yaml(path), str(path))
+
+
+def _pmqecn() -> Program:
+    from .pmqecn.app import PmqecnApp
+    from .pmqecn.config import DEFAULT_CONFIG, parse_config
+
+    return Program(
+        "pmqecn",
+        DEFAULT_CONFIG,
+        parse_config,
+        PmqecnApp,
+        (
+            ("class", "name"),
+            ("id", "id"),
+            ("qos", "qos"),
+            ("queue", "queue"),
+            ("K cells", "threshold_cells"),
+            ("weight", "weight"),
+            ("lambda pps", "rate_pps"),
+            ("lambda* pps", "target_rate_pps"),
+            ("W ns", "sojourn_ns"),
+            ("packets", "packets"),
+        ),
+    )
+
+
+PROGRAMS: dict[str, Callable[[], Program]] = {"pmqecn": _pmqecn}
+
+
+def get_program(name: str) -> Program:
+    try:
+        return PROGRAMS[name]()
+    except KeyError:
+        raise ConfigError(
+            "--program", f"unknown program {name!r} (known: {', '.join(PROGRAMS)})"
+        ) from None
