@@ -1,0 +1,180 @@
+"""PMQECN reaction point: the host rate controller of Algorithm 3, Eqs. 15-18.
+
+Three phases (Fig. 5): a feedback packet carrying (lambda, lambda*) cuts the
+current rate by lambda*/lambda (Eqs. 15-16) and remembers the old rate as the
+recovery target; then N_C fast-recovery cycles halve the gap to that target
+(Eq. 17); then active increase raises the target by R_A per cycle and moves the
+rate half way to it (Eq. 18).  Cycles are counted as in QCN/P4QCN, whose
+recovery the paper adopts: a timer cycle every ``timer_period`` and a
+byte-counter cycle every ``byte_counter`` bytes sent, whichever comes.
+
+Choices where the paper is silent or self-contradictory are marked "Choice".
+Rates use any unit, the same for every argument.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from enum import Enum
+from numbers import Integral, Real
+
+
+class Phase(Enum):
+    FAST_RECOVERY = "fast_recovery"
+    ACTIVE_INCREASE = "active_increase"
+
+
+def _positive(value: object, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    result = float(value)
+    if not math.isfinite(result) or result <= 0.0:
+        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
+    return result
+
+
+@dataclass(frozen=True)
+class RpConfig:
+    """Defaults are the paper's (Algorithm 3): R_A = 5 Mbps, N_C = 5, start at 1 Mbps."""
+
+    line_rate: float = 10e6
+    min_rate: float = 0.1e6
+    initial_rate: float = 1e6
+    r_a: float = 5e6
+    n_c: int = 5
+    timer_period: float = 0.01  # s, one timer cycle
+    byte_counter: int = 150_000  # bytes, one byte-counter cycle (QCN's BC)
+
+    def __post_init__(self) -> None:
+        for name in ("line_rate", "min_rate", "initial_rate", "r_a", "timer_period"):
+            _positive(getattr(self, name), name)
+        if not self.min_rate <= self.initial_rate <= self.line_rate:
+            raise ValueError(
+                f"initial_rate must lie in [min_rate, line_rate] = "
+                f"[{self.min_rate}, {self.line_rate}], got {self.initial_rate}"
+            )
+        for name in ("n_c", "byte_counter"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, Integral) or value < 1:
+                raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+@dataclass(frozen=True)
+class RpState:
+    phase: Phase
+    rate: float  # R_c, the current sending rate
+    target: float  # R_t, the rate fast recovery heads back to
+    cycles_left: int  # fast-recovery cycles still to run
+    bytes_in_cycle: int  # bytes sent since the last byte-counter cycle
+    timer_epoch: float  # when the timer was last restarted
+    timer_cycles: int  # timer cycles run since timer_epoch
+    now: float  # latest time seen, to reject time running backwards
+
+
+class ReactionPoint:
+    """Explicit state machine; every input is validated before the state changes."""
+
+    def __init__(self, config: RpConfig | None = None, now: float = 0.0) -> None:
+        self.config = config or RpConfig()
+        start = self._time(now, "now", None)
+        # Choice: Algorithm 3 starts with R_t = 0, but then the first active
+        # increase averages the rate with R_A alone and cuts any start rate
+        # above R_A; starting the target at the start rate avoids that.
+        self._state = RpState(
+            phase=Phase.ACTIVE_INCREASE,
+            rate=self.config.initial_rate,
+            target=self.config.initial_rate,
+            cycles_left=0,
+            bytes_in_cycle=0,
+            timer_epoch=start,
+            timer_cycles=0,
+            now=start,
+        )
+
+    @property
+    def state(self) -> RpState:
+        return self._state
+
+    @property
+    def rate(self) -> float:
+        return self._state.rate
+
+    def _time(self, now: object, name: str, last: float | None) -> float:
+        if isinstance(now, bool) or not isinstance(now, Real) or not math.isfinite(float(now)):
+            raise ValueError(f"{name} must be a finite time, got {now!r}")
+        if last is not None and float(now) < last:
+            raise ValueError(f"{name} ({now}) is before the last event ({last})")
+        return float(now)
+
+    def _clamp(self, rate: float) -> float:
+        return min(max(rate, self.config.min_rate), self.config.line_rate)
+
+    def on_feedback(self, rate: float, target_rate: float, now: float) -> float:
+        """A congestion feedback with the queue's measured (rate) and optimal (target_rate)
+        arrival rates, i.e. the packet's INT rate1 = lambda and rate2 = lambda*."""
+        lam = _positive(rate, "rate")
+        lam_star = _positive(target_rate, "target_rate")
+        t = self._time(now, "now", self._state.now)
+        # Choice: a congestion notification never raises the rate; lambda* > lambda
+        # means the optimiser has room, which the increase phases will find.
+        factor = min(1.0, lam_star / lam)
+        old = self._state.rate
+        # Eq. 16: R_t = R_old, R_c = (lambda*/lambda) R_c.  As in QCN a decrease
+        # restarts both cycle counters.
+        self._state = RpState(
+            phase=Phase.FAST_RECOVERY,
+            rate=self._clamp(factor * old),
+            target=old,
+            cycles_left=self.config.n_c,
+            bytes_in_cycle=0,
+            timer_epoch=t,
+            timer_cycles=0,
+            now=t,
+        )
+        return self._state.rate
+
+    def on_timer(self, now: float) -> int:
+        """Run the timer cycles that have completed by ``now``; returns how many."""
+        t = self._time(now, "now", self._state.now)
+        # Cycle boundaries are epoch + j * period counted in integers, so
+        # repeated float additions cannot make a boundary arrive late; the
+        # 1e-9 absorbs the rounding in (t - epoch) / period itself.
+        elapsed = (t - self._state.timer_epoch) / self.config.timer_period
+        due = math.floor(elapsed + 1e-9)
+        cycles = max(0, due - self._state.timer_cycles)
+        self._state = replace(self._state, now=t, timer_cycles=self._state.timer_cycles + cycles)
+        self._run_cycles(cycles)
+        return cycles
+
+    def on_bytes_sent(self, nbytes: int, now: float) -> int:
+        """Count ``nbytes`` sent; every ``byte_counter`` bytes is one cycle.  Returns cycles run."""
+        if isinstance(nbytes, bool) or not isinstance(nbytes, Integral) or nbytes < 0:
+            raise ValueError(f"nbytes must be an integer >= 0, got {nbytes!r}")
+        t = self._time(now, "now", self._state.now)
+        total = self._state.bytes_in_cycle + int(nbytes)
+        cycles, rest = divmod(total, self.config.byte_counter)
+        self._state = replace(self._state, now=t, bytes_in_cycle=rest)
+        self._run_cycles(cycles)
+        return cycles
+
+    def _run_cycles(self, cycles: int) -> None:
+        for _ in range(cycles):
+            before = self._state
+            self._state = self._cycle(before)
+            if self._state == before:
+                break  # at line rate with nothing left to recover: a fixed point
+
+    def _cycle(self, s: RpState) -> RpState:
+        if s.phase is Phase.FAST_RECOVERY:
+            # Eq. 17: R_c = (R_c + R_t) / 2, R_t unchanged, for N_C cycles.
+            left = s.cycles_left - 1
+            phase = Phase.ACTIVE_INCREASE if left == 0 else Phase.FAST_RECOVERY
+            rate = self._clamp((s.rate + s.target) / 2.0)
+            return replace(s, phase=phase, rate=rate, cycles_left=left)
+        # Eq. 18: R_t += R_A, R_c = (R_c + R_t) / 2.  Choice: Algorithm 3 omits the
+        # R_t update, which would stall the increase at R_t + R_A instead of
+        # probing for spare bandwidth as the text says; the target is capped at
+        # line rate so a long quiet spell cannot wind it up without bound.
+        target = min(s.target + self.config.r_a, self.config.line_rate)
+        return replace(s, target=target, rate=self._clamp((s.rate + target) / 2.0))
