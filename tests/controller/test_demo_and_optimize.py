@@ -1,0 +1,94 @@
+"""The README demo and one optimise-and-apply cycle, end to end on the model."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from bfrt_controller.backends.model import ModelSwitch
+from bfrt_controller.cli import cli
+from bfrt_controller.pmqecn import names as n
+from bfrt_controller.pmqecn.app import PmqecnApp
+from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, load_config, parse_config
+from bfrt_controller.pmqecn.demo import FLOWS, inject_depth, run_demo
+from hw_profiles import load_profile
+from models.switch.core import Match
+
+
+def test_demo_shows_marking_feedback_and_new_thresholds() -> None:
+    out = io.StringIO()
+    run_demo(Console(file=out, width=160))
+    text = out.getvalue()
+    assert "ECN 11 to 10.0.1.1 (port 1)" in text  # voice feedback went to its source
+    assert "ECN 11 CE" in text  # bulk's original CE-marked (mark_original)
+    assert "untrusted_feedback_drops[1] = 1" in text
+    assert "Optimiser wrote (one batch)" in text
+    assert "threshold_cells" in text
+    assert "after one optimise-and-apply cycle" in text
+
+
+def loaded_app() -> PmqecnApp:
+    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), load_config(DEFAULT_CONFIG))
+    app.push_all()
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    app.sample(0.0)
+    for name, count in (("voice", 30), ("video", 50), ("bulk", 35)):
+        inject_depth(sw, 0, 4000)
+        data = bytes(FLOWS[name].packet())
+        for _ in range(count):
+            sw.model.send(FLOWS[name].port, data)
+    return app
+
+
+def test_optimize_once_writes_what_it_reports() -> None:
+    app = loaded_app()
+    changes = app.optimize_once(1e-4)  # 300k / 500k / 350k pps
+    assert changes
+    for cid in (1, 2, 3):
+        entry = app.switch.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(cid)})
+        assert entry is not None
+        assert entry.data["threshold_cells"] == app.live[cid].threshold_cells
+        rates = app.switch.read_entry(n.CLASS_RATES, {n.K_CLASS_ID: Match(cid)})
+        assert rates is not None
+        assert rates.data["rate"] == app.live[cid].rate_pps > 0
+        assert rates.data["target_rate"] == app.live[cid].target_rate_pps
+    omega_weights = [app.live[c].weight for c in (1, 2, 3)]
+    assert all(w >= 1 for w in omega_weights)
+    assert sum(omega_weights) == pytest.approx(app.config.scheduling.weight_quantum, abs=2)
+
+
+def test_idle_interval_changes_nothing() -> None:
+    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), load_config(DEFAULT_CONFIG))
+    app.push_all()
+    app.sample(0.0)
+    assert app.optimize_once(1.0) == []
+
+
+def test_overload_is_refused_and_state_kept(caplog: pytest.LogCaptureFixture) -> None:
+    import yaml
+
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["optimizer"]["service_rate_pps"] = 1000  # far below the measured load
+    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), parse_config(raw))
+    app.push_all()
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    app.sample(0.0)
+    data = bytes(FLOWS["video"].packet())
+    for _ in range(20):
+        sw.model.send(2, data)
+    assert app.optimize_once(1e-3) == []
+    assert "Gamma" in caplog.text
+    assert app.live[2].threshold_cells == 40
+
+
+def test_cli_optimize_once_on_the_model(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--state", str(tmp_path / "s.yaml"), "optimize", "--once"])
+    assert result.exit_code == 0, result.output
+    # a fresh model carries no traffic: nothing to optimise, nothing written
+    assert "nothing changed" in result.output
