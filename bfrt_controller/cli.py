@@ -19,6 +19,8 @@ from rich.table import Table
 
 from hw_profiles import load_profile
 
+from .bfcc import app as bfcc_app
+from .bfcc.config import PARAM_NAMES
 from .errors import ConfigError, ControllerError
 from .pmqecn import app as pmqecn_app
 from .programs import PROGRAMS, App, get_program
@@ -62,6 +64,19 @@ class Context:
         app = self.open_app()
         if not isinstance(app, pmqecn_app.PmqecnApp):
             raise ConfigError("--program", f"this command is for pmqecn, not {self.program.name}")
+        return app
+
+    def require(self, program: str) -> None:
+        """Refuse a command meant for another program, before touching the switch."""
+        if self.program.name != program:
+            raise ConfigError(
+                "--program", f"this command is for {program}, not {self.program.name}"
+            )
+
+    def bfcc(self) -> bfcc_app.BfccApp:
+        self.require("bfcc")
+        app = self.open_app()
+        assert isinstance(app, bfcc_app.BfccApp)
         return app
 
     def save(self, app: App) -> None:
@@ -141,11 +156,23 @@ def status(obj: Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    t = Table(title=f"{obj.program.name} on {app.switch.description}")
-    for heading, _ in obj.program.status_columns:
+    where = f"{obj.program.name} on {app.switch.description}"
+    if not obj.program.status_sections:
+        _print_rows(where, obj.program.status_columns, rows)
+        return
+    console.print(where)
+    for section, columns in obj.program.status_sections:
+        _print_rows(section, columns, [r for r in rows if r.get("section") == section])
+
+
+def _print_rows(
+    title: str, columns: tuple[tuple[str, str], ...], rows: list[dict[str, object]]
+) -> None:
+    t = Table(title=title)
+    for heading, _ in columns:
         t.add_column(heading)
     for r in rows:
-        t.add_row(*(_cell(r.get(key)) for _, key in obj.program.status_columns))
+        t.add_row(*(_cell(r.get(key)) for _, key in columns))
     console.print(t)
 
 
@@ -175,6 +202,46 @@ def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
     changes = app.set_weights(_parse_pairs(app, pairs, "set-weight"))
     obj.save(app)
     _print_changes(changes, app)
+
+
+def _parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
+        if name not in PARAM_NAMES:
+            raise ConfigError(name, f"unknown parameter (known: {', '.join(PARAM_NAMES)})")
+        try:
+            out[name] = int(value)
+        except ValueError:
+            raise ConfigError(name, f"expected an integer, got {value!r}") from None
+    return out
+
+
+@cli.command(
+    "set",
+    help="Set BFCC parameters, all or none: tofcc --program bfcc set t_min_ns=80000 rt1=9 "
+    f"(names: {', '.join(PARAM_NAMES)})",
+)
+@click.argument("pairs", nargs=-1, required=True)
+@click.pass_obj
+def set_params(obj: Context, pairs: tuple[str, ...]) -> None:
+    obj.require("bfcc")
+    # Parsed before the switch is opened: a typo never reaches it.
+    changes = _parse_params(pairs)
+    app = obj.bfcc()
+    written = app.set_params(changes)
+    obj.save(app)
+    if not written:
+        console.print("nothing changed")
+        return
+    t = Table(title="changes written")
+    for col in ("what", "old", "new", "why"):
+        t.add_column(col)
+    for ch in written:
+        t.add_row(ch.what, _cell(ch.old), _cell(ch.new), ch.why)
+    console.print(t)
 
 
 @cli.command(help="Validate CONFIG and write its whole state as one batch.")

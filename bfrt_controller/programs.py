@@ -44,6 +44,9 @@ class Program:
     parse_config: Callable[[object, str], BaseModel]
     make_app: Callable[[Switch, Any], App]
     status_columns: tuple[tuple[str, str], ...]  # (heading, row key)
+    # Programs whose status mixes kinds of rows: one table per section, for
+    # the rows whose "section" is its title. Empty: one table of status_columns.
+    status_sections: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
     def load_config(self, path: Path) -> Any:
         return self.parse_config(load_yaml(path), str(path))
@@ -73,7 +76,77 @@ def _pmqecn() -> Program:
     )
 
 
-PROGRAMS: dict[str, Callable[[], Program]] = {"pmqecn": _pmqecn}
+def _bfcc() -> Program:
+    from .bfcc import app
+    from .bfcc.config import DEFAULT_CONFIG, parse_config
+
+    return Program(
+        "bfcc",
+        DEFAULT_CONFIG,
+        parse_config,
+        app.BfccApp,
+        (),
+        (
+            (
+                app.CONGESTION_POINTS,
+                (
+                    ("port", "port"),
+                    ("cp", "cp_id"),
+                    ("K cells", "threshold_cells"),
+                    ("T_min ns", "t_min_ns"),
+                    ("T_max ns", "t_max_ns"),
+                    ("window", "window_pkts"),
+                    ("refresh ns", "refresh_ns"),
+                    ("signalled group", "signalled_group"),
+                    ("degree", "signalled_degree"),
+                ),
+            ),
+            (
+                app.REACTION_POINTS,
+                (
+                    ("port", "port"),
+                    ("high qid", "high_qid"),
+                    ("low qid", "low_qid"),
+                    ("expiry ns", "expiry_ns"),
+                    ("slowed group", "slowed_group"),
+                    ("degree", "slowed_degree"),
+                    ("bp received", "backpressure_received"),
+                    ("flagged", "flagged_departures"),
+                    ("fakes", "fakes_sent"),
+                ),
+            ),
+            (
+                app.RATE_THRESHOLDS,
+                (
+                    ("degree", "degree"),
+                    ("RT", "rt"),
+                    ("recirc session", "recirculation_session"),
+                    ("recirc port", "recirculation_port"),
+                ),
+            ),
+            (
+                app.GROUPS,
+                (
+                    ("group", "group"),
+                    ("senders", "senders"),
+                    ("upstream port", "upstream_port"),
+                    ("session", "mirror_session"),
+                ),
+            ),
+            (
+                app.PORTS,
+                (
+                    ("port", "port"),
+                    ("trusted", "trusted"),
+                    ("forged drops", "forged_drops"),
+                    ("fake drops", "fake_drops"),
+                ),
+            ),
+        ),
+    )
+
+
+PROGRAMS: dict[str, Callable[[], Program]] = {"pmqecn": _pmqecn, "bfcc": _bfcc}
 
 
 def get_program(name: str) -> Program:

@@ -1,0 +1,1 @@
+"""The BFCC app: config, intended switch state, status and run-time tuning."""

@@ -1,0 +1,344 @@
+"""BFCC on a switch: push the intended state, read it back, retune it.
+
+The app owns the *intended* state: the config plus the run-time `params`
+an operator set since. Every change is validated whole, then written as one
+batch; after a switch restart the whole intended state is pushed again.
+The data plane decides everything else (who is congested, whom to slow).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hw_profiles import HwProfile
+from models.switch.core import Match
+
+from ..errors import ConfigError
+from ..pmqecn.app import by_table
+from ..switch import EntryWrite, MirrorSessionWrite, Switch, Write
+from ..validation import parse_model
+from . import names as n
+from .config import (
+    PARAM_NAMES,
+    BfccConfig,
+    Params,
+    check_against,
+    check_params,
+    param_warnings,
+    recirculation_port,
+)
+
+log = logging.getLogger("tofcc.bfcc")
+
+# Status sections: rows carry one of these under "section".
+CONGESTION_POINTS = "congestion points"
+REACTION_POINTS = "reaction points"
+RATE_THRESHOLDS = "rate thresholds"
+GROUPS = "groups"
+PORTS = "ports"
+
+
+@dataclass
+class Change:
+    what: str
+    old: int
+    new: int
+    why: str
+
+
+def _mac(text: str) -> int:
+    return int(text.replace(":", ""), 16)
+
+
+def _lpm(prefix: str) -> Match:
+    net = ipaddress.IPv4Network(prefix)
+    return Match(int(net.network_address), prefix_len=net.prefixlen)
+
+
+def _bp_key(key: int) -> tuple[int | None, int | None]:
+    """group ++ degree as (group, degree); (None, None) for 0, i.e. nothing/clear."""
+    if key == 0:
+        return None, None
+    return key >> 8, key & 0xFF
+
+
+class BfccApp:
+    def __init__(self, switch: Switch, config: BfccConfig) -> None:
+        if switch.profile.chip != config.chip:
+            raise ConfigError(
+                "chip", f"config is for {config.chip} but the switch is {switch.profile.chip}"
+            )
+        check_against(config, switch.profile)
+        self.switch = switch
+        self.config = config
+        self.params: Params = config.params
+        self.recirculation_port = recirculation_port(config, switch.profile)
+        for w in param_warnings(self.params):
+            log.warning("params: %s", w)
+
+    @property
+    def profile(self) -> HwProfile:
+        return self.switch.profile
+
+    # ---- intended state --------------------------------------------
+    def _param_writes(self, p: Params) -> list[Write]:
+        """Every write that carries a tunable, i.e. what `set` rewrites."""
+        cfg = self.config
+        writes: list[Write] = []
+        for rp in cfg.reaction_points:
+            writes.append(
+                EntryWrite(
+                    n.REACTION_POINT,
+                    {n.K_UCAST_EGRESS_PORT: Match(rp.port)},
+                    n.REACT,
+                    {"high_qid": rp.high_qid, "low_qid": rp.low_qid, "bp_expiry_ns": p.expiry_ns},
+                )
+            )
+        # Without reaction points no packet is ever flagged: RT would be dead state.
+        if cfg.reaction_points:
+            assert cfg.recirculation_session is not None  # check_against
+            for degree, rt in p.rate_thresholds().items():
+                writes.append(
+                    EntryWrite(
+                        n.RATE_THRESHOLD,
+                        {n.K_BP_DEGREE: Match(degree)},
+                        n.SET_RATE_THRESHOLD,
+                        {"packets": rt, "recirculation_session": cfg.recirculation_session},
+                    )
+                )
+        for cp_id, cp in enumerate(cfg.congestion_points):
+            writes.append(
+                EntryWrite(
+                    n.CONGESTION_POINT,
+                    {n.K_EGRESS_PORT: Match(cp.port)},
+                    n.MONITOR,
+                    {
+                        "cp_id": cp_id,
+                        "congestion_threshold_cells": p.threshold_cells,
+                        "t_min_ns": p.t_min_ns,
+                        "t_max_ns": p.t_max_ns,
+                        "window_pkts": p.window_pkts,
+                        "refresh_ns": p.refresh_ns,
+                    },
+                )
+            )
+        return writes
+
+    def intended_writes(self) -> list[Write]:
+        cfg = self.config
+        # Sessions first: an entry naming a session is live as soon as written.
+        writes: list[Write] = [
+            MirrorSessionWrite(u.mirror_session, u.port, n.BP_TRUNCATE_BYTES)
+            for u in cfg.upstream_ports
+        ]
+        if self.recirculation_port is not None:
+            assert cfg.recirculation_session is not None  # check_against
+            writes.append(MirrorSessionWrite(cfg.recirculation_session, self.recirculation_port))
+        for r in cfg.routes:
+            writes.append(
+                EntryWrite(
+                    n.IPV4_LPM,
+                    {n.K_DST_ADDR: _lpm(r.prefix)},
+                    n.ROUTE,
+                    {"port": r.port, "src_mac": _mac(r.src_mac), "dst_mac": _mac(r.dst_mac)},
+                )
+            )
+        for p in cfg.trusted_ports:
+            writes.append(EntryWrite(n.TRUSTED_PORTS, {n.K_INGRESS_PORT: Match(p)}, n.TRUSTED))
+        upstream = {u.port: u for u in cfg.upstream_ports}
+        for g in cfg.groups:
+            for s in g.senders:
+                writes.append(
+                    EntryWrite(
+                        n.SENDER_GROUP, {n.K_SRC_ADDR: _lpm(s)}, n.SET_GROUP, {"group": g.id}
+                    )
+                )
+            if g.upstream_port is not None:
+                u = upstream[g.upstream_port]
+                writes.append(
+                    EntryWrite(
+                        n.BP_UPSTREAM,
+                        {n.K_BP_GROUP: Match(g.id)},
+                        n.TO_UPSTREAM,
+                        {
+                            "session_id": u.mirror_session,
+                            "src_mac": _mac(u.src_mac),
+                            "dst_mac": _mac(u.dst_mac),
+                        },
+                    )
+                )
+        writes.extend(self._param_writes(self.params))
+        return by_table(writes)
+
+    def push_all(self) -> None:
+        """Write the whole intended state (after start-up or a switch restart)."""
+        writes = self.intended_writes()
+        self.switch.write(writes)
+        log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)
+
+    def live_state(self) -> dict[str, Any]:
+        return {"params": self.params.model_dump()}
+
+    def restore_live(self, state: dict[str, Any]) -> None:
+        if "params" not in state:
+            return
+        p = parse_model(Params, state["params"], "saved params")
+        check_params(p, self.profile, "saved params.")
+        self.params = p
+
+    # ---- operator changes ------------------------------------------
+    def set_params(self, changes: Mapping[str, int], why: str = "operator") -> list[Change]:
+        """Validate every value first, then write every entry that carries a
+        tunable as one batch; keep the old values if the switch refuses it."""
+        for name in changes:
+            if name not in PARAM_NAMES:
+                raise ConfigError(name, f"unknown parameter (known: {', '.join(PARAM_NAMES)})")
+        new = parse_model(Params, {**self.params.model_dump(), **changes})
+        check_params(new, self.profile, changed=changes)
+        old = self.params
+        diff = [
+            Change(name, getattr(old, name), getattr(new, name), why)
+            for name in PARAM_NAMES
+            if getattr(old, name) != getattr(new, name)
+        ]
+        if not diff:
+            return []
+        for w in param_warnings(new):
+            log.warning("params: %s", w)
+        # Same config, so both lists hold the same entries in the same order:
+        # write only those whose data changes.
+        pairs = zip(self._param_writes(new), self._param_writes(old), strict=True)
+        writes = [w for w, was in pairs if w != was]
+        # e.g. RT on a switch without reaction points: nothing on the switch carries it.
+        if writes:
+            self.switch.write(by_table(writes))
+        self.params = new
+        for ch in diff:
+            log.info("%s %d -> %d (%s)", ch.what, ch.old, ch.new, ch.why)
+        return diff
+
+    # ---- what the switch holds ------------------------------------
+    def status(self) -> list[dict[str, object]]:
+        """Rows by section, as read back from the switch (not from the intended state)."""
+        return [
+            *self._congestion_point_rows(),
+            *self._reaction_point_rows(),
+            *self._rate_threshold_rows(),
+            *self._group_rows(),
+            *self._port_rows(),
+        ]
+
+    def _congestion_point_rows(self) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = []
+        for cp_id, cp in enumerate(self.config.congestion_points):
+            e = self.switch.read_entry(n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(cp.port)})
+            d = e.data if e else {}
+            # Only meaningful when the entry is there: cp_id indexes the registers.
+            group, degree = _bp_key(self.switch.read_register(n.BP_LAST_SENT, cp_id))
+            rows.append(
+                {
+                    "section": CONGESTION_POINTS,
+                    "port": cp.port,
+                    "cp_id": d.get("cp_id"),
+                    "threshold_cells": d.get("congestion_threshold_cells"),
+                    "t_min_ns": d.get("t_min_ns"),
+                    "t_max_ns": d.get("t_max_ns"),
+                    "window_pkts": d.get("window_pkts"),
+                    "refresh_ns": d.get("refresh_ns"),
+                    "signalled_group": group,
+                    "signalled_degree": degree,
+                }
+            )
+        return rows
+
+    def _reaction_point_rows(self) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = []
+        for rp in self.config.reaction_points:
+            e = self.switch.read_entry(n.REACTION_POINT, {n.K_UCAST_EGRESS_PORT: Match(rp.port)})
+            d = e.data if e else {}
+            group, degree = _bp_key(self.switch.read_register(n.BP_STATE, rp.port))
+            rows.append(
+                {
+                    "section": REACTION_POINTS,
+                    "port": rp.port,
+                    "high_qid": d.get("high_qid"),
+                    "low_qid": d.get("low_qid"),
+                    "expiry_ns": d.get("bp_expiry_ns"),
+                    "slowed_group": group,
+                    "slowed_degree": degree,
+                    "recorded_ns": self.switch.read_register(n.BP_RECORDED_NS, rp.port),
+                    "backpressure_received": self.switch.read_counter(
+                        n.BACKPRESSURE_RECEIVED, rp.port
+                    )[0],
+                    "flagged_departures": self.switch.read_counter(n.FLAGGED_DEPARTURES, rp.port)[
+                        0
+                    ],
+                    "fakes_sent": self.switch.read_counter(n.FAKES_SENT, rp.port)[0],
+                }
+            )
+        return rows
+
+    def _rate_threshold_rows(self) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = []
+        if not self.config.reaction_points:
+            return rows
+        for degree in self.params.rate_thresholds():
+            e = self.switch.read_entry(n.RATE_THRESHOLD, {n.K_BP_DEGREE: Match(degree)})
+            rows.append(
+                {
+                    "section": RATE_THRESHOLDS,
+                    "degree": degree,
+                    "rt": e.data["packets"] if e else None,
+                    "recirculation_session": e.data["recirculation_session"] if e else None,
+                    # Mirror sessions are not read back through Switch: the profile's port.
+                    "recirculation_port": self.recirculation_port,
+                }
+            )
+        return rows
+
+    def _group_rows(self) -> list[dict[str, object]]:
+        rows: list[dict[str, object]] = []
+        for g in self.config.groups:
+            installed = []
+            for s in g.senders:
+                e = self.switch.read_entry(n.SENDER_GROUP, {n.K_SRC_ADDR: _lpm(s)})
+                if e is not None and e.data.get("group") == g.id:
+                    installed.append(s)
+            u = self.switch.read_entry(n.BP_UPSTREAM, {n.K_BP_GROUP: Match(g.id)})
+            rows.append(
+                {
+                    "section": GROUPS,
+                    "group": g.id,
+                    "senders": ", ".join(installed),
+                    "upstream_port": g.upstream_port,
+                    "mirror_session": u.data["session_id"] if u else None,
+                }
+            )
+        return rows
+
+    def _port_rows(self) -> list[dict[str, object]]:
+        cfg = self.config
+        ports = sorted(
+            {r.port for r in cfg.routes}
+            | set(cfg.trusted_ports)
+            | {u.port for u in cfg.upstream_ports}
+            | {cp.port for cp in cfg.congestion_points}
+            | {rp.port for rp in cfg.reaction_points}
+        )
+        rows: list[dict[str, object]] = []
+        for port in ports:
+            trusted = self.switch.read_entry(n.TRUSTED_PORTS, {n.K_INGRESS_PORT: Match(port)})
+            rows.append(
+                {
+                    "section": PORTS,
+                    "port": port,
+                    "trusted": trusted is not None,
+                    "forged_drops": self.switch.read_counter(n.UNTRUSTED_FEEDBACK_DROPS, port)[0],
+                    "fake_drops": self.switch.read_counter(n.FAKE_DROPS, port)[0],
+                }
+            )
+        return rows

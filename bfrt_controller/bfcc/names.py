@@ -1,0 +1,100 @@
+"""Control-plane names of tna/bfcc/bfcc.p4 - nothing else lives here.
+
+tests/controller/test_bfcc_names.py holds these to the reference model, which
+the model's own tests hold to the P4 source.
+"""
+
+from __future__ import annotations
+
+IG = "SwitchIngress"
+EG = "SwitchEgress"
+
+# Forwarding and trust (shared includes).
+IPV4_LPM = f"{IG}.forward.ipv4_lpm"
+ROUTE = f"{IG}.forward.route"
+TRUSTED_PORTS = f"{IG}.trust.trusted_ports"
+TRUSTED = f"{IG}.trust.trusted"
+UNTRUSTED_FEEDBACK_DROPS = f"{IG}.trust.untrusted_feedback_drops"
+
+# Virtual queues (ingress).
+SENDER_GROUP = f"{IG}.sender_group"
+SET_GROUP = f"{IG}.set_group"
+
+# Reaction point: admission (ingress) and rate reduction (egress).
+REACTION_POINT = f"{IG}.reaction_point"
+REACT = f"{IG}.react"
+RATE_THRESHOLD = f"{EG}.rate_threshold"
+SET_RATE_THRESHOLD = f"{EG}.set_rate_threshold"
+BP_STATE = f"{IG}.bp_state"
+BP_RECORDED_NS = f"{IG}.bp_recorded_ns"
+RR_COUNT = f"{EG}.rr_count"
+FAKE_DROPS = f"{IG}.fake_drops"
+BACKPRESSURE_RECEIVED = f"{IG}.backpressure_received"
+ADMITTED_BY_QID = f"{IG}.admitted_by_qid"
+FLAGGED_DEPARTURES = f"{EG}.flagged_departures"
+FAKES_SENT = f"{EG}.fakes_sent"
+
+# Congestion point (egress).
+CONGESTION_POINT = f"{EG}.congestion_point"
+MONITOR = f"{EG}.monitor"
+BP_UPSTREAM = f"{EG}.bp_upstream"
+TO_UPSTREAM = f"{EG}.to_upstream"
+OCCUPANCY_WINDOW_PKTS = f"{EG}.occupancy_window_pkts"
+OCCUPANCY_WINDOW = f"{EG}.occupancy_window"
+VQ_WINDOW = f"{EG}.vq_window"
+VQ_DEPARTURES = f"{EG}.vq_departures"
+CONGESTED_VQ = f"{EG}.congested_vq"
+BP_LAST_SENT = f"{EG}.bp_last_sent"
+BP_REFRESH_AT_NS = f"{EG}.bp_refresh_at_ns"
+
+# Key fields.
+K_DST_ADDR = "hdr.ipv4.dst_addr"
+K_SRC_ADDR = "hdr.ipv4.src_addr"
+K_INGRESS_PORT = "ig_intr_md.ingress_port"
+K_UCAST_EGRESS_PORT = "ig_tm_md.ucast_egress_port"
+K_EGRESS_PORT = "eg_intr_md.egress_port"
+K_BP_DEGREE = "hdr.bfcc_bridged.bp_degree"
+K_BP_GROUP = "eg_md.bp_group"
+
+# A backpressure copy keeps only its Ethernet header; egress rebuilds the rest.
+BP_TRUNCATE_BYTES = 14
+
+ALL_TABLES = (
+    IPV4_LPM,
+    TRUSTED_PORTS,
+    SENDER_GROUP,
+    REACTION_POINT,
+    RATE_THRESHOLD,
+    CONGESTION_POINT,
+    BP_UPSTREAM,
+)
+ALL_ACTIONS = (ROUTE, TRUSTED, SET_GROUP, REACT, SET_RATE_THRESHOLD, MONITOR, TO_UPSTREAM)
+ALL_REGISTERS = (
+    BP_STATE,
+    BP_RECORDED_NS,
+    RR_COUNT,
+    OCCUPANCY_WINDOW_PKTS,
+    OCCUPANCY_WINDOW,
+    VQ_WINDOW,
+    VQ_DEPARTURES,
+    CONGESTED_VQ,
+    BP_LAST_SENT,
+    BP_REFRESH_AT_NS,
+)
+ALL_COUNTERS = (
+    UNTRUSTED_FEEDBACK_DROPS,
+    FAKE_DROPS,
+    BACKPRESSURE_RECEIVED,
+    ADMITTED_BY_QID,
+    FLAGGED_DEPARTURES,
+    FAKES_SENT,
+)
+ALL_KEYS = (
+    K_DST_ADDR,
+    K_SRC_ADDR,
+    K_INGRESS_PORT,
+    K_UCAST_EGRESS_PORT,
+    K_EGRESS_PORT,
+    K_BP_DEGREE,
+    K_BP_GROUP,
+)

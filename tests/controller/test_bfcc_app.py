@@ -1,0 +1,353 @@
+"""The BFCC app on the model backend: the pushed state works on packets,
+one batch per change, nothing half-applied, restart and re-push."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+
+import pytest
+import yaml
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from bfrt_controller.backends.model import ModelSwitch
+from bfrt_controller.bfcc import names as n
+from bfrt_controller.bfcc.app import (
+    CONGESTION_POINTS,
+    GROUPS,
+    PORTS,
+    RATE_THRESHOLDS,
+    REACTION_POINTS,
+    BfccApp,
+)
+from bfrt_controller.bfcc.config import DEFAULT_CONFIG, load_config, parse_config
+from bfrt_controller.errors import ConfigError, SwitchUnavailable, WriteError
+from bfrt_controller.supervisor import Supervisor
+from bfrt_controller.switch import EntryState, EntryWrite, Write
+from hw_profiles import load_profile
+from models.switch.bfcc import ETHERTYPE_TOFCC_FAKE
+from models.switch.core import Match, Output
+from models.wire import TofccFeedback
+
+HOOK_TABLE = "SwitchEgress.queue_hook.queue_md_override"
+HOOK_INJECT = "SwitchEgress.queue_hook.inject"
+
+
+class CountingSwitch(ModelSwitch):
+    """Counts batches; can fail like a switch that went away."""
+
+    def __init__(self, chip: str = "tofino") -> None:
+        super().__init__("bfcc", load_profile(chip))
+        self.batches: list[int] = []
+        self.down = 0  # calls left that raise SwitchUnavailable
+
+    def _gone(self) -> None:
+        if self.down:
+            self.down -= 1
+            raise SwitchUnavailable("switch restarting")
+
+    def connect(self) -> None:
+        self._gone()
+
+    def write(self, writes: Sequence[Write]) -> None:
+        self._gone()
+        self.batches.append(len(writes))
+        super().write(writes)
+
+    def read_entry(
+        self, table: str, key: Mapping[str, Match], priority: int = 0
+    ) -> EntryState | None:
+        self._gone()
+        return super().read_entry(table, key, priority)
+
+
+@pytest.fixture
+def app() -> BfccApp:
+    a = BfccApp(CountingSwitch(), load_config(DEFAULT_CONFIG))
+    a.push_all()
+    return a
+
+
+def counting(app: BfccApp) -> CountingSwitch:
+    assert isinstance(app.switch, CountingSwitch)
+    return app.switch
+
+
+def section(app: BfccApp, name: str) -> list[dict[str, object]]:
+    return [r for r in app.status() if r["section"] == name]
+
+
+def set_queue(sw: ModelSwitch, port: int, depth_cells: int, sojourn_ns: int) -> None:
+    """The test hook stands in for the TM's queue, as in the vectors."""
+    sw.write(
+        [
+            EntryWrite(
+                HOOK_TABLE,
+                {n.K_EGRESS_PORT: Match(port)},
+                HOOK_INJECT,
+                {"depth_cells": depth_cells, "sojourn_ns": sojourn_ns},
+            )
+        ]
+    )
+
+
+def sender(host: int, dst: str) -> bytes:
+    return bytes(
+        Ether(dst="02:00:00:00:00:01", src="00:00:00:00:01:fe")
+        / IP(src=f"10.0.1.{host}", dst=dst)
+        / UDP(sport=5000 + host, dport=6000)
+        / bytes(64)
+    )
+
+
+def feedback(msg_type: int, group: int, degree: int) -> bytes:
+    return bytes(
+        Ether(dst="02:00:00:00:00:03", src="00:00:00:00:03:fe", type=0x88B6)
+        / TofccFeedback(msg_type=msg_type, class_id=group, degree=degree)
+    )
+
+
+def messages(outputs: list[Output], port: int = 1) -> list[tuple[int, int, int]]:
+    out = []
+    for o in outputs:
+        pkt = Ether(o.data)
+        if o.port == port and TofccFeedback in pkt:
+            fb = pkt[TofccFeedback]
+            out.append((fb.msg_type, fb.class_id, fb.degree))
+    return out
+
+
+def fakes(outputs: list[Output]) -> int:
+    return sum(1 for o in outputs if Ether(o.data).type == ETHERTYPE_TOFCC_FAKE)
+
+
+# ---- intended state -------------------------------------------------------
+
+
+def test_push_all_is_one_batch_and_reads_back(app: BfccApp) -> None:
+    assert counting(app).batches == [len(app.intended_writes())]
+    (cp,) = section(app, CONGESTION_POINTS)
+    assert (cp["port"], cp["cp_id"], cp["threshold_cells"], cp["t_min_ns"], cp["t_max_ns"]) == (
+        2, 0, 15, 80000, 150000,
+    )  # fmt: skip
+    (rp,) = section(app, REACTION_POINTS)
+    assert (rp["port"], rp["high_qid"], rp["low_qid"], rp["expiry_ns"]) == (3, 2, 1, 5_000_000)
+    rts = section(app, RATE_THRESHOLDS)
+    assert [(r["degree"], r["rt"], r["recirculation_session"]) for r in rts] == [
+        (1, 9, 20), (2, 3, 20), (3, 1, 20),
+    ]  # fmt: skip
+    assert {r["recirculation_port"] for r in rts} == {68}  # Tofino pipe 0, from the profile
+    assert [(r["group"], r["senders"], r["mirror_session"]) for r in section(app, GROUPS)] == [
+        (1, "10.0.1.1/32", 11), (2, "10.0.1.2/32", 11), (3, "10.0.1.3/32", 11),
+    ]  # fmt: skip
+    assert [(r["port"], r["trusted"]) for r in section(app, PORTS)] == [
+        (1, True), (2, False), (3, True), (4, False),
+    ]  # fmt: skip
+
+
+def test_mirror_sessions_from_config_and_profile(app: BfccApp) -> None:
+    sw = counting(app)
+    sessions = sw.model.mirror_sessions
+    assert (sessions[11].egress_port, sessions[11].max_pkt_len) == (1, n.BP_TRUNCATE_BYTES)
+    assert (sessions[20].egress_port, sessions[20].max_pkt_len) == (68, 0)
+
+
+def test_tofino2_recirculates_through_its_own_port() -> None:
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["chip"] = "tofino2"
+    a = BfccApp(CountingSwitch("tofino2"), parse_config(raw))
+    a.push_all()
+    assert counting(a).model.mirror_sessions[20].egress_port == 6
+    assert {r["recirculation_port"] for r in section(a, RATE_THRESHOLDS)} == {6}
+
+
+# ---- the pushed state on packets --------------------------------------------
+
+
+def test_congestion_point_signals_the_upstream(app: BfccApp) -> None:
+    """congestion_point.yaml's moderate vector, on the app's state."""
+    sw = counting(app)
+    set_queue(sw, 2, depth_cells=40, sojourn_ns=100000)
+    out = sw.model.send(1, sender(1, "10.0.2.2"))
+    assert [o.port for o in out if o.port == 2] == [2]
+    assert messages(out) == [(2, 1, 2)]
+    (cp,) = section(app, CONGESTION_POINTS)
+    assert (cp["signalled_group"], cp["signalled_degree"]) == (1, 2)
+    # Recovery: one clear naming group 1.
+    set_queue(sw, 2, depth_cells=15, sojourn_ns=0)
+    assert messages(sw.model.send(1, sender(2, "10.0.2.2"))) == [(3, 1, 0)]
+    (cp,) = section(app, CONGESTION_POINTS)
+    assert (cp["signalled_group"], cp["signalled_degree"]) == (None, None)
+
+
+def test_reaction_point_slows_the_named_group(app: BfccApp) -> None:
+    """reaction_point.yaml's severe vector: real and fake alternate (RT 1)."""
+    sw = counting(app)
+    assert sw.model.send(3, feedback(2, 1, 3)) == []
+    (rp,) = section(app, REACTION_POINTS)
+    assert (rp["slowed_group"], rp["slowed_degree"], rp["backpressure_received"]) == (1, 3, 1)
+    out: list[Output] = []
+    for _ in range(5):
+        out += sw.model.send(1, sender(1, "10.0.3.3"))
+    assert fakes(out) == 4  # 1 real, then (fake, recirculated real) x 4
+    assert [o.port for o in out] == [3] * 9
+    assert sw.read_counter(n.ADMITTED_BY_QID, 1)[0] == 9  # low queue, recirculations too
+    # Group 2 is not named: high queue, no fakes.
+    assert fakes(sw.model.send(1, sender(2, "10.0.3.3"))) == 0
+    assert sw.read_counter(n.ADMITTED_BY_QID, 2)[0] == 1
+    (rp,) = section(app, REACTION_POINTS)
+    assert (rp["flagged_departures"], rp["fakes_sent"]) == (9, 4)
+
+
+def test_forged_feedback_and_fakes_are_counted_per_port(app: BfccApp) -> None:
+    sw = counting(app)
+    forged = bytes(
+        Ether(dst="02:00:00:00:00:04", src="00:00:00:00:04:04", type=0x88B6)
+        / TofccFeedback(msg_type=2, class_id=1, degree=3)
+    )
+    assert sw.model.send(4, forged) == []
+    fake = bytearray(sender(1, "10.0.2.2"))
+    fake[12:14] = ETHERTYPE_TOFCC_FAKE.to_bytes(2, "big")
+    assert sw.model.send(1, bytes(fake)) == []
+    ports = {r["port"]: r for r in section(app, PORTS)}
+    assert (ports[4]["forged_drops"], ports[1]["fake_drops"]) == (1, 1)
+    (rp,) = section(app, REACTION_POINTS)
+    assert rp["slowed_group"] is None  # the forgery recorded nothing
+
+
+# ---- operator changes -------------------------------------------------------
+
+
+def test_set_params_writes_one_batch_of_what_changed(app: BfccApp) -> None:
+    sw = counting(app)
+    changes = app.set_params({"threshold_cells": 50, "rt3": 2, "expiry_ns": 6_000_000})
+    assert [(c.what, c.old, c.new) for c in changes] == [
+        ("threshold_cells", 15, 50), ("rt3", 1, 2), ("expiry_ns", 5_000_000, 6_000_000),
+    ]  # fmt: skip
+    # One reaction point, one RT entry (degree 3), one congestion point.
+    assert sw.batches[1:] == [3]
+    (cp,) = section(app, CONGESTION_POINTS)
+    assert cp["threshold_cells"] == 50
+    assert [r["rt"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 2]
+    # The new threshold is live: 40 cells no longer congest port 2.
+    set_queue(sw, 2, depth_cells=40, sojourn_ns=100000)
+    assert messages(sw.model.send(1, sender(1, "10.0.2.2"))) == []
+    assert app.set_params({"rt3": 2}) == []
+    assert sw.batches[1:] == [3, 1]  # only set_queue's write since
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"t_min_ns": 150000}, "t_min_ns: t_min_ns (150000) must be below"),
+        ({"t_max_ns": 80000}, "t_max_ns: t_min_ns (80000) must be below"),
+        ({"t_max_ns": 300000}, "t_max_ns: 300000 ns makes degree 3"),
+        ({"rt1": 0}, "rt1: Input should be greater than or equal to 1"),
+        ({"window_pkts": 256}, "window_pkts"),
+        ({"threshold_cells": 1 << 19}, "threshold_cells"),
+        ({"refresh_ns": -1}, "refresh_ns"),
+        ({"colour": 3}, "colour: unknown parameter"),
+        ({"rt2": 5, "expiry_ns": 1 << 32}, "expiry_ns"),
+    ],
+)
+def test_bad_params_write_nothing(app: BfccApp, changes: dict[str, int], field: str) -> None:
+    sw = counting(app)
+    before = list(sw.batches)
+    with pytest.raises(ConfigError) as exc:
+        app.set_params(changes)
+    assert str(exc.value).startswith(field), str(exc.value)
+    assert sw.batches == before
+    assert app.params == load_config(DEFAULT_CONFIG).params
+    assert [r["rt"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 1]
+
+
+def test_refused_batch_leaves_previous_state(app: BfccApp) -> None:
+    """A batch whose last write the switch refuses leaves nothing of it applied."""
+    sw = counting(app)
+    good = EntryWrite(
+        n.RATE_THRESHOLD, {n.K_BP_DEGREE: Match(1)}, n.SET_RATE_THRESHOLD,
+        {"packets": 5, "recirculation_session": 20},
+    )  # fmt: skip
+    bad = EntryWrite(
+        n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(2)}, n.MONITOR,
+        {"cp_id": 16, "congestion_threshold_cells": 1, "t_min_ns": 1, "t_max_ns": 2,
+         "window_pkts": 1, "refresh_ns": 0},
+    )  # fmt: skip
+    with pytest.raises(WriteError, match=r"write #1 .*cp_id.*4 bits.*rolled back"):
+        sw.write([good, bad])
+    assert [r["rt"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 1]
+    assert section(app, CONGESTION_POINTS)[0]["cp_id"] == 0
+
+
+def test_app_keeps_intended_state_when_switch_refuses(app: BfccApp) -> None:
+    sw = counting(app)
+    original = sw.write
+
+    def refuse(writes: Sequence[Write]) -> None:
+        raise WriteError(0, "x", "refused")
+
+    sw.write = refuse  # type: ignore[method-assign]
+    with pytest.raises(WriteError):
+        app.set_params({"t_min_ns": 90000})
+    sw.write = original  # type: ignore[method-assign]
+    assert app.params.t_min_ns == 80000
+    assert section(app, CONGESTION_POINTS)[0]["t_min_ns"] == 80000
+
+
+def test_restart_then_reconnect_repushes_everything(app: BfccApp) -> None:
+    sw = counting(app)
+    app.set_params({"t_min_ns": 90000, "rt1": 7})
+    sw.restart()  # the switch rebooted: tables, registers and sessions gone
+    assert sw.read_entry(n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(2)}) is None
+    assert sw.model.mirror_sessions == {}
+    sw.down = 3  # unreachable for a while
+    sleeps: list[float] = []
+    sup = Supervisor(app, first_delay_s=0.5, sleep=sleeps.append)
+    rows = sup.run(app.status)
+    assert sleeps == [0.5, 1.0]  # exponential backoff while down
+    assert sup.reconnects == 1
+    cp = next(r for r in rows if r["section"] == CONGESTION_POINTS)
+    assert cp["t_min_ns"] == 90000  # operator change survived
+    rt = [r["rt"] for r in rows if r["section"] == RATE_THRESHOLDS]
+    assert rt == [7, 3, 1]
+    assert set(sw.model.mirror_sessions) == {11, 20}
+
+
+def test_live_state_round_trip() -> None:
+    a = BfccApp(CountingSwitch(), load_config(DEFAULT_CONFIG))
+    a.set_params({"refresh_ns": 2_000_000, "expiry_ns": 8_000_000})
+    saved = copy.deepcopy(a.live_state())
+    b = BfccApp(CountingSwitch(), load_config(DEFAULT_CONFIG))
+    b.restore_live(saved)
+    assert b.params == a.params
+    b.restore_live({})  # an older state file without params: config values stay
+    assert b.params == a.params
+    saved["params"]["t_min_ns"] = 999_999
+    with pytest.raises(ConfigError, match="saved params"):
+        b.restore_live(saved)
+
+
+def test_chip_mismatch_is_refused() -> None:
+    with pytest.raises(ConfigError, match="config is for tofino but the switch is tofino2"):
+        BfccApp(ModelSwitch("bfcc", load_profile("tofino2")), load_config(DEFAULT_CONFIG))
+
+
+def test_bfrt_backend_takes_the_same_batches() -> None:
+    from bfrt_controller.backends.bfrt import BfrtSwitch
+    from bfrt_controller.testing import FakeBfrtGrpc
+
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("bfcc", profile)
+    sw = BfrtSwitch("bfcc", profile, client_module=fake)
+    sw.connect()
+    a = BfccApp(sw, load_config(DEFAULT_CONFIG))
+    a.push_all()
+    sessions = fake.mirror_sessions()
+    assert sessions[11][1]["$max_pkt_len"] == n.BP_TRUNCATE_BYTES
+    assert sessions[20][1]["$ucast_egress_port"] == 68
+    before = len(fake.writes())
+    a.set_params({"t_max_ns": 200000})
+    calls = fake.writes()[before:]
+    assert [(c.table, c.count) for c in calls] == [(f"pipe.{n.CONGESTION_POINT}", 1)]
+    assert section(a, CONGESTION_POINTS)[0]["t_max_ns"] == 200000

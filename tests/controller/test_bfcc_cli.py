@@ -1,0 +1,143 @@
+"""tofcc --program bfcc end to end on the model target: status, set, apply,
+nothing written on bad input, state kept between invocations."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from bfrt_controller.bfcc.config import DEFAULT_CONFIG
+from bfrt_controller.cli import cli
+from bfrt_controller.pmqecn.config import DEFAULT_CONFIG as PMQECN_DEFAULT
+
+
+def run(tmp_path: Path, *args: str, program: str = "bfcc") -> tuple[int, str]:
+    result = CliRunner().invoke(
+        cli, ["--state", str(tmp_path / "state.yaml"), "--program", program, *args]
+    )
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
+
+
+def status(tmp_path: Path, section: str) -> list[dict[str, object]]:
+    code, out = run(tmp_path, "status", "--json")
+    assert code == 0, out
+    return [r for r in json.loads(out) if r["section"] == section]
+
+
+def congestion_point(tmp_path: Path) -> dict[str, object]:
+    (row,) = status(tmp_path, "congestion points")
+    return row
+
+
+def test_status_json_shows_the_default(tmp_path: Path) -> None:
+    cp = congestion_point(tmp_path)
+    assert (cp["port"], cp["threshold_cells"], cp["t_min_ns"], cp["t_max_ns"]) == (
+        2,
+        15,
+        80000,
+        150000,
+    )
+    assert [r["rt"] for r in status(tmp_path, "rate thresholds")] == [9, 3, 1]
+
+
+def test_status_tables_are_readable(tmp_path: Path) -> None:
+    code, out = run(tmp_path, "status")
+    assert code == 0, out
+    for words in ("congestion points", "reaction points", "rate thresholds", "groups", "ports"):
+        assert words in out
+    assert "T_max ns" in out and "recirc port" in out and "forged drops" in out
+
+
+def test_set_persists_on_the_model_target(tmp_path: Path) -> None:
+    code, out = run(tmp_path, "set", "t_min_ns=90000", "rt1=7", "expiry_ns=6000000")
+    assert code == 0, out
+    assert "t_min_ns" in out and "rt1" in out
+    assert congestion_point(tmp_path)["t_min_ns"] == 90000
+    assert [r["rt"] for r in status(tmp_path, "rate thresholds")] == [7, 3, 1]
+    (rp,) = status(tmp_path, "reaction points")
+    assert rp["expiry_ns"] == 6000000
+    code, out = run(tmp_path, "set", "rt1=7")
+    assert "nothing changed" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("t_min_ns=95000", "t_max_ns=90000"), r"t_min_ns: t_min_ns \(95000\) must be below"),
+        (("t_min_ns=95000", "rt1=0"), "rt1: Input should be greater than or equal to 1"),
+        (("t_max_ns=262143",), "t_max_ns: 262143 ns makes degree 3 .* 18 bits"),
+        (("threshold_cells=lots",), "threshold_cells: expected an integer, got 'lots'"),
+        (("colour=3",), "colour: unknown parameter"),
+        (("t_min_ns",), "set: expected NAME=VALUE"),
+    ],
+)
+def test_bad_set_names_the_field_and_writes_nothing(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    run(tmp_path, "set", "t_min_ns=85000")
+    with pytest.raises(Exception, match=message):
+        run(tmp_path, "set", *args)
+    assert congestion_point(tmp_path)["t_min_ns"] == 85000
+    assert [r["rt"] for r in status(tmp_path, "rate thresholds")] == [9, 3, 1]
+
+
+def test_commands_refuse_the_other_program(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="--program: this command is for bfcc, not pmqecn"):
+        run(tmp_path, "set", "rt1=3", program="pmqecn")
+    with pytest.raises(Exception, match="--program: this command is for pmqecn, not bfcc"):
+        run(tmp_path, "set-threshold", "voice=3")
+
+
+def test_apply_validates_whole_file_first(tmp_path: Path) -> None:
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["params"]["threshold_cells"] = 30
+    good = tmp_path / "good.yaml"
+    good.write_text(yaml.safe_dump(raw))
+    code, out = run(tmp_path, "apply", str(good))
+    assert code == 0, out
+    assert "(bfcc)" in out
+    assert congestion_point(tmp_path)["threshold_cells"] == 30
+
+    raw["params"]["threshold_cells"] = 31
+    raw["groups"][2]["upstream_port"] = 9
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(raw))
+    with pytest.raises(Exception, match=r"groups\[2\].upstream_port"):
+        run(tmp_path, "apply", str(bad))
+    assert congestion_point(tmp_path)["threshold_cells"] == 30
+    with pytest.raises(Exception, match="program: Input should be 'bfcc'"):
+        run(tmp_path, "apply", str(PMQECN_DEFAULT))
+    assert congestion_point(tmp_path)["threshold_cells"] == 30
+
+
+def test_set_after_apply_keeps_the_applied_config(tmp_path: Path) -> None:
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["congestion_points"].append({"port": 4})
+    path = tmp_path / "two.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    run(tmp_path, "apply", str(path))
+    run(tmp_path, "set", "window_pkts=50")
+    rows = status(tmp_path, "congestion points")
+    assert [(r["port"], r["cp_id"], r["window_pkts"]) for r in rows] == [(2, 0, 50), (4, 1, 50)]
+
+
+def test_main_maps_errors_to_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from bfrt_controller import cli as cli_module
+
+    def exit_code(*args: str) -> int:
+        argv = ["tofcc", "--state", str(tmp_path / "s.yaml"), "--program", "bfcc", *args]
+        monkeypatch.setattr(sys, "argv", argv)
+        with pytest.raises(SystemExit) as exc:
+            cli_module.main()
+        return int(exc.value.code or 0)
+
+    assert exit_code("set", "rt2=0") == 2
+    assert exit_code("set", "nope=1") == 2
+    assert exit_code("--target", "grpc://nohost", "set", "rt2=2") == 2
