@@ -56,16 +56,27 @@ class MirrorSessionWrite:
         return f"{'delete ' if self.delete else ''}mirror session {self.sid} -> port {self.port}"
 
 
+# Fields of tm.queue.sched_cfg a TmQueueWrite may set.
+TM_QUEUE_FIELDS = ("dwrr_weight", "max_priority")
+MAX_TM_PRIORITY = 7  # eight strict-priority levels; higher is served first
+
+
 @dataclass(frozen=True)
 class TmQueueWrite:
-    """Traffic-manager DWRR weight of (port, queue) - tm.queue.sched_cfg."""
+    """Traffic-manager scheduling of (port, queue) - tm.queue.sched_cfg. Fields
+    left None are not touched."""
 
     port: int
     queue: int
-    dwrr_weight: int
+    dwrr_weight: int | None = None
+    max_priority: int | None = None
+
+    def fields(self) -> dict[str, int]:
+        return {f: v for f in TM_QUEUE_FIELDS if (v := getattr(self, f)) is not None}
 
     def describe(self) -> str:
-        return f"tm dwrr_weight port {self.port} queue {self.queue} = {self.dwrr_weight}"
+        sets = ", ".join(f"{k} = {v}" for k, v in self.fields().items())
+        return f"tm port {self.port} queue {self.queue}: {sets}"
 
 
 Write = EntryWrite | RegisterWrite | MirrorSessionWrite | TmQueueWrite
@@ -110,6 +121,9 @@ class Switch(ABC):
 
     @abstractmethod
     def read_tm_weight(self, port: int, queue: int) -> int: ...
+
+    @abstractmethod
+    def read_tm_priority(self, port: int, queue: int) -> int: ...
 
     @property
     def description(self) -> str:

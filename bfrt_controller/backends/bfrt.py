@@ -40,6 +40,8 @@ from models.switch.registry import make_model
 
 from ..errors import ControllerError, SdeMissing, SwitchUnavailable, WriteError
 from ..switch import (
+    MAX_TM_PRIORITY,
+    TM_QUEUE_FIELDS,
     EntryState,
     EntryWrite,
     MirrorSessionWrite,
@@ -405,10 +407,18 @@ class BfrtSwitch(Switch):
             raise P4ModelError(f"{sched}: port {w.port} invalid")
         if not 0 <= w.queue <= p.max_queue_id:
             raise P4ModelError(f"{sched}: queue {w.queue} invalid")
-        if isinstance(w.dwrr_weight, bool) or not 1 <= w.dwrr_weight <= MAX_DWRR_WEIGHT:
+        if not w.fields():
+            raise P4ModelError(f"{sched}: the write sets no field")
+        if w.dwrr_weight is not None and (
+            isinstance(w.dwrr_weight, bool) or not 1 <= w.dwrr_weight <= MAX_DWRR_WEIGHT
+        ):
             raise P4ModelError(f"{sched}: dwrr_weight {w.dwrr_weight} invalid")
+        if w.max_priority is not None and (
+            isinstance(w.max_priority, bool) or not 0 <= w.max_priority <= MAX_TM_PRIORITY
+        ):
+            raise P4ModelError(f"{sched}: max_priority {w.max_priority} invalid")
         op = _Op(i, w.describe(), sched, "tm", None, pipe=w.port >> 7, tm=(w.port, w.queue))
-        op.data = self._make_data(sched, {"dwrr_weight": w.dwrr_weight}, None)
+        op.data = self._make_data(sched, w.fields(), None)
         # The (pg_id, pg_queue) key needs a read of tm.port.cfg: step 2.
         return op, None
 
@@ -455,7 +465,8 @@ class BfrtSwitch(Switch):
             data = self._get(slot.table, slot.key, slot.pipe)
             if data is None:
                 raise ControllerError(f"{slot.table}: TM queue vanished")
-            slot.prior = {"dwrr_weight": int(data.to_dict()["dwrr_weight"])}
+            d = data.to_dict()
+            slot.prior = {f: int(d[f]) for f in TM_QUEUE_FIELDS if f in d}
 
     def _action_values(self, table: str, action: str | None, d: Mapping[str, Any]) -> dict:
         """The fields to write back for `action`: its parameters, or the mirror fields."""
@@ -685,6 +696,16 @@ class BfrtSwitch(Switch):
         if data is None:
             raise ControllerError(f"tm.queue.sched_cfg: port {port} queue {queue} not returned")
         return int(data.to_dict()["dwrr_weight"])
+
+    def read_tm_priority(self, port: int, queue: int) -> int:
+        p = self.profile
+        if not 0 <= port <= p.max_port or not 0 <= queue <= p.max_queue_id:
+            raise P4ModelError(f"tm.queue.sched_cfg: no queue {queue} on port {port}")
+        pipe, key, _ = self._tm_queue(port, queue)
+        data = self._get(f"{self.tm_prefix}.tm.queue.sched_cfg", key, pipe)
+        if data is None:
+            raise ControllerError(f"tm.queue.sched_cfg: port {port} queue {queue} not returned")
+        return int(data.to_dict()["max_priority"])
 
     @property
     def description(self) -> str:

@@ -11,6 +11,7 @@ from models.switch.tna import TnaProgram
 
 from ..errors import WriteError
 from ..switch import (
+    MAX_TM_PRIORITY,
     EntryState,
     EntryWrite,
     MirrorSessionWrite,
@@ -29,6 +30,7 @@ class ModelSwitch(Switch):
         super().__init__(program, profile)
         self.model: TnaProgram = make_model(program, profile)
         self.tm_weights: dict[tuple[int, int], int] = {}
+        self.tm_priorities: dict[tuple[int, int], int] = {}
         self.restarts = 0
 
     def connect(self) -> None:
@@ -38,6 +40,7 @@ class ModelSwitch(Switch):
         """What a switch reboot does: every table, register and session is gone."""
         self.model.reset()
         self.tm_weights.clear()
+        self.tm_priorities.clear()
         self.restarts += 1
 
     def _apply(self, w: Write) -> None:
@@ -68,18 +71,25 @@ class ModelSwitch(Switch):
                 raise P4ModelError(f"tm.queue.sched_cfg: port {w.port} invalid")
             if not 0 <= w.queue <= self.profile.max_queue_id:
                 raise P4ModelError(f"tm.queue.sched_cfg: queue {w.queue} invalid")
-            if not 1 <= w.dwrr_weight <= MAX_DWRR_WEIGHT:
-                raise P4ModelError(f"tm.queue.sched_cfg: dwrr_weight {w.dwrr_weight} invalid")
-            self.tm_weights[(w.port, w.queue)] = w.dwrr_weight
+            if not w.fields():
+                raise P4ModelError("tm.queue.sched_cfg: the write sets no field")
+            if w.dwrr_weight is not None:
+                if not 1 <= w.dwrr_weight <= MAX_DWRR_WEIGHT:
+                    raise P4ModelError(f"tm.queue.sched_cfg: dwrr_weight {w.dwrr_weight} invalid")
+                self.tm_weights[(w.port, w.queue)] = w.dwrr_weight
+            if w.max_priority is not None:
+                if not 0 <= w.max_priority <= MAX_TM_PRIORITY:
+                    raise P4ModelError(f"tm.queue.sched_cfg: max_priority {w.max_priority} invalid")
+                self.tm_priorities[(w.port, w.queue)] = w.max_priority
 
     def write(self, writes: Sequence[Write]) -> None:
-        saved = (self.model.snapshot(), dict(self.tm_weights))
+        saved = (self.model.snapshot(), dict(self.tm_weights), dict(self.tm_priorities))
         for i, w in enumerate(writes):
             try:
                 self._apply(w)
             except P4ModelError as exc:
                 self.model.restore(saved[0])
-                self.tm_weights = saved[1]
+                self.tm_weights, self.tm_priorities = saved[1], saved[2]
                 raise WriteError(i, w.describe(), str(exc)) from None
 
     def read_register(self, name: str, index: int) -> int:
@@ -100,3 +110,6 @@ class ModelSwitch(Switch):
 
     def read_tm_weight(self, port: int, queue: int) -> int:
         return self.tm_weights.get((port, queue), 1)
+
+    def read_tm_priority(self, port: int, queue: int) -> int:
+        return self.tm_priorities.get((port, queue), 0)

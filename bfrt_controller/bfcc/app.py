@@ -19,7 +19,7 @@ from models.switch.core import Match
 
 from ..errors import ConfigError
 from ..pmqecn.app import by_table
-from ..switch import EntryWrite, MirrorSessionWrite, Switch, Write
+from ..switch import EntryWrite, MirrorSessionWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
 from .config import (
@@ -31,6 +31,10 @@ from .config import (
     param_warnings,
     recirculation_port,
 )
+
+# tm.queue.sched_cfg max_priority of a reaction point's two queues.
+HIGH_PRIORITY = 1
+LOW_PRIORITY = 0
 
 log = logging.getLogger("tofcc.bfcc")
 
@@ -171,6 +175,11 @@ class BfccApp:
                         },
                     )
                 )
+        # Admission control only slows the named group if the TM serves the high
+        # queue strictly before the low one.
+        for rp in cfg.reaction_points:
+            writes.append(TmQueueWrite(rp.port, rp.high_qid, max_priority=HIGH_PRIORITY))
+            writes.append(TmQueueWrite(rp.port, rp.low_qid, max_priority=LOW_PRIORITY))
         writes.extend(self._param_writes(self.params))
         return by_table(writes)
 

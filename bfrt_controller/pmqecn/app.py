@@ -186,7 +186,8 @@ class PmqecnApp:
                 )
             )
         if cfg.scheduling.mode == "p4_wrr":
-            for level, qid in enumerate(cfg.scheduling.level_queues):
+            levels = cfg.scheduling.level_queues
+            for level, qid in enumerate(levels):
                 writes.append(
                     EntryWrite(
                         n.WRR_LEVEL_QUEUE,
@@ -195,6 +196,9 @@ class PmqecnApp:
                         {"qid": qid},
                     )
                 )
+                # The emulation is WRR only if the TM serves level 0 strictly first.
+                for port in cfg.scheduling.egress_ports:
+                    writes.append(TmQueueWrite(port, qid, max_priority=len(levels) - 1 - level))
         for c in cfg.classes:
             writes.extend(self._class_writes(c))
         return by_table(writes)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from hw_profiles import HwProfile, load_profile
 
 from ..errors import ConfigError
+from ..switch import MAX_TM_PRIORITY
 from ..validation import load_yaml, parse_model
 
 MAX_CLASSES = 255
@@ -87,7 +88,9 @@ class ClassSpec(Strict):
 
 class Scheduling(Strict):
     """p4_wrr: the paper's virtual-queue WRR over strict priority (weights to
-    the P4); tm_dwrr: the traffic manager's own DWRR (weights to the TM)."""
+    the P4; the level queues of `egress_ports` are set to strict priority in
+    the TM); tm_dwrr: the traffic manager's own DWRR (weights to the TM queues
+    of `egress_ports`)."""
 
     mode: Literal["p4_wrr", "tm_dwrr"] = "p4_wrr"
     level_queues: Annotated[list[int], Field(min_length=1, max_length=MAX_WRR_LEVELS)] = [0]
@@ -166,6 +169,15 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
         raise ConfigError(
             "scheduling.egress_ports", "tm_dwrr needs the ports whose queues to weight"
         )
+    levels = cfg.scheduling.level_queues
+    if cfg.scheduling.mode == "p4_wrr":
+        if len(set(levels)) != len(levels):
+            raise ConfigError("scheduling.level_queues", "each level needs its own queue")
+        if cfg.scheduling.egress_ports and len(levels) > MAX_TM_PRIORITY + 1:
+            raise ConfigError(
+                "scheduling.level_queues",
+                f"{len(levels)} levels but the TM has {MAX_TM_PRIORITY + 1} strict priorities",
+            )
     for i, c in enumerate(cfg.classes):
         queue(f"classes[{i}].queue", c.queue)
         if c.port is not None:

@@ -36,6 +36,8 @@ CONTINUE_ON_ERROR = 0
 ROLLBACK_ON_ERROR = 1
 # The same power-on weight the model backend reports.
 DEFAULT_DWRR_WEIGHT = 1
+# Power-on scheduling of every queue: equal weights, one priority level.
+DEFAULT_TM_QUEUE = {"dwrr_weight": DEFAULT_DWRR_WEIGHT, "max_priority": 0}
 # Same limit the model enforces for `$max_pkt_len`.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 
@@ -311,7 +313,7 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
             f"{tf}.tm.queue.sched_cfg",
             "tm_sched",
             {"pg_id": KeySpec("pg_id", 8, "Exact"), "pg_queue": KeySpec("pg_queue", 8, "Exact")},
-            fields=_int_fields(("dwrr_weight", 16)),
+            fields=_int_fields(("dwrr_weight", 16), ("max_priority", 3)),
         )
     )
     return specs
@@ -927,11 +929,11 @@ class FakeSwitch:
             raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on {spec.name}")
         slot = self._sched_key(target, key)
         queues = self.state[spec.name]
-        current = dict(queues.get(slot, {"dwrr_weight": DEFAULT_DWRR_WEIGHT}))
+        current = dict(queues.get(slot, dict(DEFAULT_TM_QUEUE)))
         for name, t in data.field_dict.items():
             current[name] = self._field_value(spec.fields[name], t)
         # Only queues off their power-on config are kept, so state compares by value.
-        if current == {"dwrr_weight": DEFAULT_DWRR_WEIGHT}:
+        if current == dict(DEFAULT_TM_QUEUE):
             queues.pop(slot, None)
         else:
             queues[slot] = current
@@ -1026,7 +1028,7 @@ class FakeSwitch:
             values = {"pg_id": pg_id, "pg_port_nr": nr, "egress_qid_queues": queues}
             return self._data(table, values, None)
         slot = self._sched_key(target, key)
-        return self._data(table, dict(st.get(slot, {"dwrr_weight": DEFAULT_DWRR_WEIGHT})), None)
+        return self._data(table, dict(st.get(slot, dict(DEFAULT_TM_QUEUE))), None)
 
 
 class FakeBfrtGrpc:
@@ -1129,6 +1131,4 @@ class FakeBfrtGrpc:
     def tm_weight(self, pipe: int, pg_id: int, pg_queue: int) -> int:
         tf = "tf2" if self.switch.profile.chip == "tofino2" else "tf1"
         st = self.switch.state[f"{tf}.tm.queue.sched_cfg"]
-        return int(
-            st.get((pipe, pg_id, pg_queue), {"dwrr_weight": DEFAULT_DWRR_WEIGHT})["dwrr_weight"]
-        )
+        return int(st.get((pipe, pg_id, pg_queue), dict(DEFAULT_TM_QUEUE))["dwrr_weight"])

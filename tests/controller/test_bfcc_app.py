@@ -351,3 +351,10 @@ def test_bfrt_backend_takes_the_same_batches() -> None:
     calls = fake.writes()[before:]
     assert [(c.table, c.count) for c in calls] == [(f"pipe.{n.CONGESTION_POINT}", 1)]
     assert section(a, CONGESTION_POINTS)[0]["t_max_ns"] == 200000
+
+
+def test_reaction_point_queues_get_strict_priority(app: BfccApp) -> None:
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    # high_qid 2 is served strictly before low_qid 1 on reaction point port 3
+    assert (sw.read_tm_priority(3, 2), sw.read_tm_priority(3, 1)) == (1, 0)

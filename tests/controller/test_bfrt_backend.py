@@ -425,3 +425,15 @@ def test_client_is_imported_from_sde_install(
     assert sw.gc.FROM_SDE is True
     for name in ("bfrt_grpc", "bfrt_grpc.client"):
         sys.modules.pop(name, None)
+
+
+def test_tm_priority_is_written_alone_and_rolled_back(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None:
+    sw.write([TmQueueWrite(port=4, queue=0, max_priority=7)])
+    assert sw.read_tm_priority(4, 0) == 7
+    assert sw.read_tm_weight(4, 0) == 1  # the weight was not touched
+    fake.fail_write(table=rates(1, 1).table, after=0)
+    with pytest.raises(WriteError):
+        sw.write([TmQueueWrite(port=4, queue=0, max_priority=2), rates(1, 5)])
+    assert sw.read_tm_priority(4, 0) == 7
+    with pytest.raises(WriteError, match="max_priority 8 invalid"):
+        sw.write([TmQueueWrite(port=4, queue=1, max_priority=8)])

@@ -193,3 +193,21 @@ def test_tm_dwrr_mode_writes_tm_weights_not_p4() -> None:
 def test_chip_mismatch_is_refused() -> None:
     with pytest.raises(ConfigError, match="config is for tofino but the switch is tofino2"):
         PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino2")), load_config(DEFAULT_CONFIG))
+
+
+def test_p4_wrr_sets_strict_priority_on_level_queues(app: PmqecnApp) -> None:
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    # level 0 (queue 0) is served first
+    assert [sw.read_tm_priority(4, q) for q in (0, 1, 2)] == [2, 1, 0]
+
+
+def test_duplicate_level_queue_is_refused() -> None:
+    import yaml
+
+    from bfrt_controller.pmqecn.config import parse_config
+
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["scheduling"]["level_queues"] = [0, 1, 1]
+    with pytest.raises(ConfigError, match=r"scheduling\.level_queues: each level needs its own"):
+        parse_config(raw)

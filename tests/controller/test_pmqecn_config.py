@@ -54,7 +54,7 @@ def test_default_config_is_valid() -> None:
         (lambda r: r["optimizer"].pop("arrival_cap_pps"), "optimizer.arrival_cap_pps", "required"),
         (lambda r: r.update(chip="tofino3"), "chip", ""),
         (
-            lambda r: r["scheduling"].update(mode="tm_dwrr"),
+            lambda r: r["scheduling"].update(mode="tm_dwrr", egress_ports=[]),
             "scheduling.egress_ports",
             "tm_dwrr needs",
         ),
