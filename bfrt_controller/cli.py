@@ -12,6 +12,7 @@ import logging
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.console import Console
@@ -46,7 +47,7 @@ class Context:
     def open_app(self) -> App:
         saved = load_state(self.state_path) if self.is_model and self.config_path is None else None
         if saved is not None and saved.get("program", self.program.name) == self.program.name:
-            cfg = self.program.parse_config(saved["config"], str(self.state_path))
+            cfg: Any = self.program.parse_config(saved["config"], str(self.state_path))
         else:
             saved = None
             cfg = self.program.load_config(self.config_path or self.program.default_config)

@@ -11,10 +11,11 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from hw_profiles import HwProfile
 
-from .core import Counter, MirrorSession, Output, P4ModelError, P4Objects, Register, Table
+from .core import Counter, Entry, MirrorSession, Output, P4ModelError, P4Objects, Register, Table
 
 # A packet may loop through a recirculation port at most this many times in
 # the model; hardware has no such limit, the model needs one to terminate.
@@ -55,6 +56,13 @@ class EgressResult:
     drop: bool
     data: bytes = b""
     mirror: EgressMirror | None = None
+
+
+class Snapshot(NamedTuple):
+    tables: dict[str, tuple[list[Entry], tuple[str, dict[str, int]]]]
+    registers: dict[str, list[int]]
+    counters: dict[str, tuple[list[int], list[int]]]
+    sessions: dict[int, MirrorSession]
 
 
 class TnaProgram(ABC):
@@ -104,10 +112,10 @@ class TnaProgram(ABC):
             raise P4ModelError(f"$mirror.cfg: no session {sid}")
         del self.mirror_sessions[sid]
 
-    def snapshot(self) -> object:
+    def snapshot(self) -> Snapshot:
         """Control-plane-visible state, for restore()."""
         return copy.deepcopy(
-            (
+            Snapshot(
                 {n: (t.entries, t.default) for n, t in self.p4.tables.items()},
                 {n: r.values for n, r in self.p4.registers.items()},
                 {n: (c.packets, c.bytes) for n, c in self.p4.counters.items()},
@@ -115,9 +123,9 @@ class TnaProgram(ABC):
             )
         )
 
-    def restore(self, snap: object) -> None:
+    def restore(self, snap: Snapshot) -> None:
         """Put back a snapshot in place (the program keeps its object references)."""
-        tables, registers, counters, sessions = copy.deepcopy(snap)  # type: ignore[misc]
+        tables, registers, counters, sessions = copy.deepcopy(snap)
         for n, (entries, default) in tables.items():
             self.p4.tables[n].entries, self.p4.tables[n].default = entries, default
         for n, values in registers.items():

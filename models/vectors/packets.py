@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, Raw
@@ -15,13 +17,13 @@ def build_scapy(spec: PacketSpec) -> Packet:
     if spec.hex is not None:
         return Raw(bytes.fromhex(spec.hex))
     assert spec.eth is not None
-    eth_kwargs: dict[str, object] = {"dst": spec.eth.dst, "src": spec.eth.src}
+    eth_kwargs: dict[str, Any] = {"dst": spec.eth.dst, "src": spec.eth.src}
     if spec.eth.type is not None:
         eth_kwargs["type"] = spec.eth.type
     pkt: Packet = Ether(**eth_kwargs)
     if spec.ipv4 is not None:
         ip = spec.ipv4
-        ip_kwargs: dict[str, object] = {
+        ip_kwargs: dict[str, Any] = {
             "src": ip.src,
             "dst": ip.dst,
             "tos": (ip.dscp << 2) | ip.ecn,
@@ -46,7 +48,7 @@ def build_scapy(spec: PacketSpec) -> Packet:
         )
     if spec.udp is not None:
         u = spec.udp
-        udp_kwargs: dict[str, object] = {"sport": u.sport, "dport": u.dport}
+        udp_kwargs: dict[str, Any] = {"sport": u.sport, "dport": u.dport}
         if u.chksum is not None:
             udp_kwargs["chksum"] = u.chksum
         pkt = pkt / UDP(**udp_kwargs)
