@@ -8,7 +8,6 @@ The data plane decides everything else (who is congested, whom to slow).
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -17,8 +16,8 @@ from typing import Any
 from hw_profiles import HwProfile
 from models.switch.core import Match
 
+from ..common import by_table, check_chip, lpm, mac_to_int, route_writes, trusted_port_writes
 from ..errors import ConfigError
-from ..pmqecn.app import by_table
 from ..switch import EntryWrite, MirrorSessionWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
@@ -54,15 +53,6 @@ class Change:
     why: str
 
 
-def _mac(text: str) -> int:
-    return int(text.replace(":", ""), 16)
-
-
-def _lpm(prefix: str) -> Match:
-    net = ipaddress.IPv4Network(prefix)
-    return Match(int(net.network_address), prefix_len=net.prefixlen)
-
-
 def _bp_key(key: int) -> tuple[int | None, int | None]:
     """group ++ degree as (group, degree); (None, None) for 0, i.e. nothing/clear."""
     if key == 0:
@@ -72,10 +62,7 @@ def _bp_key(key: int) -> tuple[int | None, int | None]:
 
 class BfccApp:
     def __init__(self, switch: Switch, config: BfccConfig) -> None:
-        if switch.profile.chip != config.chip:
-            raise ConfigError(
-                "chip", f"config is for {config.chip} but the switch is {switch.profile.chip}"
-            )
+        check_chip(config.chip, switch.profile)
         check_against(config, switch.profile)
         self.switch = switch
         self.config = config
@@ -142,24 +129,13 @@ class BfccApp:
         if self.recirculation_port is not None:
             assert cfg.recirculation_session is not None  # check_against
             writes.append(MirrorSessionWrite(cfg.recirculation_session, self.recirculation_port))
-        for r in cfg.routes:
-            writes.append(
-                EntryWrite(
-                    n.IPV4_LPM,
-                    {n.K_DST_ADDR: _lpm(r.prefix)},
-                    n.ROUTE,
-                    {"port": r.port, "src_mac": _mac(r.src_mac), "dst_mac": _mac(r.dst_mac)},
-                )
-            )
-        for p in cfg.trusted_ports:
-            writes.append(EntryWrite(n.TRUSTED_PORTS, {n.K_INGRESS_PORT: Match(p)}, n.TRUSTED))
+        writes += route_writes(cfg.routes)
+        writes += trusted_port_writes(cfg.trusted_ports)
         upstream = {u.port: u for u in cfg.upstream_ports}
         for g in cfg.groups:
             for s in g.senders:
                 writes.append(
-                    EntryWrite(
-                        n.SENDER_GROUP, {n.K_SRC_ADDR: _lpm(s)}, n.SET_GROUP, {"group": g.id}
-                    )
+                    EntryWrite(n.SENDER_GROUP, {n.K_SRC_ADDR: lpm(s)}, n.SET_GROUP, {"group": g.id})
                 )
             if g.upstream_port is not None:
                 u = upstream[g.upstream_port]
@@ -170,8 +146,8 @@ class BfccApp:
                         n.TO_UPSTREAM,
                         {
                             "session_id": u.mirror_session,
-                            "src_mac": _mac(u.src_mac),
-                            "dst_mac": _mac(u.dst_mac),
+                            "src_mac": mac_to_int(u.src_mac),
+                            "dst_mac": mac_to_int(u.dst_mac),
                         },
                     )
                 )
@@ -314,7 +290,7 @@ class BfccApp:
         for g in self.config.groups:
             installed = []
             for s in g.senders:
-                e = self.switch.read_entry(n.SENDER_GROUP, {n.K_SRC_ADDR: _lpm(s)})
+                e = self.switch.read_entry(n.SENDER_GROUP, {n.K_SRC_ADDR: lpm(s)})
                 if e is not None and e.data.get("group") == g.id:
                     installed.append(s)
             u = self.switch.read_entry(n.BP_UPSTREAM, {n.K_BP_GROUP: Match(g.id)})

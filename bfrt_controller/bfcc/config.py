@@ -12,12 +12,11 @@ they apply to every congestion point and reaction point of the switch.
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, Field
 
 from hw_profiles import HwProfile, load_profile
 from models.switch.bfcc import (
@@ -28,6 +27,7 @@ from models.switch.bfcc import (
     DEFAULT_RATE_THRESHOLDS,
 )
 
+from ..common import Mac, PortNumber, Route, Strict, ipv4_prefix
 from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
 
@@ -37,30 +37,6 @@ U32_MAX = 0xFFFFFFFF
 # would look due at once.
 REFRESH_LIMIT_NS = 1 << 31
 MAX_GROUP = 0xFF  # class_id_t is 8 bits; 0 means "no group"
-MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
-
-PortNumber = Annotated[int, Field(ge=0)]
-Mac = Annotated[str, Field(pattern=MAC_PATTERN)]
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _prefix(v: str) -> str:
-    try:
-        return str(ipaddress.IPv4Network(v if "/" in v else f"{v}/32", strict=True))
-    except ValueError as exc:
-        raise ValueError(f"not an IPv4 prefix with host bits clear: {exc}") from None
-
-
-class Route(Strict):
-    prefix: str
-    port: PortNumber
-    src_mac: Mac
-    dst_mac: Mac
-
-    _check_prefix = field_validator("prefix")(_prefix)
 
 
 class Group(Strict):
@@ -69,7 +45,7 @@ class Group(Strict):
 
     id: Annotated[int, Field(ge=1, le=MAX_GROUP)]
     # One validator per element, so an error names groups[i].senders[j].
-    senders: Annotated[list[Annotated[str, AfterValidator(_prefix)]], Field(min_length=1)]
+    senders: Annotated[list[Annotated[str, AfterValidator(ipv4_prefix)]], Field(min_length=1)]
     # None: the senders are attached here, no upstream switch to slow them.
     upstream_port: PortNumber | None = None
 

@@ -6,15 +6,19 @@ the model's own tests hold to the P4 source.
 
 from __future__ import annotations
 
+# Shared includes (forwarding.p4, trust.p4): one definition for every program,
+# re-exported so each program's names stay in one module.
+from ..common import IPV4_LPM as IPV4_LPM
+from ..common import K_DST_ADDR as K_DST_ADDR
+from ..common import K_INGRESS_PORT as K_INGRESS_PORT
+from ..common import ROUTE as ROUTE
+from ..common import TRUSTED as TRUSTED
+from ..common import TRUSTED_PORTS as TRUSTED_PORTS
+from ..common import UNTRUSTED_FEEDBACK_DROPS as UNTRUSTED_FEEDBACK_DROPS
+
 IG = "SwitchIngress"
 EG = "SwitchEgress"
 
-# Forwarding and trust (shared includes).
-IPV4_LPM = f"{IG}.forward.ipv4_lpm"
-ROUTE = f"{IG}.forward.route"
-TRUSTED_PORTS = f"{IG}.trust.trusted_ports"
-TRUSTED = f"{IG}.trust.trusted"
-UNTRUSTED_FEEDBACK_DROPS = f"{IG}.trust.untrusted_feedback_drops"
 
 # Virtual queues (ingress).
 SENDER_GROUP = f"{IG}.sender_group"
@@ -48,9 +52,7 @@ BP_LAST_SENT = f"{EG}.bp_last_sent"
 BP_REFRESH_AT_NS = f"{EG}.bp_refresh_at_ns"
 
 # Key fields.
-K_DST_ADDR = "hdr.ipv4.dst_addr"
 K_SRC_ADDR = "hdr.ipv4.src_addr"
-K_INGRESS_PORT = "ig_intr_md.ingress_port"
 K_UCAST_EGRESS_PORT = "ig_tm_md.ucast_egress_port"
 K_EGRESS_PORT = "eg_intr_md.egress_port"
 K_BP_DEGREE = "hdr.bfcc_bridged.bp_degree"

@@ -7,7 +7,6 @@ one batch; after a switch restart the whole intended state is pushed again.
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import math
 from dataclasses import asdict, dataclass, field, replace
@@ -16,6 +15,7 @@ from typing import Any
 from hw_profiles import HwProfile
 from models.switch.core import Match
 
+from ..common import by_table, check_chip, route_writes, ternary, trusted_port_writes
 from ..errors import ConfigError
 from ..switch import EntryWrite, MirrorSessionWrite, RegisterWrite, Switch, TmQueueWrite, Write
 from . import names as n
@@ -62,37 +62,9 @@ class _Counters:
     packets: dict[int, int] = field(default_factory=dict)
 
 
-def _net(prefix: str | None) -> Match | None:
-    if prefix is None:
-        return None
-    net = ipaddress.IPv4Network(prefix)
-    return Match(int(net.network_address), mask=int(net.netmask))
-
-
-def by_table(writes: list[Write]) -> list[Write]:
-    """Group writes to the same table together (stable), so a backend can send
-    each table's writes as one call. The app's writes to different tables do
-    not depend on each other's order."""
-
-    def table_of(w: Write) -> str:
-        return w.table if isinstance(w, EntryWrite) else type(w).__name__
-
-    first: dict[str, int] = {}
-    for i, w in enumerate(writes):
-        first.setdefault(table_of(w), i)
-    return sorted(writes, key=lambda w: first[table_of(w)])
-
-
-def _mac(text: str) -> int:
-    return int(text.replace(":", ""), 16)
-
-
 class PmqecnApp:
     def __init__(self, switch: Switch, config: PmqecnConfig) -> None:
-        if switch.profile.chip != config.chip:
-            raise ConfigError(
-                "chip", f"config is for {config.chip} but the switch is {switch.profile.chip}"
-            )
+        check_chip(config.chip, switch.profile)
         check_against(config, switch.profile)
         self.switch = switch
         self.config = config
@@ -109,12 +81,10 @@ class PmqecnApp:
     def _class_writes(self, c: ClassSpec) -> list[Write]:
         live = self.live[c.id]
         key: dict[str, Match] = {}
-        for field_name, match in (
-            (n.K_SRC_ADDR, _net(c.match.src)),
-            (n.K_DST_ADDR, _net(c.match.dst)),
-        ):
-            if match is not None:
-                key[field_name] = match
+        if c.match.src is not None:
+            key[n.K_SRC_ADDR] = ternary(c.match.src)
+        if c.match.dst is not None:
+            key[n.K_DST_ADDR] = ternary(c.match.dst)
         if c.match.dscp is not None:
             key[n.K_DSCP] = Match(c.match.dscp, mask=0x3F)
         if c.match.protocol is not None:
@@ -164,18 +134,8 @@ class PmqecnApp:
             writes.append(
                 MirrorSessionWrite(ps.feedback_session, ps.port, n.FEEDBACK_TRUNCATE_BYTES)
             )
-        for r in cfg.routes:
-            net = ipaddress.IPv4Network(r.prefix)
-            writes.append(
-                EntryWrite(
-                    n.IPV4_LPM,
-                    {n.K_DST_ADDR: Match(int(net.network_address), prefix_len=net.prefixlen)},
-                    n.ROUTE,
-                    {"port": r.port, "src_mac": _mac(r.src_mac), "dst_mac": _mac(r.dst_mac)},
-                )
-            )
-        for p in cfg.trusted_ports:
-            writes.append(EntryWrite(n.TRUSTED_PORTS, {n.K_INGRESS_PORT: Match(p)}, n.TRUSTED))
+        writes += route_writes(cfg.routes)
+        writes += trusted_port_writes(cfg.trusted_ports)
         for ps in cfg.ports:
             writes.append(
                 EntryWrite(

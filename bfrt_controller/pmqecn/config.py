@@ -8,41 +8,20 @@ when any field is wrong.
 
 from __future__ import annotations
 
-import ipaddress
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from hw_profiles import HwProfile, load_profile
 
+from ..common import Prefix, Route, Strict, check_port
 from ..errors import ConfigError
 from ..switch import MAX_TM_PRIORITY
 from ..validation import load_yaml, parse_model
 
 MAX_CLASSES = 255
 MAX_WRR_LEVELS = 32  # wrr_level_queue size
-MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-def _prefix(v: str) -> str:
-    try:
-        return str(ipaddress.IPv4Network(v, strict=True))
-    except ValueError as exc:
-        raise ValueError(f"not an IPv4 prefix with host bits clear: {exc}") from None
-
-
-class Route(Strict):
-    prefix: str
-    port: Annotated[int, Field(ge=0)]
-    src_mac: Annotated[str, Field(pattern=MAC_PATTERN)]
-    dst_mac: Annotated[str, Field(pattern=MAC_PATTERN)]
-
-    _check_prefix = field_validator("prefix")(_prefix)
 
 
 class PortSpec(Strict):
@@ -53,15 +32,10 @@ class PortSpec(Strict):
 
 
 class ClassMatch(Strict):
-    src: str | None = None
-    dst: str | None = None
+    src: Prefix | None = None
+    dst: Prefix | None = None
     dscp: Annotated[int, Field(ge=0, le=63)] | None = None
     protocol: Annotated[int, Field(ge=0, le=255)] | None = None
-
-    @field_validator("src", "dst")
-    @classmethod
-    def _net(cls, v: str | None) -> str | None:
-        return None if v is None else _prefix(v if "/" in v else f"{v}/32")
 
 
 class ClassSpec(Strict):
@@ -140,8 +114,7 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
     """Chip limits; raises ConfigError naming the first field out of range."""
 
     def port(field: str, value: int) -> None:
-        if value > profile.max_port:
-            raise ConfigError(field, f"port {value} exceeds {profile.chip}'s {profile.max_port}")
+        check_port(field, value, profile)
 
     def queue(field: str, value: int) -> None:
         if value > profile.max_queue_id:

@@ -6,15 +6,19 @@ scripts/build_p4.py holds the model to the compiler's bf-rt.json.
 
 from __future__ import annotations
 
+# Shared includes (forwarding.p4, trust.p4): one definition for every program,
+# re-exported so each program's names stay in one module.
+from ..common import IPV4_LPM as IPV4_LPM
+from ..common import K_DST_ADDR as K_DST_ADDR
+from ..common import K_INGRESS_PORT as K_INGRESS_PORT
+from ..common import ROUTE as ROUTE
+from ..common import TRUSTED as TRUSTED
+from ..common import TRUSTED_PORTS as TRUSTED_PORTS
+from ..common import UNTRUSTED_FEEDBACK_DROPS as UNTRUSTED_FEEDBACK_DROPS
+
 IG = "SwitchIngress"
 EG = "SwitchEgress"
 
-# Forwarding and trust (shared includes).
-IPV4_LPM = f"{IG}.forward.ipv4_lpm"
-ROUTE = f"{IG}.forward.route"
-TRUSTED_PORTS = f"{IG}.trust.trusted_ports"
-TRUSTED = f"{IG}.trust.trusted"
-UNTRUSTED_FEEDBACK_DROPS = f"{IG}.trust.untrusted_feedback_drops"
 
 # Classification and WRR emulation (ingress).
 CLASSIFY = f"{IG}.classify"
@@ -38,11 +42,9 @@ SOJOURN_SUM_NS = f"{EG}.sojourn_sum_ns"
 SOJOURN_PKTS = f"{EG}.sojourn_pkts"
 
 # Key fields.
-K_DST_ADDR = "hdr.ipv4.dst_addr"
 K_SRC_ADDR = "hdr.ipv4.src_addr"
 K_DSCP = "hdr.ipv4.dscp"
 K_PROTOCOL = "hdr.ipv4.protocol"
-K_INGRESS_PORT = "ig_intr_md.ingress_port"
 K_VQ_ID = "ig_md.vq_id"
 K_WRR_LEVEL = "ig_md.wrr_level"
 K_CLASS_ID = "hdr.bridged.class_id"

@@ -1,0 +1,112 @@
+"""What every program's controller shares, because every program shares the
+includes it configures (tna/include: routing and the trusted-port check).
+
+Config building blocks, the writes for routing and trust, and the batch
+ordering live here once; program modules add only what is theirs.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from hw_profiles import HwProfile
+from models.switch.core import Match
+
+from .errors import ConfigError
+from .switch import EntryWrite, Write
+
+# Control-plane names of the shared includes (forwarding.p4, trust.p4), the
+# same in every program.
+IPV4_LPM = "SwitchIngress.forward.ipv4_lpm"
+ROUTE = "SwitchIngress.forward.route"
+TRUSTED_PORTS = "SwitchIngress.trust.trusted_ports"
+TRUSTED = "SwitchIngress.trust.trusted"
+UNTRUSTED_FEEDBACK_DROPS = "SwitchIngress.trust.untrusted_feedback_drops"
+K_DST_ADDR = "hdr.ipv4.dst_addr"
+K_INGRESS_PORT = "ig_intr_md.ingress_port"
+
+MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
+
+
+class Strict(BaseModel):
+    """Config models reject unknown fields: a typo must not pass silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def ipv4_prefix(v: str) -> str:
+    """Canonical 'a.b.c.d/len'; a bare address is a /32."""
+    try:
+        return str(ipaddress.IPv4Network(v if "/" in v else f"{v}/32", strict=True))
+    except ValueError as exc:
+        raise ValueError(f"not an IPv4 prefix with host bits clear: {exc}") from None
+
+
+Prefix = Annotated[str, AfterValidator(ipv4_prefix)]
+Mac = Annotated[str, Field(pattern=MAC_PATTERN)]
+PortNumber = Annotated[int, Field(ge=0)]
+
+
+class Route(Strict):
+    prefix: Prefix
+    port: PortNumber
+    src_mac: Mac
+    dst_mac: Mac
+
+
+def check_chip(config_chip: str, profile: HwProfile) -> None:
+    if profile.chip != config_chip:
+        raise ConfigError("chip", f"config is for {config_chip} but the switch is {profile.chip}")
+
+
+def check_port(field: str, value: int, profile: HwProfile) -> None:
+    if value > profile.max_port:
+        raise ConfigError(field, f"port {value} exceeds {profile.chip}'s {profile.max_port}")
+
+
+def mac_to_int(text: str) -> int:
+    return int(text.replace(":", ""), 16)
+
+
+def lpm(prefix: str) -> Match:
+    net = ipaddress.IPv4Network(prefix)
+    return Match(int(net.network_address), prefix_len=net.prefixlen)
+
+
+def ternary(prefix: str) -> Match:
+    net = ipaddress.IPv4Network(prefix)
+    return Match(int(net.network_address), mask=int(net.netmask))
+
+
+def route_writes(routes: Iterable[Route]) -> list[Write]:
+    return [
+        EntryWrite(
+            IPV4_LPM,
+            {K_DST_ADDR: lpm(r.prefix)},
+            ROUTE,
+            {"port": r.port, "src_mac": mac_to_int(r.src_mac), "dst_mac": mac_to_int(r.dst_mac)},
+        )
+        for r in routes
+    ]
+
+
+def trusted_port_writes(ports: Iterable[int]) -> list[Write]:
+    return [EntryWrite(TRUSTED_PORTS, {K_INGRESS_PORT: Match(p)}, TRUSTED) for p in ports]
+
+
+def by_table(writes: list[Write]) -> list[Write]:
+    """Group writes to the same table together (stable), so a backend can send
+    each table's writes as one call. An app's writes to different tables do
+    not depend on each other's order."""
+
+    def table_of(w: Write) -> str:
+        return w.table if isinstance(w, EntryWrite) else type(w).__name__
+
+    first: dict[str, int] = {}
+    for i, w in enumerate(writes):
+        first.setdefault(table_of(w), i)
+    return sorted(writes, key=lambda w: first[table_of(w)])
