@@ -687,7 +687,7 @@ class BfrtSwitch(Switch):
         action = d["action_name"]
         return EntryState(action, self._action_values(table, action, d))
 
-    def read_tm_weight(self, port: int, queue: int) -> int:
+    def _tm_queue_field(self, port: int, queue: int, name: str) -> int:
         p = self.profile
         if not 0 <= port <= p.max_port or not 0 <= queue <= p.max_queue_id:
             raise P4ModelError(f"tm.queue.sched_cfg: no queue {queue} on port {port}")
@@ -695,17 +695,13 @@ class BfrtSwitch(Switch):
         data = self._get(f"{self.tm_prefix}.tm.queue.sched_cfg", key, pipe)
         if data is None:
             raise ControllerError(f"tm.queue.sched_cfg: port {port} queue {queue} not returned")
-        return int(data.to_dict()["dwrr_weight"])
+        return int(data.to_dict()[name])
+
+    def read_tm_weight(self, port: int, queue: int) -> int:
+        return self._tm_queue_field(port, queue, "dwrr_weight")
 
     def read_tm_priority(self, port: int, queue: int) -> int:
-        p = self.profile
-        if not 0 <= port <= p.max_port or not 0 <= queue <= p.max_queue_id:
-            raise P4ModelError(f"tm.queue.sched_cfg: no queue {queue} on port {port}")
-        pipe, key, _ = self._tm_queue(port, queue)
-        data = self._get(f"{self.tm_prefix}.tm.queue.sched_cfg", key, pipe)
-        if data is None:
-            raise ControllerError(f"tm.queue.sched_cfg: port {port} queue {queue} not returned")
-        return int(data.to_dict()["max_priority"])
+        return self._tm_queue_field(port, queue, "max_priority")
 
     @property
     def description(self) -> str:

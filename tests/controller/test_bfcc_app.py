@@ -4,7 +4,7 @@ one batch per change, nothing half-applied, restart and re-push."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import pytest
 import yaml
@@ -22,9 +22,10 @@ from bfrt_controller.bfcc.app import (
     BfccApp,
 )
 from bfrt_controller.bfcc.config import DEFAULT_CONFIG, load_config, parse_config
-from bfrt_controller.errors import ConfigError, SwitchUnavailable, WriteError
+from bfrt_controller.errors import ConfigError, WriteError
 from bfrt_controller.supervisor import Supervisor
-from bfrt_controller.switch import EntryState, EntryWrite, Write
+from bfrt_controller.switch import EntryWrite, Write
+from bfrt_controller.testing.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.switch.bfcc import ETHERTYPE_TOFCC_FAKE
 from models.switch.core import Match, Output
@@ -34,43 +35,15 @@ HOOK_TABLE = "SwitchEgress.queue_hook.queue_md_override"
 HOOK_INJECT = "SwitchEgress.queue_hook.inject"
 
 
-class CountingSwitch(ModelSwitch):
-    """Counts batches; can fail like a switch that went away."""
-
-    def __init__(self, chip: str = "tofino") -> None:
-        super().__init__("bfcc", load_profile(chip))
-        self.batches: list[int] = []
-        self.down = 0  # calls left that raise SwitchUnavailable
-
-    def _gone(self) -> None:
-        if self.down:
-            self.down -= 1
-            raise SwitchUnavailable("switch restarting")
-
-    def connect(self) -> None:
-        self._gone()
-
-    def write(self, writes: Sequence[Write]) -> None:
-        self._gone()
-        self.batches.append(len(writes))
-        super().write(writes)
-
-    def read_entry(
-        self, table: str, key: Mapping[str, Match], priority: int = 0
-    ) -> EntryState | None:
-        self._gone()
-        return super().read_entry(table, key, priority)
-
-
 @pytest.fixture
 def app() -> BfccApp:
-    a = BfccApp(CountingSwitch(), load_config(DEFAULT_CONFIG))
+    a = BfccApp(FlakyModelSwitch("bfcc"), load_config(DEFAULT_CONFIG))
     a.push_all()
     return a
 
 
-def counting(app: BfccApp) -> CountingSwitch:
-    assert isinstance(app.switch, CountingSwitch)
+def counting(app: BfccApp) -> FlakyModelSwitch:
+    assert isinstance(app.switch, FlakyModelSwitch)
     return app.switch
 
 
@@ -156,7 +129,7 @@ def test_mirror_sessions_from_config_and_profile(app: BfccApp) -> None:
 def test_tofino2_recirculates_through_its_own_port() -> None:
     raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
     raw["chip"] = "tofino2"
-    a = BfccApp(CountingSwitch("tofino2"), parse_config(raw))
+    a = BfccApp(FlakyModelSwitch("bfcc", "tofino2"), parse_config(raw))
     a.push_all()
     assert counting(a).model.mirror_sessions[20].egress_port == 6
     assert {r["recirculation_port"] for r in section(a, RATE_THRESHOLDS)} == {6}
@@ -315,10 +288,10 @@ def test_restart_then_reconnect_repushes_everything(app: BfccApp) -> None:
 
 
 def test_live_state_round_trip() -> None:
-    a = BfccApp(CountingSwitch(), load_config(DEFAULT_CONFIG))
+    a = BfccApp(FlakyModelSwitch("bfcc"), load_config(DEFAULT_CONFIG))
     a.set_params({"refresh_ns": 2_000_000, "expiry_ns": 8_000_000})
     saved = copy.deepcopy(a.live_state())
-    b = BfccApp(CountingSwitch(), load_config(DEFAULT_CONFIG))
+    b = BfccApp(FlakyModelSwitch("bfcc"), load_config(DEFAULT_CONFIG))
     b.restore_live(saved)
     assert b.params == a.params
     b.restore_live({})  # an older state file without params: config values stay

@@ -13,39 +13,14 @@ from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, load_config
 from bfrt_controller.supervisor import Supervisor
 from bfrt_controller.switch import EntryWrite, Write
+from bfrt_controller.testing.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.switch.core import Match
 
 
-class CountingSwitch(ModelSwitch):
-    """Counts batches; can fail like a switch that went away."""
-
-    def __init__(self) -> None:
-        super().__init__("pmqecn", load_profile("tofino"))
-        self.batches: list[int] = []
-        self.down = 0  # calls left that raise SwitchUnavailable
-
-    def _gone(self) -> None:
-        if self.down:
-            self.down -= 1
-            raise SwitchUnavailable("switch restarting")
-
-    def connect(self) -> None:
-        self._gone()
-
-    def write(self, writes: Sequence[Write]) -> None:
-        self._gone()
-        self.batches.append(len(writes))
-        super().write(writes)
-
-    def read_counter(self, name: str, index: int) -> tuple[int, int]:
-        self._gone()
-        return super().read_counter(name, index)
-
-
 @pytest.fixture
 def app() -> PmqecnApp:
-    a = PmqecnApp(CountingSwitch(), load_config(DEFAULT_CONFIG))
+    a = PmqecnApp(FlakyModelSwitch("pmqecn"), load_config(DEFAULT_CONFIG))
     a.push_all()
     return a
 
@@ -58,7 +33,7 @@ def threshold(app: PmqecnApp, cid: int) -> int:
 
 def test_push_all_is_one_batch(app: PmqecnApp) -> None:
     sw = app.switch
-    assert isinstance(sw, CountingSwitch)
+    assert isinstance(sw, FlakyModelSwitch)
     assert sw.batches == [len(app.intended_writes())]
     assert [r["threshold_cells"] for r in app.status()] == [20, 40, 60]
 
@@ -67,13 +42,13 @@ def test_set_thresholds_writes_one_batch(app: PmqecnApp) -> None:
     changes = app.set_thresholds({1: 30, 3: 90})
     assert {(c.class_id, c.new) for c in changes} == {(1, 30), (3, 90)}
     assert (threshold(app, 1), threshold(app, 3)) == (30, 90)
-    assert isinstance(app.switch, CountingSwitch)
+    assert isinstance(app.switch, FlakyModelSwitch)
     assert len(app.switch.batches) == 2
 
 
 def test_invalid_threshold_writes_nothing(app: PmqecnApp) -> None:
     sw = app.switch
-    assert isinstance(sw, CountingSwitch)
+    assert isinstance(sw, FlakyModelSwitch)
     before = list(sw.batches)
     with pytest.raises(ConfigError, match="class 3 threshold_cells"):
         app.set_thresholds({1: 30, 3: 1 << 20})
@@ -101,7 +76,7 @@ def test_refused_batch_leaves_previous_state(app: PmqecnApp) -> None:
 
 def test_app_keeps_intended_state_when_switch_refuses(app: PmqecnApp) -> None:
     sw = app.switch
-    assert isinstance(sw, CountingSwitch)
+    assert isinstance(sw, FlakyModelSwitch)
     original = sw.write
 
     def refuse(writes: Sequence[Write]) -> None:
@@ -116,7 +91,7 @@ def test_app_keeps_intended_state_when_switch_refuses(app: PmqecnApp) -> None:
 
 def test_restart_then_reconnect_repushes_everything(app: PmqecnApp) -> None:
     sw = app.switch
-    assert isinstance(sw, CountingSwitch)
+    assert isinstance(sw, FlakyModelSwitch)
     app.set_thresholds({2: 44})
     sw.restart()  # the switch rebooted: tables empty
     assert sw.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(2)}) is None
@@ -131,7 +106,7 @@ def test_restart_then_reconnect_repushes_everything(app: PmqecnApp) -> None:
 
 def test_supervisor_gives_up_after_max_attempts(app: PmqecnApp) -> None:
     sw = app.switch
-    assert isinstance(sw, CountingSwitch)
+    assert isinstance(sw, FlakyModelSwitch)
     sw.down = 100
     sup = Supervisor(app, sleep=lambda s: None, max_attempts=3)
     with pytest.raises(SwitchUnavailable):
@@ -180,7 +155,7 @@ def test_tm_dwrr_mode_writes_tm_weights_not_p4() -> None:
     raw["scheduling"] = {"mode": "tm_dwrr", "egress_ports": [4]}
     from bfrt_controller.pmqecn.config import parse_config
 
-    a = PmqecnApp(CountingSwitch(), parse_config(raw))
+    a = PmqecnApp(FlakyModelSwitch("pmqecn"), parse_config(raw))
     a.push_all()
     sw = a.switch
     assert isinstance(sw, ModelSwitch)
