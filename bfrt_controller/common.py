@@ -8,6 +8,8 @@ ordering live here once; program modules add only what is theirs.
 from __future__ import annotations
 
 import ipaddress
+import logging
+from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import Annotated
 
@@ -17,7 +19,9 @@ from hw_profiles import HwProfile
 from models.switch.core import Match
 
 from .errors import ConfigError
-from .switch import EntryWrite, Write
+from .switch import EntryWrite, Switch, Write
+
+log = logging.getLogger("tofcc")
 
 # Control-plane names of the shared includes (forwarding.p4, trust.p4), the
 # same in every program.
@@ -110,3 +114,22 @@ def by_table(writes: list[Write]) -> list[Write]:
     for i, w in enumerate(writes):
         first.setdefault(table_of(w), i)
     return sorted(writes, key=lambda w: first[table_of(w)])
+
+
+class IntendedStateApp(ABC):
+    """A mechanism's app: it owns the intended switch state and can always
+    write all of it again (start-up, `apply`, recovery after a restart)."""
+
+    switch: Switch
+
+    @property
+    def profile(self) -> HwProfile:
+        return self.switch.profile
+
+    @abstractmethod
+    def intended_writes(self) -> list[Write]: ...
+
+    def push_all(self) -> None:
+        writes = self.intended_writes()
+        self.switch.write(writes)
+        log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)

@@ -13,10 +13,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hw_profiles import HwProfile
 from models.switch.core import Match
 
-from ..common import by_table, check_chip, lpm, mac_to_int, route_writes, trusted_port_writes
+from ..common import (
+    IntendedStateApp,
+    by_table,
+    check_chip,
+    lpm,
+    mac_to_int,
+    route_writes,
+    trusted_port_writes,
+)
 from ..errors import ConfigError
 from ..switch import EntryWrite, MirrorSessionWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
@@ -60,7 +67,7 @@ def _bp_key(key: int) -> tuple[int | None, int | None]:
     return key >> 8, key & 0xFF
 
 
-class BfccApp:
+class BfccApp(IntendedStateApp):
     def __init__(self, switch: Switch, config: BfccConfig) -> None:
         check_chip(config.chip, switch.profile)
         check_against(config, switch.profile)
@@ -70,10 +77,6 @@ class BfccApp:
         self.recirculation_port = recirculation_port(config, switch.profile)
         for w in param_warnings(self.params):
             log.warning("params: %s", w)
-
-    @property
-    def profile(self) -> HwProfile:
-        return self.switch.profile
 
     # ---- intended state --------------------------------------------
     def _param_writes(self, p: Params) -> list[Write]:
@@ -158,12 +161,6 @@ class BfccApp:
             writes.append(TmQueueWrite(rp.port, rp.low_qid, max_priority=LOW_PRIORITY))
         writes.extend(self._param_writes(self.params))
         return by_table(writes)
-
-    def push_all(self) -> None:
-        """Write the whole intended state (after start-up or a switch restart)."""
-        writes = self.intended_writes()
-        self.switch.write(writes)
-        log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)
 
     def live_state(self) -> dict[str, Any]:
         return {"params": self.params.model_dump()}

@@ -12,10 +12,16 @@ import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from hw_profiles import HwProfile
 from models.switch.core import Match
 
-from ..common import by_table, check_chip, route_writes, ternary, trusted_port_writes
+from ..common import (
+    IntendedStateApp,
+    by_table,
+    check_chip,
+    route_writes,
+    ternary,
+    trusted_port_writes,
+)
 from ..errors import ConfigError
 from ..switch import EntryWrite, MirrorSessionWrite, RegisterWrite, Switch, TmQueueWrite, Write
 from . import names as n
@@ -62,7 +68,7 @@ class _Counters:
     packets: dict[int, int] = field(default_factory=dict)
 
 
-class PmqecnApp:
+class PmqecnApp(IntendedStateApp):
     def __init__(self, switch: Switch, config: PmqecnConfig) -> None:
         check_chip(config.chip, switch.profile)
         check_against(config, switch.profile)
@@ -72,10 +78,6 @@ class PmqecnApp:
             c.id: ClassLive(c.threshold_cells, c.weight, c.target_rate_pps) for c in config.classes
         }
         self._last: _Counters | None = None
-
-    @property
-    def profile(self) -> HwProfile:
-        return self.switch.profile
 
     # ---- intended state --------------------------------------------
     def _class_writes(self, c: ClassSpec) -> list[Write]:
@@ -162,12 +164,6 @@ class PmqecnApp:
         for c in cfg.classes:
             writes.extend(self._class_writes(c))
         return by_table(writes)
-
-    def push_all(self) -> None:
-        """Write the whole intended state (after start-up or a switch restart)."""
-        writes = self.intended_writes()
-        self.switch.write(writes)
-        log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)
 
     def live_state(self) -> dict[str, Any]:
         return {str(cid): asdict(live) for cid, live in self.live.items()}
