@@ -37,6 +37,7 @@ class Evaluation:
     throughput: FloatArray  # sum_i lambda_e,i, C6 asks for <= n C
     smooth: FloatArray  # objective without the jitter terms
     deviation: FloatArray  # (k, S): mu_i (W_i - W_s,i) for class B, 0 elsewhere
+    queues: FloatArray  # (k, S): L_s,i, kept so the thresholds K need no second kernel call
 
     def jitter_weights(self, problem: PmqecnProblem) -> FloatArray:
         """b_i for class B, 0 elsewhere: objective = smooth + jitter_weights @ |deviation|."""
@@ -63,7 +64,7 @@ def evaluate(problem: PmqecnProblem, mu: npt.ArrayLike, lam: npt.ArrayLike) -> E
     w_meas = np.asarray(problem.W, dtype=np.float64)[:, None]
     deviation = np.where(is_b, mu_a * (w_meas - r.ws), 0.0)
     objective = smooth + (qos_w * np.abs(deviation)).sum(axis=0)
-    return Evaluation(objective, r.ls.sum(axis=0), throughput, smooth, deviation)
+    return Evaluation(objective, r.ls.sum(axis=0), throughput, smooth, deviation, r.ls)
 
 
 def as_vector(problem: PmqecnProblem, values: npt.ArrayLike, name: str) -> FloatArray:

@@ -6,8 +6,24 @@ lambda, layer 2 picks target arrival rates lambda* for those mu*.  The
 objective of both is the exact M/M/1/N function F of
 :mod:`models.optimize.objective`.  :func:`solve_de` keeps that DE as the
 reference; :func:`solve` instead solves a convex stand-in of each layer with
-cvxpy (CLARABEL) and then polishes on the exact F with SLSQP, keeping whichever
-point is better.
+cvxpy (CLARABEL) and, where the stand-in can be loose, polishes on the exact F
+with SLSQP, keeping whichever point is better.
+
+A floor on lambda* (not in the paper)
+-------------------------------------
+Layer 2 as the paper states it minimises, per class, delay plus a second
+objective at fixed mu*.  Both of class C's (delay, loss) and, unless its
+residual-bandwidth weight is large, both of class A's fall monotonically as
+lambda*_i falls, so the paper's optimum is lambda*_i -> 0 (at the open bound
+0 < lambda*: ~mu* RHO_EPS here).  The controller feeds back lambda*/lambda
+(Eq. 15), i.e. "stop sending": the optimisation has no term for the traffic a
+class wants to carry.  Every solver therefore also keeps
+lambda*_i >= f min(lambda_i, mu*_i (1 - RHO_EPS)) with
+f = ``PmqecnProblem.min_target_fraction`` (default 0.5, QCN/DCQCN's "at most
+halve per feedback"): a linear bound on rho in the convex layer, bounds in the
+SLSQP polish, the encoding of DE's genes, and the feasibility projection.  C3
+and C6 still win: if the floors alone exceed min(Lambda, n C), they are scaled
+to fit (:meth:`PmqecnProblem.target_floor`).
 
 Convex formulation (omega = mu/Gamma, lam~ = lambda/Gamma, rho = lambda/mu)
 ---------------------------------------------------------------------------
@@ -33,7 +49,9 @@ Convex formulation (omega = mu/Gamma, lam~ = lambda/Gamma, rho = lambda/mu)
 
 Where the stand-ins differ from M/M/1/N (small N, rho near 1, the loss
 bound) the SLSQP polish on the exact F and exact C2 closes the gap; the convex
-answer is kept when the polish does not improve it.
+answer is kept when the polish does not improve it.  Where they coincide
+(N rho^N negligible, one convex solve) the polish is skipped: it would move F
+by ~1e-8 relative and cost several times the rest of the solve.
 
 Layer 1 does not minimise the final F(mu*, lambda*), so only each layer's
 value is ordered between solvers: a worse layer-1 mu* (e.g. DE's) can still
@@ -50,7 +68,7 @@ import numpy as np
 import numpy.typing as npt
 
 from models.optimize.de import DeSettings, solve_de
-from models.optimize.objective import evaluate, exact_objective
+from models.optimize.objective import Evaluation, evaluate, exact_objective
 from models.optimize.polish import polish_layer1, polish_layer2
 from models.optimize.problem import PmqecnProblem, ProblemError, QosKind, SolverError
 from models.optimize.solution import (
@@ -62,7 +80,7 @@ from models.optimize.solution import (
     project_mu,
     thresholds_to_cells,
 )
-from models.optimize.surrogate import solve_layer1, solve_layer2
+from models.optimize.surrogate import ConvexResult, solve_layer1, solve_layer2
 
 __all__ = [
     "DeSettings",
@@ -81,58 +99,112 @@ __all__ = [
 FloatArray = npt.NDArray[np.float64]
 
 
+# Below this, (N+1)^2 max_i rho_i^N says the stand-ins are exact near the convex
+# answer: M/M/1/N's L_s, W_s, lambda_e and loss differ from M/M/1's (and from the
+# rho^N loss bound) by O(N rho^N) in value and O(N^2 rho^N) in slope, and the
+# polish gains about the square of that.  Measured on the tests' problems and
+# the benchmark's: below 1e-3 the polish gained <= 3e-8 of F (the size of
+# Clarabel's own error), above it 1e-7 to 1e-1; so below it the polish is skipped.
+_EXACT_TAIL = 1e-3
+
+
 class _Candidate(NamedTuple):
     mu: FloatArray
     lam: FloatArray
     source: str
 
 
-def _best(problem: PmqecnProblem, candidates: list[_Candidate]) -> _Candidate:
+class _Scored(NamedTuple):
+    candidate: _Candidate
+    ev: Evaluation  # exact model at the candidate, reused by build_solution
+
+
+def _best(problem: PmqecnProblem, candidates: list[_Candidate]) -> _Scored:
     """The candidate with the lowest exact objective among those meeting C2."""
-    scored = [(layer_value(problem, c.mu, c.lam), c) for c in candidates]
-    feasible = [(value, c) for (value, violation), c in scored if violation == 0.0]
+    feasible: list[tuple[float, _Scored]] = []
+    for c in candidates:
+        scored = _Scored(c, evaluate(problem, c.mu, c.lam))
+        value, violation = layer_value(problem, c.mu, c.lam, scored.ev)
+        if violation == 0.0:
+            feasible.append((value, scored))
     if not feasible:
         raise SolverError("N: no candidate point keeps sum L_s <= N (C2)")
     return min(feasible, key=lambda item: item[0])[1]
 
 
-def _layer1(problem: PmqecnProblem, polish: bool) -> tuple[FloatArray, str]:
+def _stand_in_tail(problem: PmqecnProblem, rho: FloatArray) -> float:
+    """(N+1)^2 max_i rho_i^N, computed in logs (rho^N underflows for large N)."""
+    log_tail = problem.N * float(np.log(np.max(rho))) + 2.0 * np.log(problem.N + 1.0)
+    return float(np.exp(min(log_tail, 700.0)))
+
+
+def _worth_polishing(problem: PmqecnProblem, rho: FloatArray, convex: ConvexResult) -> bool:
+    """Whether SLSQP on the exact model can improve the convex answer beyond solver noise.
+
+    No when the answer is the optimum of one convex problem whose stand-ins
+    are exact near it (see _EXACT_TAIL).  Always yes for a CCP answer (several
+    solves: only a stationary point of the re-linearised jitter) and for the
+    floor fallback of layer 2 (no solve at all).
+    """
+    return convex.solves != 1 or _stand_in_tail(problem, rho) > _EXACT_TAIL
+
+
+def _layer1(problem: PmqecnProblem, polish: bool) -> tuple[FloatArray, Evaluation, str]:
     lam_meas = problem.lambdas_array
     first = solve_layer1(problem)
     mu_cvx = project_mu(problem, problem.Gamma * first.x)
     candidates = [_Candidate(mu_cvx, lam_meas, "cvxpy")]
-    if polish:
+    polished = polish and _worth_polishing(problem, lam_meas / mu_cvx, first)
+    if polished:
         omega = polish_layer1(problem, mu_cvx / problem.Gamma)
         candidates.append(_Candidate(project_mu(problem, problem.Gamma * omega), lam_meas, "slsqp"))
     best = _best(problem, candidates)
-    return best.mu, f"layer1 {first.status} ({first.solves} solves, kept {best.source})"
+    note = f"kept {best.candidate.source}" if polished else "no polish needed" if polish else ""
+    status = f"layer1 {first.status} ({first.solves} solves{', ' + note if note else ''})"
+    return best.candidate.mu, best.ev, status
 
 
-def _layer2(problem: PmqecnProblem, mu: FloatArray, polish: bool) -> tuple[FloatArray, str]:
+def _layer2(
+    problem: PmqecnProblem, mu: FloatArray, polish: bool
+) -> tuple[FloatArray, Evaluation, str]:
     second = solve_layer2(problem, mu)
     lam_cvx = project_lam(problem, mu, second.x * mu)
-    candidates = [_Candidate(mu, lam_cvx, "cvxpy")]
-    if polish:
+    candidates = [_Candidate(mu, lam_cvx, "cvxpy" if second.solves else "floor")]
+    polished = polish and _worth_polishing(problem, lam_cvx / mu, second)
+    if polished:
         rho = polish_layer2(problem, mu, lam_cvx / mu)
         candidates.append(_Candidate(mu, project_lam(problem, mu, rho * mu), "slsqp"))
     best = _best(problem, candidates)
-    return best.lam, f"layer2 {second.status} ({second.solves} solves, kept {best.source})"
+    note = f"kept {best.candidate.source}" if polished else "no polish needed" if polish else ""
+    status = f"layer2 {second.status} ({second.solves} solves{', ' + note if note else ''})"
+    return best.candidate.lam, best.ev, status
 
 
 def solve(
     problem: PmqecnProblem, *, polish: bool = True, mu: Sequence[float] | None = None
 ) -> PmqecnSolution:
-    """Both layers via cvxpy, each then polished with SLSQP on the exact objective.
+    """Both layers via cvxpy, each polished with SLSQP on the exact objective where that can help.
 
-    The polish is on by default because the conic answer can be off by ~1e-6
-    relative even when the stand-ins are exact (power/exponential cones with
-    exponents ~N are badly scaled for large N; the jitter kink is degenerate).
-    Passing ``mu`` skips layer 1 and solves layer 2 for those service rates.
+    The polish exists for where the stand-ins are loose (small N, rho near 1,
+    the CCP jitter): there it gains up to ~10 % of the objective.  Where they
+    are exact it would move the answer by ~1e-8 relative at the cost of most of
+    the solve time, so it is skipped (see _worth_polishing; ``status`` says
+    which).  ``polish=False`` never polishes.  Passing ``mu`` skips layer 1 and
+    solves layer 2 for those service rates.
     """
+    layer1_ev: Evaluation | None = None
     if mu is None:
-        mu_star, status1 = _layer1(problem, polish)
+        mu_star, layer1_ev, status1 = _layer1(problem, polish)
     else:
         mu_star, status1 = fixed_service_rates(problem, mu), "layer1 given"
-    lam, status2 = _layer2(problem, mu_star, polish)
+    lam, final_ev, status2 = _layer2(problem, mu_star, polish)
     solver = "cvxpy-CLARABEL+SLSQP" if polish else "cvxpy-CLARABEL"
-    return build_solution(problem, mu_star, lam, solver, f"{status1}; {status2}")
+    return build_solution(
+        problem,
+        mu_star,
+        lam,
+        solver,
+        f"{status1}; {status2}",
+        layer1_ev=layer1_ev,
+        final_ev=final_ev,
+    )

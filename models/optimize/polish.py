@@ -5,7 +5,8 @@ from their answer moves it to a local optimum of the exact objective, which
 for these smooth, nearly convex layers is the one the stand-in pointed at.
 Class B's |deviation| is written as an epigraph (t >= +-deviation): the optimum
 often sits exactly on the kink W_s = W_i, where SLSQP on |.| itself crawls.
-Gradients are central differences evaluated as one vectorised batch.
+Gradients are central differences evaluated as one vectorised batch;
+line-search values evaluate the single point.
 """
 
 from __future__ import annotations
@@ -23,32 +24,50 @@ from models.optimize.problem import RHO_EPS, PmqecnProblem
 FloatArray = npt.NDArray[np.float64]
 
 _STEP = 1e-7
-_OPTIONS = {"ftol": 1e-13, "maxiter": 200}
+_MAXITER = 200
+# SLSQP's ftol is absolute; relative to the objective this stops once a step
+# changes it by less than central differences (step 1e-7) can resolve.  A fixed
+# 1e-13 was below double precision for objectives ~100 and made SLSQP spend
+# its line searches on rounding noise (tens of evaluations for nothing).
+_FTOL_REL = 1e-12
 
 
 class _Batched:
-    """Evaluates x and its 2k central-difference neighbours in one call, cached."""
+    """The exact model at x alone, or at x and its 2k central-difference neighbours; cached.
+
+    SLSQP asks for values at every line-search step and for gradients only at
+    accepted points, so a value costs one point and only a gradient pays for
+    the batch (column 0 of which is x itself, so either answers for values).
+    """
 
     def __init__(self, run: Callable[[FloatArray], Evaluation]) -> None:
         self._run = run
-        self._key: bytes | None = None
-        self._ev: Evaluation | None = None
+        self._point: tuple[bytes, Evaluation] | None = None
+        self._batch: tuple[bytes, Evaluation] | None = None
         self._step: FloatArray = np.zeros(0)
 
     def at(self, x: FloatArray) -> Evaluation:
+        """Evaluation whose column 0 is x."""
         key = x.tobytes()
-        if key != self._key:
+        for cached in (self._batch, self._point):
+            if cached is not None and cached[0] == key:
+                return cached[1]
+        self._point = (key, self._run(x[:, None]))
+        return self._point[1]
+
+    def around(self, x: FloatArray) -> Evaluation:
+        """Evaluation of x (column 0) and its neighbours, for :meth:`grad`."""
+        key = x.tobytes()
+        if self._batch is None or self._batch[0] != key:
             # Relative steps: a variable near 1e-6 must not be pushed through zero.
             self._step = _STEP * np.maximum(np.abs(x), 1e-3)
             shifts = np.diag(self._step)
             points = x[:, None] + np.hstack([np.zeros((x.size, 1)), shifts, -shifts])
-            self._ev = self._run(points)
-            self._key = key
-        assert self._ev is not None
-        return self._ev
+            self._batch = (key, self._run(points))
+        return self._batch[1]
 
     def grad(self, values: FloatArray) -> FloatArray:
-        """d values[..., 0] / dx from the neighbour columns; (k,) or (m, k)."""
+        """d values[..., 0] / dx from the neighbour columns of :meth:`around`; (k,) or (m, k)."""
         k = self._step.size
         return (values[..., 1 : k + 1] - values[..., k + 1 :]) / (2.0 * self._step)
 
@@ -77,14 +96,14 @@ def _polish(problem: PmqecnProblem, layer: _Layer, x0: FloatArray) -> FloatArray
         return float(batch.at(x_of(z)).smooth[0] + weights @ z[k:])
 
     def objective_jac(z: FloatArray) -> FloatArray:
-        return np.concatenate([batch.grad(batch.at(x_of(z)).smooth), weights])
+        return np.concatenate([batch.grad(batch.around(x_of(z)).smooth), weights])
 
     def epigraph(z: FloatArray) -> FloatArray:
         dev = batch.at(x_of(z)).deviation[jit, 0]
         return np.concatenate([z[k:] - dev, z[k:] + dev])
 
     def epigraph_jac(z: FloatArray) -> FloatArray:
-        d_dev = batch.grad(batch.at(x_of(z)).deviation[jit])
+        d_dev = batch.grad(batch.around(x_of(z)).deviation[jit])
         eye = np.eye(m)
         return np.vstack([np.hstack([-d_dev, eye]), np.hstack([d_dev, eye])])
 
@@ -92,7 +111,7 @@ def _polish(problem: PmqecnProblem, layer: _Layer, x0: FloatArray) -> FloatArray
         return float(problem.N - batch.at(x_of(z)).total_queue[0])
 
     def buffer_jac(z: FloatArray) -> FloatArray:
-        return np.concatenate([-batch.grad(batch.at(x_of(z)).total_queue), np.zeros(m)])
+        return np.concatenate([-batch.grad(batch.around(x_of(z)).total_queue), np.zeros(m)])
 
     lin_fun, lin_jac = layer.linear_fun, layer.linear_jac
     constraints = [
@@ -113,7 +132,7 @@ def _polish(problem: PmqecnProblem, layer: _Layer, x0: FloatArray) -> FloatArray
         method="SLSQP",
         bounds=layer.bounds + [(0.0, None)] * m,
         constraints=constraints,
-        options=_OPTIONS,
+        options={"ftol": _FTOL_REL * max(1.0, abs(objective(z0))), "maxiter": _MAXITER},
     )
     return np.asarray(res.x[:k], dtype=np.float64)
 
@@ -133,12 +152,13 @@ def polish_layer1(problem: PmqecnProblem, omega0: FloatArray) -> FloatArray:
 
 
 def polish_layer2(problem: PmqecnProblem, mu: FloatArray, rho0: FloatArray) -> FloatArray:
-    """Refine rho = lambda*/mu* for fixed service rates."""
+    """Refine rho = lambda*/mu* for fixed service rates, above the floor on lambda*."""
+    rho_lo = problem.target_floor(mu) / mu
     layer = _Layer(
         run=lambda x: evaluate(problem, np.repeat(mu[:, None], x.shape[1], 1), mu[:, None] * x),
-        bounds=[(RHO_EPS, 1.0 - RHO_EPS)] * mu.size,
+        bounds=[(float(lo), 1.0 - RHO_EPS) for lo in rho_lo],
         linear_type="ineq",
         linear_fun=lambda x: problem.target_cap - float(mu @ x),
         linear_jac=lambda x: -mu,
     )
-    return _polish(problem, layer, rho0)
+    return _polish(problem, layer, np.clip(rho0, rho_lo, 1.0 - RHO_EPS))

@@ -33,6 +33,10 @@ class QosKind(Enum):
 # lambda* is kept inside [EPS, 1 - EPS] * mu*: the paper's 0 < lambda* < mu* is
 # open, and an optimiser needs a closed set to return a point of.
 RHO_EPS = 1e-6
+# When C3/C6 squeeze the floor on lambda* (see PmqecnProblem.target_floor), it is
+# scaled to this fraction of the cap rather than onto it, so projecting onto
+# sum(lambda*) <= cap (which may shave a few ulps) cannot push a point below it.
+_FLOOR_CAP_MARGIN = 1e-9
 
 
 def _real(value: object, name: str, *, positive: bool) -> float:
@@ -77,6 +81,11 @@ class PmqecnProblem:
     ``weights[i] = (delay_weight, qos_weight)`` weight class i's two objectives
     (Eqs. 11-13); Eq. 14's outer weight mu_i/Gamma applies on top
     (see :mod:`models.optimize.objective`).
+
+    ``min_target_fraction`` (f, 0 < f <= 1) bounds one cycle's cut:
+    ``lambda*_i >= f * min(lambda_i, mu*_i (1 - RHO_EPS))``.  The paper's layer 2
+    alone can answer lambda* ~ 0 (see :meth:`target_floor`); 0.5 is the
+    "at most halve per feedback" step of QCN/DCQCN.
     """
 
     N: int
@@ -88,6 +97,7 @@ class PmqecnProblem:
     W: tuple[float, ...]
     kinds: tuple[QosKind, ...]
     weights: tuple[tuple[float, float], ...]
+    min_target_fraction: float = 0.5
 
     def __init__(
         self,
@@ -101,6 +111,7 @@ class PmqecnProblem:
         W: Sequence[float],
         kinds: Sequence[QosKind | str],
         weights: Sequence[tuple[float, float]],
+        min_target_fraction: float = 0.5,
     ) -> None:
         # Frozen dataclass with a validating constructor: every instance that
         # exists is a meaningful problem, so solvers never re-check.
@@ -125,6 +136,13 @@ class PmqecnProblem:
         setter(self, "W", tuple(_real(v, f"W[{i}]", positive=False) for i, v in enumerate(w_meas)))
         setter(self, "kinds", tuple(_kind(v, f"kinds[{i}]") for i, v in enumerate(kind_list)))
         setter(self, "weights", tuple(self._weight(v, i) for i, v in enumerate(weight_list)))
+        fraction = _real(min_target_fraction, "min_target_fraction", positive=True)
+        if fraction > 1.0:
+            raise ProblemError(
+                f"min_target_fraction must be in (0, 1], got {min_target_fraction!r}: "
+                "a floor above the measured rate would raise lambda* beyond what arrives"
+            )
+        setter(self, "min_target_fraction", fraction)
         self._check_load()
 
     @staticmethod
@@ -187,6 +205,30 @@ class PmqecnProblem:
     def target_cap(self) -> float:
         """Upper bound on sum(lambda*): C3 (Lambda) and the throughput reading of C6 (n C)."""
         return min(self.Lambda, self.n * self.C)
+
+    def target_floor(self, mu: FloatArray) -> FloatArray:
+        """Lower bound on lambda* for service rates ``mu`` (shape (k,)); every solver obeys it.
+
+        Layer 2 minimises delay plus a second objective for each class, and for
+        some classes (C always: delay + loss; A when the residual-bandwidth
+        weight is small) both fall monotonically as lambda* falls, so its
+        optimum is lambda* -> 0.  Fed back as lambda*/lambda (Eq. 15), that
+        tells the source to stop sending.  The floor caps one cycle's cut at
+        the fraction f = min_target_fraction of the current rate (or of what
+        mu* can serve), as QCN/DCQCN bound one feedback's cut; repeated cycles
+        can still bring a rate down, but no single answer can zero it.
+
+        RHO_EPS * mu stays the bound where it is higher.  C3/C6 (sum lambda*
+        <= min(Lambda, n C)) are the paper's hard constraints, so when the
+        floors alone would exceed that cap they are scaled down to fit it.
+        """
+        floor = self.min_target_fraction * np.minimum(self.lambdas_array, mu * (1.0 - RHO_EPS))
+        floor = np.maximum(floor, RHO_EPS * mu)
+        cap = self.target_cap * (1.0 - _FLOOR_CAP_MARGIN)
+        total = float(floor.sum())
+        if total > cap:
+            floor = floor * (cap / total)
+        return floor
 
     def mask(self, kind: QosKind) -> npt.NDArray[np.bool_]:
         return np.array([k is kind for k in self.kinds])

@@ -11,15 +11,16 @@ from numbers import Integral, Real
 import numpy as np
 import numpy.typing as npt
 
-from models.optimize.objective import as_vector, evaluate
+from models.optimize.objective import Evaluation, as_vector, evaluate
 from models.optimize.problem import RHO_EPS, PmqecnProblem, ProblemError, SolverError
-from models.queueing.kernel import mm1n_arrays
 
 FloatArray = npt.NDArray[np.float64]
 
 # Solver tolerances (1e-8 for the conic solver) may leave C2 violated by a hair;
 # anything worse than this relative slack is reported as a solver failure.
 _C2_SLACK = 1e-7
+# sum(mu) = Gamma (C5) counts as met within this relative error: a few ulps per class.
+_SUM_SLACK = 1e-12
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,10 @@ def project_mu(problem: PmqecnProblem, mu: npt.ArrayLike) -> FloatArray:
     if not np.all(np.isfinite(omega)):
         raise SolverError("mu: solver returned non-finite service rates")
     lo = problem.lambdas_array / problem.Gamma / (1.0 - RHO_EPS)
+    if np.all(omega >= lo) and abs(float(omega.sum()) - 1.0) <= _SUM_SLACK:
+        # Already feasible (e.g. a previous answer fed back): renormalising
+        # would only move it by rounding, and callers compare such mu exactly.
+        return np.asarray(mu, dtype=np.float64).copy()
     omega = np.maximum(omega, lo)
     # Take any excess out of the slack above lo, so the floor survives renormalising.
     slack = omega - lo
@@ -76,39 +81,62 @@ def fixed_service_rates(problem: PmqecnProblem, mu: object) -> FloatArray:
 
 
 def project_lam(problem: PmqecnProblem, mu: FloatArray, lam: npt.ArrayLike) -> FloatArray:
-    """Clip lambda* into [eps, 1-eps] * mu and scale it under sum(lambda*) <= cap."""
+    """Clip lambda* into [target_floor, (1-eps) mu] and bring it under sum(lambda*) <= cap.
+
+    Only the part above the floor is scaled down for the cap, so the answer
+    keeps the floor (which target_floor already fits under the cap).
+    """
     rho = np.asarray(lam, dtype=np.float64) / mu
     if not np.all(np.isfinite(rho)):
         raise SolverError("lam_star: solver returned non-finite arrival rates")
-    lam_c = np.clip(rho, RHO_EPS, 1.0 - RHO_EPS) * mu
-    cap = problem.target_cap
-    if lam_c.sum() > cap:
-        lam_c *= cap / lam_c.sum()
-    while lam_c.sum() > cap:  # rounding of the scaled sum, at most a few ulps
-        lam_c *= 1.0 - 4.0 * np.finfo(np.float64).eps
+    floor = problem.target_floor(mu)
+    excess = np.maximum(np.clip(rho, RHO_EPS, 1.0 - RHO_EPS) * mu - floor, 0.0)
+    room = problem.target_cap - float(floor.sum())
+    if floor.sum() + excess.sum() > problem.target_cap:
+        excess *= room / excess.sum()
+    lam_c = floor + excess
+    while lam_c.sum() > problem.target_cap:  # rounding of the scaled sum, at most a few ulps
+        excess *= 1.0 - 4.0 * np.finfo(np.float64).eps
+        lam_c = floor + excess
     return lam_c
 
 
-def layer_value(problem: PmqecnProblem, mu: FloatArray, lam: FloatArray) -> tuple[float, float]:
-    """(objective, C2 violation as a fraction of N) of one point."""
-    ev = evaluate(problem, mu, lam)
+def layer_value(
+    problem: PmqecnProblem, mu: FloatArray, lam: FloatArray, ev: Evaluation | None = None
+) -> tuple[float, float]:
+    """(objective, C2 violation as a fraction of N) of one point; ``ev`` if already evaluated."""
+    ev = ev if ev is not None else evaluate(problem, mu, lam)
     violation = max(0.0, float(ev.total_queue[0]) - problem.N) / problem.N
     return float(ev.objective[0]), violation
 
 
 def build_solution(
-    problem: PmqecnProblem, mu: FloatArray, lam: FloatArray, solver: str, status: str
+    problem: PmqecnProblem,
+    mu: FloatArray,
+    lam: FloatArray,
+    solver: str,
+    status: str,
+    *,
+    layer1_ev: Evaluation | None = None,
+    final_ev: Evaluation | None = None,
 ) -> PmqecnSolution:
-    """Check the final point against every constraint and derive omega and K."""
-    layer1, viol1 = layer_value(problem, mu, problem.lambdas_array)
-    final, viol2 = layer_value(problem, mu, lam)
+    """Check the final point against every constraint and derive omega and K.
+
+    ``layer1_ev`` / ``final_ev``: evaluate(problem, mu, lambdas) and
+    evaluate(problem, mu, lam) when the caller has them already (one exact
+    evaluation costs about as much as one conic solve of a re-solve).
+    """
+    layer1_ev = layer1_ev if layer1_ev is not None else evaluate(problem, mu, problem.lambdas_array)
+    final_ev = final_ev if final_ev is not None else evaluate(problem, mu, lam)
+    layer1, viol1 = layer_value(problem, mu, problem.lambdas_array, layer1_ev)
+    final, viol2 = layer_value(problem, mu, lam, final_ev)
     if max(viol1, viol2) > _C2_SLACK:
         raise SolverError(
             f"N: {solver} answer overfills the buffer (C2 exceeded by {max(viol1, viol2):.2e} N)"
         )
     if not (np.all(lam > 0.0) and np.all(lam < mu) and np.all(problem.lambdas_array < mu)):
         raise SolverError(f"lam_star: {solver} answer breaks 0 < lambda < mu (C4)")
-    ls = mm1n_arrays(lam, mu, problem.N).ls
+    ls = final_ev.queues[:, 0]
     k_packets = tuple(max(1, math.ceil(float(v) - 1e-9)) for v in ls)
     return PmqecnSolution(
         mu=tuple(float(v) for v in mu),

@@ -9,9 +9,17 @@ jitter |target_i - g_i| with target_i = omega_i Gamma W_i affine.
 Every number that comes from the measurements is a cvxpy Parameter and each
 problem is DPP, so a control loop re-solving with new measurements (same
 classes, kinds and N) reuses the compiled problem; only the first solve of a
-structure pays cvxpy's canonicalisation, which dominates a small solve.  The
-cached problems hold mutable parameter values: one solve at a time (not
-thread-safe).
+structure pays cvxpy's canonicalisation.  Even compiled, ``Problem.solve``
+spends ~95 % of a re-solve in cvxpy/scipy.sparse bookkeeping (parameter
+validation, re-stuffing the conic matrices, unpacking) and ~5 % in Clarabel.
+So the first solve of a structure also records the conic data Clarabel
+receives as an affine map of the parameter values (DPP makes it affine;
+cvxpy's ``apply_parameters`` is probed twice per Parameter), checks that
+solving that data directly reproduces cvxpy's answer, and from then on every
+solve is a matrix-vector product plus one ``clarabel.DefaultSolver`` call.
+Should the check ever fail (a cvxpy that stuffs differently), the template
+keeps using ``Problem.solve``.  The cached problems hold mutable parameter
+values: one solve at a time (not thread-safe).
 """
 
 from __future__ import annotations
@@ -19,10 +27,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
+import clarabel
 import cvxpy as cp
 import numpy as np
 import numpy.typing as npt
+import scipy.sparse as sp
 
 from models.optimize.problem import RHO_EPS, PmqecnProblem, QosKind, SolverError
 
@@ -38,6 +49,22 @@ _CCP_REL_TOL = 1e-9
 # 1e12, which the conic solver reads as (spurious) infeasibility.
 _TANGENT_MAX_RHO = 0.999
 _SOLVER = "CLARABEL"
+# Clarabel's defaults (1e-8) except the gap: these problems solve in ~15 interior
+# point iterations either way, and a tighter gap lets pmqecn.solve skip the SLSQP
+# polish whenever the stand-ins are exact (the conic answer is then the answer).
+_CLARABEL_OPTIONS: dict[str, float] = {"tol_gap_abs": 1e-10, "tol_gap_rel": 1e-10}
+# The direct path must reproduce cvxpy's solution of the same data this closely
+# (same solver, same data up to summation order) or it is not used.
+_DIRECT_RTOL, _DIRECT_ATOL = 1e-6, 1e-9
+# Clarabel's status names, as cvxpy's statuses (what the rest of the code reads).
+_CLARABEL_STATUS = {
+    "Solved": cp.OPTIMAL,
+    "AlmostSolved": cp.OPTIMAL_INACCURATE,
+    "PrimalInfeasible": cp.INFEASIBLE,
+    "AlmostPrimalInfeasible": cp.INFEASIBLE_INACCURATE,
+    "DualInfeasible": cp.UNBOUNDED,
+    "AlmostDualInfeasible": cp.UNBOUNDED_INACCURATE,
+}
 
 
 @dataclass(frozen=True)
@@ -61,35 +88,173 @@ class _Structure:
 
     @staticmethod
     def of(problem: PmqecnProblem) -> _Structure:
-        a, b = problem.weight_arrays()
-        used = b > 0.0  # a zero second weight drops the term, and its cone
+        # Plain Python: k is small and this runs on every solve, where numpy's
+        # set operations cost more than the conic solve they prepare.
+        used = [b > 0.0 for _, b in problem.weights]  # a zero second weight drops the term
 
-        def pick(kind: QosKind) -> IndexArray:
-            return np.flatnonzero(problem.mask(kind) & used)
+        def pick(kind: QosKind) -> tuple[int, ...]:
+            return tuple(i for i, kd in enumerate(problem.kinds) if kd is kind and used[i])
 
         jit = pick(QosKind.B)
-        exact = jit[a[jit] >= b[jit]]
+        exact = tuple(i for i in jit if problem.weights[i][0] >= problem.weights[i][1])
         return _Structure(
             k=problem.k,
             n_cap=problem.N,
-            plain=tuple(int(i) for i in np.setdiff1d(np.arange(problem.k), exact)),
-            exact=tuple(int(i) for i in exact),
-            ccp=tuple(int(i) for i in jit[a[jit] < b[jit]]),
-            kind_a=tuple(int(i) for i in pick(QosKind.A)),
-            kind_c=tuple(int(i) for i in pick(QosKind.C)),
+            plain=tuple(i for i in range(problem.k) if i not in exact),
+            exact=exact,
+            ccp=tuple(i for i in jit if i not in exact),
+            kind_a=pick(QosKind.A),
+            kind_c=pick(QosKind.C),
         )
 
 
+class _DirectClarabel:
+    """A compiled problem's Clarabel data as an affine map of its parameter values.
+
+    With theta the parameters' values in ``order`` (flattened, concatenated),
+    ``f = t_map @ [1, theta]`` is Clarabel's data ``min q.x + d  s.t.
+    A x + s = b, s in K`` laid out as ``[q, d, b, A.data]``, A on a fixed
+    sparsity pattern.  DPP makes the map affine; it is read off cvxpy's
+    ``apply_parameters`` (the entry point cvxpylayers uses) by probing.
+    """
+
+    def __init__(self, problem: cp.Problem, var: cp.Variable, params: dict[str, cp.Parameter]):
+        data, _, _ = problem.get_problem_data(_SOLVER)
+        prog = data["param_prob"]
+        if "P" in data or prog.lower_bounds is not None or prog.upper_bounds is not None:
+            raise ValueError("quadratic objective or variable bounds: not stuffed into A")
+        self._prog = prog
+        name_of = {p.id: name for name, p in params.items()}
+        self.order = [name_of[p.id] for p in prog.parameters]
+        self.cones = _cones(data["dims"])
+        start = prog.var_id_to_col[var.id]
+        self.columns = slice(start, start + var.size)
+        _, _, a, _ = prog.apply_parameters(self._zero(), keep_zeros=True)
+        m, n = a.shape
+        self.shape = (m, n)
+        self._slices = (slice(0, n), slice(n, n + 1), slice(n + 1, n + 1 + m))
+        self._a_start = n + 1 + m
+        coo = sp.coo_array(a)
+        self._pattern = np.unique(coo.col.astype(np.int64) * m + coo.row)
+        self.rows = (self._pattern % m).astype(np.int64)
+        counts = np.bincount(self._pattern // m, minlength=n)
+        self.indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self.t_map = self._probe(fast=True)
+        if not self._reproduces_cvxpy():
+            self.t_map = self._probe(fast=False)
+            if not self._reproduces_cvxpy():
+                raise ValueError("the probed affine map does not reproduce cvxpy's data")
+        del self._prog
+        self.p_zero = sp.csc_array((n, n))
+        self.settings = clarabel.DefaultSettings()
+        self.settings.verbose = False
+        for key, value in _CLARABEL_OPTIONS.items():
+            setattr(self.settings, key, value)
+
+    def _zero(self) -> dict[int, FloatArray]:
+        return {p.id: np.zeros(p.shape) for p in self._prog.parameters}
+
+    def _stuff(self, values: dict[int, FloatArray]) -> FloatArray:
+        """cvxpy's Clarabel data for these parameter values, flattened as [q, d, b, A.data]."""
+        q, d, a, b = self._prog.apply_parameters(values, keep_zeros=True)
+        coo = sp.coo_array(a)
+        linear = coo.col.astype(np.int64) * self.shape[0] + coo.row
+        at = np.minimum(np.searchsorted(self._pattern, linear), self._pattern.size - 1)
+        if not np.array_equal(self._pattern[at], linear):
+            # keep_zeros pins every parameter-dependent entry into the pattern.
+            raise ValueError("A's sparsity pattern depends on the parameter values")
+        a_values = np.zeros(self._pattern.size)
+        # Clarabel's A is cvxpy's -A: A x + s = b rather than A x + b in K.
+        np.add.at(a_values, at, -coo.data)
+        return np.concatenate([np.ravel(q), [float(d)], np.ravel(b), a_values])
+
+    def _probe(self, *, fast: bool) -> FloatArray:
+        """[f(0), df/dtheta_1, ...]: by unit probes, or (fast) two probes per parameter.
+
+        The fast way assumes each data entry depends on at most one element of
+        a parameter vector (a class's coefficient meets that class's variable):
+        probing with all ones gives the coefficient c, with 1, 2, ..., s gives
+        c (j + 1), so the ratio names j.  :meth:`_reproduces_cvxpy` checks it.
+        """
+        zero = self._zero()
+        f0 = self._stuff(zero)
+        columns = [f0[:, None]]
+        for p in self._prog.parameters:
+            cols = np.zeros((f0.size, p.size))
+            ones = self._stuff(zero | {p.id: np.ones(p.shape)}) - f0
+            if p.size == 1:
+                cols[:, 0] = ones
+            elif fast:
+                ramp = self._stuff(zero | {p.id: np.arange(1.0, p.size + 1).reshape(p.shape)})
+                hit = np.flatnonzero(ones)
+                ratio = (ramp[hit] - f0[hit]) / ones[hit]
+                index = np.clip(np.rint(ratio) - 1, 0, p.size - 1).astype(int)
+                cols[hit, index] = ones[hit]
+            else:
+                for j in range(p.size):
+                    unit = np.zeros(p.size)
+                    unit[j] = 1.0
+                    cols[:, j] = self._stuff(zero | {p.id: unit.reshape(p.shape)}) - f0
+            columns.append(cols)
+        return np.hstack(columns)
+
+    def _reproduces_cvxpy(self) -> bool:
+        """Does the map give cvxpy's data at a generic (random, fixed-seed) theta?"""
+        rng = np.random.default_rng(0)
+        values = {p.id: rng.uniform(0.5, 2.0, p.shape) for p in self._prog.parameters}
+        theta = [np.ravel(values[p.id]) for p in self._prog.parameters]
+        mapped = self.t_map @ np.concatenate([[1.0], *theta])
+        truth = self._stuff(values)
+        return bool(np.allclose(mapped, truth, rtol=1e-9, atol=1e-12 * np.abs(truth).max()))
+
+    def solve(self, values: dict[str, FloatArray]) -> tuple[str, FloatArray | None, float]:
+        f = self.t_map @ np.concatenate([[1.0], *(values[name].ravel() for name in self.order)])
+        q_at, d_at, b_at = self._slices
+        a = sp.csc_array((f[self._a_start :], self.rows, self.indptr), shape=self.shape)
+        try:
+            solver = clarabel.DefaultSolver(
+                self.p_zero, f[q_at], a, f[b_at], self.cones, self.settings
+            )
+            result = solver.solve()
+        except BaseException as exc:  # Clarabel reports Rust panics as a BaseException
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            raise cp.error.SolverError(f"Clarabel: {exc}") from None
+        status = _CLARABEL_STATUS.get(str(result.status), f"solver_error ({result.status})")
+        if status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            return status, None, np.inf
+        x = np.asarray(result.x, dtype=np.float64)[self.columns]
+        return status, x, float(result.obj_val + f[d_at][0])
+
+
+def _cones(dims: Any) -> list[Any]:
+    """Clarabel cones for cvxpy's cone dimensions, in cvxpy's row order."""
+    if getattr(dims, "psd", []) or getattr(dims, "pnd", []):
+        raise ValueError("PSD or n-dimensional power cones are not used by these layers")
+    cones: list[Any] = []
+    if dims.zero:
+        cones.append(clarabel.ZeroConeT(int(dims.zero)))
+    if dims.nonneg:
+        cones.append(clarabel.NonnegativeConeT(int(dims.nonneg)))
+    cones += [clarabel.SecondOrderConeT(int(d)) for d in dims.soc]
+    cones += [clarabel.ExponentialConeT() for _ in range(int(dims.exp))]
+    cones += [clarabel.PowerConeT(float(a)) for a in dims.p3d]
+    return cones
+
+
 class _Template:
-    """A compiled-once problem plus its named parameters."""
+    """A compiled-once problem plus its named parameters and their current values."""
 
     def __init__(self, var: cp.Variable, ccp: tuple[int, ...]) -> None:
         self.var = var
         self.ccp = np.asarray(ccp, dtype=np.intp)
         self.params: dict[str, cp.Parameter] = {}
+        self.values: dict[str, FloatArray] = {}
         self.terms: list[cp.Expression] = []
         self.constraints: list[cp.Constraint] = []
         self.problem: cp.Problem | None = None
+        self.direct: _DirectClarabel | None = None
+        self.direct_tried = False
 
     def param(self, name: str, shape: int | tuple[()], *, nonneg: bool = False) -> cp.Parameter:
         p = cp.Parameter(shape, name=name, nonneg=nonneg)
@@ -104,7 +269,54 @@ class _Template:
         # Values for terms this structure lacks (no such class) are skipped.
         for name, value in values.items():
             if name in self.params:
-                self.params[name].value = np.asarray(value, dtype=np.float64)
+                shape = self.params[name].shape
+                self.values[name] = np.asarray(value, dtype=np.float64).reshape(shape)
+
+    @property
+    def path(self) -> str:
+        return "clarabel direct" if self.direct is not None else "cvxpy"
+
+    def solve(self) -> tuple[str, FloatArray | None, float]:
+        """(cvxpy status, the variable's value or None, objective) at the current values."""
+        if self.direct is not None:
+            return self.direct.solve(self.values)
+        assert self.problem is not None
+        for name, p in self.params.items():
+            p.value = self.values[name]
+        # warm_start=False: cvxpy's Clarabel warm path updates the solver in
+        # place and, on these problems, stopped ~5e-5 (relative) short of the
+        # optimum the same data reaches from scratch.
+        objective = self.problem.solve(solver=_SOLVER, warm_start=False, **_CLARABEL_OPTIONS)
+        status = str(self.problem.status)
+        x = None if self.var.value is None else np.asarray(self.var.value, dtype=np.float64)
+        if not self.direct_tried and status == cp.OPTIMAL and x is not None:
+            self.direct_tried = True
+            checked = self._checked_direct(x)
+            if checked is not None:
+                # Answer from the direct path from the first solve on, so that
+                # equal inputs give bit-equal answers whether or not compiled.
+                self.direct, answer = checked
+                return answer
+        return status, x, float(objective)
+
+    def _checked_direct(
+        self, x: FloatArray
+    ) -> tuple[_DirectClarabel, tuple[str, FloatArray | None, float]] | None:
+        """The direct path and its answer, if that reproduces cvxpy's answer ``x``."""
+        assert self.problem is not None
+        try:
+            direct = _DirectClarabel(self.problem, self.var, self.params)
+            answer = direct.solve(self.values)
+        except (AttributeError, KeyError, TypeError, ValueError, cp.error.SolverError):
+            # cvxpy's stuffing is not public API: any surprise means "stay on
+            # Problem.solve", which is slower but the reference.
+            return None
+        status, x_direct, _ = answer
+        if status != cp.OPTIMAL or x_direct is None:
+            return None
+        if not np.allclose(x_direct, x, rtol=_DIRECT_RTOL, atol=_DIRECT_ATOL):
+            return None
+        return direct, answer
 
 
 def _idx(items: tuple[int, ...]) -> IndexArray:
@@ -180,7 +392,7 @@ def _layer2_template(st: _Structure) -> _Template:
         coeff = t.param("loss_coeff", c.size, nonneg=True)
         t.terms.append(coeff @ cp.power(rho[c], st.n_cap + 1, approx=False))
     t.constraints += [
-        rho >= RHO_EPS,
+        rho >= t.param("rho_lo", st.k, nonneg=True),  # PmqecnProblem.target_floor / mu
         rho <= 1.0 - RHO_EPS,
         mu @ rho <= t.param("cap", (), nonneg=True),
         cp.sum(slowdown) <= st.n_cap + st.k,  # sum rho/(1-rho) <= N
@@ -190,20 +402,16 @@ def _layer2_template(st: _Structure) -> _Template:
 
 def _solve(t: _Template, tangent: Tangent, start: FloatArray) -> ConvexResult:
     """Solve; with concave jitter parts, re-linearise until the value settles."""
-    assert t.problem is not None
     point, last, solves, status = start, np.inf, 0, ""
     while True:
         if t.ccp.size:
             slope, offset = tangent(point)
             t.set(slope=slope[t.ccp], offset=offset[t.ccp])
         try:
-            # warm_start=False: cvxpy's Clarabel warm path updates the solver in
-            # place and, on these problems, stopped ~5e-5 (relative) short of
-            # the optimum the same data reaches from scratch.
-            objective = t.problem.solve(solver=_SOLVER, warm_start=False)
-            failure = "" if t.var.value is not None else f"status {t.problem.status!r}"
-            if t.problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
-                failure = f"status {t.problem.status!r}"
+            status_now, x, objective = t.solve()
+            failure = "" if x is not None else f"status {status_now!r}"
+            if status_now not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+                failure = f"status {status_now!r}"
         except cp.error.SolverError as exc:
             failure = str(exc)
         if failure:
@@ -212,12 +420,13 @@ def _solve(t: _Template, tangent: Tangent, start: FloatArray) -> ConvexResult:
             # A later CCP step failing leaves the previous point, which is
             # feasible and no worse; report it rather than discard it.
             return ConvexResult(x=point, status=f"{status}, ccp stopped: {failure}", solves=solves)
+        assert x is not None
         solves += 1
-        status = str(t.problem.status)
-        point = np.asarray(t.var.value, dtype=np.float64)
+        status = status_now
+        point = x
         settled = abs(last - objective) <= _CCP_REL_TOL * max(1.0, abs(objective))
         if not t.ccp.size or settled or solves >= _CCP_MAX_ITER:
-            return ConvexResult(x=point, status=status, solves=solves)
+            return ConvexResult(x=point, status=f"{status} via {t.path}", solves=solves)
         last = objective
 
 
@@ -284,8 +493,18 @@ def solve_layer1(problem: PmqecnProblem) -> ConvexResult:
 
 
 def solve_layer2(problem: PmqecnProblem, mu: FloatArray) -> ConvexResult:
-    """Load factors rho = lambda*/mu* for the chosen service rates (step 4)."""
+    """Load factors rho = lambda*/mu* for the chosen service rates (step 4).
+
+    ``solves == 0`` means the convex layer was not solved: the floor on
+    lambda* (PmqecnProblem.target_floor) already breaks the M/M/1 stand-in of
+    C2 (possible for small N, where M/M/1 overstates the queue), so the
+    stand-in has no feasible point; ``x`` is then the floor itself, which meets
+    the exact C2 whenever mu* does at the measured rates.
+    """
     st = _Structure.of(problem)
+    rho_lo = problem.target_floor(mu) / mu
+    if float(np.sum(rho_lo / (1.0 - rho_lo))) > st.n_cap:
+        return ConvexResult(x=rho_lo, status="floor outside the M/M/1 bound on C2", solves=0)
     t = _layer2_template(st)
     omega = mu / problem.Gamma
     a, b = problem.weight_arrays()
@@ -299,6 +518,7 @@ def solve_layer2(problem: PmqecnProblem, mu: FloatArray) -> ConvexResult:
         # omega N_loss / Gamma <= omega^2 rho^(N+1); power cones stay exact for any N.
         loss_coeff=b[kc] * omega[kc] ** 2,
         cap=np.asarray(problem.target_cap),
+        rho_lo=rho_lo,
         **_b_params(problem, st, zeros, ones, zeros, problem.Gamma * np.asarray(problem.W) * omega),
     )
 
@@ -307,7 +527,7 @@ def solve_layer2(problem: PmqecnProblem, mu: FloatArray) -> ConvexResult:
         slope = 1.0 / (1.0 - r) ** 2
         return slope, 1.0 / (1.0 - r) - slope * r
 
-    start = np.clip(problem.lambdas_array / mu, RHO_EPS, 1.0 - RHO_EPS)
+    start = np.clip(problem.lambdas_array / mu, rho_lo, 1.0 - RHO_EPS)
     return _solve(t, tangent, start)
 
 
