@@ -290,6 +290,16 @@ def demo() -> None:
     run_demo(console)
 
 
+def _add_eval() -> None:
+    # The evaluation harness lives with the models; its command joins tofcc.
+    from models.net.cli import eval_group
+
+    cli.add_command(eval_group)
+
+
+_add_eval()
+
+
 def main() -> None:
     try:
         cli.main(standalone_mode=False)

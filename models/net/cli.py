@@ -1,0 +1,98 @@
+"""`tofcc eval`: run the ns-3 evaluation scenarios and write their reports."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from .scenario import SCHEMES, ScenarioError, bundled_scenarios, load_scenario
+
+console = Console(stderr=True)
+
+EXIT_BAD_SCENARIO = 2
+EXIT_NO_NS3 = 5
+
+
+def _load(ref: str):  # type: ignore[no-untyped-def]
+    try:
+        return load_scenario(ref)
+    except ScenarioError as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(EXIT_BAD_SCENARIO)
+
+
+@click.group("eval", help="ns-3 evaluation: each mechanism against its paper's baselines.")
+def eval_group() -> None:
+    pass
+
+
+@eval_group.command("list", help="The bundled scenarios.")
+def list_scenarios() -> None:
+    for name in bundled_scenarios():
+        s = load_scenario(name)
+        click.echo(f"{name:16} {s.description}")
+
+
+@eval_group.command(help="Validate scenario files without running them.")
+@click.argument("scenarios", nargs=-1, required=True)
+def check(scenarios: tuple[str, ...]) -> None:
+    for ref in scenarios:
+        s = _load(ref)
+        click.echo(f"{ref}: ok ({len(s.schemes.enabled())} schemes, {len(s.flows)} flows)")
+
+
+@eval_group.command(help="Run SCENARIO (a bundled name or a YAML file) and write its report.")
+@click.argument("scenarios", nargs=-1, required=True)
+@click.option(
+    "--out",
+    "out_root",
+    type=click.Path(path_type=Path),
+    default=Path("eval-results"),
+    show_default=True,
+    help="reports go to OUT/<scenario>/",
+)
+@click.option(
+    "--scheme",
+    "only",
+    multiple=True,
+    type=click.Choice(SCHEMES),
+    help="run only these schemes (repeatable)",
+)
+def run(scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...]) -> None:
+    loaded = [_load(ref) for ref in scenarios]  # every file checked before any run
+    from . import ns3_env
+    from .report import write_report
+    from .simulate import RunSpec, run_one, run_specs
+
+    try:
+        with console.status("loading ns-3 (cppyy compiles its headers: 10-20 s)"):
+            ns3_env.ns3()
+    except ns3_env.Ns3Unavailable as exc:
+        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        sys.exit(EXIT_NO_NS3)
+
+    for s in loaded:
+        specs = run_specs(s, list(only) or None)
+        results = []
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+            console=console,
+        ) as bar:
+            for spec in specs:
+                label = f"{s.name} {spec.scheme}" + (f" @ {spec.variant}" if spec.variant else "")
+                task = bar.add_task(label, total=1.0)
+
+                def advance(frac: float, task: TaskID = task) -> None:
+                    bar.update(task, completed=min(1.0, frac))
+
+                results.append(run_one(s, RunSpec(spec.scheme, spec.variant), advance))
+                bar.update(task, completed=1.0)
+        paths = write_report(s, results, out_root / s.name)
+        console.print(f"{s.name}: report in {paths.markdown}", highlight=False)

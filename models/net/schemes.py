@@ -1,0 +1,375 @@
+"""Each scheme as the simulator needs it: a pipeline per switch, a rate
+controller per sender and, for ECN schemes, what the receiver sends back.
+
+PMQECN and BFCC switches are the reference models configured by the
+project's controller apps from a config generated here (the same YAML an
+operator would write); the baselines come from models/baselines.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from bfrt_controller.backends.model import ModelSwitch
+from bfrt_controller.bfcc.app import BfccApp
+from bfrt_controller.bfcc.config import parse_config as parse_bfcc
+from bfrt_controller.pmqecn.app import PmqecnApp
+from bfrt_controller.pmqecn.config import parse_config as parse_pmqecn
+from hw_profiles import HwProfile
+from models.baselines import (
+    DcqcnNotificationPoint,
+    DcqcnReactionPoint,
+    DcqcnRpParams,
+    P4qcnCpParams,
+    QcnReactionPoint,
+    QcnRpParams,
+    RedEcnParams,
+    tcn_threshold_ns,
+)
+from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
+
+from . import frames
+from . import scenario as sc
+from .network import RateController
+from .pipelines import DcqcnPipeline, P4qcnPipeline, Pipeline, TcnPipeline, TnaPipeline
+from .topology import Topology, mac_text
+
+log = logging.getLogger(__name__)
+
+FEEDBACK_SESSION_BASE = 10
+RECIRCULATION_SESSION = 100
+BFCC_HIGH_QID, BFCC_LOW_QID = 2, 1
+
+
+def cells(packets: int, packet_bytes: int, profile: HwProfile) -> int:
+    frame = packet_bytes + frames.ETH.size
+    return packets * -(-frame // profile.cell_bytes)
+
+
+@dataclass
+class SwitchSetup:
+    pipeline: Pipeline
+    # Kind of message each port's mirror copies are (for the counters).
+    made_kind: dict[int, str]
+    # Called every `interval_s` of simulated time with the time in seconds.
+    periodic: Callable[[float], None] | None = None
+    interval_s: float = 0.0
+
+
+def _routes(topo: Topology, switch: str) -> list[dict[str, Any]]:
+    out = []
+    for host, port in topo.routes(switch).items():
+        out.append(
+            {
+                "prefix": f"{topo.ip_text(host)}/32",
+                "port": port,
+                "src_mac": mac_text(topo.port_mac(switch, port)),
+                "dst_mac": mac_text(topo.neighbour_mac(switch, port)),
+            }
+        )
+    return out
+
+
+def _switch_ports(topo: Topology, switch: str) -> list[int]:
+    return [p for p, n in topo.ports[switch].items() if topo.is_switch(n)]
+
+
+def _senders(topo: Topology) -> list[str]:
+    seen: list[str] = []
+    for f in topo.scenario.flows:
+        if f.src not in seen:
+            seen.append(f.src)
+    return seen
+
+
+def _packet_bytes(topo: Topology) -> int:
+    return max(f.packet_bytes for f in topo.scenario.flows)
+
+
+def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn) -> SwitchSetup:
+    s = topo.scenario
+    pkt = _packet_bytes(topo)
+    ports = sorted(topo.ports[switch])
+    classes = []
+    # One class (virtual queue) per sending host, as seed 000's H1-H3.
+    for i, host in enumerate(_senders(topo)):
+        flow = next(f for f in s.flows if f.src == host)
+        classes.append(
+            {
+                "name": f"{host}",
+                "id": i + 1,
+                "match": {"src": f"{topo.ip_text(host)}/32"},
+                "priority": i + 1,
+                "vq": i + 1,
+                "queue": 0,
+                "qos": flow.qos,
+                "threshold_cells": cells(p.threshold_packets, pkt, profile),
+                "weight": p.weight,
+            }
+        )
+    service_pps = min(topo.access_rate(h) for h in s.hosts) / (8 * (pkt + frames.ETH.size))
+    raw = {
+        "program": "pmqecn",
+        "chip": s.chip,
+        "routes": _routes(topo, switch),
+        "trusted_ports": _switch_ports(topo, switch),
+        "ports": [{"port": q, "feedback_session": FEEDBACK_SESSION_BASE + q} for q in ports],
+        "scheduling": {
+            "mode": "p4_wrr",
+            "level_queues": list(range(len(classes))),
+            "egress_ports": ports,
+            "weight_quantum": 1,
+        },
+        "classes": classes,
+        "optimizer": {
+            "interval_s": p.optimizer_interval_s or 1.0,
+            "capacity_packets": s.buffer_packets,
+            "service_rate_pps": service_pps,
+            "arrival_cap_pps": service_pps * max(1, len(classes)),
+            "link_capacity_pps": service_pps,
+            "links": len(ports),
+            "mean_packet_bytes": min(9216, pkt + frames.ETH.size),
+        },
+    }
+    cfg = parse_pmqecn(raw, f"{s.name}:{switch}")
+    sw = ModelSwitch("pmqecn", profile)
+    app = PmqecnApp(sw, cfg)
+    app.push_all()
+    setup = SwitchSetup(
+        TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights),
+        {},
+    )
+    if p.optimizer_interval_s > 0:
+
+        def cycle(now_s: float) -> None:
+            app.optimize_once(now_s)
+
+        setup.periodic, setup.interval_s = cycle, p.optimizer_interval_s
+    return setup
+
+
+def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> SwitchSetup:
+    s = topo.scenario
+    pkt = _packet_bytes(topo)
+    up_ports = _switch_ports(topo, switch)
+    groups: list[dict[str, Any]] = []
+    used: set[int] = set()
+    for i, host in enumerate(_senders(topo)):
+        port = topo.next_hop(switch, host)
+        upstream = port if topo.is_switch(topo.ports[switch][port]) else None
+        if upstream is not None:
+            used.add(upstream)
+        groups.append(
+            {"id": i + 1, "senders": [f"{topo.ip_text(host)}/32"], "upstream_port": upstream}
+        )
+    used_up = sorted(used)
+    raw = {
+        "program": "bfcc",
+        "chip": s.chip,
+        "routes": _routes(topo, switch),
+        "trusted_ports": up_ports,
+        "groups": groups,
+        "upstream_ports": [
+            {
+                "port": q,
+                "mirror_session": FEEDBACK_SESSION_BASE + q,
+                "src_mac": mac_text(topo.port_mac(switch, q)),
+                "dst_mac": mac_text(topo.neighbour_mac(switch, q)),
+            }
+            for q in used_up
+        ],
+        "congestion_points": [{"port": q} for q in sorted(topo.ports[switch])][:16],
+        "reaction_points": [
+            {"port": q, "high_qid": BFCC_HIGH_QID, "low_qid": BFCC_LOW_QID} for q in up_ports
+        ],
+        "recirculation_session": RECIRCULATION_SESSION if up_ports else None,
+        "params": {
+            "threshold_cells": cells(p.threshold_packets, pkt, profile),
+            "t_min_ns": p.t_min_ns,
+            "t_max_ns": p.t_max_ns,
+            "window_pkts": p.window_pkts,
+            "refresh_ns": p.refresh_ns,
+            "expiry_ns": p.expiry_ns,
+        },
+    }
+    cfg = parse_bfcc(raw, f"{s.name}:{switch}")
+    sw = ModelSwitch("bfcc", profile)
+    BfccApp(sw, cfg).push_all()
+    kinds = {q: "backpressure" for q in used_up}
+    return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), kinds)
+
+
+def baseline_switch(topo: Topology, switch: str, name: str, seed: int) -> SwitchSetup:
+    s = topo.scenario
+    routes = {topo.ip(h): port for h, port in topo.routes(switch).items()}
+    if name == "dcqcn":
+        d = s.schemes.dcqcn
+        assert d is not None
+        red = RedEcnParams(k_min=d.kmin_packets, k_max=d.kmax_packets, p_max=d.pmax)
+        return SwitchSetup(DcqcnPipeline(routes, seed, red), {})
+    if name == "tcn":
+        t = s.schemes.tcn
+        assert t is not None
+        if t.base_rtt_us is not None:
+            rtt = round(t.base_rtt_us * 1000)
+        else:
+            rtt = max(topo.base_rtt_ns(f.src, f.dst, f.packet_bytes) for f in s.flows)
+        return SwitchSetup(TcnPipeline(routes, seed, tcn_threshold_ns(rtt, t.lam)), {})
+    if name == "p4qcn":
+        q = s.schemes.p4qcn
+        assert q is not None
+        params = P4qcnCpParams(
+            q_min=q.qmin_packets,
+            q_max=q.qmax_packets,
+            q_pfc=max(q.qmax_packets, s.buffer_packets),
+            feedback_interval_ns=round(q.feedback_interval_us * 1000),
+        )
+        mac = topo.port_mac(switch, 0)
+        return SwitchSetup(P4qcnPipeline(routes, seed, params, mac), {})
+    raise ValueError(f"not a baseline: {name}")
+
+
+def switch_setup(
+    topo: Topology, switch: str, scheme: str, profile: HwProfile, seed: int
+) -> SwitchSetup:
+    schemes = topo.scenario.schemes
+    if scheme == "pmqecn":
+        assert schemes.pmqecn is not None
+        return pmqecn_switch(topo, switch, profile, schemes.pmqecn)
+    if scheme == "bfcc":
+        assert schemes.bfcc is not None
+        return bfcc_switch(topo, switch, profile, schemes.bfcc)
+    return baseline_switch(topo, switch, scheme, seed)
+
+
+# ---- hosts -------------------------------------------------------------
+
+
+class FixedRate:
+    """BFCC's senders: no end-host reaction, the switches do the work."""
+
+    def __init__(self, rate_bps: float) -> None:
+        self.rate = rate_bps
+
+    def rate_bps(self, now_ns: int) -> float:
+        return self.rate
+
+    def on_sent(self, nbytes: int, now_ns: int) -> None:
+        pass
+
+    def on_feedback(self, fb: frames.Feedback | None, now_ns: int) -> None:
+        pass
+
+
+class PmqecnRate:
+    """Algorithm 3 of seed 000 (models/hosts/pmqecn_rp.py), fed the
+    (lambda, lambda*) each feedback packet carries."""
+
+    # Choice: before the controller's first cycle the switch's rate table is
+    # empty (lambda = lambda* = 0); the host then cuts like a QCN source at
+    # its maximum (beta = 1, a halving), the same floor the optimiser keeps.
+    EMPTY_FEEDBACK_CUT = (2.0, 1.0)
+
+    def __init__(self, cfg: RpConfig) -> None:
+        self.rp = ReactionPoint(cfg)
+
+    def rate_bps(self, now_ns: int) -> float:
+        self.rp.on_timer(now_ns / 1e9)
+        return self.rp.rate
+
+    def on_sent(self, nbytes: int, now_ns: int) -> None:
+        self.rp.on_bytes_sent(nbytes, now_ns / 1e9)
+
+    def on_feedback(self, fb: frames.Feedback | None, now_ns: int) -> None:
+        if fb is None or fb.rate == 0 or fb.target_rate == 0:
+            lam, lam_star = self.EMPTY_FEEDBACK_CUT
+        else:
+            lam, lam_star = float(fb.rate), float(fb.target_rate)
+        self.rp.on_feedback(lam, lam_star, now_ns / 1e9)
+
+
+class QcnFamilyRate:
+    """DCQCN's and P4QCN's reaction points (models/baselines)."""
+
+    def __init__(self, rp: DcqcnReactionPoint | QcnReactionPoint) -> None:
+        self.rp = rp
+
+    def rate_bps(self, now_ns: int) -> float:
+        self.rp.on_timer(now_ns)
+        return self.rp.rate_bps
+
+    def on_sent(self, nbytes: int, now_ns: int) -> None:
+        self.rp.on_bytes_sent(nbytes, now_ns)
+
+    def on_feedback(self, fb: frames.Feedback | None, now_ns: int) -> None:
+        self.rp.on_feedback(now_ns)
+
+
+def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateController:
+    if scheme == "bfcc":
+        return FixedRate(line_rate_bps)
+    if scheme == "pmqecn":
+        p = s.schemes.pmqecn
+        assert p is not None
+        return PmqecnRate(
+            RpConfig(
+                line_rate=line_rate_bps,
+                min_rate=min(sc.parse_rate("100kbps"), line_rate_bps),
+                initial_rate=min(sc.parse_rate(p.initial_rate), line_rate_bps),
+                r_a=sc.parse_rate(p.ra),
+                n_c=p.rounds,
+                timer_period=p.rp_timer_us / 1e6,
+            )
+        )
+    if scheme == "p4qcn":
+        q = s.schemes.p4qcn
+        assert q is not None
+        return QcnFamilyRate(
+            QcnReactionPoint(
+                QcnRpParams(
+                    line_rate_bps=line_rate_bps,
+                    min_rate_bps=min(sc.parse_rate(q.min_rate), line_rate_bps),
+                    rai_bps=sc.parse_rate(q.rai),
+                    timer_ns=None if q.rate_timer_us is None else round(q.rate_timer_us * 1000),
+                )
+            )
+        )
+    d: sc.Dcqcn | sc.Tcn | None = s.schemes.dcqcn if scheme == "dcqcn" else s.schemes.tcn
+    assert d is not None
+    rai = sc.parse_rate(d.rai)
+    g = d.g if isinstance(d, sc.Dcqcn) else 1 / 256
+    return QcnFamilyRate(
+        DcqcnReactionPoint(
+            DcqcnRpParams(
+                line_rate_bps=line_rate_bps,
+                min_rate_bps=min(sc.parse_rate(d.min_rate), line_rate_bps),
+                g=g,
+                rate_timer_ns=round(d.rate_timer_us * 1000),
+                alpha_timer_ns=round(d.rate_timer_us * 1000),
+                rai_bps=rai,
+                rhai_bps=5 * rai,
+            )
+        )
+    )
+
+
+class CnpNotifier:
+    """DCQCN's notification point: a CNP per CE-marked flow, at most one per interval."""
+
+    def __init__(self, interval_ns: int) -> None:
+        self.np = DcqcnNotificationPoint(interval_ns)
+
+    def on_data(self, flow_id: int, ce: bool, now_ns: int) -> bool:
+        return self.np.on_packet(flow_id, ce, now_ns)
+
+
+def notifier(scheme: str, s: sc.Scenario) -> CnpNotifier | None:
+    """TCN is a marking scheme; its sources react like DCQCN's (NP + RP)."""
+    if scheme == "dcqcn" and s.schemes.dcqcn is not None:
+        return CnpNotifier(round(s.schemes.dcqcn.cnp_interval_us * 1000))
+    if scheme == "tcn" and s.schemes.tcn is not None:
+        return CnpNotifier(round(s.schemes.tcn.cnp_interval_us * 1000))
+    return None

@@ -1,0 +1,88 @@
+"""The hosts' frames against scapy's view, and the baseline switch pipelines."""
+
+from __future__ import annotations
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+
+from models.baselines import P4qcnCpParams, RedEcnParams
+from models.net import frames
+from models.net.pipelines import DcqcnPipeline, P4qcnPipeline, TcnPipeline, set_ce
+from models.net.tm import Dequeued
+from models.switch.headers import FEEDBACK_TYPE_QCN
+from models.wire import TofccFeedback
+
+SRC, DST = bytes((10, 0, 1, 1)), bytes((10, 0, 2, 1))
+MAC_A, MAC_B = b"\x02\x00\x00\x00\x01\x01", b"\x02\x00\x00\x00\x02\x01"
+
+
+def data_frame(ecn: int = frames.ECN_ECT0) -> bytes:
+    payload = frames.data_payload(3, 9, 123_456, 200)
+    return frames.ip_udp(MAC_A, MAC_B, SRC, DST, 10003, frames.UDP_PORT_DATA, payload, tos=ecn)
+
+
+def test_data_frame_is_valid_ipv4_udp() -> None:
+    f = data_frame()
+    pkt = Ether(f)
+    ip = pkt[IP]
+    assert ip.len == 200 and ip.src == "10.0.1.1" and ip.dst == "10.0.2.1"
+    rebuilt = IP(bytes(Ether(f)[IP]))
+    del rebuilt.chksum
+    assert IP(bytes(rebuilt)).chksum == ip.chksum, "header checksum is correct"
+    assert pkt[UDP].dport == frames.UDP_PORT_DATA
+    p = frames.parse(f)
+    assert p is not None and p.ip_len == 200
+    assert frames.read_data(p.payload) == (3, 9, 123_456)
+
+
+def test_set_ce_marks_ect_only_and_keeps_the_checksum_valid() -> None:
+    marked = set_ce(data_frame())
+    ip = Ether(marked)[IP]
+    assert ip.tos & 3 == 3
+    clean = IP(bytes(ip))
+    del clean.chksum
+    assert IP(bytes(clean)).chksum == ip.chksum
+    not_ect = data_frame(ecn=0)
+    assert set_ce(not_ect) == not_ect
+
+
+def dq(frame: bytes, depth: int, sojourn: int = 0) -> Dequeued:
+    return Dequeued(frame, 0, depth * 2, depth, sojourn)
+
+
+def test_dcqcn_marks_above_k() -> None:
+    p = DcqcnPipeline({DST: 2}, 1, RedEcnParams(k_min=11, k_max=11, p_max=1.0))
+    fwd = p.ingress(1, data_frame(), 0)
+    assert fwd is not None and fwd.port == 2
+    out_low = p.egress(2, dq(data_frame(), 11), 0).frame
+    out_high = p.egress(2, dq(data_frame(), 12), 0).frame
+    assert out_low is not None and out_high is not None
+    assert out_low[15] & 3 == frames.ECN_ECT0
+    assert out_high[15] & 3 == 3
+    assert p.ingress(1, data_frame()[:12] + b"\x86\xdd" + data_frame()[14:], 0) is None
+
+
+def test_tcn_marks_on_sojourn() -> None:
+    p = TcnPipeline({DST: 2}, 1, threshold_ns=1000)
+    keep = p.egress(2, dq(data_frame(), 50, sojourn=1000), 0).frame
+    mark = p.egress(2, dq(data_frame(), 0, sojourn=1001), 0).frame
+    assert keep is not None and mark is not None
+    assert keep[15] & 3 == frames.ECN_ECT0 and mark[15] & 3 == 3
+
+
+def test_p4qcn_feeds_back_to_the_source_at_most_once_per_interval() -> None:
+    params = P4qcnCpParams(q_min=11, q_max=11, q_pfc=100, feedback_interval_ns=5000)
+    p = P4qcnPipeline({DST: 2, SRC: 1}, 1, params, b"\x02\x50\x00\x01\x00\x00")
+    first = p.egress(2, dq(data_frame(), 20), 0)
+    again = p.egress(2, dq(data_frame(), 20), 4999)
+    later = p.egress(2, dq(data_frame(), 20), 5000)
+    quiet = p.egress(2, dq(data_frame(), 11), 20000)
+    assert [len(o.extra) for o in (first, again, later, quiet)] == [1, 0, 1, 0]
+    port, fb_frame = first.extra[0]
+    assert port == 1, "feedback leaves toward the source"
+    pkt = Ether(fb_frame)
+    assert pkt[IP].dst == "10.0.1.1" and pkt[IP].tos & 3 == 3
+    fb = TofccFeedback(bytes(pkt[UDP].payload))
+    assert fb.msg_type == FEEDBACK_TYPE_QCN and fb.flow_src_port == 10003 and fb.rate == 9
+    parsed = frames.read_feedback(bytes(pkt[UDP].payload))
+    assert parsed is not None and parsed.flow_src_port == 10003
