@@ -328,6 +328,8 @@ class PmqecnApp(IntendedStateApp):
         weights = self.weights_from_omega(result.omega)
         new_live = {}
         for s in samples:
+            if s.class_id not in result.k_packets:
+                continue  # idle this interval: nothing measured to optimise, state kept
             new_live[s.class_id] = replace(
                 self.live[s.class_id],
                 threshold_cells=self.packets_to_cells(result.k_packets[s.class_id]),

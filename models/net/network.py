@@ -57,6 +57,9 @@ class Sim:
         self._next = 0
         # Callables ns-3 keeps for the whole run (device receive callbacks).
         self.kept: list[object] = []
+        # An exception inside an event stops the run; cppyy would otherwise
+        # turn it into a C++ exception that loses the Python traceback.
+        self.error: BaseException | None = None
 
     def now(self) -> int:
         return int(self.glue.NowNs())
@@ -68,14 +71,28 @@ class Sim:
 
         def run() -> None:
             del live[key]
-            fn()
+            self._guard(fn)
 
         live[key] = run
         self.glue.Schedule(max(0, int(delay_ns)), run)
 
+    def _guard(self, fn: Callable[[], None]) -> None:
+        if self.error is not None:
+            return
+        try:
+            fn()
+        except BaseException as exc:  # re-raised by raise_error() after Run()
+            self.error = exc
+            self.ns.Simulator.Stop()
+
+    def raise_error(self) -> None:
+        if self.error is not None:
+            raise self.error
+
     def on_receive(self, device: Any, fn: Callable[[bytes], None]) -> None:
         def wrapped(frame: Any) -> None:
-            fn(bytes(frame))
+            data = bytes(frame)
+            self._guard(lambda: fn(data))
 
         self.kept.append(wrapped)
         self.glue.OnReceive(device, wrapped)

@@ -94,9 +94,13 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
     pkt = _packet_bytes(topo)
     ports = sorted(topo.ports[switch])
     classes = []
-    # One class (virtual queue) per sending host, as seed 000's H1-H3.
+    # One class (virtual queue) per sending host, as seed 000's H1-H3,
+    # optimised with the other classes leaving through the same port.
+    out_rates = []
     for i, host in enumerate(_senders(topo)):
         flow = next(f for f in s.flows if f.src == host)
+        port = topo.next_hop(switch, flow.dst)
+        out_rates.append(topo.link_between(switch, topo.ports[switch][port]).rate_bps)
         classes.append(
             {
                 "name": f"{host}",
@@ -106,11 +110,15 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
                 "vq": i + 1,
                 "queue": 0,
                 "qos": flow.qos,
+                "port": port,
                 "threshold_cells": cells(p.threshold_packets, pkt, profile),
                 "weight": p.weight,
             }
         )
-    service_pps = min(topo.access_rate(h) for h in s.hosts) / (8 * (pkt + frames.ETH.size))
+    # The controller's optimiser has one service rate per switch: the fastest
+    # port classes leave through (a slower port's K_i comes out larger than
+    # its own rate would give; a slower Gamma would refuse the faster port).
+    service_pps = max(out_rates) / (8 * (pkt + frames.ETH.size))
     raw = {
         "program": "pmqecn",
         "chip": s.chip,

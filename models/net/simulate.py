@@ -145,7 +145,11 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         _every(sim, step, duration_ns, lambda t: progress(t * 1e9 / duration_ns))
 
     ns.Simulator.Stop(ns.NanoSeconds(duration_ns))
-    ns.Simulator.Run()
+    try:
+        ns.Simulator.Run()
+        sim.raise_error()
+    finally:
+        ns3_env.reset(ns)
     result = collect(
         s.name,
         spec.scheme,
@@ -158,7 +162,6 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         stats,
     )
     result.wall_s = time.perf_counter() - started
-    ns3_env.reset(ns)
     del keep
     return result
 
