@@ -312,8 +312,10 @@ class PmqecnApp(IntendedStateApp):
 
     def optimize_once(self, now_s: float) -> list[Change]:
         """One cycle of Fig. 3: measure lambda_i and W_i, solve, write K_i,
-        weights and lambda_i* as one batch. An idle or overloaded interval
-        keeps the current state (and says why in the log)."""
+        weights and lambda_i* as one batch. An idle interval keeps the current
+        state; an overloaded port gets proportionally cut lambda_i* only
+        (solver.py); a port the model refuses otherwise keeps its state (and
+        the log says why)."""
         from .solver import SolverRefused, solve_for
 
         samples = self.sample(now_s)
@@ -328,12 +330,15 @@ class PmqecnApp(IntendedStateApp):
         weights = self.weights_from_omega(result.omega)
         new_live = {}
         for s in samples:
-            if s.class_id not in result.k_packets:
+            if s.class_id not in result.lambda_star:
                 continue  # idle this interval: nothing measured to optimise, state kept
+            live = self.live[s.class_id]
+            k = result.k_packets.get(s.class_id)
+            # An overloaded port gets new targets only (solver.py says why).
             new_live[s.class_id] = replace(
-                self.live[s.class_id],
-                threshold_cells=self.packets_to_cells(result.k_packets[s.class_id]),
-                weight=weights[s.class_id],
+                live,
+                threshold_cells=live.threshold_cells if k is None else self.packets_to_cells(k),
+                weight=weights.get(s.class_id, live.weight),
                 target_rate_pps=min(U32_MAX, round(result.lambda_star[s.class_id])),
                 rate_pps=min(U32_MAX, round(s.rate_pps)),
             )

@@ -29,6 +29,9 @@ class PortSpec(Strict):
 
     port: Annotated[int, Field(ge=0)]
     feedback_session: Annotated[int, Field(ge=1)]
+    # Gamma and C for the classes leaving through this port, when its speed
+    # differs from optimizer.service_rate_pps (a 10G port beside 100G ones).
+    service_rate_pps: Annotated[float, Field(gt=0)] | None = None
 
 
 class ClassMatch(Strict):

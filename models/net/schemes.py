@@ -115,16 +115,23 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
                 "weight": p.weight,
             }
         )
-    # The controller's optimiser has one service rate per switch: the fastest
-    # port classes leave through (a slower port's K_i comes out larger than
-    # its own rate would give; a slower Gamma would refuse the faster port).
-    service_pps = max(out_rates) / (8 * (pkt + frames.ETH.size))
+    frame_bits = 8 * (pkt + frames.ETH.size)
+    service_pps = max(out_rates) / frame_bits
     raw = {
         "program": "pmqecn",
         "chip": s.chip,
         "routes": _routes(topo, switch),
         "trusted_ports": _switch_ports(topo, switch),
-        "ports": [{"port": q, "feedback_session": FEEDBACK_SESSION_BASE + q} for q in ports],
+        # Each port's own speed is its Gamma (the optimiser solves per port).
+        "ports": [
+            {
+                "port": q,
+                "feedback_session": FEEDBACK_SESSION_BASE + q,
+                "service_rate_pps": topo.link_between(switch, topo.ports[switch][q]).rate_bps
+                / frame_bits,
+            }
+            for q in ports
+        ],
         "scheduling": {
             "mode": "p4_wrr",
             "level_queues": list(range(len(classes))),

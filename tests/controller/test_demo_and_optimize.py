@@ -89,7 +89,7 @@ def test_idle_interval_changes_nothing() -> None:
     assert app.optimize_once(1.0) == []
 
 
-def test_overload_is_refused_and_state_kept(caplog: pytest.LogCaptureFixture) -> None:
+def test_overload_cuts_targets_and_keeps_thresholds() -> None:
     import yaml
 
     raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
@@ -102,9 +102,31 @@ def test_overload_is_refused_and_state_kept(caplog: pytest.LogCaptureFixture) ->
     data = bytes(FLOWS["video"].packet())
     for _ in range(20):
         sw.model.send(2, data)
-    assert app.optimize_once(1e-3) == []
-    assert "Gamma" in caplog.text
+    changes = app.optimize_once(1e-3)  # 20 000 pps into a 1000 pps port
+    assert {c.what for c in changes} == {"target_rate_pps", "rate_pps"}
+    # Proportional cut towards 90 % utilisation, floored at half per cycle.
+    assert app.live[2].rate_pps == 20_000
+    assert app.live[2].target_rate_pps == 10_000
     assert app.live[2].threshold_cells == 40
+    rates = sw.read_entry(n.CLASS_RATES, {n.K_CLASS_ID: Match(2)})
+    assert rates is not None and rates.data["target_rate"] == 10_000
+
+
+def test_mild_overload_cuts_to_ninety_percent() -> None:
+    import yaml
+
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["optimizer"]["service_rate_pps"] = 15_000
+    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), parse_config(raw))
+    app.push_all()
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    app.sample(0.0)
+    data = bytes(FLOWS["video"].packet())
+    for _ in range(20):
+        sw.model.send(2, data)
+    app.optimize_once(1e-3)
+    assert app.live[2].target_rate_pps == round(20_000 * 0.9 * 15_000 / 20_000)
 
 
 def test_cli_optimize_once_on_the_model(tmp_path: Path) -> None:
