@@ -1,0 +1,210 @@
+"""Headline figures of one run, computed from its raw records.
+
+Definitions follow the papers where they say how they measured:
+- queue: the depth each arriving packet saw at the first monitored port
+  (seed 000 reads it from INT on every packet), so statistics are
+  packet-weighted, not time-weighted;
+- RTT: twice the one-way delay of each delivered data packet, exactly seed
+  000's estimate ("doubling this arrival delay");
+- throughput and its coefficient of variation: delivered bytes binned every
+  `bin_s`, leaving out the first and last `trim` of the active period (run
+  start to the last delivery) as seed 000 does with its unsteady start and
+  end;
+- FCT: first packet sent to last byte delivered, for sized flows;
+- Jain's index over the flows' steady-state throughputs (starved flows count).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .records import RunResult
+from .scenario import Scenario
+
+HEADLINE = (
+    "queue_mean_packets",
+    "queue_p99_packets",
+    "queue_max_packets",
+    "rtt_mean_ms",
+    "rtt_p99_ms",
+    "throughput_mean_mbps",
+    "throughput_cv",
+    "fct_mean_ms",
+    "fct_p99_ms",
+    "incomplete_flows",
+    "jain_fairness",
+    "drops_overflow",
+    "drops_active",
+    "loss_rate",
+    "feedback_sent",
+    "recirculation_overhead",
+)
+
+# Metrics where a lower value is the better one (for the report's wording).
+LOWER_IS_BETTER = {
+    "queue_mean_packets",
+    "queue_p99_packets",
+    "queue_max_packets",
+    "rtt_mean_ms",
+    "rtt_p99_ms",
+    "throughput_cv",
+    "fct_mean_ms",
+    "fct_p99_ms",
+    "incomplete_flows",
+    "drops_overflow",
+    "drops_active",
+    "loss_rate",
+    "recirculation_overhead",
+}
+
+
+@dataclass(frozen=True)
+class Series:
+    """Binned delivered rate (Mb/s) over the whole run."""
+
+    bin_starts_s: list[float]
+    by_receiver: dict[str, list[float]]
+    by_flow: dict[str, list[float]]
+    total: list[float]
+
+
+@dataclass(frozen=True)
+class Metrics:
+    values: dict[str, float | None]
+    detail: dict[str, Any] = field(default_factory=dict)
+    series: Series | None = None
+
+    def headline(self) -> dict[str, float | None]:
+        return {k: self.values.get(k) for k in HEADLINE}
+
+
+def _f(x: float | np.floating[Any] | None) -> float | None:
+    return None if x is None else float(x)
+
+
+def relative_change_pct(ours: float | None, base: float | None) -> float | None:
+    """100 (ours - base) / base; None when it has no meaning."""
+    if ours is None or base is None or base == 0:
+        return None
+    return 100.0 * (ours - base) / base
+
+
+def steady_window(duration_ns: int, bin_ns: int, trim: float) -> tuple[int, int, list[int]]:
+    """(start, end, indices of the bins inside it); all bins if trimming leaves none."""
+    n_bins = max(1, -(-duration_ns // bin_ns))
+    lo, hi = trim * duration_ns, (1 - trim) * duration_ns
+    inside = [i for i in range(n_bins) if i * bin_ns >= lo and (i + 1) * bin_ns <= hi]
+    if not inside:
+        inside = list(range(n_bins))
+    return inside[0] * bin_ns, min(duration_ns, (inside[-1] + 1) * bin_ns), inside
+
+
+def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
+    v: dict[str, float | None] = {}
+    detail: dict[str, Any] = {}
+
+    # Queue.
+    queues = {}
+    for q in run.queues:
+        d = np.asarray(q.depth_packets, dtype=float)
+        queues[q.where] = (
+            {
+                "mean_packets": _f(d.mean()),
+                "p99_packets": _f(np.percentile(d, 99)),
+                "max_packets": _f(d.max()),
+                "samples": len(d),
+            }
+            if len(d)
+            else {"mean_packets": None, "p99_packets": None, "max_packets": None, "samples": 0}
+        )
+    detail["queues"] = queues
+    first = queues[run.queues[0].where] if run.queues else {}
+    v["queue_mean_packets"] = first.get("mean_packets")
+    v["queue_p99_packets"] = first.get("p99_packets")
+    v["queue_max_packets"] = first.get("max_packets")
+
+    # RTT (2 x one-way delay).
+    p = run.packets
+    recv = np.asarray(p.recv_ns, dtype=np.int64)
+    sent = np.asarray(p.sent_ns, dtype=np.int64)
+    size = np.asarray(p.size, dtype=np.int64)
+    fid = np.asarray(p.flow_id, dtype=np.int64)
+    rtt_ms = 2.0 * (recv - sent) / 1e6
+    v["rtt_mean_ms"] = _f(rtt_ms.mean()) if len(rtt_ms) else None
+    v["rtt_p99_ms"] = _f(np.percentile(rtt_ms, 99)) if len(rtt_ms) else None
+
+    # Throughput.
+    bin_ns = max(1, round(scenario.bin_s * 1e9))
+    n_bins = max(1, -(-run.duration_ns // bin_ns))
+    idx = np.minimum(recv // bin_ns, n_bins - 1) if len(recv) else np.zeros(0, dtype=np.int64)
+
+    def binned(mask: np.ndarray[Any, Any] | None = None) -> np.ndarray[Any, Any]:
+        w = size if mask is None else size * mask
+        return np.bincount(idx, weights=w, minlength=n_bins) * 8 / (bin_ns / 1e9) / 1e6
+
+    total = binned()
+    # Sized flows may all finish long before the run ends: the idle tail is
+    # not part of the throughput the scheme achieved.
+    active_ns = max((f.last_rx_ns for f in run.flows if f.last_rx_ns), default=run.duration_ns)
+    lo_ns, hi_ns, steady = steady_window(min(active_ns, run.duration_ns), bin_ns, scenario.trim)
+    st = total[steady]
+    v["throughput_mean_mbps"] = _f(st.mean())
+    v["throughput_cv"] = _f(st.std() / st.mean()) if st.mean() > 0 else None
+    names = {f.flow_id: f.name for f in run.flows}
+    by_flow = {names[f.flow_id]: binned(fid == f.flow_id).tolist() for f in run.flows}
+    receivers: dict[str, list[int]] = {}
+    for f in run.flows:
+        receivers.setdefault(f.dst, []).append(f.flow_id)
+    by_receiver = {r: binned(np.isin(fid, ids)).tolist() for r, ids in receivers.items()}
+    series = Series(
+        [i * scenario.bin_s for i in range(n_bins)], by_receiver, by_flow, total.tolist()
+    )
+
+    # FCT.
+    sized = [f for f in run.flows if f.size_bytes is not None]
+    fcts = np.asarray([f.fct_ns for f in sized if f.fct_ns is not None], dtype=float) / 1e6
+    v["fct_mean_ms"] = _f(fcts.mean()) if len(fcts) else None
+    v["fct_p99_ms"] = _f(np.percentile(fcts, 99)) if len(fcts) else None
+    v["incomplete_flows"] = (
+        float(sum(1 for f in sized if f.completed_ns is None)) if sized else None
+    )
+    by_size: dict[str, dict[str, float | None]] = {}
+    for sz in sorted({f.size_bytes for f in sized if f.size_bytes is not None}):
+        these = np.asarray(
+            [f.fct_ns for f in sized if f.size_bytes == sz and f.fct_ns is not None], dtype=float
+        )
+        by_size[str(sz)] = {
+            "mean_ms": _f(these.mean() / 1e6) if len(these) else None,
+            "p99_ms": _f(np.percentile(these, 99) / 1e6) if len(these) else None,
+            "completed": float(len(these)),
+        }
+    detail["fct_by_size"] = by_size
+
+    # Fairness over the steady window.
+    window_s = (hi_ns - lo_ns) / 1e9
+    in_win = (recv >= lo_ns) & (recv < hi_ns)
+    flow_tput = [float(size[in_win & (fid == f.flow_id)].sum()) * 8 / window_s for f in run.flows]
+    detail["flow_steady_mbps"] = {
+        f.name: t / 1e6 for f, t in zip(run.flows, flow_tput, strict=True)
+    }
+    if len(flow_tput) >= 2:
+        x = np.asarray(flow_tput)
+        denom = len(x) * float((x**2).sum())
+        v["jain_fairness"] = float(x.sum() ** 2 / denom) if denom > 0 else None
+    else:
+        v["jain_fairness"] = None
+
+    # Losses and signalling.
+    v["drops_overflow"] = float(run.drops_overflow)
+    v["drops_active"] = float(run.drops_active)
+    sent_pkts = sum(f.packets_sent for f in run.flows)
+    recv_pkts = sum(f.packets_received for f in run.flows)
+    v["loss_rate"] = 1.0 - recv_pkts / sent_pkts if sent_pkts else None
+    v["feedback_sent"] = float(sum(run.feedback_sent.values()))
+    detail["feedback_by_kind"] = dict(run.feedback_sent)
+    delivered = float(size.sum())
+    v["recirculation_overhead"] = run.recirculated_bytes / delivered if delivered else None
+    return Metrics(v, detail, series)
