@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import tempfile
 import types
 from functools import cache
 from pathlib import Path
@@ -98,15 +99,31 @@ def ns3() -> tuple[Any, Any]:
     """(ns, glue): the ns-3 namespace and this harness's C++ helpers."""
     pkg = _wheel_dir()
     cwd = os.getcwd()
-    try:
-        os.chdir(pkg.parent)  # holds an `ns3` folder: a shallow, quick glob
-        ns = _load_ns3(pkg)
-    finally:
-        os.chdir(cwd)
-    import cppyy  # type: ignore[import-not-found]
+    # cling prints "Failed to materialize symbols" for a static initialiser of
+    # the wheel's own headers on every load, harmlessly; keep what the C++
+    # side writes to stderr and show it only if the load fails.
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as err:
+        os.dup2(err.fileno(), 2)
+        try:
+            os.chdir(pkg.parent)  # holds an `ns3` folder: a shallow, quick glob
+            ns = _load_ns3(pkg)
+            import cppyy  # type: ignore[import-not-found]
 
-    cppyy.cppdef(_GLUE)
-    return ns, cppyy.gbl.tofcc_glue
+            cppyy.cppdef(_GLUE)
+            glue = cppyy.gbl.tofcc_glue
+            ns.Simulator.Destroy()  # where the initialisers run
+        except BaseException:
+            os.dup2(saved, 2)
+            err.seek(0)
+            sys.stderr.write(err.read().decode(errors="replace"))
+            raise
+        finally:
+            os.chdir(cwd)
+            os.dup2(saved, 2)
+            os.close(saved)
+    return ns, glue
 
 
 def reset(ns: Any) -> None:
