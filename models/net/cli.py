@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
@@ -64,6 +65,10 @@ def check(scenarios: tuple[str, ...]) -> None:
 )
 def run(scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...]) -> None:
     loaded = [_load(ref) for ref in scenarios]  # every file checked before any run
+    if logging.getLogger().getEffectiveLevel() > logging.INFO:
+        # The simulated controllers log every refused optimiser cycle; that is
+        # for `tofcc -v eval run`, not for the progress bars.
+        logging.getLogger("tofcc").setLevel(logging.ERROR)
     from . import ns3_env
     from .report import write_report
     from .simulate import RunSpec, run_one, run_specs

@@ -75,3 +75,18 @@ def test_report_from_a_run(smoke: dict[str, RunResult], tmp_path: Path) -> None:
     results = json.loads((tmp_path / "results.json").read_text())
     assert {r["scheme"] for r in results["runs"]} == {"bfcc", "dcqcn"}
     assert list(tmp_path.glob("*.png")), "plots were written"
+
+
+def test_cli_run_writes_the_report(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bfrt_controller.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["eval", "run", "bfcc-smoke", "--scheme", "dcqcn", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "bfcc-smoke"
+    rows = (out / "metrics.csv").read_text().splitlines()
+    assert len(rows) == 2 and rows[1].startswith("bfcc-smoke,dcqcn,")
+    assert (out / "report.md").exists() and (out / "fct.png").exists()

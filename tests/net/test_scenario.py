@@ -100,3 +100,17 @@ def test_rates() -> None:
     assert parse_rate("100kbps") == 100_000
     with pytest.raises(ValueError):
         parse_rate("10 Mb/s")
+
+
+def test_cli_check_names_the_bad_field_and_exits_2(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bfrt_controller.cli import cli
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(with_change("flows.0.packet_bytes", 10)))
+    result = CliRunner().invoke(cli, ["eval", "check", "pmqecn-s1", str(bad)])
+    assert result.exit_code == 2
+    assert "flows[0].packet_bytes" in result.output
+    ok = CliRunner().invoke(cli, ["eval", "list"])
+    assert ok.exit_code == 0 and "bfcc-single" in ok.output
