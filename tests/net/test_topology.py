@@ -9,7 +9,7 @@ def test_ports_are_numbered_in_link_order_and_routes_follow_shortest_paths() -> 
     # s3's links in file order: s1, s2, s4, r2.
     assert topo.ports["s3"] == {1: "s1", 2: "s2", 3: "s4", 4: "r2"}
     assert topo.path("g1", "r1") == ["g1", "s1", "s3", "s4", "r1"]
-    assert topo.routes("s3") == {"g1": 1, "g2": 1, "g3": 2, "r1": 3, "r2": 4}
+    assert topo.routes("s3") == {"g1": 1, "g2": 2, "g3": 2, "r1": 3, "r2": 4}
     assert topo.next_hop("s1", "r2") == topo.port_to("s1", "s3")
 
 
