@@ -74,20 +74,16 @@ def verdict(measured: float | None, paper: float | tuple[float, float]) -> str:
     return "same direction, much weaker"
 
 
+def _in_order(values: list[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
 def _variants(runs: list[RunResult]) -> list[str]:
-    out: list[str] = []
-    for r in runs:
-        if r.variant not in out:
-            out.append(r.variant)
-    return out
+    return _in_order([r.variant for r in runs])
 
 
 def _schemes(runs: list[RunResult]) -> list[str]:
-    out: list[str] = []
-    for r in runs:
-        if r.scheme not in out:
-            out.append(r.scheme)
-    return out
+    return _in_order([r.scheme for r in runs])
 
 
 def claim_rows(
@@ -148,6 +144,12 @@ def _suffix(variant: str) -> str:
     return "" if not variant else "_" + re.sub(r"[^A-Za-z0-9_.-]", "_", variant)
 
 
+def _save(fig: Any, path: Path) -> Path:
+    fig.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
 def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: Path) -> list[Path]:
     paths = []
     for v in _variants(runs):
@@ -163,9 +165,7 @@ def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: 
             ax.set_ylabel("CDF")
             ax.set_title(f"Queue depth seen by arriving packets{label}")
             ax.legend()
-            paths.append(out / f"queue_cdf{_suffix(v)}.png")
-            fig.savefig(paths[-1], dpi=100, bbox_inches="tight")
-            plt.close(fig)
+            paths.append(_save(fig, out / f"queue_cdf{_suffix(v)}.png"))
 
             fig, ax = plt.subplots(figsize=(7, 4))
             for r in monitored:
@@ -175,9 +175,7 @@ def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: 
             ax.set_ylabel("queue depth (packets)")
             ax.set_title(f"Queue at {monitored[0].queues[0].where}{label}")
             ax.legend()
-            paths.append(out / f"queue_time{_suffix(v)}.png")
-            fig.savefig(paths[-1], dpi=100, bbox_inches="tight")
-            plt.close(fig)
+            paths.append(_save(fig, out / f"queue_time{_suffix(v)}.png"))
 
         receivers = sorted({f.dst for r in these for f in r.flows})
         fig, axes = plt.subplots(len(receivers), 1, figsize=(7, 3 * len(receivers)), squeeze=False)
@@ -190,9 +188,7 @@ def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: 
             ax.set_title(f"Delivered to {rx}{label}")
             ax.legend()
         axes[-1, 0].set_xlabel("time (s)")
-        paths.append(out / f"throughput{_suffix(v)}.png")
-        fig.savefig(paths[-1], dpi=100, bbox_inches="tight")
-        plt.close(fig)
+        paths.append(_save(fig, out / f"throughput{_suffix(v)}.png"))
 
         with_packets = [r for r in these if len(r.packets)]
         if with_packets:
@@ -206,9 +202,7 @@ def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: 
             ax.set_ylabel("CDF")
             ax.set_title(f"Packet RTT{label}")
             ax.legend()
-            paths.append(out / f"rtt_cdf{_suffix(v)}.png")
-            fig.savefig(paths[-1], dpi=100, bbox_inches="tight")
-            plt.close(fig)
+            paths.append(_save(fig, out / f"rtt_cdf{_suffix(v)}.png"))
 
     if any(f.size_bytes is not None for r in runs for f in r.flows):
         variants, schemes = _variants(runs), _schemes(runs)
@@ -227,9 +221,7 @@ def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: 
         ax.set_yscale("log")
         ax.set_title("Flow completion time")
         ax.legend()
-        paths.append(out / "fct.png")
-        fig.savefig(paths[-1], dpi=100, bbox_inches="tight")
-        plt.close(fig)
+        paths.append(_save(fig, out / "fct.png"))
     return paths
 
 

@@ -6,6 +6,7 @@ import io
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from rich.console import Console
 
@@ -31,13 +32,22 @@ def test_demo_shows_marking_feedback_and_new_thresholds() -> None:
     assert "after one optimise-and-apply cycle" in text
 
 
-def loaded_app() -> PmqecnApp:
-    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), load_config(DEFAULT_CONFIG))
+LOAD = (("voice", 30), ("video", 50), ("bulk", 35))
+
+
+def loaded_app(
+    load: tuple[tuple[str, int], ...] = LOAD, service_rate_pps: float | None = None
+) -> PmqecnApp:
+    """The default config after one measured interval of `load` packets per class."""
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    if service_rate_pps is not None:
+        raw["optimizer"]["service_rate_pps"] = service_rate_pps
+    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), parse_config(raw))
     app.push_all()
     sw = app.switch
     assert isinstance(sw, ModelSwitch)
     app.sample(0.0)
-    for name, count in (("voice", 30), ("video", 50), ("bulk", 35)):
+    for name, count in load:
         inject_depth(sw, 0, 4000)
         data = bytes(FLOWS[name].packet())
         for _ in range(count):
@@ -65,16 +75,7 @@ def test_optimize_once_writes_what_it_reports() -> None:
 def test_an_idle_class_keeps_its_state_while_the_busy_ones_are_optimised() -> None:
     # Found by the ns-3 evaluation: a class that starts later made the cycle
     # crash looking up its (absent) solution.
-    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), load_config(DEFAULT_CONFIG))
-    app.push_all()
-    sw = app.switch
-    assert isinstance(sw, ModelSwitch)
-    app.sample(0.0)
-    for name, count in (("voice", 30), ("video", 50)):  # bulk (class 3) sends nothing
-        inject_depth(sw, 0, 4000)
-        data = bytes(FLOWS[name].packet())
-        for _ in range(count):
-            sw.model.send(FLOWS[name].port, data)
+    app = loaded_app((("voice", 30), ("video", 50)))  # bulk (class 3) sends nothing
     before = app.live[3]
     changes = app.optimize_once(1e-4)
     assert {c.class_id for c in changes} <= {1, 2}
@@ -90,41 +91,19 @@ def test_idle_interval_changes_nothing() -> None:
 
 
 def test_overload_cuts_targets_and_keeps_thresholds() -> None:
-    import yaml
-
-    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    raw["optimizer"]["service_rate_pps"] = 1000  # far below the measured load
-    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), parse_config(raw))
-    app.push_all()
-    sw = app.switch
-    assert isinstance(sw, ModelSwitch)
-    app.sample(0.0)
-    data = bytes(FLOWS["video"].packet())
-    for _ in range(20):
-        sw.model.send(2, data)
+    app = loaded_app((("video", 20),), service_rate_pps=1000)  # far below the load
     changes = app.optimize_once(1e-3)  # 20 000 pps into a 1000 pps port
     assert {c.what for c in changes} == {"target_rate_pps", "rate_pps"}
     # Proportional cut towards 90 % utilisation, floored at half per cycle.
     assert app.live[2].rate_pps == 20_000
     assert app.live[2].target_rate_pps == 10_000
     assert app.live[2].threshold_cells == 40
-    rates = sw.read_entry(n.CLASS_RATES, {n.K_CLASS_ID: Match(2)})
+    rates = app.switch.read_entry(n.CLASS_RATES, {n.K_CLASS_ID: Match(2)})
     assert rates is not None and rates.data["target_rate"] == 10_000
 
 
 def test_mild_overload_cuts_to_ninety_percent() -> None:
-    import yaml
-
-    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    raw["optimizer"]["service_rate_pps"] = 15_000
-    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), parse_config(raw))
-    app.push_all()
-    sw = app.switch
-    assert isinstance(sw, ModelSwitch)
-    app.sample(0.0)
-    data = bytes(FLOWS["video"].packet())
-    for _ in range(20):
-        sw.model.send(2, data)
+    app = loaded_app((("video", 20),), service_rate_pps=15_000)
     app.optimize_once(1e-3)
     assert app.live[2].target_rate_pps == round(20_000 * 0.9 * 15_000 / 20_000)
 
