@@ -28,6 +28,7 @@ HEADLINE = (
     "queue_mean_packets",
     "queue_p99_packets",
     "queue_max_packets",
+    "queue_max_steady_packets",
     "rtt_mean_ms",
     "rtt_p99_ms",
     "throughput_mean_mbps",
@@ -48,6 +49,7 @@ LOWER_IS_BETTER = {
     "queue_mean_packets",
     "queue_p99_packets",
     "queue_max_packets",
+    "queue_max_steady_packets",
     "rtt_mean_ms",
     "rtt_p99_ms",
     "throughput_cv",
@@ -152,6 +154,13 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     lo_ns, hi_ns, steady = steady_window(min(active_ns, run.duration_ns), bin_ns, scenario.trim)
     st = total[steady]
     v["throughput_mean_mbps"] = _f(st.mean())
+    # The largest queue once the start-up transient is over (same window).
+    v["queue_max_steady_packets"] = None
+    if run.queues and run.queues[0].depth_packets:
+        qt = np.asarray(run.queues[0].t_ns)
+        qd = np.asarray(run.queues[0].depth_packets, dtype=float)
+        in_steady = (qt >= lo_ns) & (qt < hi_ns)
+        v["queue_max_steady_packets"] = _f(qd[in_steady].max()) if in_steady.any() else None
     v["throughput_cv"] = _f(st.std() / st.mean()) if st.mean() > 0 else None
     names = {f.flow_id: f.name for f in run.flows}
     by_flow = {names[f.flow_id]: binned(fid == f.flow_id).tolist() for f in run.flows}

@@ -242,6 +242,7 @@ def _markdown(
     cols = [
         ("queue mean", "queue_mean_packets", 1),
         ("queue max", "queue_max_packets", 0),
+        ("queue max, steady", "queue_max_steady_packets", 0),
         ("RTT mean (ms)", "rtt_mean_ms", 2),
         ("tput (Mb/s)", "throughput_mean_mbps", 2),
         ("tput CV", "throughput_cv", 3),
@@ -260,7 +261,8 @@ def _markdown(
         lines.append(f"| {r.scheme} | {r.variant or '—'} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Queue: depth (packets) each arriving packet saw at the first monitored port. "
+        "Queue: depth (packets) each arriving packet saw at the first monitored port; "
+        "'steady' leaves out the same start and end as throughput. "
         "RTT: 2 x one-way delay (the paper's estimate). Throughput: steady-state bins, "
         f"{s.trim:.0%} trimmed at each end. Loss: data packets sent but never delivered.",
         "",

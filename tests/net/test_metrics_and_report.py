@@ -185,3 +185,14 @@ def test_report_files_claims_and_determinism(tmp_path: Path) -> None:
     again = write_report(s, [run("pmqecn", wall_s=9.0), base], tmp_path / "b")
     assert again.json.read_bytes() == paths.json.read_bytes()
     assert again.timing.read_bytes() != paths.timing.read_bytes()
+
+
+def test_steady_queue_max_leaves_out_the_start_up() -> None:
+    r = run()
+    r.queues[0] = QueueLog("s->c")
+    for t_ms, depth in ((50, 100), (300, 7), (600, 9), (950, 50)):
+        r.queues[0].add(t_ms * MS, depth, 0)
+    m = compute_metrics(r, scenario()).values
+    assert m["queue_max_packets"] == 100
+    # Steady window: 100-900 ms of the 992 ms active period, binned at 100 ms.
+    assert m["queue_max_steady_packets"] == 9
