@@ -5,12 +5,17 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+from rich.table import Table
 
 from .scenario import SCHEMES, ScenarioError, bundled_scenarios, load_scenario
+
+if TYPE_CHECKING:  # report.py pulls in matplotlib; only `eval run` needs it
+    from .report import ClaimRow
 
 console = Console(stderr=True)
 
@@ -100,4 +105,22 @@ def run(scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...]) -> No
                 results.append(run_one(s, RunSpec(spec.scheme, spec.variant), advance))
                 bar.update(task, completed=1.0)
         paths = write_report(s, results, out_root / s.name)
+        _print_claims(paths.claims)
         console.print(f"{s.name}: report in {paths.markdown}", highlight=False)
+
+
+def _print_claims(rows: list[ClaimRow]) -> None:
+    """The paper-vs-ours rows over all link rates (or the only run), on the terminal."""
+    shown = [r for r in rows if r.variant in ("", "all")]
+    if not shown:
+        return
+    table = Table("metric", "ours vs", "paper", "measured", "verdict", title="Against the paper")
+    for r in shown:
+        paper = (
+            f"{r.paper[0]:+g} … {r.paper[1]:+g} %"
+            if isinstance(r.paper, tuple)
+            else f"{r.paper:+g} %"
+        )
+        measured = "—" if r.measured is None else f"{r.measured:+.1f} %"
+        table.add_row(r.metric, f"{r.ours} vs {r.baseline}", paper, measured, r.verdict)
+    console.print(table)

@@ -28,16 +28,6 @@ from .scenario import Claim, Scenario
 
 
 @dataclass(frozen=True)
-class ReportPaths:
-    directory: Path
-    csv: Path
-    json: Path
-    timing: Path
-    markdown: Path
-    plots: list[Path]
-
-
-@dataclass(frozen=True)
 class ClaimRow:
     metric: str
     ours: str
@@ -47,6 +37,17 @@ class ClaimRow:
     measured: float | None
     verdict: str
     source: str
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    directory: Path
+    csv: Path
+    json: Path
+    timing: Path
+    markdown: Path
+    plots: list[Path]
+    claims: list[ClaimRow]
 
 
 def verdict(measured: float | None, paper: float | tuple[float, float]) -> str:
@@ -347,4 +348,4 @@ def write_report(scenario: Scenario, runs: list[RunResult], out_dir: Path) -> Re
     plots = _plots(runs, metrics, out_dir)
     md_path = out_dir / "report.md"
     md_path.write_text(_markdown(scenario, runs, metrics, rows))
-    return ReportPaths(out_dir, csv_path, json_path, timing_path, md_path, plots)
+    return ReportPaths(out_dir, csv_path, json_path, timing_path, md_path, plots, rows)
