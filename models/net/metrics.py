@@ -44,24 +44,6 @@ HEADLINE = (
     "recirculation_overhead",
 )
 
-# Metrics where a lower value is the better one (for the report's wording).
-LOWER_IS_BETTER = {
-    "queue_mean_packets",
-    "queue_p99_packets",
-    "queue_max_packets",
-    "queue_max_steady_packets",
-    "rtt_mean_ms",
-    "rtt_p99_ms",
-    "throughput_cv",
-    "fct_mean_ms",
-    "fct_p99_ms",
-    "incomplete_flows",
-    "drops_overflow",
-    "drops_active",
-    "loss_rate",
-    "recirculation_overhead",
-}
-
 
 @dataclass(frozen=True)
 class Series:
