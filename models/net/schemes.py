@@ -136,7 +136,9 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
             "mode": "p4_wrr",
             "level_queues": list(range(len(classes))),
             "egress_ports": ports,
-            "weight_quantum": 1,
+            # Weights are round(omega_i x quantum): 16 keeps the optimiser's
+            # shares distinct (a quantum of 1 flattened every weight to 1).
+            "weight_quantum": 16,
         },
         "classes": classes,
         "optimizer": {
