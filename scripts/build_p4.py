@@ -55,13 +55,17 @@ def bfrt_names(bfrt_json: Path) -> set[str]:
     return names
 
 
-def stage_count(outdir: Path) -> int | None:
-    """Stages used, from the compiler's resources report if it wrote one."""
-    for path in outdir.rglob("resources.json"):
+def stage_count(outdir: Path) -> str | None:
+    """'used of available' MAU stages, from the compiler's resources report
+    (compiler_interfaces resources_schema: mau.nStages, and one mau_stages
+    entry per stage whose logical_tables.ids lists the tables placed there)."""
+    for path in sorted(outdir.rglob("resources.json")):
         try:
-            res = json.loads(path.read_text())["resources"]
-            return len(res["mau"]["mau_stages"])
-        except (KeyError, TypeError, ValueError):
+            mau = json.loads(path.read_text())["resources"]["mau"]
+            stages = mau["mau_stages"]
+            used = sum(1 for st in stages if st.get("logical_tables", {}).get("ids"))
+            return f"{used} of {mau.get('nStages', len(stages))}"
+        except (KeyError, TypeError, ValueError, AttributeError):
             continue
     return None
 
@@ -110,7 +114,7 @@ def build_one(compiler: str, program: str, target: str, production: bool) -> tup
     if missing:
         return False, f"bf-rt.json lacks names the model uses: {', '.join(missing)}"
     stages = stage_count(outdir)
-    return True, f"ok in {seconds:.0f}s, {stages if stages is not None else '?'} stages"
+    return True, f"ok in {seconds:.0f}s, {stages or '?'} MAU stages"
 
 
 def main() -> int:
