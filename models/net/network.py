@@ -21,7 +21,6 @@ from .records import FlowRecord, PacketLog, QueueLog, RunResult
 from .tm import EgressTm
 
 ETHERTYPE_FAKE = b"\x88\xb5"
-ETHERTYPE_BACKPRESSURE = b"\x88\xb6"
 PPP_HEADER_BYTES = 2
 # A sender whose next packet is further away than this re-reads its rate
 # controller first, so a rate that recovers is not held back by a long gap
@@ -325,7 +324,6 @@ class HostNode:
         self.senders: dict[int, Sender] = {}
         self.flows, self.log = flows, log
         self.notifier: Notifier | None = None
-        self.host_ip_of_flow: dict[int, bytes] = {}
 
     def transmit(self, frame: bytes) -> None:
         self.sim.glue.Send(self.device, frame)
