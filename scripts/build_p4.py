@@ -15,12 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -55,22 +58,134 @@ def bfrt_names(bfrt_json: Path) -> set[str]:
     return names
 
 
-def stage_count(outdir: Path) -> str | None:
-    """'used of available' MAU stages, from the compiler's resources report
-    (compiler_interfaces resources_schema: mau.nStages, and one mau_stages
-    entry per stage whose logical_tables.ids lists the tables placed there)."""
-    for path in sorted(outdir.rglob("resources.json")):
-        try:
-            mau = json.loads(path.read_text())["resources"]["mau"]
-            stages = mau["mau_stages"]
-            used = sum(1 for st in stages if st.get("logical_tables", {}).get("ids"))
-            return f"{used} of {mau.get('nStages', len(stages))}"
-        except (KeyError, TypeError, ValueError, AttributeError):
+@dataclass(frozen=True)
+class GressResources:
+    """What one gress of one compiled program occupies."""
+
+    stages: int  # pipeline depth: deepest MAU stage used + 1
+    sram_units: int
+    tcam_units: int
+
+
+@dataclass(frozen=True)
+class Resources:
+    gress: dict[str, GressResources]
+    phv_containers: int | None  # distinct PHV containers allocated, both gresses
+
+
+def _walk(node: Any, stage: int | None, found: list[tuple[int, str, int]]) -> set[int]:
+    """Every stage number under `node`, and (stage, memory type, unit) triples
+    for the memories placed there. context.json nests stage tables at several
+    depths (match_attributes, attached tables, ways), so the walk is generic."""
+    stages: set[int] = set()
+    if isinstance(node, dict):
+        if isinstance(node.get("stage_number"), int):
+            stage = node["stage_number"]
+            stages.add(stage)
+        mem = node.get("memory_resource_allocation")
+        if isinstance(mem, dict) and stage is not None:
+            for group in mem.get("memory_units_and_vpns", []) or []:
+                for unit in group.get("memory_units", []) or []:
+                    found.append((stage, str(mem.get("memory_type")), int(unit)))
+        for value in node.values():
+            stages |= _walk(value, stage, found)
+    elif isinstance(node, list):
+        for value in node:
+            stages |= _walk(value, stage, found)
+    return stages
+
+
+def resources_from_context(context: dict[str, Any]) -> Resources:
+    """Stages per gress, SRAM/TCAM units and PHV containers from the
+    assembler's context.json: both the open-source compiler and the SDE's
+    write it by default (the driver loads it), unlike resources.json."""
+    per_gress: dict[str, tuple[set[int], set[tuple[int, str, int]]]] = {}
+    for table in context.get("tables", []):
+        gress = table.get("direction")
+        if gress not in ("ingress", "egress"):
             continue
+        found: list[tuple[int, str, int]] = []
+        stages = _walk(table, None, found)
+        used, memories = per_gress.setdefault(gress, (set(), set()))
+        used |= stages
+        memories |= set(found)
+    gress = {
+        name: GressResources(
+            stages=max(used) + 1 if used else 0,
+            sram_units=sum(1 for _, kind, _ in mems if kind == "sram"),
+            tcam_units=sum(1 for _, kind, _ in mems if kind == "tcam"),
+        )
+        for name, (used, mems) in sorted(per_gress.items())
+    }
+    containers: set[int] = set()
+    found_phv = False
+    for stage in context.get("phv_allocation", []) or []:
+        for gress_name in ("ingress", "egress"):
+            for container in stage.get(gress_name, []) or []:
+                if isinstance(container, dict) and container.get("records"):
+                    found_phv = True
+                    containers.add(int(container["phv_number"]))
+    return Resources(gress=gress, phv_containers=len(containers) if found_phv else None)
+
+
+_BFA_STAGE = re.compile(r"^stage (\d+) (ingress|egress):", re.MULTILINE)
+
+
+def stages_from_bfa(text: str) -> dict[str, int]:
+    """Pipeline depth per gress from the assembly's `stage N <gress>:` sections."""
+    deepest: dict[str, int] = {}
+    for number, gress in _BFA_STAGE.findall(text):
+        deepest[gress] = max(deepest.get(gress, 0), int(number) + 1)
+    return dict(sorted(deepest.items()))
+
+
+def read_resources(outdir: Path) -> Resources | None:
+    """context.json if the assembler wrote one, else the stage sections of the
+    .bfa (a build that stopped in the assembler, e.g. over the stage limit,
+    leaves only that)."""
+    for path in sorted(outdir.rglob("context.json")):
+        try:
+            return resources_from_context(json.loads(path.read_text()))
+        except (ValueError, TypeError, KeyError, AttributeError):
+            continue
+    for path in sorted(outdir.rglob("*.bfa")):
+        stages = stages_from_bfa(path.read_text(errors="replace"))
+        if stages:
+            return Resources(
+                gress={g: GressResources(n, 0, 0) for g, n in stages.items()},
+                phv_containers=None,
+            )
     return None
 
 
-def build_one(compiler: str, program: str, target: str, production: bool) -> tuple[bool, str]:
+def over_budget(res: Resources, mau_stages: int, spare_stages: int) -> list[str]:
+    """Gresses that leave fewer than `spare_stages` of the chip's stages free."""
+    return [
+        f"{gress} uses {g.stages} of {mau_stages} stages (budget {mau_stages - spare_stages})"
+        for gress, g in res.gress.items()
+        if g.stages > mau_stages - spare_stages
+    ]
+
+
+def describe(res: Resources | None, mau_stages: int) -> str:
+    if res is None:
+        return "? MAU stages (no context.json or .bfa found)"
+    parts = [f"{g} {r.stages}/{mau_stages}" for g, r in res.gress.items()]
+    return "MAU stages " + ", ".join(parts)
+
+
+@dataclass
+class BuildResult:
+    program: str
+    target: str
+    ok: bool
+    message: str
+    resources: Resources | None = None
+
+
+def build_one(
+    compiler: str, program: str, target: str, production: bool, spare_stages: int
+) -> BuildResult:
     outdir = REPO / "build" / target / program
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
@@ -98,23 +213,97 @@ def build_one(compiler: str, program: str, target: str, production: bool) -> tup
     (outdir / "compile.log").write_text(
         f"$ {shlex.join(cmd)}\n{proc.stdout}\n{proc.stderr}\nexit {proc.returncode}\n"
     )
+    mau_stages = load_profile(target).mau_stages
+    resources = read_resources(outdir)
+    result = BuildResult(program, target, False, "", resources)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
-        return False, f"compile failed ({seconds:.0f}s), see {outdir}/compile.log\n{tail}"
+        result.message = (
+            f"compile failed ({seconds:.0f}s, {describe(resources, mau_stages)}), "
+            f"see {outdir}/compile.log\n{tail}"
+        )
+        return result
     bfrt = next(iter(sorted(outdir.rglob("bf-rt.json"))), None) or next(
         iter(sorted(outdir.rglob("bfrt.json"))), None
     )
     if bfrt is None:
-        return False, "compiled but no bf-rt.json was written"
+        result.message = "compiled but no bf-rt.json was written"
+        return result
     model = make_model(program, load_profile(target))
     wanted = set(model.p4.tables) | set(model.p4.registers) | set(model.p4.counters)
     if production:
         wanted = {n for n in wanted if "queue_hook" not in n}
     missing = sorted(n for n in wanted if not any(b.endswith(n) for b in bfrt_names(bfrt)))
     if missing:
-        return False, f"bf-rt.json lacks names the model uses: {', '.join(missing)}"
-    stages = stage_count(outdir)
-    return True, f"ok in {seconds:.0f}s, {stages or '?'} MAU stages"
+        result.message = f"bf-rt.json lacks names the model uses: {', '.join(missing)}"
+        return result
+    if resources is None:
+        result.message = f"compiled in {seconds:.0f}s but no stage count could be read"
+        return result
+    over = over_budget(resources, mau_stages, spare_stages)
+    if over:
+        result.message = f"does not fit with {spare_stages} stages spare: {'; '.join(over)}"
+        return result
+    result.ok = True
+    result.message = f"ok in {seconds:.0f}s, {describe(resources, mau_stages)}"
+    return result
+
+
+README_BEGIN = "<!-- resources:begin (scripts/build_p4.py --update-readme) -->"
+README_END = "<!-- resources:end -->"
+
+
+def _depth(g: GressResources | None, mau_stages: int) -> str:
+    return f"{g.stages} of {mau_stages}" if g else "-"
+
+
+def _units(ig: GressResources | None, eg: GressResources | None, kind: str) -> str:
+    if ig is None and eg is None:
+        return "-"
+    return "/".join(str(getattr(g, kind)) if g else "0" for g in (ig, eg))
+
+
+def resource_table(results: list[BuildResult], compiler_version: str) -> str:
+    lines = [
+        f"Compiled with {compiler_version}. Stages are the pipeline depth per gress",
+        "(deepest MAU stage used + 1); SRAM/TCAM are memory units placed, per gress;",
+        "PHV is the number of containers allocated.",
+        "",
+        "| program | chip | result | ingress stages | egress stages "
+        "| SRAM units (ig/eg) | TCAM units (ig/eg) | PHV containers |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        if r.target not in TARGETS:
+            continue
+        mau = load_profile(r.target).mau_stages
+        res = r.resources
+        ig = res.gress.get("ingress") if res else None
+        eg = res.gress.get("egress") if res else None
+        phv = str(res.phv_containers) if res and res.phv_containers is not None else "-"
+        verdict = "ok" if r.ok else "**fails**"
+        lines.append(
+            f"| {r.program} | {r.target} | {verdict} | {_depth(ig, mau)} | {_depth(eg, mau)} "
+            f"| {_units(ig, eg, 'sram_units')} | {_units(ig, eg, 'tcam_units')} | {phv} |"
+        )
+    return "\n".join(lines)
+
+
+def update_readme(readme: Path, table: str) -> None:
+    text = readme.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        raise SystemExit(f"build_p4: {readme} has no {README_BEGIN} ... {README_END} block")
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    readme.write_text(f"{head}{README_BEGIN}\n{table}\n{README_END}{tail}")
+
+
+def compiler_version(compiler: str) -> str:
+    proc = subprocess.run(
+        [*shlex.split(compiler), "--version"], capture_output=True, text=True, check=False
+    )
+    first = (proc.stdout or proc.stderr).strip().splitlines()
+    return first[-1].strip() if first else compiler
 
 
 def main() -> int:
@@ -122,6 +311,17 @@ def main() -> int:
     parser.add_argument("programs", nargs="*", help="programs to build (default: all)")
     parser.add_argument("--target", choices=sorted(TARGETS), action="append")
     parser.add_argument("--production", action="store_true", help="compile the queue test hook out")
+    parser.add_argument(
+        "--spare-stages",
+        type=int,
+        default=3,
+        help="MAU stages every gress must leave free on each chip (default 3)",
+    )
+    parser.add_argument(
+        "--update-readme",
+        action="store_true",
+        help="rewrite the resource table in tna/README.md from this build",
+    )
     args = parser.parse_args()
     compiler = find_compiler()
     selected = args.programs or programs()
@@ -135,17 +335,21 @@ def main() -> int:
             "SDE_INSTALL with bin/bf-p4c); the P4 was NOT compile-checked."
         )
         return 0
-    failed = 0
+    results: list[BuildResult] = []
     for program in selected:
         if program not in PROGRAMS:
             print(f"build_p4: {program}: no reference model registered", file=sys.stderr)
-            failed += 1
+            results.append(BuildResult(program, "-", False, "no reference model"))
             continue
         for target in args.target or sorted(TARGETS):
-            ok, message = build_one(compiler, program, target, args.production)
-            print(f"{program:10s} {target:8s} {message}")
-            failed += not ok
-    return 1 if failed else 0
+            result = build_one(compiler, program, target, args.production, args.spare_stages)
+            print(f"{program:10s} {target:8s} {result.message}", flush=True)
+            results.append(result)
+    if args.update_readme:
+        update_readme(
+            REPO / "tna" / "README.md", resource_table(results, compiler_version(compiler))
+        )
+    return 0 if all(r.ok for r in results) else 1
 
 
 if __name__ == "__main__":

@@ -1,38 +1,133 @@
-"""scripts/build_p4.py reads the compiler's resources report the way the
-compiler writes it (compiler_interfaces/schemas/resources_schema.py)."""
+"""scripts/build_p4.py reads stages and memories from what the compiler
+writes by default: the assembler's context.json, or the .bfa when the
+assembler stopped (e.g. over the chip's stage limit)."""
 
 from __future__ import annotations
 
 import importlib.util
-import json
+import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(scope="module")
 def build_p4() -> ModuleType:
     spec = importlib.util.spec_from_file_location("build_p4", REPO / "scripts" / "build_p4.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules["build_p4"] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
 
 
-def test_stages_used_are_those_with_tables_placed(tmp_path: Path) -> None:
-    stages = [
-        {"stage_number": i, "logical_tables": {"size": 16, "ids": [{"id": 0}] if i < 7 else []}}
-        for i in range(12)
-    ]
+def _stage_table(stage: int, kind: str, units: list[int]) -> dict[str, Any]:
+    return {
+        "stage_number": stage,
+        "memory_resource_allocation": {
+            "memory_type": kind,
+            "memory_units_and_vpns": [{"memory_units": units, "vpns": [0]}],
+        },
+    }
+
+
+def _context() -> dict[str, Any]:
+    return {
+        "tables": [
+            {  # match table: stage tables nested under match_attributes
+                "name": "SwitchIngress.classify",
+                "direction": "ingress",
+                "match_attributes": {"stage_tables": [_stage_table(0, "tcam", [0, 1])]},
+            },
+            {  # a register placed late: its stage sets the ingress depth
+                "name": "SwitchIngress.vq_len",
+                "direction": "ingress",
+                "stage_tables": [_stage_table(6, "sram", [12, 13, 14])],
+            },
+            {
+                "name": "SwitchEgress.rewrite",
+                "direction": "egress",
+                "match_attributes": {"stage_tables": [_stage_table(3, "sram", [5])]},
+            },
+            {
+                "name": "ghosty",
+                "direction": "ghost",
+                "stage_tables": [_stage_table(11, "sram", [1])],
+            },
+        ],
+        "phv_allocation": [
+            {
+                "stage_number": 0,
+                "ingress": [
+                    {"phv_number": 64, "records": [{"field_name": "a"}]},
+                    {"phv_number": 65, "records": []},  # allocated to nothing
+                ],
+                "egress": [{"phv_number": 70, "records": [{"field_name": "b"}]}],
+            },
+            {
+                "stage_number": 1,
+                "ingress": [{"phv_number": 64, "records": [{"field_name": "a"}]}],
+                "egress": [],
+            },
+        ],
+    }
+
+
+def test_context_gives_depth_memories_and_phv_per_gress(build_p4: ModuleType) -> None:
+    res = build_p4.resources_from_context(_context())
+    assert set(res.gress) == {"ingress", "egress"}  # ghost threads are not a gress budget
+    assert res.gress["ingress"].stages == 7  # stage 6 used: seven stages deep
+    assert res.gress["egress"].stages == 4
+    assert (res.gress["ingress"].sram_units, res.gress["ingress"].tcam_units) == (3, 2)
+    assert (res.gress["egress"].sram_units, res.gress["egress"].tcam_units) == (1, 0)
+    assert res.phv_containers == 2  # 64 (twice) and 70; 65 holds nothing
+
+
+def test_bfa_stage_sections_when_the_assembler_stopped(
+    build_p4: ModuleType, tmp_path: Path
+) -> None:
+    bfa = "\n".join(
+        ["version: 1.0.1", "stage 0 ingress:", "  foo: 1", "stage 7 ingress:"]
+        + [f"stage {n} egress:" for n in (0, 1, 14)]
+    )
     pipe = tmp_path / "pipe"
     pipe.mkdir()
-    (pipe / "resources.json").write_text(
-        json.dumps({"resources": {"mau": {"nStages": 12, "mau_stages": stages}}})
-    )
-    assert build_p4().stage_count(tmp_path) == "7 of 12"
+    (pipe / "bfcc.bfa").write_text(bfa)
+    res = build_p4.read_resources(tmp_path)
+    assert res is not None
+    assert {g: r.stages for g, r in res.gress.items()} == {"ingress": 8, "egress": 15}
 
 
-def test_no_or_unreadable_report_is_unknown(tmp_path: Path) -> None:
-    assert build_p4().stage_count(tmp_path) is None
-    (tmp_path / "resources.json").write_text("{not json")
-    assert build_p4().stage_count(tmp_path) is None
+def test_no_output_is_unknown(build_p4: ModuleType, tmp_path: Path) -> None:
+    assert build_p4.read_resources(tmp_path) is None
+    (tmp_path / "context.json").write_text("{not json")
+    assert build_p4.read_resources(tmp_path) is None
+
+
+def test_budget_wants_spare_stages_in_every_gress(build_p4: ModuleType) -> None:
+    res = build_p4.resources_from_context(_context())  # ingress 7, egress 4
+    assert build_p4.over_budget(res, 12, 3) == []
+    over = build_p4.over_budget(res, 12, 6)  # budget 6: ingress's 7 is over
+    assert len(over) == 1 and over[0].startswith("ingress uses 7 of 12")
+
+
+def test_readme_table_is_rewritten_between_markers(build_p4: ModuleType, tmp_path: Path) -> None:
+    res = build_p4.resources_from_context(_context())
+    results = [
+        build_p4.BuildResult("pmqecn", "tofino", True, "ok", res),
+        build_p4.BuildResult("bfcc", "tofino2", False, "failed", None),
+    ]
+    table = build_p4.resource_table(results, "p4c 1.2.3")
+    readme = tmp_path / "README.md"
+    readme.write_text(f"intro\n{build_p4.README_BEGIN}\nold table\n{build_p4.README_END}\nafter\n")
+    build_p4.update_readme(readme, table)
+    text = readme.read_text()
+    assert "old table" not in text and text.startswith("intro\n") and text.endswith("after\n")
+    assert "| pmqecn | tofino | ok | 7 of 12 | 4 of 12 | 3/1 | 2/0 | 2 |" in text
+    assert "| bfcc | tofino2 | **fails** | - | - | - | - | - |" in text
+    build_p4.update_readme(readme, table)  # idempotent
+    assert readme.read_text() == text
