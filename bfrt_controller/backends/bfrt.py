@@ -139,6 +139,11 @@ def _message(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
+def rpc_error_message(exc: BaseException) -> str:
+    """A client exception as text: per-update errors, else the gRPC status."""
+    return _message(exc)
+
+
 # tm.queue.sched_cfg max_priority is a string choice: "LOW", "0".."7", "HIGH"
 # (open-p4studio bf_rt_tm/bf_rt_tm_tf1.json); 0 reads back as "LOW" and "HIGH"
 # is 7 (bf_rt_tm_table_helper_sched.cpp, traffic_mgr_types.h).
