@@ -17,7 +17,7 @@ vector names, without touching the vector files:
 - the index of a register or counter with one cell per port (size
   2**port_id_bits, e.g. untrusted_feedback_drops, BFCC's bp_state).
 
-The PTF modules wrap the BF-Runtime target with it; tests/ptf runs every
+The PTF modules wrap the BF-Runtime target with it; tests/ptf_runner runs every
 vector on the Tofino2 model through it, which catches a port this list misses.
 Also writes the per-chip PTF port files (ports.json, ports_tof2.json).
 """
