@@ -7,6 +7,7 @@ back); 4 switch unreachable; 5 the BF-Runtime client (Intel SDE) is missing.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -25,7 +26,7 @@ from .bfcc.config import PARAM_NAMES
 from .errors import ConfigError, ControllerError
 from .pmqecn import app as pmqecn_app
 from .programs import PROGRAMS, App, get_program
-from .state import default_state_path, load_state, save_state
+from .state import default_state_path, load_state, save_state, state_lock
 from .supervisor import Supervisor
 from .targets import open_switch
 
@@ -39,12 +40,19 @@ class Context:
         self.program = get_program(program)
         self.config_path = config
         self.state_path = state or default_state_path(program)
+        self._held = contextlib.ExitStack()
+
+    def close(self) -> None:
+        self._held.close()
 
     @property
     def is_model(self) -> bool:
         return self.target == "model"
 
     def open_app(self) -> App:
+        if self.is_model:
+            # Held until the command ends, so its read and its save are one step.
+            self._held.enter_context(state_lock(self.state_path))
         saved = load_state(self.state_path) if self.is_model and self.config_path is None else None
         if saved is not None and saved.get("program", self.program.name) == self.program.name:
             cfg: Any = self.program.parse_config(saved["config"], str(self.state_path))
@@ -146,6 +154,7 @@ def cli(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s"
     )
     ctx.obj = Context(target, program, config_path, state_path)
+    ctx.call_on_close(ctx.obj.close)
 
 
 @cli.command(help="Show the program's state as read back from the switch.")
