@@ -13,6 +13,7 @@ the switch to themselves, or a different --client-id if only the id clashes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
@@ -31,7 +32,7 @@ from .bfcc.config import PARAM_NAMES
 from .errors import ConfigError, ControllerError
 from .pmqecn import app as pmqecn_app
 from .programs import PROGRAMS, App, get_program
-from .state import default_state_path, load_state, save_state
+from .state import default_state_path, load_state, save_state, state_lock
 from .supervisor import Supervisor
 from .sync import holds_state, sync_with_switch
 from .targets import open_switch
@@ -54,14 +55,13 @@ class Context:
         self.config_path = config
         self.state_path = state or default_state_path(program)
         self.client_id = client_id
-        self.opened: list[Any] = []
+        # The state-file lock and every switch session the command opened,
+        # released when it ends: a BF-Runtime client id and bind are free for
+        # the next writer at once, not when the process is reaped.
+        self._held = contextlib.ExitStack()
 
     def close(self) -> None:
-        """Release every session the command opened: its client id and its bind
-        are free for the next writer at once, not when the process is reaped."""
-        for switch in self.opened:
-            switch.close()
-        self.opened.clear()
+        self._held.close()
 
     @property
     def is_model(self) -> bool:
@@ -70,6 +70,9 @@ class Context:
     def open_app(self, read_only: bool = False, sync: bool = False) -> App:
         """`sync`: a one-shot command on a switch starts from the live values it
         holds and re-pushes everything if it lost the program's state (sync.py)."""
+        if self.is_model:
+            # Held until the command ends, so its read and its save are one step.
+            self._held.enter_context(state_lock(self.state_path))
         saved = load_state(self.state_path) if self.is_model and self.config_path is None else None
         if saved is not None and saved.get("program", self.program.name) == self.program.name:
             cfg: Any = self.program.parse_config(saved["config"], str(self.state_path))
@@ -84,7 +87,7 @@ class Context:
             read_only=read_only,
         )
         switch.connect()
-        self.opened.append(switch)
+        self._held.callback(switch.close)
         app = self.program.make_app(switch, cfg)
         if saved is not None:
             app.restore_live(saved.get("live") or {})

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
+
+from models import strict_yaml
 
 from .errors import ConfigError
 
@@ -34,10 +35,7 @@ def parse_model(model: type[M], raw: Any, source: str = "") -> M:
 
 
 def load_yaml(path: str | Path) -> Any:
-    path = Path(path)
     try:
-        return yaml.safe_load(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(str(path), "no such file") from None
-    except yaml.YAMLError as exc:
-        raise ConfigError(str(path), f"not valid YAML: {exc}") from None
+        return strict_yaml.load_file(path)
+    except strict_yaml.YamlFileError as exc:
+        raise ConfigError(exc.path, exc.reason) from None

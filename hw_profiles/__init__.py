@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
+from models import strict_yaml
 
 PROFILE_DIR = Path(__file__).resolve().parent
 KNOWN_CHIPS = ("tofino", "tofino2")
@@ -148,9 +148,9 @@ def parse_profile(raw: Any, source: str) -> HwProfile:
 def load_profile_file(path: str | Path) -> HwProfile:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ProfileError(f"{path}: not valid YAML: {exc}") from exc
+        raw = strict_yaml.load_file(path)
+    except strict_yaml.YamlFileError as exc:
+        raise ProfileError(str(exc)) from None
     return parse_profile(raw, str(path))
 
 

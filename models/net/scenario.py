@@ -11,8 +11,9 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from models import strict_yaml
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
@@ -301,9 +302,9 @@ def load_scenario(ref: str | Path) -> Scenario:
         known = ", ".join(sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml")))
         raise ScenarioError(str(ref), "scenario", f"no such file or bundled scenario ({known})")
     try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ScenarioError(str(path), "scenario", f"not valid YAML: {exc}") from None
+        raw = strict_yaml.load_file(path)
+    except strict_yaml.YamlFileError as exc:
+        raise ScenarioError(str(path), "scenario", exc.reason) from None
     return parse_scenario(raw, str(path))
 
 

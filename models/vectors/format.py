@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -21,6 +20,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from models import strict_yaml
 
 from .values import parse_int_value, parse_prefix
 
@@ -317,9 +318,9 @@ def parse_vector_file(raw: Any, source: str) -> VectorFile:
 def load_vector_file(path: str | Path) -> VectorFile:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise VectorFormatError(f"{path}: not valid YAML: {exc}") from None
+        raw = strict_yaml.load_file(path)
+    except strict_yaml.YamlFileError as exc:
+        raise VectorFormatError(str(exc)) from None
     return parse_vector_file(raw, str(path))
 
 

@@ -1,0 +1,116 @@
+"""The model target's state file: one command's read and write are one step,
+a crash mid-write leaves the old state, and a state file that cannot be
+read is an error naming it, never a silent fall-back to the default."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from bfrt_controller.cli import cli
+from bfrt_controller.errors import ConfigError
+from bfrt_controller.state import StateBusy, load_state, save_state, state_lock
+
+
+def invoke(state: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["--state", str(state), *args])
+    return result.exit_code, result.output + (
+        "" if result.exception is None else repr(result.exception)
+    )
+
+
+def _child(state: str, args: list[str], out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    code, text = invoke(Path(state), *args)
+    out.put((args, code, text))
+
+
+def test_twenty_concurrent_commands_keep_every_change_that_succeeded(tmp_path: Path) -> None:
+    state = tmp_path / "state.yaml"
+    assert invoke(state, "status", "--json")[0] == 0
+    writers = [
+        ["set-threshold", "voice=21"],
+        ["set-threshold", "video=42"],
+        ["set-threshold", "bulk=63"],
+        ["set-weight", "voice=7"],
+        ["set-weight", "video=8"],
+        ["set-weight", "bulk=9"],
+    ]
+    readers = [["status", "--json"]] * 14
+    ctx = multiprocessing.get_context("fork")  # the CLI is imported once, children are cheap
+    out = ctx.Queue()
+    procs = [ctx.Process(target=_child, args=(str(state), a, out)) for a in writers + readers]
+    for p in procs:
+        p.start()
+    results = [out.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(timeout=30)
+    for args, code, text in results:
+        assert code == 0, (args, text)  # nobody lost the race: they queued on the lock
+        if args[0] == "status":
+            assert len(json.loads(text)) == 3
+    code, text = invoke(state, "status", "--json")
+    rows = {r["name"]: r for r in json.loads(text)}
+    assert [rows[n]["threshold_cells"] for n in ("voice", "video", "bulk")] == [21, 42, 63]
+    assert [rows[n]["weight"] for n in ("voice", "video", "bulk")] == [7, 8, 9]
+    assert not [p for p in state.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"program: pmqecn\nconfig: {a: 1\n", "not valid YAML"),
+        (b"\xff\xfe\x00binary", "not UTF-8"),
+        (b"program: pmqecn\nconfig: {}\nlive: {}\nextra: 1\n", "unknown key 'extra'"),
+        (b"program: pmqecn\nprogram: bfcc\nconfig: {}\n", "duplicate key 'program'"),
+        (b"- a list\n", "must be a mapping"),
+        (b"program: 7\nconfig: {}\n", "program"),
+        (b"program: pmqecn\nconfig: [1]\n", "config"),
+    ],
+)
+def test_a_corrupt_state_file_is_an_error_naming_it(
+    tmp_path: Path, content: bytes, reason: str
+) -> None:
+    state = tmp_path / "state.yaml"
+    state.write_bytes(content)
+    with pytest.raises(ConfigError, match=reason) as err:
+        load_state(state)
+    assert str(state) in str(err.value)
+    code, out = invoke(state, "set-threshold", "voice=33")
+    assert code != 0 and reason.split()[0] in out
+    assert state.read_bytes() == content  # nothing written over it
+
+
+def test_a_directory_as_state_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_state(tmp_path)
+
+
+def test_an_unwritable_state_location_names_the_file(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")  # a file where the state directory should be: even root cannot
+    with pytest.raises(ConfigError, match=r"not-a-dir/state.yaml.*cannot be written"):
+        save_state(blocker / "state.yaml", "pmqecn", {}, {})
+
+
+def test_save_replaces_atomically_and_leaves_no_temporary(tmp_path: Path) -> None:
+    state = tmp_path / "s" / "state.yaml"
+    save_state(state, "pmqecn", {"a": 1}, {"b": 2})
+    save_state(state, "pmqecn", {"a": 3}, {})
+    assert load_state(state) == {"program": "pmqecn", "config": {"a": 3}, "live": {}}
+    assert sorted(p.name for p in state.parent.iterdir()) == ["state.yaml"]
+
+
+def test_a_held_lock_makes_the_next_command_wait_then_give_up(tmp_path: Path) -> None:
+    state = tmp_path / "state.yaml"
+    with (
+        state_lock(state),
+        pytest.raises(StateBusy, match="held by another tofcc command"),
+        state_lock(state, wait_s=0.1),
+    ):
+        pass
+    with state_lock(state, wait_s=0.1):  # released when the holder is done
+        pass
