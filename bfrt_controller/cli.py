@@ -2,7 +2,13 @@
 
 Exit codes: 0 ok; 1 unexpected error; 2 invalid input (the message names the
 field; nothing was written); 3 the switch refused a write (the batch was rolled
-back); 4 switch unreachable; 5 the BF-Runtime client (Intel SDE) is missing.
+back); 4 switch unreachable; 5 the BF-Runtime client (Intel SDE) is missing;
+6 another client owns the program on the switch.
+
+One writer per program on a BF-Runtime switch: the server lets one client bind
+a program. `status` reads through an unbound client and works while a writer
+(`optimize --interval`, a PTF run) holds the switch; commands that write need
+the switch to themselves, or a different --client-id if only the id clashes.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ from .pmqecn import app as pmqecn_app
 from .programs import PROGRAMS, App, get_program
 from .state import default_state_path, load_state, save_state, state_lock
 from .supervisor import Supervisor
+from .sync import holds_state, sync_with_switch
 from .targets import open_switch
 
 # Wide enough for the demo's tables when output is piped (CI logs, files).
@@ -35,11 +42,22 @@ console = Console(width=None if sys.stdout.isatty() else 140)
 
 
 class Context:
-    def __init__(self, target: str, program: str, config: Path | None, state: Path | None) -> None:
+    def __init__(
+        self,
+        target: str,
+        program: str,
+        config: Path | None,
+        state: Path | None,
+        client_id: int = 0,
+    ) -> None:
         self.target = target
         self.program = get_program(program)
         self.config_path = config
         self.state_path = state or default_state_path(program)
+        self.client_id = client_id
+        # The state-file lock and every switch session the command opened,
+        # released when it ends: a BF-Runtime client id and bind are free for
+        # the next writer at once, not when the process is reaped.
         self._held = contextlib.ExitStack()
 
     def close(self) -> None:
@@ -49,7 +67,9 @@ class Context:
     def is_model(self) -> bool:
         return self.target == "model"
 
-    def open_app(self) -> App:
+    def open_app(self, read_only: bool = False, sync: bool = False) -> App:
+        """`sync`: a one-shot command on a switch starts from the live values it
+        holds and re-pushes everything if it lost the program's state (sync.py)."""
         if self.is_model:
             # Held until the command ends, so its read and its save are one step.
             self._held.enter_context(state_lock(self.state_path))
@@ -59,18 +79,32 @@ class Context:
         else:
             saved = None
             cfg = self.program.load_config(self.config_path or self.program.default_config)
-        switch = open_switch(self.target, self.program.name, load_profile(cfg.chip))
+        switch = open_switch(
+            self.target,
+            self.program.name,
+            load_profile(cfg.chip),
+            client_id=self.client_id,
+            read_only=read_only,
+        )
         switch.connect()
+        self._held.callback(switch.close)
         app = self.program.make_app(switch, cfg)
         if saved is not None:
             app.restore_live(saved.get("live") or {})
         if self.is_model:
             # The model starts empty every command: replay the intended state.
             app.push_all()
+        elif sync:
+            report = sync_with_switch(app)
+            if report.missing:
+                console.print(
+                    f"the switch lacked {report.missing} of the program's table entries "
+                    f"(restarted?): pushed the whole intended state ({report.pushed} writes)"
+                )
         return app
 
-    def pmqecn(self) -> pmqecn_app.PmqecnApp:
-        app = self.open_app()
+    def pmqecn(self, sync: bool = True) -> pmqecn_app.PmqecnApp:
+        app = self.open_app(sync=sync)
         if not isinstance(app, pmqecn_app.PmqecnApp):
             raise ConfigError("--program", f"this command is for pmqecn, not {self.program.name}")
         return app
@@ -84,7 +118,7 @@ class Context:
 
     def bfcc(self) -> bfcc_app.BfccApp:
         self.require("bfcc")
-        app = self.open_app()
+        app = self.open_app(sync=True)
         assert isinstance(app, bfcc_app.BfccApp)
         return app
 
@@ -140,6 +174,13 @@ def _print_changes(changes: list[pmqecn_app.Change], app: pmqecn_app.PmqecnApp) 
 @click.option(
     "--state", "state_path", type=click.Path(path_type=Path), help="model-target state file"
 )
+@click.option(
+    "--client-id",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="BF-Runtime client id (grpc:// only); the server refuses a second client with the same id",
+)
 @click.option("-v", "--verbose", is_flag=True)
 @click.pass_context
 def cli(
@@ -148,12 +189,13 @@ def cli(
     program: str,
     config_path: Path | None,
     state_path: Path | None,
+    client_id: int,
     verbose: bool,
 ) -> None:
     logging.basicConfig(
         level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s"
     )
-    ctx.obj = Context(target, program, config_path, state_path)
+    ctx.obj = Context(target, program, config_path, state_path, client_id)
     ctx.call_on_close(ctx.obj.close)
 
 
@@ -161,7 +203,8 @@ def cli(
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def status(obj: Context, as_json: bool) -> None:
-    app = obj.open_app()
+    # Reads only: an unbound client, so a running controller keeps the switch.
+    app = obj.open_app(read_only=True)
     rows = app.status()
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -282,7 +325,9 @@ def optimize(obj: Context, once: bool, interval: float | None, count: int) -> No
         _print_changes(app.optimize_once(time.monotonic()), app)
         obj.save(app)
         return
-    sup = Supervisor(app)
+    # A health read each cycle: a restarted switch is re-pushed even when the
+    # cycle itself would write nothing.
+    sup = Supervisor(app, probe=lambda: holds_state(app))
     done = 0
     app.sample(time.monotonic())
     while count == 0 or done < count:

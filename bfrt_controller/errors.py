@@ -40,3 +40,9 @@ class SdeMissing(ControllerError):
     """The BF-Runtime backend needs the SDE's bfrt_grpc, which is not installed."""
 
     exit_code = 5
+
+
+class SwitchBusy(ControllerError):
+    """Another client owns the program on the switch (one writer per program)."""
+
+    exit_code = 6

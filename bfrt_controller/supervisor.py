@@ -22,7 +22,14 @@ class App(Protocol):
 
 class Supervisor:
     """Run app operations; on SwitchUnavailable reconnect with exponential
-    backoff, re-push the whole intended state, then retry the operation."""
+    backoff, re-push the whole intended state, then retry the operation.
+
+    A switch can also restart between two operations without the session
+    noticing (a new bf_switchd on the same address answers the next RPC with
+    empty tables). `probe`, run before each operation, says whether the switch
+    still holds the program's state (e.g. sync.holds_state: one entry read);
+    when it does not, the intended state is pushed first, so a cycle that
+    would write nothing still repairs a restarted switch."""
 
     def __init__(
         self,
@@ -31,8 +38,11 @@ class Supervisor:
         max_delay_s: float = 30.0,
         max_attempts: int = 0,
         sleep: Callable[[float], None] = time.sleep,
+        probe: Callable[[], bool] | None = None,
     ) -> None:
         self.app = app
+        self.probe = probe
+        self.restarts_detected = 0
         self.first_delay_s = first_delay_s
         self.max_delay_s = max_delay_s
         self.max_attempts = max_attempts  # 0: keep trying
@@ -60,6 +70,10 @@ class Supervisor:
     def run(self, op: Callable[[], T]) -> T:
         while True:
             try:
+                if self.probe is not None and not self.probe():
+                    self.restarts_detected += 1
+                    log.warning("the switch lost the program's state (restarted?); re-pushing")
+                    self.app.push_all()
                 return op()
             except SwitchUnavailable as exc:
                 log.warning("lost the switch: %s", exc)

@@ -8,7 +8,11 @@ from .errors import ConfigError
 from .switch import Switch
 
 
-def open_switch(target: str, program: str, profile: HwProfile) -> Switch:
+def open_switch(
+    target: str, program: str, profile: HwProfile, client_id: int = 0, read_only: bool = False
+) -> Switch:
+    """`client_id` and `read_only` matter to BF-Runtime only (see BfrtSwitch):
+    one writer binds the program; read-only commands use an unbound client."""
     if target == "model":
         from .backends.model import ModelSwitch
 
@@ -20,5 +24,7 @@ def open_switch(target: str, program: str, profile: HwProfile) -> Switch:
             raise ConfigError("--target", f"expected grpc://HOST:PORT, got {target!r}")
         from .backends.bfrt import BfrtSwitch
 
-        return BfrtSwitch(program, profile, address=address)
+        return BfrtSwitch(
+            program, profile, address=address, client_id=client_id, read_only=read_only
+        )
     raise ConfigError("--target", f"expected 'model' or grpc://HOST:PORT, got {target!r}")

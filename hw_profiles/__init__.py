@@ -46,6 +46,8 @@ class HwProfile:
     recirculation_ports: tuple[int, ...]
     pktgen_ports: tuple[int, ...]
     max_port_gbps: int
+    front_panel_port_min: int  # first front-panel device port of pipe 0
+    cpu_eth_ports: tuple[int, ...]
 
     @property
     def max_queue_id(self) -> int:
@@ -72,11 +74,25 @@ class HwProfile:
     def cells_to_bytes(self, cells: int) -> int:
         return cells * self.cell_bytes
 
+    def front_panel_port(self, n: int) -> int:
+        """The device port of the n-th front-panel port of pipe 0 (n from 0).
+
+        Test vectors number ports this way, so the same file runs on both chips:
+        port 1 is device port 1 on Tofino and 9 on Tofino2."""
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"front-panel port index must be a non-negative integer, got {n!r}")
+        port = self.front_panel_port_min + n
+        if port > self.max_port:
+            raise ValueError(f"front-panel port {n} is device port {port}, beyond {self.max_port}")
+        return port
+
     def valid_mirror_session(self, sid: int) -> bool:
         return self.mirror_session_min <= sid <= self.mirror_session_max
 
 
-_INT_LIST_KEYS = {"recirculation_ports", "pktgen_ports"}
+_INT_LIST_KEYS = {"recirculation_ports", "pktgen_ports", "cpu_eth_ports"}
+# Integers where 0 is a real value (a port number), not a missing size.
+_ZERO_OK_KEYS = {"front_panel_port_min"}
 _STR_KEYS = {"chip", "p4_target", "p4_arch"}
 
 
@@ -111,7 +127,7 @@ def parse_profile(raw: Any, source: str) -> HwProfile:
                 raise ProfileError(
                     f"{source}: key '{key}' must be an integer, got {type(value).__name__}"
                 )
-            if value <= 0:
+            if value < 0 or (value == 0 and key not in _ZERO_OK_KEYS):
                 raise ProfileError(f"{source}: key '{key}' must be positive, got {value}")
         values[key] = value
     profile = HwProfile(**values)

@@ -183,6 +183,26 @@ class BuildResult:
     resources: Resources | None = None
 
 
+def conf_problem(outdir: Path, program: str) -> str | None:
+    """bf_switchd (--conf-file) and tofino-model (--p4-target-config) load the
+    program from the <program>.conf that p4c-gen-conf writes into the output
+    directory (p4c backends/tofino/scripts/p4c-gen-conf); it stays there, and
+    the files it names (absolute, as -o is) must exist."""
+    conf = outdir / f"{program}.conf"
+    if not conf.exists():
+        return f"no {conf.name} was written (bf_switchd and tofino-model need it)"
+    try:
+        data = json.loads(conf.read_text())
+        progs = [p for d in data["p4_devices"] for p in d["p4_programs"]]
+        named = [p.get("bfrt-config") for p in progs] + [
+            pipe.get(k) for p in progs for pipe in p["p4_pipelines"] for k in ("context", "config")
+        ]
+    except (ValueError, KeyError, TypeError) as exc:
+        return f"{conf.name} is not a BF-RT conf: {exc!r}"
+    absent = [n for n in named if n and Path(n).is_absolute() and not Path(n).exists()]
+    return f"{conf.name} names files that do not exist: {', '.join(absent)}" if absent else None
+
+
 def build_one(
     compiler: str, program: str, target: str, production: bool, spare_stages: int
 ) -> BuildResult:
@@ -236,6 +256,10 @@ def build_one(
     missing = sorted(n for n in wanted if not any(b.endswith(n) for b in bfrt_names(bfrt)))
     if missing:
         result.message = f"bf-rt.json lacks names the model uses: {', '.join(missing)}"
+        return result
+    problem = conf_problem(outdir, program)
+    if problem:
+        result.message = f"compiled but {problem}"
         return result
     if resources is None:
         result.message = f"compiled in {seconds:.0f}s but no stage count could be read"

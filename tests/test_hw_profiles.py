@@ -23,8 +23,24 @@ def test_chip_facts_differ_where_the_chips_do() -> None:
     assert (t1.cell_bytes, t2.cell_bytes) == (80, 176)
     assert (t1.max_queue_id, t2.max_queue_id) == (31, 127)
     assert (t1.max_timedelta_ns, t2.max_timedelta_ns) == (2**18 - 1, 2**32 - 1)
-    assert t1.valid_mirror_session(1023) and not t2.valid_mirror_session(1023)
+    # The driver's normal-session maxima (pipe_mgr_get_max_mirror_sessions):
+    # Tofino keeps 1016..1023 for coalescing sessions.
+    assert t1.valid_mirror_session(1015) and not t1.valid_mirror_session(1016)
+    assert t2.valid_mirror_session(255) and not t2.valid_mirror_session(256)
     assert not t1.valid_mirror_session(0)
+
+
+def test_front_panel_ports_start_where_the_chip_puts_them() -> None:
+    t1, t2 = load_profile("tofino"), load_profile("tofino2")
+    # Tofino2 pipe 0: 0 PCIe, 2-5 CPU Ethernet, front panel from 8.
+    assert [t2.front_panel_port(n) for n in range(3)] == [8, 9, 10]
+    assert [t1.front_panel_port(n) for n in range(3)] == [0, 1, 2]
+    for p in (t1, t2):
+        panel = {p.front_panel_port(n) for n in range(8)}
+        assert not panel & set(p.cpu_eth_ports)
+        assert not panel & set(p.recirculation_ports)
+    with pytest.raises(ValueError, match="non-negative"):
+        t2.front_panel_port(-1)
 
 
 def _write(tmp_path: Path, mutate) -> Path:  # type: ignore[no-untyped-def]

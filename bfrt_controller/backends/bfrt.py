@@ -10,7 +10,12 @@ though BF-Runtime is only atomic within one call to one table:
    mirror session and TM queue the batch touches is read;
 3. apply: consecutive writes to the same table (same call, same pipe) go as
    one batched call with ROLLBACK_ON_ERROR, so the switch undoes a refused
-   call itself;
+   call itself. Two kinds cannot: the server runs ROLLBACK_ON_ERROR as a
+   pipe_mgr transaction, in which `bf_mirror_session_set`/`_reset` return
+   PIPE_TXN_NOT_SUPPORTED (open-p4studio bf_pipe_mgr_mirror_buffer.c
+   api_setup), and the TM tables do not take part in it at all (an aborted
+   call keeps its TM updates). `$mirror.cfg` and TM writes therefore go one
+   update per call without atomicity, and step 4 undoes them;
 4. undo: if a call is refused, every earlier call is reverted from the
    snapshot (inserted entries deleted, deleted ones re-added, modified ones,
    default entries, registers and TM weights put back), newest first.
@@ -38,7 +43,7 @@ from hw_profiles import HwProfile
 from models.switch.core import Match, P4ModelError, Table
 from models.switch.registry import make_model
 
-from ..errors import ControllerError, SdeMissing, SwitchUnavailable, WriteError
+from ..errors import ControllerError, SdeMissing, SwitchBusy, SwitchUnavailable, WriteError
 from ..switch import (
     MAX_TM_PRIORITY,
     TM_QUEUE_FIELDS,
@@ -119,7 +124,52 @@ def _message(exc: BaseException) -> str:
     # str(KeyError) quotes its argument; the argument is the message.
     if isinstance(exc, KeyError) and exc.args:
         return str(exc.args[0])
+    subs = getattr(exc, "errors", None) or []
+    if subs:
+        return "; ".join(
+            f"update {i}: {getattr(e, 'message', '') or e}" for i, e in subs if e is not None
+        )
+    # The client's exceptions print only per-update errors (or gRPC's debug
+    # string): without them, the status code and details are the message.
+    rpc = getattr(exc, "grpc_error", None)
+    if rpc is not None and hasattr(rpc, "code"):
+        code = rpc.code()
+        details = rpc.details() if hasattr(rpc, "details") else ""
+        return f"{getattr(code, 'name', code)}: {details}" if details else str(code)
     return str(exc) or type(exc).__name__
+
+
+def rpc_error_message(exc: BaseException) -> str:
+    """A client exception as text: per-update errors, else the gRPC status."""
+    return _message(exc)
+
+
+# tm.queue.sched_cfg max_priority is a string choice: "LOW", "0".."7", "HIGH"
+# (open-p4studio bf_rt_tm/bf_rt_tm_tf1.json); 0 reads back as "LOW" and "HIGH"
+# is 7 (bf_rt_tm_table_helper_sched.cpp, traffic_mgr_types.h).
+_TM_PRIORITY_NAMES = {"LOW": 0, "HIGH": MAX_TM_PRIORITY}
+
+
+def tm_priority_to_switch(priority: int) -> str:
+    return str(priority)
+
+
+def tm_priority_from_switch(value: Any) -> int:
+    text = str(value)
+    if text in _TM_PRIORITY_NAMES:
+        return _TM_PRIORITY_NAMES[text]
+    try:
+        return int(text)
+    except ValueError:
+        raise ControllerError(f"tm.queue.sched_cfg: unknown max_priority {value!r}") from None
+
+
+def _tm_to_switch(fields: Mapping[str, int]) -> dict[str, Any]:
+    return {f: tm_priority_to_switch(v) if f == "max_priority" else v for f, v in fields.items()}
+
+
+def _tm_from_switch(name: str, value: Any) -> int:
+    return tm_priority_from_switch(value) if name == "max_priority" else int(value)
 
 
 SlotKind = Literal["entry", "default", "register", "tm"]
@@ -136,6 +186,7 @@ class _Slot:
     action: str | None = None  # action of `prior` (entries and default entries)
     prior: Any = None  # entry: {field: value} or None if absent; register: per-pipe list
     present: bool = False  # entries: exists on the switch before the batch
+    fields: set[str] = field(default_factory=set)  # tm: the fields the batch writes
 
 
 @dataclass
@@ -153,6 +204,12 @@ class _Op:
     call: str = ""  # the _Table method, chosen once the prior state is known
     present_after: bool = False
     tm: tuple[int, int] | None = None  # (port, queue) until the key is resolved
+    tm_fields: tuple[str, ...] = ()
+
+    @property
+    def alone(self) -> bool:
+        """Writes outside transactions: one update per call (see the module doc)."""
+        return self.table == MIRROR_TABLE or self.intent == "tm"
 
 
 @dataclass
@@ -173,6 +230,13 @@ class BfrtSwitch(Switch):
     class leaves through several pipes; a cell only one pipe touches reads as
     that pipe's value. read_register_pipes returns every pipe's value. Writes
     go to all pipes. Counters are read summed over pipes, as BF-Runtime does.
+
+    One writer per program: the server lets one client bind a program
+    (bf_rt_server_mgr.cpp forwardingConfigBind: ALREADY_EXISTS for a second)
+    and refuses a second subscription with a client id in use. A writer binds
+    with its `client_id`; `read_only=True` opens an independent client
+    (perform_subscribe=False) that binds nothing and names the program in
+    each read, so `tofcc status` works while a controller holds the switch.
     """
 
     def __init__(
@@ -182,10 +246,16 @@ class BfrtSwitch(Switch):
         address: str = "localhost:50052",
         device_id: int = 0,
         client_module: Any = None,
+        client_id: int = 0,
+        read_only: bool = False,
     ) -> None:
         super().__init__(program, profile)
+        if isinstance(client_id, bool) or not isinstance(client_id, int) or client_id < 0:
+            raise ControllerError(f"client id must be a non-negative integer, got {client_id!r}")
         self.address = address
         self.device_id = device_id
+        self.client_id = client_id
+        self.read_only = read_only
         self.gc: Any = client_module if client_module is not None else load_bfrt_client()
         # Declarations only (names, widths, sizes): the switch holds the state.
         self.model = make_model(program, profile)
@@ -195,20 +265,36 @@ class BfrtSwitch(Switch):
 
     # -- session -------------------------------------------------------------
     def connect(self) -> None:
-        # A stale session would keep client_id 0 taken on the server.
+        # A stale session would keep our client id taken on the server.
         self.close()
         try:
-            client = self.gc.ClientInterface(self.address, client_id=0, device_id=self.device_id)
+            client = self.gc.ClientInterface(
+                self.address,
+                client_id=self.client_id,
+                device_id=self.device_id,
+                perform_subscribe=not self.read_only,
+            )
         except Exception as exc:
+            # The server refuses a subscription whose client id is in use; the
+            # client reports any failed subscription as RuntimeError.
             raise SwitchUnavailable(
-                f"cannot reach BF-Runtime at {self.address} (device {self.device_id}): "
-                f"{_message(exc)}"
+                f"cannot subscribe to BF-Runtime at {self.address} (device {self.device_id}) "
+                f"as client id {self.client_id}: {_message(exc)} (another client may hold "
+                "this id: give a different --client-id)"
             ) from exc
         try:
             info = client.bfrt_info_get(self.program)
-            client.bind_pipeline_config(self.program)
+            if not self.read_only:
+                client.bind_pipeline_config(self.program)
         except Exception as exc:
             self._tear_down(client)
+            code = getattr(getattr(exc, "grpc_error", None), "code", lambda: None)()
+            if getattr(code, "name", None) == "ALREADY_EXISTS":
+                raise SwitchBusy(
+                    f"program '{self.program}' at {self.address} is bound by another client "
+                    f"({_message(exc)}); one writer per program: stop it, or use a read-only "
+                    "command (tofcc status)"
+                ) from exc
             raise SwitchUnavailable(
                 f"BF-Runtime at {self.address} cannot bind program '{self.program}': "
                 f"{_message(exc)}"
@@ -223,8 +309,17 @@ class BfrtSwitch(Switch):
     @staticmethod
     def _tear_down(client: Any) -> None:
         # The session may already be dead; there is nothing left to release then.
+        # An independent client has no stream, only its channel.
+        if getattr(client, "is_independent", False):
+            with contextlib.suppress(Exception):
+                client.channel.close()
+            return
         with contextlib.suppress(Exception):
             client.tear_down_stream()
+
+    def _read_args(self) -> dict[str, Any]:
+        # An independent client is not bound: every read names the program.
+        return {"p4_name": self.program} if self.read_only else {}
 
     def _bfrt(self) -> Any:
         if self._info is None:
@@ -272,7 +367,8 @@ class BfrtSwitch(Switch):
         t = self._bfrt().table_get(table)
 
         def read() -> Any:
-            for item in t.entry_get(self._target(pipe), [key], {"from_hw": from_hw}):
+            flags = {"from_hw": from_hw}
+            for item in t.entry_get(self._target(pipe), [key], flags, **self._read_args()):
                 return item[0]
             return None
 
@@ -289,7 +385,7 @@ class BfrtSwitch(Switch):
         t = self._bfrt().table_get(table)
 
         def read() -> Any:
-            for item in t.default_entry_get(self._target()):
+            for item in t.default_entry_get(self._target(), **self._read_args()):
                 return item[0]
             return None
 
@@ -418,7 +514,8 @@ class BfrtSwitch(Switch):
         ):
             raise P4ModelError(f"{sched}: max_priority {w.max_priority} invalid")
         op = _Op(i, w.describe(), sched, "tm", None, pipe=w.port >> 7, tm=(w.port, w.queue))
-        op.data = self._make_data(sched, w.fields(), None)
+        op.tm_fields = tuple(w.fields())
+        op.data = self._make_data(sched, _tm_to_switch(w.fields()), None)
         # The (pg_id, pg_queue) key needs a read of tm.port.cfg: step 2.
         return op, None
 
@@ -466,7 +563,10 @@ class BfrtSwitch(Switch):
             if data is None:
                 raise ControllerError(f"{slot.table}: TM queue vanished")
             d = data.to_dict()
-            slot.prior = {f: int(d[f]) for f in TM_QUEUE_FIELDS if f in d}
+            # Only what the batch writes: undo must not touch the other fields.
+            slot.prior = {
+                f: _tm_from_switch(f, d[f]) for f in TM_QUEUE_FIELDS if f in slot.fields and f in d
+            }
 
     def _action_values(self, table: str, action: str | None, d: Mapping[str, Any]) -> dict:
         """The fields to write back for `action`: its parameters, or the mirror fields."""
@@ -510,16 +610,21 @@ class BfrtSwitch(Switch):
                 g is None
                 or (g.table, g.call, g.pipe) != (op.table, op.call, op.pipe)
                 or op.call == "default_entry_set"
+                or op.alone
             ):
                 g = _Group(op.table, op.call, op.pipe)
                 groups.append(g)
             g.ops.append(op)
         return groups
 
+    def _atomicity(self, table: str, tm: bool = False) -> int:
+        wr = self.gc.bfruntime_pb2.WriteRequest
+        return wr.CONTINUE_ON_ERROR if table == MIRROR_TABLE or tm else wr.ROLLBACK_ON_ERROR
+
     def _send(self, g: _Group) -> None:
         t = self._bfrt().table_get(g.table)
         target = self._target(g.pipe)
-        atomic = self.gc.bfruntime_pb2.WriteRequest.ROLLBACK_ON_ERROR
+        atomic = self._atomicity(g.table, any(op.intent == "tm" for op in g.ops))
         keys = [op.key for op in g.ops]
         if g.call == "default_entry_set":
             self._rpc(functools.partial(t.default_entry_set, target, g.ops[0].data))
@@ -533,6 +638,11 @@ class BfrtSwitch(Switch):
     def write(self, writes: Sequence[Write]) -> None:
         if not writes:
             return
+        if self.read_only:
+            raise ControllerError(
+                f"{self.description} is a read-only client (not bound to the program); "
+                "writes need the program's one writer"
+            )
         self._bfrt()
         ops: list[_Op] = []
         slots: dict[Hashable, _Slot] = {}
@@ -556,7 +666,8 @@ class BfrtSwitch(Switch):
                 except (ControllerError, KeyError, ValueError, TypeError, AssertionError) as exc:
                     raise WriteError(op.index, op.what, _message(exc)) from None
                 op.slot_id = ("tm", op.pipe, pg)
-                slots.setdefault(op.slot_id, _Slot("tm", op.table, op.pipe, key=op.key))
+                slot = slots.setdefault(op.slot_id, _Slot("tm", op.table, op.pipe, key=op.key))
+                slot.fields.update(op.tm_fields)
         for slot in slots.values():
             self._read_prior(slot)
         self._choose_calls(ops, slots)
@@ -608,7 +719,7 @@ class BfrtSwitch(Switch):
 
     def _restore(self, slot: _Slot, exists_now: bool) -> None:
         t = self._bfrt().table_get(slot.table)
-        atomic = self.gc.bfruntime_pb2.WriteRequest.ROLLBACK_ON_ERROR
+        atomic = self._atomicity(slot.table, slot.kind == "tm")
         if slot.kind == "default":
             data = self._make_data(slot.table, slot.prior, slot.action)
             self._rpc(functools.partial(t.default_entry_set, self._target(), data))
@@ -634,7 +745,7 @@ class BfrtSwitch(Switch):
                 )
                 self._rpc(mod)
         else:
-            data = self._make_data(slot.table, slot.prior, None)
+            data = self._make_data(slot.table, _tm_to_switch(slot.prior), None)
             target = self._target(slot.pipe)
             self._rpc(functools.partial(t.entry_mod, target, [slot.key], [data], atomicity=atomic))
 
@@ -695,7 +806,7 @@ class BfrtSwitch(Switch):
         data = self._get(f"{self.tm_prefix}.tm.queue.sched_cfg", key, pipe)
         if data is None:
             raise ControllerError(f"tm.queue.sched_cfg: port {port} queue {queue} not returned")
-        return int(data.to_dict()[name])
+        return _tm_from_switch(name, data.to_dict()[name])
 
     def read_tm_weight(self, port: int, queue: int) -> int:
         return self._tm_queue_field(port, queue, "dwrr_weight")

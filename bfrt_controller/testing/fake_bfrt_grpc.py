@@ -11,7 +11,29 @@ client side in make_key/make_data (KeyError/ValueError, as the real client);
 values are checked by the "server" on write (INVALID_ARGUMENT naming the
 field); one write call honours ROLLBACK_ON_ERROR; entry_get is a lazy
 generator; registers read one value per pipe, counters the sum over pipes;
-TM tables take a single-pipe target. Not modelled: ids, protobuf encoding,
+TM tables take a single-pipe target.
+
+Read from open-p4studio (pkgsrc/bf-drivers) and modelled here:
+- ROLLBACK_ON_ERROR is a pipe_mgr transaction (proto/bf_rt_server_impl.cpp
+  Write: session->beginTransaction); `bf_mirror_session_set`/`_reset` return
+  PIPE_TXN_NOT_SUPPORTED inside one (pipe_mgr/bf_pipe_mgr_mirror_buffer.c
+  api_setup), which the server reports as UNIMPLEMENTED. TM tables do not
+  take part in transactions: an aborted call leaves its applied TM updates.
+- `$mirror.cfg` (bf_rt_mirror/bf_rt_mirror_table_impl.cpp): add on an existing
+  session, modify or delete of an absent one are BF_INVALID_ARG; sid 0 is
+  reserved (INVALID_ARGUMENT); a sid above the normal-session maximum is
+  PIPE_OBJ_NOT_FOUND.
+- `tm.queue.sched_cfg` `max_priority` is a string choice LOW, 0..7, HIGH
+  (bf_rt_tm/bf_rt_tm_tf1.json); priority 0 reads back as "LOW"
+  (bf_rt_tm_table_helper_sched.cpp prio_to_str). The client sends a DataTuple
+  `val` through six.ensure_binary, so an int for a string field raises
+  TypeError before anything is sent (bfruntime_grpc_client/python/client.py).
+- Clients (proto/bf_rt_server_mgr.cpp): a second subscription with a client id
+  in use fails; a second client binding a program another client owns gets
+  ALREADY_EXISTS; an independent client (perform_subscribe=False) binds
+  nothing and names the program in each read/write (p4_name).
+
+Not modelled: ids, protobuf encoding,
 annotations, idle timeouts, action profiles, learn/digest, most TM fields.
 Stricter than a switch in one place: a MAT write must give every parameter
 of its action.
@@ -36,8 +58,11 @@ CONTINUE_ON_ERROR = 0
 ROLLBACK_ON_ERROR = 1
 # The same power-on weight the model backend reports.
 DEFAULT_DWRR_WEIGHT = 1
-# Power-on scheduling of every queue: equal weights, one priority level.
-DEFAULT_TM_QUEUE = {"dwrr_weight": DEFAULT_DWRR_WEIGHT, "max_priority": 0}
+# tm.queue.sched_cfg priorities as bf_rt_tm_tf1.json declares them.
+TM_PRIORITY_CHOICES = ("LOW", "0", "1", "2", "3", "4", "5", "6", "7", "HIGH")
+# Power-on scheduling of every queue: equal weights, lowest priority. The
+# driver stores priorities as numbers and reads 0 back as "LOW".
+DEFAULT_TM_QUEUE: dict[str, Any] = {"dwrr_weight": DEFAULT_DWRR_WEIGHT, "max_priority": 0}
 # Same limit the model enforces for `$max_pkt_len`.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 
@@ -97,11 +122,8 @@ class BfruntimeRpcException(Exception):
         return self.errors
 
     def __str__(self) -> str:
-        if not self.errors:
-            return str(self.grpc_error)
-        return "; ".join(
-            f"update {i}: {StatusCode(e.canonical_code).name}: {e.message}" for i, e in self.errors
-        )
+        # Exception() with no args, as in client.py: the text is empty.
+        return ""
 
 
 class BfruntimeReadWriteRpcException(BfruntimeRpcException):
@@ -111,12 +133,28 @@ class BfruntimeReadWriteRpcException(BfruntimeRpcException):
         if grpc_error.code() is StatusCode.UNKNOWN:
             self.errors = list(grpc_error.errors)
 
+    def __str__(self) -> str:
+        # client.py's text: only the per-update errors, so a status without
+        # them (NOT_FOUND, UNAVAILABLE, ...) prints as a bare "Error(s):".
+        message = "Error(s):\n"
+        for idx, e in self.errors:
+            code = StatusCode(e.canonical_code).name
+            message += f"\t* At index {idx}: {code}, '{e.message}'\n"
+        return message
 
-class BfruntimeForwardingRpcException(BfruntimeRpcException):
+
+class _StatusOnly(BfruntimeRpcException):
+    def __str__(self) -> str:
+        # client.py prints the code and gRPC's debug string, not the details.
+        code = self.grpc_error.code()
+        return f"Error: StatusCode.{code.name} : {{grpc_status:{code.value}}}"
+
+
+class BfruntimeForwardingRpcException(_StatusOnly):
     pass
 
 
-class BfruntimeSubscribeRpcException(BfruntimeRpcException):
+class BfruntimeSubscribeRpcException(_StatusOnly):
     pass
 
 
@@ -313,7 +351,10 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
             f"{tf}.tm.queue.sched_cfg",
             "tm_sched",
             {"pg_id": KeySpec("pg_id", 8, "Exact"), "pg_queue": KeySpec("pg_queue", 8, "Exact")},
-            fields=_int_fields(("dwrr_weight", 16), ("max_priority", 3)),
+            fields={
+                "dwrr_weight": FieldSpec("dwrr_weight", 16),
+                "max_priority": FieldSpec("max_priority", type="str", choices=TM_PRIORITY_CHOICES),
+            },
         )
     )
     return specs
@@ -428,11 +469,22 @@ class FakeTable:
     ) -> _Data:
         return _Data(self, list(data_field_list_in or []), action_name, get)
 
-    def _write(self, op: str, target: Target, keys: Any, datas: Any, atomicity: int) -> None:
+    def _write(
+        self, op: str, target: Target, keys: Any, datas: Any, atomicity: int, p4_name: str | None
+    ) -> None:
         keys = list(keys) if keys else [None]
         datas = list(datas) if datas else [None] * len(keys)
+        for d in datas:
+            if d is not None:
+                _encode_check(self.spec, d)
         self._switch.write(
-            self._client, self.spec, target, op, list(zip(keys, datas, strict=True)), atomicity
+            self._client,
+            self.spec,
+            target,
+            op,
+            list(zip(keys, datas, strict=True)),
+            atomicity,
+            p4_name,
         )
 
     def entry_add(
@@ -441,9 +493,10 @@ class FakeTable:
         key_list: Any = None,
         data_list: Any = None,
         atomicity: int = 0,
+        p4_name: str | None = None,
         **_: Any,
     ) -> None:
-        self._write("INSERT", target, key_list, data_list, atomicity)
+        self._write("INSERT", target, key_list, data_list, atomicity, p4_name)
 
     def entry_mod(
         self,
@@ -451,9 +504,10 @@ class FakeTable:
         key_list: Any = None,
         data_list: Any = None,
         atomicity: int = 0,
+        p4_name: str | None = None,
         **_: Any,
     ) -> None:
-        self._write("MODIFY", target, key_list, data_list, atomicity)
+        self._write("MODIFY", target, key_list, data_list, atomicity, p4_name)
 
     def entry_add_or_mod(
         self,
@@ -461,29 +515,63 @@ class FakeTable:
         key_list: Any = None,
         data_list: Any = None,
         atomicity: int = 0,
+        p4_name: str | None = None,
         **_: Any,
     ) -> None:
-        self._write("INSERT_OR_MODIFY", target, key_list, data_list, atomicity)
+        self._write("INSERT_OR_MODIFY", target, key_list, data_list, atomicity, p4_name)
 
-    def entry_del(self, target: Target, key_list: Any = None, atomicity: int = 0, **_: Any) -> None:
-        self._write("DELETE", target, key_list, None, atomicity)
+    def entry_del(
+        self,
+        target: Target,
+        key_list: Any = None,
+        atomicity: int = 0,
+        p4_name: str | None = None,
+        **_: Any,
+    ) -> None:
+        self._write("DELETE", target, key_list, None, atomicity, p4_name)
 
-    def default_entry_set(self, target: Target, data: _Data, **_: Any) -> None:
+    def default_entry_set(
+        self, target: Target, data: _Data, p4_name: str | None = None, **_: Any
+    ) -> None:
+        _encode_check(self.spec, data)
         data.is_default_entry = True
-        self._switch.write(self._client, self.spec, target, "DEFAULT_SET", [(None, data)], 0)
+        self._switch.write(
+            self._client, self.spec, target, "DEFAULT_SET", [(None, data)], 0, p4_name
+        )
 
-    def default_entry_reset(self, target: Target, **_: Any) -> None:
-        self._switch.write(self._client, self.spec, target, "DEFAULT_RESET", [(None, None)], 0)
+    def default_entry_reset(self, target: Target, p4_name: str | None = None, **_: Any) -> None:
+        self._switch.write(
+            self._client, self.spec, target, "DEFAULT_RESET", [(None, None)], 0, p4_name
+        )
 
     def entry_get(
-        self, target: Target, key_list: Any = None, flags: Any = None, **_: Any
+        self,
+        target: Target,
+        key_list: Any = None,
+        flags: Any = None,
+        p4_name: str | None = None,
+        **_: Any,
     ) -> Iterator[tuple[_Data, _Key | None]]:
-        return self._switch.read(self._client, self, target, key_list, default=False)
+        return self._switch.read(self._client, self, target, key_list, False, p4_name)
 
     def default_entry_get(
-        self, target: Target, flags: Any = None, **_: Any
+        self, target: Target, flags: Any = None, p4_name: str | None = None, **_: Any
     ) -> Iterator[tuple[_Data, _Key | None]]:
-        return self._switch.read(self._client, self, target, None, default=True)
+        return self._switch.read(self._client, self, target, None, True, p4_name)
+
+
+def _encode_check(spec: TableSpec, data: _Data) -> None:
+    """What the real client's request building refuses (client.py
+    _set_table_data): a `val` goes out as bytes through six.ensure_binary, which
+    raises TypeError for an int - e.g. an int for a string field. (make_data
+    has already turned the vals of integer fields into bytes.)"""
+    for f in data.field_dict.values():
+        if f.val is not None and not isinstance(f.val, bytes | bytearray | str):
+            fs = spec.fields.get(f.name) or next(
+                (a[f.name] for a in spec.actions.values() if f.name in a), None
+            )
+            if fs is not None and fs.type != "int":
+                raise TypeError(f"not expecting type '{type(f.val)}'")
 
 
 class FakeBfrtInfo:
@@ -503,16 +591,35 @@ class FakeBfrtInfo:
 
 
 class FakeClient:
-    """ClientInterface: one subscribed session with the fake switch."""
+    """ClientInterface: a subscribed session with the fake switch, or (with
+    perform_subscribe=False) an independent client that binds nothing."""
 
-    def __init__(self, switch: FakeSwitch, grpc_addr: str, client_id: int, device_id: int) -> None:
+    def __init__(
+        self,
+        switch: FakeSwitch,
+        grpc_addr: str,
+        client_id: int,
+        device_id: int,
+        perform_subscribe: bool = True,
+    ) -> None:
         self.client_id = client_id
         self.device_id = device_id
         self.closed = False
+        self.is_independent = not perform_subscribe
         # The real client's stream thread parks stream errors here.
         self.exception_q: queue.Queue[Exception] = queue.Queue()
         self._switch = switch
-        self.generation = switch.subscribe(self, grpc_addr, device_id)
+        self.channel = SimpleNamespace(close=self._close_channel)
+        if perform_subscribe:
+            self.generation = switch.subscribe(self, grpc_addr, device_id)
+        else:
+            # No RPC yet: an independent client's channel connects on first use.
+            if grpc_addr != switch.address:
+                raise RuntimeError(f"no server at {grpc_addr}")
+            self.generation = switch.generation
+
+    def _close_channel(self) -> None:
+        self.closed = True
 
     def bfrt_info_get(self, p4_name: str | None = None) -> FakeBfrtInfo:
         self._switch.check_alive(self, BfruntimeForwardingRpcException)
@@ -522,13 +629,31 @@ class FakeClient:
 
     def bind_pipeline_config(self, p4_name: str) -> None:
         self._switch.check_alive(self, BfruntimeForwardingRpcException)
+        if self.is_independent or self.client_id not in self._switch.clients:
+            # forwardingConfigBind: BF_NOT_READY "Unknown client" -> UNAVAILABLE
+            raise BfruntimeForwardingRpcException(
+                FakeRpcError(StatusCode.UNAVAILABLE, f"Unknown client. Client_id:{self.client_id}")
+            )
         if p4_name != self._switch.program:
             raise BfruntimeForwardingRpcException(
-                FakeRpcError(StatusCode.INVALID_ARGUMENT, f"program '{p4_name}' is not loaded")
+                FakeRpcError(StatusCode.NOT_FOUND, f"Failed to find BfRtInfo for program {p4_name}")
             )
-        self._switch.bound.add(self.client_id)
+        owner = self._switch.bound.get(p4_name)
+        if owner is not None and owner != self.client_id:
+            # bf_rt_server_mgr.cpp forwardingConfigBind: one client owns a program.
+            raise BfruntimeForwardingRpcException(
+                FakeRpcError(
+                    StatusCode.ALREADY_EXISTS,
+                    f"Client ID {self.client_id} trying to bind but Client ID {owner} "
+                    "already owns this P4",
+                )
+            )
+        self._switch.bound[p4_name] = self.client_id
 
     def tear_down_stream(self) -> None:
+        if self.is_independent:
+            # The real client joins a stream thread an independent client never started.
+            raise AttributeError("'ClientInterface' object has no attribute 'stream_recv_thread'")
         self.closed = True
         self._switch.unsubscribe(self)
 
@@ -546,6 +671,7 @@ class Call:
     count: int
     atomicity: int
     pipe: int
+    fields: tuple[str, ...] = ()  # data fields the write carried, over all its updates
 
 
 @dataclass
@@ -566,6 +692,16 @@ def _uint(what: str, value: Any, bits: int) -> int:
             StatusCode.INVALID_ARGUMENT, f"{what}: value {value} does not fit in {bits} bits"
         )
     return value
+
+
+def _priority_number(name: str) -> int:
+    named = {"LOW": 0, "HIGH": 7}
+    return named[name] if name in named else int(name)
+
+
+def _priority_name(number: int) -> str:
+    # std::map prio_to_str keeps the first of equal keys: 0 -> "LOW", 7 -> "7".
+    return "LOW" if number == 0 else str(number)
 
 
 class FakeSwitch:
@@ -590,7 +726,8 @@ class FakeSwitch:
         self.generation = 0
         self.is_down = False
         self.clients: dict[int, FakeClient] = {}
-        self.bound: set[int] = set()
+        # program name -> the client id that bound it (one owner per program)
+        self.bound: dict[str, int] = {}
         self.state: dict[str, Any] = self.fresh_state()
 
     def spec(self, name: str) -> TableSpec:
@@ -630,7 +767,7 @@ class FakeSwitch:
     def unsubscribe(self, client: FakeClient) -> None:
         if self.clients.get(client.client_id) is client:
             del self.clients[client.client_id]
-            self.bound.discard(client.client_id)
+            self.bound = {p: c for p, c in self.bound.items() if c != client.client_id}
 
     def check_alive(
         self,
@@ -639,6 +776,13 @@ class FakeSwitch:
     ) -> None:
         if client.closed:
             raise ValueError("cannot invoke RPC on closed channel")
+        if client.is_independent:
+            # An independent client has no session to lose: every RPC stands alone.
+            if self.is_down:
+                raise exc_type(
+                    FakeRpcError(StatusCode.UNAVAILABLE, f"failed to connect to {self.address}")
+                )
+            return
         if self.is_down:
             raise exc_type(
                 FakeRpcError(StatusCode.UNAVAILABLE, f"failed to connect to {self.address}")
@@ -646,6 +790,23 @@ class FakeSwitch:
         if client.generation != self.generation:
             raise exc_type(
                 FakeRpcError(StatusCode.UNAVAILABLE, "connection reset by peer (device restarted)")
+            )
+
+    def check_program(self, client: FakeClient, p4_name: str | None) -> None:
+        """Which program a read or write is for (bf_rt_server_impl.cpp Write/Read:
+        an independent client, or any client naming p4_name, is looked up by
+        name; a subscribed one by the program it bound)."""
+        if client.is_independent or p4_name:
+            if p4_name != self.program:
+                raise BfruntimeReadWriteRpcException(
+                    FakeRpcError(
+                        StatusCode.NOT_FOUND, f"Unable to obtain BF_RT info for ({p4_name or ''})"
+                    )
+                )
+            return
+        if self.bound.get(self.program) != client.client_id:
+            raise BfruntimeReadWriteRpcException(
+                FakeRpcError(StatusCode.INTERNAL, "Error getting BfRtInfo: no bound program")
             )
 
     def restart(self) -> None:
@@ -670,20 +831,36 @@ class FakeSwitch:
         op: str,
         items: list[tuple[_Key | None, _Data | None]],
         atomicity: int,
+        p4_name: str | None = None,
     ) -> None:
         self.check_alive(client)
-        self.calls.append(Call("write", spec.name, op, len(items), atomicity, target.pipe_id_))
+        self.check_program(client, p4_name)
+        sent = sorted({n for _, d in items if d is not None for n in d.field_dict})
+        self.calls.append(
+            Call("write", spec.name, op, len(items), atomicity, target.pipe_id_, tuple(sent))
+        )
         saved = copy.deepcopy(self.state.get(spec.name))
+        in_txn = atomicity == ROLLBACK_ON_ERROR
         errors: list[tuple[int, Error]] = []
         for i, (key, data) in enumerate(items):
             try:
                 self._check_pipe(spec, target)
+                if in_txn and spec.kind == "mirror":
+                    # bf_pipe_mgr_mirror_buffer.c api_setup: PIPE_TXN_NOT_SUPPORTED,
+                    # which to_grpc_status maps to UNIMPLEMENTED.
+                    raise _Refused(
+                        StatusCode.UNIMPLEMENTED,
+                        "mirror session APIs are not supported in a transaction "
+                        "(PIPE_TXN_NOT_SUPPORTED)",
+                    )
                 self._maybe_fail(spec)
                 self._apply(spec, target, op, key, data)
             except _Refused as exc:
                 errors.append((i, Error(exc.code.value, f"{spec.name}: {exc.message}")))
-                if atomicity == ROLLBACK_ON_ERROR:
-                    self.state[spec.name] = saved
+                if in_txn:
+                    # abortTransaction undoes pipe_mgr state only: TM writes stay.
+                    if not spec.kind.startswith("tm"):
+                        self.state[spec.name] = saved
                     break
         if errors:
             raise BfruntimeReadWriteRpcException(
@@ -871,22 +1048,35 @@ class FakeSwitch:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "a $sid is required")
         sid = _uint("$sid", key.field_dict["$sid"].value, 16)
         p = self.profile
-        if not p.valid_mirror_session(sid):
-            raise _Refused(
-                StatusCode.INVALID_ARGUMENT,
-                f"$sid {sid} outside {p.mirror_session_min}..{p.mirror_session_max}",
-            )
+        # bf_rt_mirror_table_impl.cpp: add checks the session is absent, modify
+        # and delete that it exists, each refusing with BF_INVALID_ARG.
         if op == "DELETE":
             if sid not in sessions:
-                raise _Refused(StatusCode.NOT_FOUND, f"no session {sid}")
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT, f"mirror session with id {sid} does not exist"
+                )
             del sessions[sid]
             return
         if op not in ("INSERT", "MODIFY"):
             raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on $mirror.cfg")
         if op == "INSERT" and sid in sessions:
-            raise _Refused(StatusCode.ALREADY_EXISTS, f"session {sid} exists")
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT, f"mirror session with id {sid} already exists"
+            )
         if op == "MODIFY" and sid not in sessions:
-            raise _Refused(StatusCode.NOT_FOUND, f"no session {sid}")
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT, f"mirror session with id {sid} does not exist"
+            )
+        # bf_pipe_mgr_mirror_buffer.c: sid 0 is reserved (PIPE_INVALID_ARG); above
+        # the chip's normal-session maximum bf_mirror_session_set says
+        # PIPE_OBJ_NOT_FOUND.
+        if sid < p.mirror_session_min:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"mirror session id {sid} is reserved")
+        if sid > p.mirror_session_max:
+            raise _Refused(
+                StatusCode.NOT_FOUND,
+                f"$sid {sid} above the normal-session maximum {p.mirror_session_max}",
+            )
         action, fields = self._action_data(spec, data)
         if fields["$ucast_egress_port"] > p.max_port:
             raise _Refused(
@@ -931,7 +1121,9 @@ class FakeSwitch:
         queues = self.state[spec.name]
         current = dict(queues.get(slot, dict(DEFAULT_TM_QUEUE)))
         for name, t in data.field_dict.items():
-            current[name] = self._field_value(spec.fields[name], t)
+            value = self._field_value(spec.fields[name], t)
+            # "LOW" is BF_TM_SCH_PRIO_0 and "HIGH" BF_TM_SCH_PRIO_7 (traffic_mgr_types.h).
+            current[name] = _priority_number(value) if name == "max_priority" else value
         # Only queues off their power-on config are kept, so state compares by value.
         if current == dict(DEFAULT_TM_QUEUE):
             queues.pop(slot, None)
@@ -940,10 +1132,17 @@ class FakeSwitch:
 
     # -- reads -----------------------------------------------------------------
     def read(
-        self, client: FakeClient, table: FakeTable, target: Target, keys: Any, default: bool
+        self,
+        client: FakeClient,
+        table: FakeTable,
+        target: Target,
+        keys: Any,
+        default: bool,
+        p4_name: str | None = None,
     ) -> Iterator[tuple[_Data, _Key | None]]:
         # A generator: like the real client, the RPC only runs once iterated.
         self.check_alive(client)
+        self.check_program(client, p4_name)
         spec = table.spec
         self.calls.append(
             Call(
@@ -1028,7 +1227,10 @@ class FakeSwitch:
             values = {"pg_id": pg_id, "pg_port_nr": nr, "egress_qid_queues": queues}
             return self._data(table, values, None)
         slot = self._sched_key(target, key)
-        return self._data(table, dict(st.get(slot, dict(DEFAULT_TM_QUEUE))), None)
+        sched: dict[str, Any] = dict(st.get(slot, dict(DEFAULT_TM_QUEUE)))
+        # Stored as the driver's number; read back as prio_to_str names it.
+        sched["max_priority"] = _priority_name(int(sched["max_priority"]))
+        return self._data(table, sched, None)
 
 
 class FakeBfrtGrpc:
@@ -1066,7 +1268,9 @@ class FakeBfrtGrpc:
         num_tries: int = 5,
         perform_subscribe: bool = True,
     ) -> FakeClient:
-        return FakeClient(self.switch, grpc_addr, client_id, device_id)
+        if not perform_subscribe and notifications:
+            raise RuntimeError("Notifications should not be provided if subscribe not requested")
+        return FakeClient(self.switch, grpc_addr, client_id, device_id, perform_subscribe)
 
     # -- test controls ---------------------------------------------------------
     @property
@@ -1128,7 +1332,11 @@ class FakeBfrtGrpc:
         pipe, pg_id, _, queues = self.switch.port_cfg(port)
         return pipe, pg_id, queues[qid]
 
-    def tm_weight(self, pipe: int, pg_id: int, pg_queue: int) -> int:
+    def tm_queue(self, pipe: int, pg_id: int, pg_queue: int) -> dict[str, Any]:
+        """The queue's scheduling as the driver stores it (priority as a number)."""
         tf = "tf2" if self.switch.profile.chip == "tofino2" else "tf1"
         st = self.switch.state[f"{tf}.tm.queue.sched_cfg"]
-        return int(st.get((pipe, pg_id, pg_queue), dict(DEFAULT_TM_QUEUE))["dwrr_weight"])
+        return dict(st.get((pipe, pg_id, pg_queue), dict(DEFAULT_TM_QUEUE)))
+
+    def tm_weight(self, pipe: int, pg_id: int, pg_queue: int) -> int:
+        return int(self.tm_queue(pipe, pg_id, pg_queue)["dwrr_weight"])

@@ -49,6 +49,7 @@ def make_ptf_classes(program: str, namespace: dict[str, Any]) -> int:
     from models.switch.registry import PROGRAMS, make_model
     from models.vectors.runner import run_vector
     from ptf_tests.common.bfrt_target import BfrtTarget
+    from ptf_tests.common.ports import PortMappedTarget
 
     arch = testutils.test_param_get("arch", default="tofino")
     chip = "tofino2" if arch in ("tofino2", "tf2") else "tofino"
@@ -61,12 +62,15 @@ def make_ptf_classes(program: str, namespace: dict[str, Any]) -> int:
             self.bfrt_info = self.interface.bfrt_info_get(program)
 
         def run_test(self: Any, vfile: VectorFile = vfile, vector: Vector = vector) -> None:
-            model = make_model(program, load_profile(chip))
-            target = BfrtTarget(self, self.bfrt_info, model)
+            profile = load_profile(chip)
+            model = make_model(program, profile)
+            switch = BfrtTarget(self, self.bfrt_info, model, profile)
+            # Vector ports are front-panel ports: 1 is device port 9 on Tofino2.
+            target = PortMappedTarget(switch, profile, model)
             try:
                 run_vector(target, vfile, vector, info.queue_hook)
             finally:
-                target.reset()
+                switch.reset()
 
         name = f"{program.capitalize()}_{vector.name}"
         namespace[name] = type(name, (BfRuntimeTest,), {"setUp": set_up, "runTest": run_test})

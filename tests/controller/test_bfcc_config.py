@@ -91,9 +91,9 @@ BAD: list[tuple[Any, str, str]] = [
     ),
     # upstream ports
     (
-        lambda r: r["upstream_ports"][0].update(mirror_session=4000),
+        lambda r: r["upstream_ports"][0].update(mirror_session=1016),
         "upstream_ports[0].mirror_session",
-        "outside 1..1023",
+        "outside 1..1015",
     ),
     (lambda r: r["upstream_ports"][0].update(src_mac="02:00"), "upstream_ports[0].src_mac", ""),
     (

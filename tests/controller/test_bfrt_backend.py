@@ -360,6 +360,7 @@ def test_mirror_session_add_modify_delete(sw: BfrtSwitch, fake: FakeBfrtGrpc) ->
 
 def test_fake_checks_names_and_widths_like_the_server(fake: FakeBfrtGrpc) -> None:
     client = fake.ClientInterface("localhost:50052", client_id=0, device_id=0)
+    client.bind_pipeline_config(PROGRAM)
     info = client.bfrt_info_get(PROGRAM)
     with pytest.raises(KeyError):
         info.table_get("SwitchEgress.nope")
@@ -380,6 +381,7 @@ def test_fake_checks_names_and_widths_like_the_server(fake: FakeBfrtGrpc) -> Non
 
 def test_fake_rollback_is_per_call(fake: FakeBfrtGrpc) -> None:
     client = fake.ClientInterface("localhost:50052", client_id=0, device_id=0)
+    client.bind_pipeline_config(PROGRAM)
     t = client.bfrt_info_get(PROGRAM).table_get(ECN)
     keys = [t.make_key([fake.KeyTuple("hdr.bridged.class_id", c)]) for c in (1, 2, 1)]
     datas = [t.make_data([], "SwitchEgress.no_threshold") for _ in keys]

@@ -45,9 +45,9 @@ def test_default_config_is_valid() -> None:
         (lambda r: r["routes"][0].update(prefix="10.0.1.1/24"), "routes[0].prefix", "host bits"),
         (lambda r: r["routes"][0].update(src_mac="02:00:00"), "routes[0].src_mac", ""),
         (
-            lambda r: r["ports"][0].update(feedback_session=4000),
+            lambda r: r["ports"][0].update(feedback_session=1016),
             "ports[0].feedback_session",
-            "outside 1..1023",
+            "outside 1..1015",
         ),
         (lambda r: r["trusted_ports"].append(600), "trusted_ports[1]", "exceeds"),
         (lambda r: r["optimizer"].update(service_rate_pps=0), "optimizer.service_rate_pps", ""),

@@ -1,0 +1,205 @@
+"""Start a command from what the switch holds, not from the config file.
+
+The config file is the intended state at start-up; afterwards the switch
+carries the truth (operators and the optimizer change it at run time). A
+one-shot command against a switch (`set-threshold`, `set-weight`, `set`,
+`optimize --once`) therefore first:
+
+1. adopts the live values: each run-time value of the app (a number in its
+   `live_state()`) that the app writes verbatim into a table entry or a TM
+   queue is read back from there. Which entry field carries which value is
+   found by asking the app itself (change the value by one, see which field
+   of `intended_writes()` follows), so no program needs its own reader;
+2. checks the switch still holds the program's state: a restarted
+   bf_switchd comes back with empty tables, and so does one that was never
+   configured. If any intended table entry is missing, the whole intended
+   state (with the adopted values) is pushed before the command runs.
+
+`holds_state` is the cheap form of step 2 for a long-running controller: one
+entry read per cycle, so a restart is noticed even when the cycle would
+write nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from collections.abc import Hashable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .switch import EntryWrite, Switch, TmQueueWrite, Write
+
+log = logging.getLogger("tofcc.sync")
+
+Path = tuple[str, ...]
+Location = tuple[Hashable, ...]
+
+
+class SyncedApp(Protocol):
+    switch: Switch
+
+    def intended_writes(self) -> list[Any]: ...
+
+    def push_all(self) -> None: ...
+
+    def live_state(self) -> dict[str, Any]: ...
+
+    def restore_live(self, state: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class SyncReport:
+    adopted: dict[str, tuple[int, int]] = field(default_factory=dict)  # path: (intended, live)
+    missing: int = 0  # intended table entries the switch lacked
+    pushed: int = 0  # writes pushed because of them
+
+
+def _location(w: Write) -> Location | None:
+    if isinstance(w, EntryWrite) and w.op not in ("delete", "default"):
+        key = tuple(sorted((k, m.value, m.mask, m.prefix_len) for k, m in w.key.items()))
+        return ("entry", w.table, key, w.priority)
+    if isinstance(w, TmQueueWrite):
+        return ("tm", w.port, w.queue)
+    return None
+
+
+def _values(w: Write) -> dict[str, int]:
+    if isinstance(w, EntryWrite):
+        return dict(w.data)
+    if isinstance(w, TmQueueWrite):
+        return w.fields()
+    return {}
+
+
+def _by_location(writes: list[Write]) -> dict[Location, tuple[Write, dict[str, int]]]:
+    out: dict[Location, tuple[Write, dict[str, int]]] = {}
+    for w in writes:
+        loc = _location(w)
+        if loc is not None:
+            prev = out.get(loc)
+            # Two TM writes to one queue (weight, then priority) merge.
+            values = {**(prev[1] if prev else {}), **_values(w)}
+            out[loc] = (w, values)
+    return out
+
+
+def _leaves(tree: Any, path: Path = ()) -> Iterator[tuple[Path, int]]:
+    if isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _leaves(v, (*path, str(k)))
+    elif isinstance(tree, int) and not isinstance(tree, bool):
+        yield path, tree
+
+
+def _set(tree: dict[str, Any], path: Path, value: int) -> None:
+    node = tree
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+
+
+def carriers(app: SyncedApp) -> dict[Path, list[tuple[Location, str]]]:
+    """For each numeric live value: the (write location, field) that carry it verbatim."""
+    live = app.live_state()
+    base = _by_location(app.intended_writes())
+    found: dict[Path, list[tuple[Location, str]]] = {}
+    try:
+        for path, value in _leaves(live):
+            for delta in (1, -1):
+                trial = copy.deepcopy(live)
+                _set(trial, path, value + delta)
+                try:
+                    app.restore_live(trial)
+                    moved = _by_location(app.intended_writes())
+                # A value one step off may be invalid for the app (a bound, an order).
+                except Exception:
+                    continue
+                hits = [
+                    (loc, name)
+                    for loc, (_, fields) in base.items()
+                    for name, v in fields.items()
+                    if v == value and moved.get(loc, (None, {}))[1].get(name) == value + delta
+                ]
+                if hits:
+                    found[path] = hits
+                    break
+    finally:
+        app.restore_live(live)
+    return found
+
+
+def _read(switch: Switch, w: Write) -> dict[str, int] | None:
+    """The switch's current values at a write's location; None: no such entry."""
+    if isinstance(w, EntryWrite):
+        st = switch.read_entry(w.table, w.key, w.priority)
+        return None if st is None else dict(st.data)
+    assert isinstance(w, TmQueueWrite)
+    out: dict[str, int] = {}
+    if w.dwrr_weight is not None:
+        out["dwrr_weight"] = switch.read_tm_weight(w.port, w.queue)
+    if w.max_priority is not None:
+        out["max_priority"] = switch.read_tm_priority(w.port, w.queue)
+    return out
+
+
+def sync_with_switch(app: SyncedApp) -> SyncReport:
+    """Adopt the live values the switch holds, then push everything if it lost
+    any intended table entry (see the module doc)."""
+    report = SyncReport()
+    switch = app.switch
+    writes = _by_location(app.intended_writes())
+    cache: dict[Location, dict[str, int] | None] = {}
+
+    def current(loc: Location) -> dict[str, int] | None:
+        if loc not in cache:
+            cache[loc] = _read(switch, writes[loc][0])
+        return cache[loc]
+
+    live = app.live_state()
+    adopted = copy.deepcopy(live)
+    for path, where in carriers(app).items():
+        old = dict(_leaves(live))[path]
+        seen = {v[name] for loc, name in where if (v := current(loc)) is not None and name in v}
+        if len(seen) > 1:
+            log.warning("%s differs across the switch (%s); keeping %d", "/".join(path), seen, old)
+            continue
+        if seen and (new := seen.pop()) != old:
+            _set(adopted, path, new)
+            report.adopted["/".join(path)] = (old, new)
+    if report.adopted:
+        app.restore_live(adopted)
+        for what, (old, new) in report.adopted.items():
+            log.info("live value from the switch: %s = %d (intended %d)", what, new, old)
+    missing = [
+        loc
+        for loc, (w, _) in _by_location(app.intended_writes()).items()
+        if isinstance(w, EntryWrite) and _read_cached(cache, loc, switch, w) is None
+    ]
+    report.missing = len(missing)
+    if missing:
+        report.pushed = len(app.intended_writes())
+        log.warning(
+            "the switch lacks %d of the program's table entries (restarted?); "
+            "pushing the whole intended state (%d writes)",
+            len(missing),
+            report.pushed,
+        )
+        app.push_all()
+    return report
+
+
+def _read_cached(
+    cache: dict[Location, dict[str, int] | None], loc: Location, switch: Switch, w: Write
+) -> dict[str, int] | None:
+    if loc not in cache:
+        cache[loc] = _read(switch, w)
+    return cache[loc]
+
+
+def holds_state(app: SyncedApp) -> bool:
+    """One read: does the switch still have the app's first table entry?"""
+    for w in app.intended_writes():
+        if isinstance(w, EntryWrite) and _location(w) is not None:
+            return app.switch.read_entry(w.table, w.key, w.priority) is not None
+    return True
