@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
+
+from models import speedups
 
 # Constants of tna/include/defines.p4.
 ETHERTYPE_IPV4 = 0x0800
@@ -36,8 +38,46 @@ def bits(width: int) -> Any:
     return field(default=0, metadata={"bits": width})
 
 
+class _Layout(NamedTuple):
+    """A header class's fields, worked out once instead of on every packet."""
+
+    names_widths: tuple[tuple[str, int], ...]
+    # (name, width, mask) in wire order, for pack.
+    pack_fields: tuple[tuple[str, int, int], ...]
+    # (shift, mask) in field order, for unpack.
+    unpack_fields: tuple[tuple[int, int], ...]
+    size_bytes: int
+
+
+# Per class, not inherited: a subclass with more fields has its own layout.
+_LAYOUTS: dict[type, _Layout] = {}
+
+
+def _layout_of(cls: type[Header]) -> _Layout:
+    lay = _LAYOUTS.get(cls)
+    if lay is None:
+        names_widths = cls._layout_reference()
+        total = sum(width for _, width in names_widths)
+        assert total % 8 == 0, f"{cls.__name__} is not byte aligned"
+        unpack_fields, shift = [], total
+        for _, width in names_widths:
+            shift -= width
+            unpack_fields.append((shift, (1 << width) - 1))
+        lay = _LAYOUTS[cls] = _Layout(
+            names_widths,
+            tuple((name, width, (1 << width) - 1) for name, width in names_widths),
+            tuple(unpack_fields),
+            total // 8,
+        )
+    return lay
+
+
 class Header:
-    """Base of every header: a validity bit plus fixed-width fields."""
+    """Base of every header: a validity bit plus fixed-width fields.
+
+    Layouts are cached per class (models/speedups.py); the `_reference`
+    methods are the original per-call code, kept for the speed benchmark and
+    the tests that hold both paths to the same bytes."""
 
     valid: bool
 
@@ -46,29 +86,64 @@ class Header:
 
     @classmethod
     def layout(cls) -> tuple[tuple[str, int], ...]:
-        return tuple((f.name, f.metadata["bits"]) for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        if not speedups.ENABLED:
+            return cls._layout_reference()
+        return _layout_of(cls).names_widths
 
     @classmethod
     def size_bytes(cls) -> int:
-        total = sum(width for _, width in cls.layout())
-        assert total % 8 == 0, f"{cls.__name__} is not byte aligned"
-        return total // 8
+        if not speedups.ENABLED:
+            return cls._size_bytes_reference()
+        return _layout_of(cls).size_bytes
 
     def pack(self) -> bytes:
+        if not speedups.ENABLED:
+            return self._pack_reference()
+        lay = _layout_of(type(self))
         value = 0
-        for name, width in self.layout():
-            value = (value << width) | (getattr(self, name) & ((1 << width) - 1))
-        return value.to_bytes(self.size_bytes(), "big")
+        for name, width, mask in lay.pack_fields:
+            value = (value << width) | (getattr(self, name) & mask)
+        return value.to_bytes(lay.size_bytes, "big")
 
     @classmethod
     def unpack(cls, data: bytes) -> Self:
-        size = cls.size_bytes()
+        if not speedups.ENABLED:
+            return cls._unpack_reference(data)
+        lay = _layout_of(cls)
+        size = lay.size_bytes
+        if len(data) < size:
+            raise ValueError(f"{cls.__name__} needs {size} bytes, packet has {len(data)}")
+        value = int.from_bytes(data[:size], "big")
+        # Positional, in field order: every field of a header is an init field.
+        hdr = cls(*[(value >> shift) & mask for shift, mask in lay.unpack_fields])
+        hdr.valid = True
+        return hdr
+
+    @classmethod
+    def _layout_reference(cls) -> tuple[tuple[str, int], ...]:
+        return tuple((f.name, f.metadata["bits"]) for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+    @classmethod
+    def _size_bytes_reference(cls) -> int:
+        total = sum(width for _, width in cls._layout_reference())
+        assert total % 8 == 0, f"{cls.__name__} is not byte aligned"
+        return total // 8
+
+    def _pack_reference(self) -> bytes:
+        value = 0
+        for name, width in self._layout_reference():
+            value = (value << width) | (getattr(self, name) & ((1 << width) - 1))
+        return value.to_bytes(self._size_bytes_reference(), "big")
+
+    @classmethod
+    def _unpack_reference(cls, data: bytes) -> Self:
+        size = cls._size_bytes_reference()
         if len(data) < size:
             raise ValueError(f"{cls.__name__} needs {size} bytes, packet has {len(data)}")
         value = int.from_bytes(data[:size], "big")
         kwargs: dict[str, int] = {}
         shift = size * 8
-        for name, width in cls.layout():
+        for name, width in cls._layout_reference():
             shift -= width
             kwargs[name] = (value >> shift) & ((1 << width) - 1)
         hdr = cls(**kwargs)
