@@ -8,6 +8,7 @@ the same packets.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Self
 
@@ -39,14 +40,14 @@ def bits(width: int) -> Any:
 
 
 class _Layout(NamedTuple):
-    """A header class's fields, worked out once instead of on every packet."""
+    """A header class's wire format, worked out once instead of per packet."""
 
     names_widths: tuple[tuple[str, int], ...]
-    # (name, width, mask) in wire order, for pack.
-    pack_fields: tuple[tuple[str, int, int], ...]
-    # (shift, mask) in field order, for unpack.
-    unpack_fields: tuple[tuple[int, int], ...]
     size_bytes: int
+    # Straight-line pack/unpack for this class (the field loop unrolled), made
+    # the way dataclasses and collections.namedtuple make their methods.
+    pack: Callable[[Any], bytes]
+    unpack: Callable[[bytes], Any]
 
 
 # Per class, not inherited: a subclass with more fields has its own layout.
@@ -56,20 +57,37 @@ _LAYOUTS: dict[type, _Layout] = {}
 def _layout_of(cls: type[Header]) -> _Layout:
     lay = _LAYOUTS.get(cls)
     if lay is None:
-        names_widths = cls._layout_reference()
-        total = sum(width for _, width in names_widths)
-        assert total % 8 == 0, f"{cls.__name__} is not byte aligned"
-        unpack_fields, shift = [], total
-        for _, width in names_widths:
-            shift -= width
-            unpack_fields.append((shift, (1 << width) - 1))
-        lay = _LAYOUTS[cls] = _Layout(
-            names_widths,
-            tuple((name, width, (1 << width) - 1) for name, width in names_widths),
-            tuple(unpack_fields),
-            total // 8,
-        )
+        lay = _LAYOUTS[cls] = _compile_layout(cls)
     return lay
+
+
+def _compile_layout(cls: type[Header]) -> _Layout:
+    names_widths = cls._layout_reference()
+    size = cls._size_bytes_reference()
+    shift = size * 8
+    packed, unpacked = [], []
+    for name, width in names_widths:
+        shift -= width
+        mask = (1 << width) - 1
+        packed.append(f"((self.{name} & {mask:#x}) << {shift})")
+        unpacked.append(f"(value >> {shift}) & {mask:#x}")
+    # The same bytes and the same error as Header._pack/_unpack_reference.
+    source = (
+        "def pack(self):\n"
+        f"    return ({' | '.join(packed) or '0'}).to_bytes({size}, 'big')\n"
+        "def unpack(data):\n"
+        f"    if len(data) < {size}:\n"
+        f"        raise ValueError(f'{cls.__name__} needs {size} bytes, '\n"
+        "                         f'packet has {len(data)}')\n"
+        f"    value = int.from_bytes(data[:{size}], 'big')\n"
+        # Positional, in field order: every field of a header is an init field.
+        f"    hdr = cls({', '.join(unpacked)})\n"
+        "    hdr.valid = True\n"
+        "    return hdr\n"
+    )
+    scope: dict[str, Any] = {"cls": cls}
+    exec(compile(source, f"<{cls.__name__} layout>", "exec"), scope)
+    return _Layout(names_widths, size, scope["pack"], scope["unpack"])
 
 
 class Header:
@@ -99,24 +117,13 @@ class Header:
     def pack(self) -> bytes:
         if not speedups.ENABLED:
             return self._pack_reference()
-        lay = _layout_of(type(self))
-        value = 0
-        for name, width, mask in lay.pack_fields:
-            value = (value << width) | (getattr(self, name) & mask)
-        return value.to_bytes(lay.size_bytes, "big")
+        return _layout_of(type(self)).pack(self)
 
     @classmethod
     def unpack(cls, data: bytes) -> Self:
         if not speedups.ENABLED:
             return cls._unpack_reference(data)
-        lay = _layout_of(cls)
-        size = lay.size_bytes
-        if len(data) < size:
-            raise ValueError(f"{cls.__name__} needs {size} bytes, packet has {len(data)}")
-        value = int.from_bytes(data[:size], "big")
-        # Positional, in field order: every field of a header is an init field.
-        hdr = cls(*[(value >> shift) & mask for shift, mask in lay.unpack_fields])
-        hdr.valid = True
+        hdr: Self = _layout_of(cls).unpack(data)
         return hdr
 
     @classmethod
