@@ -12,7 +12,10 @@ whether both runs gave the same results (they must: same seed, same bytes).
 Wall time is the whole `run_one`: building the network, the simulation,
 PMQECN's optimiser cycles (cvxpy, every 200 ms of simulated time per switch).
 Imports and compilations that happen once per process are paid by an untimed
-warm-up first.
+warm-up first. That includes the reference glue's std::function wrappers:
+cppyy compiles one per device callback (~0.35 s each) until it has a pool to
+reuse, so in `tofcc eval run` the first two runs of a process pay several
+seconds the old figures here leave out: the ratios are conservative.
 
     python benchmarks/eval_speed.py [--pmqecn-seconds 2] [--bfcc-seconds 0.5]
                                     [--repeat 1] [--min-ratio 2]
