@@ -151,15 +151,15 @@ static PyObject* send(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   unsigned long id = PyLong_AsUnsignedLong(args[0]);
   if (PyErr_Occurred()) return nullptr;
-  char* data;
-  Py_ssize_t n;
-  if (PyBytes_AsStringAndSize(args[1], &data, &n) < 0) return nullptr;
   if (id >= g_devices.size()) {
     PyErr_Format(PyExc_IndexError, "send: no device %lu attached", id);
     return nullptr;
   }
+  Py_buffer frame;  // bytes, bytearray, memoryview: what std::string took
+  if (PyObject_GetBuffer(args[1], &frame, PyBUF_SIMPLE) < 0) return nullptr;
   Ptr<NetDevice> dev = g_devices[id];
-  Ptr<Packet> p = Create<Packet>(reinterpret_cast<const uint8_t*>(data), n);
+  Ptr<Packet> p = Create<Packet>(static_cast<const uint8_t*>(frame.buf), frame.len);
+  PyBuffer_Release(&frame);
   return PyBool_FromLong(dev->Send(p, dev->GetBroadcast(), 0x0800));
 }
 
@@ -273,7 +273,7 @@ class FastGlue(NamedTuple):
     # attach(device) -> the device's number for send() and on_frame.
     attach: Callable[[Any], int]
     schedule: Callable[[int, int], None]
-    send: Callable[[int, bytes], bool]
+    send: Callable[[int, bytes | bytearray | memoryview], bool]
     now: Callable[[], int]
     dispatch_failed: Callable[[], bool]
 
