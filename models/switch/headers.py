@@ -112,18 +112,20 @@ class Header:
     def size_bytes(cls) -> int:
         if not speedups.ENABLED:
             return cls._size_bytes_reference()
-        return _layout_of(cls).size_bytes
+        # The cache is read inline here and below: these run several times
+        # per packet, and a function call costs as much as the lookup.
+        return (_LAYOUTS.get(cls) or _layout_of(cls)).size_bytes
 
     def pack(self) -> bytes:
         if not speedups.ENABLED:
             return self._pack_reference()
-        return _layout_of(type(self)).pack(self)
+        return (_LAYOUTS.get(type(self)) or _layout_of(type(self))).pack(self)
 
     @classmethod
     def unpack(cls, data: bytes) -> Self:
         if not speedups.ENABLED:
             return cls._unpack_reference(data)
-        hdr: Self = _layout_of(cls).unpack(data)
+        hdr: Self = (_LAYOUTS.get(cls) or _layout_of(cls)).unpack(data)
         return hdr
 
     @classmethod
