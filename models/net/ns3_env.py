@@ -15,8 +15,9 @@ The glue has two ways round that (models/speedups.py picks one per `Sim`):
   plus `schedule`, `send` and `now` as built-in functions, so a packet costs
   no cppyy conversion at all;
 - the reference path it replaced: a std::function (which cppyy builds from a
-  Python callable, compiling a wrapper: ~0.35 s per device) in a C++ lambda
-  per event and per device, kept so the speed benchmark can time both.
+  Python callable, compiling a wrapper, ~0.35 s per device callback until it
+  has a pool of freed ones to reuse) in a C++ lambda per event and per
+  device, kept so the speed benchmark can time both.
 """
 
 from __future__ import annotations
