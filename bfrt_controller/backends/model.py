@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from hw_profiles import HwProfile
+from models import speedups
 from models.switch.core import Match, MirrorSession, P4ModelError
 from models.switch.registry import make_model
 from models.switch.tna import TnaProgram
@@ -83,6 +84,71 @@ class ModelSwitch(Switch):
                 self.tm_priorities[(w.port, w.queue)] = w.max_priority
 
     def write(self, writes: Sequence[Write]) -> None:
+        if not speedups.ENABLED:
+            self._write_reference(writes)
+            return
+        # An undo log of what each write is about to change, instead of a copy
+        # of the whole switch per batch: a controller cycle writes a few
+        # entries of a switch holding thousands of register cells.
+        undo: list[Callable[[], None]] = []
+        saved_tables: set[str] = set()
+        weights, priorities = dict(self.tm_weights), dict(self.tm_priorities)
+        for i, w in enumerate(writes):
+            try:
+                self._remember(w, undo, saved_tables)
+                self._apply(w)
+            except P4ModelError as exc:
+                for step in reversed(undo):
+                    step()
+                # In place: the simulated pipeline holds these dicts.
+                self.tm_weights.clear()
+                self.tm_weights.update(weights)
+                self.tm_priorities.clear()
+                self.tm_priorities.update(priorities)
+                raise WriteError(i, w.describe(), str(exc)) from None
+
+    def _remember(self, w: Write, undo: list[Callable[[], None]], saved_tables: set[str]) -> None:
+        """Append to `undo` how to put back what `w` may change."""
+        m = self.model
+        if isinstance(w, EntryWrite):
+            if w.table in saved_tables:
+                return
+            table = m.table(w.table)
+            # Entries are replaced, never changed in place, so a shallow copy
+            # of the list and the default is the table's whole state.
+            entries, default = list(table.entries), table.default
+
+            def put_table_back() -> None:
+                table.entries, table.default = entries, default
+
+            undo.append(put_table_back)
+            saved_tables.add(w.table)
+        elif isinstance(w, RegisterWrite):
+            register = m.register(w.register)
+            try:
+                old = register.read(w.index)
+            except P4ModelError:
+                return  # the write is refused before it changes anything
+            index = w.index
+
+            def put_cell_back() -> None:
+                register.values[index] = old
+
+            undo.append(put_cell_back)
+        elif isinstance(w, MirrorSessionWrite):
+            sessions = m.mirror_sessions
+            sid, before = w.sid, sessions.get(w.sid)
+
+            def put_session_back() -> None:
+                if before is None:
+                    sessions.pop(sid, None)
+                else:
+                    sessions[sid] = before
+
+            undo.append(put_session_back)
+
+    def _write_reference(self, writes: Sequence[Write]) -> None:
+        """The original rollback: a deep copy of the whole switch per batch."""
         saved = (self.model.snapshot(), dict(self.tm_weights), dict(self.tm_priorities))
         for i, w in enumerate(writes):
             try:

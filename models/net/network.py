@@ -15,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import frames
+from models import speedups
+
+from . import frames, ns3_env
 from .pipelines import Pipeline
 from .records import FlowRecord, PacketLog, QueueLog, RunResult
 from .tm import EgressTm
@@ -46,28 +48,47 @@ def tx_ns(nbytes: int, rate_bps: int) -> int:
 
 
 class Sim:
-    """The ns-3 clock and scheduler as the Python side sees them."""
+    """The ns-3 clock and scheduler as the Python side sees them.
+
+    Uses ns3_env's fast glue (one dispatcher pair per run, C-API calls)
+    unless models/speedups.py is off when the Sim is made; then the
+    reference glue (a cppyy std::function per event and per device). One
+    Sim at a time per process: the next one takes over the dispatchers."""
 
     def __init__(self, ns: Any, glue: Any) -> None:
         self.ns, self.glue = ns, glue
-        # cppyy's std::function does not own the Python callable: each one
-        # lives here until its event has run.
+        # Callables waiting for their event, by event key.
         self._live: dict[int, Callable[[], None]] = {}
         self._next = 0
-        # Callables ns-3 keeps for the whole run (device receive callbacks).
+        # Callables and devices ns-3 refers to for the whole run.
         self.kept: list[object] = []
         # An exception inside an event stops the run; cppyy would otherwise
         # turn it into a C++ exception that loses the Python traceback.
         self.error: BaseException | None = None
+        self._fast = ns3_env.fast() if speedups.ENABLED else None
+        # Fast path: receive callback by device number, and the number of
+        # each device object (by id(): the objects live in self.kept).
+        self._receivers: list[Callable[[bytes], None]] = []
+        self._device_numbers: dict[int, int] = {}
+        if self._fast is not None:
+            self._fast.start(self._on_event, self._on_frame)
 
     def now(self) -> int:
+        if self._fast is not None:
+            return self._fast.now()
         return int(self.glue.NowNs())
 
     def later(self, delay_ns: int, fn: Callable[[], None]) -> None:
         key = self._next
         self._next += 1
         live = self._live
+        if self._fast is not None:
+            live[key] = fn
+            self._fast.schedule(max(0, int(delay_ns)), key)
+            return
 
+        # cppyy's std::function does not own the Python callable: each one
+        # lives in _live until its event has run.
         def run() -> None:
             del live[key]
             self._guard(fn)
@@ -75,11 +96,17 @@ class Sim:
         live[key] = run
         self.glue.Schedule(max(0, int(delay_ns)), run)
 
-    def _guard(self, fn: Callable[[], None]) -> None:
+    def _on_event(self, key: int) -> None:
+        self._guard(self._live.pop(key))
+
+    def _on_frame(self, device: int, frame: bytes) -> None:
+        self._guard(self._receivers[device], frame)
+
+    def _guard(self, fn: Callable[..., None], *args: Any) -> None:
         if self.error is not None:
             return
         try:
-            fn()
+            fn(*args)
         except BaseException as exc:  # re-raised by raise_error() after Run()
             self.error = exc
             self.ns.Simulator.Stop()
@@ -87,14 +114,31 @@ class Sim:
     def raise_error(self) -> None:
         if self.error is not None:
             raise self.error
+        if self._fast is not None and self._fast.dispatch_failed():
+            raise RuntimeError("an ns-3 dispatcher failed (its traceback is printed above)")
 
     def on_receive(self, device: Any, fn: Callable[[bytes], None]) -> None:
+        if self._fast is not None:
+            number = self._fast.attach(device)
+            assert number == len(self._receivers), "one Sim at a time per process"
+            self._receivers.append(fn)
+            self._device_numbers[id(device)] = number
+            self.kept.append(device)
+            return
+
         def wrapped(frame: Any) -> None:
             data = bytes(frame)
             self._guard(lambda: fn(data))
 
         self.kept.append(wrapped)
         self.glue.OnReceive(device, wrapped)
+
+    def send(self, device: Any, frame: bytes) -> None:
+        """Transmit on a device on_receive() was given."""
+        if self._fast is not None:
+            self._fast.send(self._device_numbers[id(device)], frame)
+        else:
+            self.glue.Send(device, frame)
 
 
 @dataclass
@@ -181,7 +225,7 @@ class SwitchPort:
             else:
                 if frame[12:14] == ETHERTYPE_FAKE:
                     sw.stats.count("fake")
-                sw.sim.glue.Send(self.device, frame)
+                sw.sim.send(self.device, frame)
             return
 
 
@@ -326,7 +370,7 @@ class HostNode:
         self.notifier: Notifier | None = None
 
     def transmit(self, frame: bytes) -> None:
-        self.sim.glue.Send(self.device, frame)
+        self.sim.send(self.device, frame)
 
     def receive(self, frame: bytes) -> None:
         p = frames.parse(frame)

@@ -8,8 +8,11 @@ the same packets.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
+
+from models import speedups
 
 # Constants of tna/include/defines.p4.
 ETHERTYPE_IPV4 = 0x0800
@@ -36,8 +39,63 @@ def bits(width: int) -> Any:
     return field(default=0, metadata={"bits": width})
 
 
+class _Layout(NamedTuple):
+    """A header class's wire format, worked out once instead of per packet."""
+
+    names_widths: tuple[tuple[str, int], ...]
+    size_bytes: int
+    # Straight-line pack/unpack for this class (the field loop unrolled), made
+    # the way dataclasses and collections.namedtuple make their methods.
+    pack: Callable[[Any], bytes]
+    unpack: Callable[[bytes], Any]
+
+
+# Per class, not inherited: a subclass with more fields has its own layout.
+_LAYOUTS: dict[type, _Layout] = {}
+
+
+def _layout_of(cls: type[Header]) -> _Layout:
+    lay = _LAYOUTS.get(cls)
+    if lay is None:
+        lay = _LAYOUTS[cls] = _compile_layout(cls)
+    return lay
+
+
+def _compile_layout(cls: type[Header]) -> _Layout:
+    names_widths = cls._layout_reference()
+    size = cls._size_bytes_reference()
+    shift = size * 8
+    packed, unpacked = [], []
+    for name, width in names_widths:
+        shift -= width
+        mask = (1 << width) - 1
+        packed.append(f"((self.{name} & {mask:#x}) << {shift})")
+        unpacked.append(f"(value >> {shift}) & {mask:#x}")
+    # The same bytes and the same error as Header._pack/_unpack_reference.
+    source = (
+        "def pack(self):\n"
+        f"    return ({' | '.join(packed) or '0'}).to_bytes({size}, 'big')\n"
+        "def unpack(data):\n"
+        f"    if len(data) < {size}:\n"
+        f"        raise ValueError(f'{cls.__name__} needs {size} bytes, '\n"
+        "                         f'packet has {len(data)}')\n"
+        f"    value = int.from_bytes(data[:{size}], 'big')\n"
+        # Positional, in field order: every field of a header is an init field.
+        f"    hdr = cls({', '.join(unpacked)})\n"
+        "    hdr.valid = True\n"
+        "    return hdr\n"
+    )
+    scope: dict[str, Any] = {"cls": cls}
+    exec(compile(source, f"<{cls.__name__} layout>", "exec"), scope)
+    return _Layout(names_widths, size, scope["pack"], scope["unpack"])
+
+
 class Header:
-    """Base of every header: a validity bit plus fixed-width fields."""
+    """Base of every header: a validity bit plus fixed-width fields.
+
+    Layouts are cached per class (models/speedups.py); the `_reference`
+    methods are the original per-call code, kept for the speed benchmark and
+    the tests that hold both paths to the same bytes."""
 
     valid: bool
 
@@ -46,29 +104,55 @@ class Header:
 
     @classmethod
     def layout(cls) -> tuple[tuple[str, int], ...]:
-        return tuple((f.name, f.metadata["bits"]) for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+        if not speedups.ENABLED:
+            return cls._layout_reference()
+        return _layout_of(cls).names_widths
 
     @classmethod
     def size_bytes(cls) -> int:
-        total = sum(width for _, width in cls.layout())
-        assert total % 8 == 0, f"{cls.__name__} is not byte aligned"
-        return total // 8
+        if not speedups.ENABLED:
+            return cls._size_bytes_reference()
+        # The cache is read inline here and below: these run several times
+        # per packet, and a function call costs as much as the lookup.
+        return (_LAYOUTS.get(cls) or _layout_of(cls)).size_bytes
 
     def pack(self) -> bytes:
-        value = 0
-        for name, width in self.layout():
-            value = (value << width) | (getattr(self, name) & ((1 << width) - 1))
-        return value.to_bytes(self.size_bytes(), "big")
+        if not speedups.ENABLED:
+            return self._pack_reference()
+        return (_LAYOUTS.get(type(self)) or _layout_of(type(self))).pack(self)
 
     @classmethod
     def unpack(cls, data: bytes) -> Self:
-        size = cls.size_bytes()
+        if not speedups.ENABLED:
+            return cls._unpack_reference(data)
+        hdr: Self = (_LAYOUTS.get(cls) or _layout_of(cls)).unpack(data)
+        return hdr
+
+    @classmethod
+    def _layout_reference(cls) -> tuple[tuple[str, int], ...]:
+        return tuple((f.name, f.metadata["bits"]) for f in dataclasses.fields(cls))  # type: ignore[arg-type]
+
+    @classmethod
+    def _size_bytes_reference(cls) -> int:
+        total = sum(width for _, width in cls._layout_reference())
+        assert total % 8 == 0, f"{cls.__name__} is not byte aligned"
+        return total // 8
+
+    def _pack_reference(self) -> bytes:
+        value = 0
+        for name, width in self._layout_reference():
+            value = (value << width) | (getattr(self, name) & ((1 << width) - 1))
+        return value.to_bytes(self._size_bytes_reference(), "big")
+
+    @classmethod
+    def _unpack_reference(cls, data: bytes) -> Self:
+        size = cls._size_bytes_reference()
         if len(data) < size:
             raise ValueError(f"{cls.__name__} needs {size} bytes, packet has {len(data)}")
         value = int.from_bytes(data[:size], "big")
         kwargs: dict[str, int] = {}
         shift = size * 8
-        for name, width in cls.layout():
+        for name, width in cls._layout_reference():
             shift -= width
             kwargs[name] = (value >> shift) & ((1 << width) - 1)
         hdr = cls(**kwargs)

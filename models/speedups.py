@@ -1,0 +1,28 @@
+"""One switch for the evaluation harness's speed-ups (issue 9, deliverable 7).
+
+Each speed-up keeps the code it replaced runnable beside it and picks its
+path from `ENABLED`: benchmarks/eval_speed.py times both paths in one
+process, and tests/net/test_speedups.py checks they give the same bytes.
+Nothing else turns the speed-ups off. The switch is read where a path is
+chosen: per call for header packing and controller writes, when a `Sim` is
+made for the ns-3 glue (so flip it between runs, never during one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+ENABLED = True
+
+
+@contextmanager
+def disabled() -> Iterator[None]:
+    """Run the reference (pre-speed-up) code paths inside the block."""
+    global ENABLED
+    saved = ENABLED
+    ENABLED = False
+    try:
+        yield
+    finally:
+        ENABLED = saved
