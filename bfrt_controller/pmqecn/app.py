@@ -230,6 +230,15 @@ class PmqecnApp(IntendedStateApp):
         return changes
 
     # ---- measurement -----------------------------------------------
+    def start(self, now_s: float) -> None:
+        """Take the baseline: counters as they stand at ``now_s``, sojourn
+        accumulators cleared.  Called when the controller starts, so the first
+        optimise cycle, one interval later, already measures lambda_i over a
+        whole interval (without it the first cycle only records a baseline and
+        the first answer comes after two)."""
+        self.sample(now_s)
+        log.info("measuring from t = %.6f s", now_s)
+
     def sample(self, now_s: float) -> list[Sample]:
         """lambda_i from the class counters (delta over the interval) and W_i
         from the sojourn accumulators, which are read and cleared."""
@@ -318,16 +327,19 @@ class PmqecnApp(IntendedStateApp):
         the log says why)."""
         from .solver import SolverRefused, solve_for
 
+        if self._last is None:
+            log.warning("no baseline sample (start() not called): this cycle only takes one")
         samples = self.sample(now_s)
         if not any(s.rate_pps > 0 for s in samples):
             log.info("no traffic measured this interval; state kept")
             return []
         try:
-            result = solve_for(self.config, samples)
+            weights = {cid: live.weight for cid, live in self.live.items()}
+            result = solve_for(self.config, samples, weights)
         except SolverRefused as exc:
             log.warning("optimiser refused this interval's measurements: %s; state kept", exc)
             return []
-        weights = self.weights_from_omega(result.omega)
+        new_weights = self.weights_from_omega(result.omega)
         new_live = {}
         for s in samples:
             if s.class_id not in result.lambda_star:
@@ -338,7 +350,7 @@ class PmqecnApp(IntendedStateApp):
             new_live[s.class_id] = replace(
                 live,
                 threshold_cells=live.threshold_cells if k is None else self.packets_to_cells(k),
-                weight=weights.get(s.class_id, live.weight),
+                weight=new_weights.get(s.class_id, live.weight),
                 target_rate_pps=min(U32_MAX, round(result.lambda_star[s.class_id])),
                 rate_pps=min(U32_MAX, round(s.rate_pps)),
             )
