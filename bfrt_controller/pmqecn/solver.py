@@ -10,7 +10,9 @@ slow down, so it is not skipped: its classes get lambda_i* = their weighted
 max-min share of u Gamma (u = optimizer.target_utilisation, weights the
 classes' current scheduling weights), the same rule the optimiser's floor
 follows (models.optimize.share_targets); K_i and weights stay as they are
-until the model applies again.
+until the model applies again.  Either way a standing queue (sum of
+lambda_i W_i, by Little's law) that the 1 - u headroom cannot clear within
+one interval lowers the port's total (models.optimize.problem.port_target).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from models.optimize import PmqecnProblem, ProblemError, share_targets, solve
+from models.optimize.problem import port_target
 
 from .config import PmqecnConfig
 
@@ -60,6 +63,9 @@ def solve_for(
         c_pps = port_rate.get(port, opt.link_capacity_pps) if port is not None else None
         c_pps = c_pps or opt.link_capacity_pps
         rates = [rate for _, rate, _ in members]
+        # Little: class i holds lambda_i W_i packets; clearing the port's
+        # standing queue within one interval takes that over the interval.
+        drain = sum(rate * w_ns * 1e-9 for _, rate, w_ns in members) / opt.interval_s
         try:
             problem = PmqecnProblem(
                 N=opt.capacity_packets,
@@ -72,11 +78,13 @@ def solve_for(
                 kinds=[by_id[cid].qos for cid in ids],
                 weights=[by_id[cid].objective_weights for cid in ids],
                 target_utilisation=opt.target_utilisation,
+                backlog_drain=drain,
             )
             solution = solve(problem)
         except ProblemError as exc:
             where = "all classes" if port is None else f"port {port}"
-            cap = min(opt.target_utilisation * gamma, opt.arrival_cap_pps, opt.links * c_pps)
+            port_cap = port_target(gamma, opt.target_utilisation, drain)
+            cap = min(port_cap, opt.arrival_cap_pps, opt.links * c_pps)
             if sum(rates) <= cap:
                 refusals.append(f"{where}: {exc}")
                 continue

@@ -149,6 +149,7 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
             "link_capacity_pps": service_pps,
             "links": len(ports),
             "mean_packet_bytes": min(9216, pkt + frames.ETH.size),
+            "threshold_rule": p.threshold_rule,
         },
     }
     cfg = parse_pmqecn(raw, f"{s.name}:{switch}")

@@ -55,6 +55,11 @@ then is the floor), a light class keeping its rate; and a class's lambda*
 the convex layer, bounds in the SLSQP polish, the encoding of DE's genes
 and the feasibility projection.  Floors never exceed the measured lambda,
 so C2 holds at the floor whenever it holds at the measurement (layer 1).
+A standing queue counts as load too: the controller passes its drain rate
+(sum lambda_i W_i over the control interval, Little's law) as
+``backlog_drain``, and the port's part of the cap becomes
+min(u Gamma, Gamma - backlog_drain), never below a quarter of u Gamma
+(:func:`models.optimize.problem.port_target`).
 
 Convex formulation (omega = mu/Gamma, lam~ = lambda/Gamma, rho = lambda/mu)
 ---------------------------------------------------------------------------

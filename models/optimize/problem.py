@@ -42,6 +42,10 @@ _FLOOR_CAP_MARGIN = 1e-9
 # mean queue of 9 packets, short beside any buffer the model is used with,
 # while a source cut to its share loses at most 10 % of the port.
 DEFAULT_TARGET_UTILISATION = 0.9
+# However long the standing queue, the targets keep this share of u Gamma: the
+# queue then drains at up to 3/4 of the port's rate, and no port's targets
+# collapse to ~0 on one interval's measurement.
+MIN_CAP_SHARE = 0.25
 
 
 def _real(value: object, name: str, *, positive: bool) -> float:
@@ -80,6 +84,18 @@ def check_utilisation(value: object, name: str = "target_utilisation") -> float:
     if u > 1.0:
         raise ProblemError(f"{name} must be in (0, 1], got {value!r}: a port cannot carry more")
     return u
+
+
+def port_target(gamma: float, utilisation: float, backlog_drain: float = 0.0) -> float:
+    """What the targets of a port with service rate ``gamma`` may total.
+
+    u Gamma, less what clearing the standing queue within one control
+    interval needs beyond the 1 - u headroom: min(u Gamma, Gamma - drain),
+    ``backlog_drain`` being that queue over the interval (a rate).  Never
+    below MIN_CAP_SHARE u Gamma.
+    """
+    steady = utilisation * gamma
+    return max(min(steady, gamma - backlog_drain), MIN_CAP_SHARE * steady)
 
 
 def share_targets(demands: npt.ArrayLike, weights: npt.ArrayLike, capacity: float) -> FloatArray:
@@ -139,6 +155,9 @@ class PmqecnProblem:
     :meth:`target_floor` and :func:`share_targets`), which replaces the
     paper's layer 2 answer of lambda* -> 0 (see :mod:`models.optimize.pmqecn`).
     It also joins C3 and C6 in capping sum(lambda*) (:attr:`target_cap`).
+    ``backlog_drain`` (>= 0, a rate in the lambdas' unit) is the standing
+    queue divided by the control interval: what draining it within one
+    interval takes from the port (:func:`port_target`); 0 for no queue.
     """
 
     N: int
@@ -151,6 +170,7 @@ class PmqecnProblem:
     kinds: tuple[QosKind, ...]
     weights: tuple[tuple[float, float], ...]
     target_utilisation: float = DEFAULT_TARGET_UTILISATION
+    backlog_drain: float = 0.0
 
     def __init__(
         self,
@@ -165,6 +185,7 @@ class PmqecnProblem:
         kinds: Sequence[QosKind | str],
         weights: Sequence[tuple[float, float]],
         target_utilisation: float = DEFAULT_TARGET_UTILISATION,
+        backlog_drain: float = 0.0,
     ) -> None:
         # Frozen dataclass with a validating constructor: every instance that
         # exists is a meaningful problem, so solvers never re-check.
@@ -190,6 +211,7 @@ class PmqecnProblem:
         setter(self, "kinds", tuple(_kind(v, f"kinds[{i}]") for i, v in enumerate(kind_list)))
         setter(self, "weights", tuple(self._weight(v, i) for i, v in enumerate(weight_list)))
         setter(self, "target_utilisation", check_utilisation(target_utilisation))
+        setter(self, "backlog_drain", _real(backlog_drain, "backlog_drain", positive=False))
         self._check_load()
 
     @staticmethod
@@ -251,8 +273,9 @@ class PmqecnProblem:
     @property
     def target_cap(self) -> float:
         """Upper bound on sum(lambda*): C3 (Lambda), the throughput reading of C6
-        (n C) and the target utilisation u Gamma."""
-        return min(self.Lambda, self.n * self.C, self.target_utilisation * self.Gamma)
+        (n C) and the port's target (u Gamma, less any backlog drain)."""
+        port = port_target(self.Gamma, self.target_utilisation, self.backlog_drain)
+        return min(self.Lambda, self.n * self.C, port)
 
     def target_floor(self, mu: FloatArray) -> FloatArray:
         """Lower bound on lambda* for service rates ``mu`` (shape (k,)); every solver obeys it.

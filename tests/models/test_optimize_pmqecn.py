@@ -576,3 +576,25 @@ def test_shares_are_monotone_in_load() -> None:
 def test_shares_reject_bad_input(args: tuple[Any, Any, Any], name: str) -> None:
     with pytest.raises(ProblemError, match=rf"^{name}"):
         share_targets(*args)
+
+
+def test_a_standing_queue_lowers_the_port_target() -> None:
+    from models.optimize.problem import MIN_CAP_SHARE, port_target
+
+    assert port_target(1000.0, 0.9) == pytest.approx(900.0)
+    # A queue the 10 % headroom clears within the interval changes nothing ...
+    assert port_target(1000.0, 0.9, backlog_drain=80.0) == pytest.approx(900.0)
+    # ... a longer one takes what clearing it needs ...
+    assert port_target(1000.0, 0.9, backlog_drain=400.0) == pytest.approx(600.0)
+    # ... but never more than 1 - MIN_CAP_SHARE of u Gamma.
+    assert port_target(1000.0, 0.9, backlog_drain=5000.0) == pytest.approx(MIN_CAP_SHARE * 900.0)
+    # In the optimiser: an under-loaded port (750 of 1000) with a standing queue
+    # that needs 400 pkt/s to clear is cut to a total of 600, by shares.
+    problem = PmqecnProblem(**(paper_kwargs() | {"backlog_drain": 400.0}))
+    assert problem.target_cap == pytest.approx(600.0)
+    sol = solve(problem)
+    assert_feasible(problem, sol)
+    assert sum(sol.lam_star) == pytest.approx(600.0, rel=1e-6)
+    np.testing.assert_allclose(sol.lam_star, share_targets(problem.lambdas, sol.mu, 600.0), 1e-6)
+    with pytest.raises(ProblemError, match=r"^backlog_drain"):
+        PmqecnProblem(**(paper_kwargs() | {"backlog_drain": -1.0}))
