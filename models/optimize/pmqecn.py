@@ -189,10 +189,13 @@ def _worth_polishing(problem: PmqecnProblem, rho: FloatArray, convex: ConvexResu
     """Whether SLSQP on the exact model can improve the convex answer beyond solver noise.
 
     No when the answer is the optimum of one convex problem whose stand-ins
-    are exact near it (see _EXACT_TAIL).  Always yes for a CCP answer (several
+    are exact near it (see _EXACT_TAIL), or the only feasible point (a floor
+    that fills the cap).  Always yes for a CCP answer (several
     solves: only a stationary point of the re-linearised jitter) and for the
     floor fallback of layer 2 (no solve at all).
     """
+    if convex.pinned:
+        return False
     return convex.solves != 1 or _stand_in_tail(problem, rho) > _EXACT_TAIL
 
 

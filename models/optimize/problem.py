@@ -38,6 +38,8 @@ RHO_EPS = 1e-6
 # than onto it, so projecting onto sum(lambda*) <= cap (which may shave a few
 # ulps) cannot push a point below it.
 _FLOOR_CAP_MARGIN = 1e-9
+# A floor summing to within this of the cap leaves layer 2 no room to move.
+FLOOR_FILLS_CAP = 1e-8
 # The load a port's targets steer it to: on an M/M/1 queue rho = 0.9 means a
 # mean queue of 9 packets, short beside any buffer the model is used with,
 # while a source cut to its share loses at most 10 % of the port.
