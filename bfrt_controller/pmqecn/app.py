@@ -51,6 +51,37 @@ class Sample:
     packets: int
     rate_pps: float
     mean_sojourn_ns: float
+    backlog_packets: float = 0.0  # the class's queue at the end of the interval (estimate)
+
+
+# A mean sojourn below this share of deq_timedelta's range is taken at its word.
+_RESOLVED_SOJOURN_SHARE = 0.5
+
+
+def backlog_packets(
+    previous: float,
+    arrived: int,
+    departed: int,
+    mean_sojourn_ns: float,
+    rate_pps: float,
+    saturation_ns: int,
+    capacity_packets: int,
+) -> float:
+    """A class's standing queue (packets) at the end of an interval.
+
+    Little's law gives lambda_i W_i, but W_i is the mean of deq_timedelta,
+    which saturates (2^18 ns on Tofino: less than one packet time on a 10 Mb/s
+    link), so it only counts where the mean sojourn sits well inside the
+    field's range.  Otherwise the queue is the last estimate plus what arrived
+    (ingress counter) less what left (egress sojourn count), at least
+    lambda_i W_i: tail drops make that an over-estimate, so it is capped at the
+    buffer (capacity_packets) and re-anchored once sojourns are resolvable.
+    """
+    little = rate_pps * mean_sojourn_ns * 1e-9
+    if mean_sojourn_ns < _RESOLVED_SOJOURN_SHARE * saturation_ns:
+        return little
+    counted = max(0.0, previous + arrived - departed)
+    return min(max(little, counted), float(capacity_packets))
 
 
 @dataclass
@@ -78,6 +109,7 @@ class PmqecnApp(IntendedStateApp):
             c.id: ClassLive(c.threshold_cells, c.weight, c.target_rate_pps) for c in config.classes
         }
         self._last: _Counters | None = None
+        self._backlog: dict[int, float] = {}
 
     # ---- intended state --------------------------------------------
     def _class_writes(self, c: ClassSpec) -> list[Write]:
@@ -270,9 +302,22 @@ class PmqecnApp(IntendedStateApp):
             else:
                 prev = last.packets.get(c.id, 0)
                 # A counter that went backwards was reset by a switch restart.
-                delta = packets[c.id] - prev if packets[c.id] >= prev else packets[c.id]
+                restarted = packets[c.id] < prev
+                delta = packets[c.id] if restarted else packets[c.id] - prev
                 rate = delta / (now_s - last.time_s)
-            samples.append(Sample(c.id, delta, rate, w))
+                if restarted:
+                    self._backlog[c.id] = 0.0
+            backlog = backlog_packets(
+                self._backlog.get(c.id, 0.0),
+                delta,
+                count,
+                w,
+                rate,
+                self.profile.max_timedelta_ns,
+                self.config.optimizer.capacity_packets,
+            )
+            self._backlog[c.id] = backlog
+            samples.append(Sample(c.id, delta, rate, w, backlog))
             self.live[c.id].sojourn_ns = w
         return samples
 

@@ -10,9 +10,10 @@ slow down, so it is not skipped: its classes get lambda_i* = their weighted
 max-min share of u Gamma (u = optimizer.target_utilisation, weights the
 classes' current scheduling weights), the same rule the optimiser's floor
 follows (models.optimize.share_targets); K_i and weights stay as they are
-until the model applies again.  Either way a standing queue (sum of
-lambda_i W_i, by Little's law) that the 1 - u headroom cannot clear within
-one interval lowers the port's total (models.optimize.problem.port_target).
+until the model applies again.  Either way a standing queue (the classes'
+backlogs, see app.backlog_packets) that the 1 - u headroom cannot clear
+within one interval lowers the port's total
+(models.optimize.problem.port_target).
 """
 
 from __future__ import annotations
@@ -47,8 +48,11 @@ def solve_for(
     opt = config.optimizer
     by_id = {c.id: c for c in config.classes}
     groups: dict[int | None, list[tuple[int, float, float]]] = defaultdict(list)
+    backlog: dict[int, float] = {}
     for s in samples:
         cid, rate, sojourn_ns = s.class_id, s.rate_pps, s.mean_sojourn_ns  # type: ignore[attr-defined]
+        # Little's law where the sample carries no estimate of its own.
+        backlog[cid] = getattr(s, "backlog_packets", rate * sojourn_ns * 1e-9)
         if rate > 0:
             groups[by_id[cid].port].append((cid, rate, sojourn_ns))
     omega: dict[int, float] = {}
@@ -63,9 +67,9 @@ def solve_for(
         c_pps = port_rate.get(port, opt.link_capacity_pps) if port is not None else None
         c_pps = c_pps or opt.link_capacity_pps
         rates = [rate for _, rate, _ in members]
-        # Little: class i holds lambda_i W_i packets; clearing the port's
-        # standing queue within one interval takes that over the interval.
-        drain = sum(rate * w_ns * 1e-9 for _, rate, w_ns in members) / opt.interval_s
+        # Clearing the port's standing queue within one interval takes the
+        # classes' backlogs over the interval (PmqecnApp.sample estimates them).
+        drain = sum(backlog[cid] for cid in ids) / opt.interval_s
         try:
             problem = PmqecnProblem(
                 N=opt.capacity_packets,

@@ -149,6 +149,8 @@ class Pmqecn(Strict):
     # at the optimum, the controller's default) or omega_n (Alg. 2 step 3,
     # K_i = omega_i N).
     threshold_rule: Literal["omega_n", "ls"] = "ls"
+    # The load each port's lambda_i* steer it to (optimizer.target_utilisation).
+    target_utilisation: Annotated[float, Field(gt=0, le=1)] = 0.9
 
 
 class Bfcc(Strict):

@@ -150,6 +150,7 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
             "links": len(ports),
             "mean_packet_bytes": min(9216, pkt + frames.ETH.size),
             "threshold_rule": p.threshold_rule,
+            "target_utilisation": p.target_utilisation,
         },
     }
     cfg = parse_pmqecn(raw, f"{s.name}:{switch}")
