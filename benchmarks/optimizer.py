@@ -106,7 +106,7 @@ def new_measurements(problem: PmqecnProblem, seed: int) -> PmqecnProblem:
     k = problem.k
     fields: dict[str, Any] = {
         name: getattr(problem, name)
-        for name in ("N", "Lambda", "Gamma", "C", "n", "kinds", "weights", "min_target_fraction")
+        for name in ("N", "Lambda", "Gamma", "C", "n", "kinds", "weights", "target_utilisation")
     }
     fields["lambdas"] = list(np.array(problem.lambdas) * rng.uniform(0.98, 1.02, k))
     fields["W"] = list(np.array(problem.W) * rng.uniform(0.98, 1.02, k))

@@ -320,7 +320,7 @@ def optimize(obj: Context, once: bool, interval: float | None, count: int) -> No
         raise ConfigError("--interval", f"must be positive, got {interval}")
     app = obj.pmqecn()
     if interval is None or once:
-        app.sample(time.monotonic())
+        app.start(time.monotonic())
         time.sleep(min(app.config.optimizer.interval_s, 0.2) if obj.is_model else 0)
         _print_changes(app.optimize_once(time.monotonic()), app)
         obj.save(app)
@@ -329,7 +329,7 @@ def optimize(obj: Context, once: bool, interval: float | None, count: int) -> No
     # cycle itself would write nothing.
     sup = Supervisor(app, probe=lambda: holds_state(app))
     done = 0
-    app.sample(time.monotonic())
+    app.start(time.monotonic())
     while count == 0 or done < count:
         time.sleep(interval)
         _print_changes(sup.run(lambda: app.optimize_once(time.monotonic())), app)

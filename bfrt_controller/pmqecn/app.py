@@ -51,6 +51,37 @@ class Sample:
     packets: int
     rate_pps: float
     mean_sojourn_ns: float
+    backlog_packets: float = 0.0  # the class's queue at the end of the interval (estimate)
+
+
+# A mean sojourn below this share of deq_timedelta's range is taken at its word.
+_RESOLVED_SOJOURN_SHARE = 0.5
+
+
+def backlog_packets(
+    previous: float,
+    arrived: int,
+    departed: int,
+    mean_sojourn_ns: float,
+    rate_pps: float,
+    saturation_ns: int,
+    capacity_packets: int,
+) -> float:
+    """A class's standing queue (packets) at the end of an interval.
+
+    Little's law gives lambda_i W_i, but W_i is the mean of deq_timedelta,
+    which saturates (2^18 ns on Tofino: less than one packet time on a 10 Mb/s
+    link), so it only counts where the mean sojourn sits well inside the
+    field's range.  Otherwise the queue is the last estimate plus what arrived
+    (ingress counter) less what left (egress sojourn count), at least
+    lambda_i W_i: tail drops make that an over-estimate, so it is capped at the
+    buffer (capacity_packets) and re-anchored once sojourns are resolvable.
+    """
+    little = rate_pps * mean_sojourn_ns * 1e-9
+    if mean_sojourn_ns < _RESOLVED_SOJOURN_SHARE * saturation_ns:
+        return little
+    counted = max(0.0, previous + arrived - departed)
+    return min(max(little, counted), float(capacity_packets))
 
 
 @dataclass
@@ -78,6 +109,7 @@ class PmqecnApp(IntendedStateApp):
             c.id: ClassLive(c.threshold_cells, c.weight, c.target_rate_pps) for c in config.classes
         }
         self._last: _Counters | None = None
+        self._backlog: dict[int, float] = {}
 
     # ---- intended state --------------------------------------------
     def _class_writes(self, c: ClassSpec) -> list[Write]:
@@ -230,6 +262,15 @@ class PmqecnApp(IntendedStateApp):
         return changes
 
     # ---- measurement -----------------------------------------------
+    def start(self, now_s: float) -> None:
+        """Take the baseline: counters as they stand at ``now_s``, sojourn
+        accumulators cleared.  Called when the controller starts, so the first
+        optimise cycle, one interval later, already measures lambda_i over a
+        whole interval (without it the first cycle only records a baseline and
+        the first answer comes after two)."""
+        self.sample(now_s)
+        log.info("measuring from t = %.6f s", now_s)
+
     def sample(self, now_s: float) -> list[Sample]:
         """lambda_i from the class counters (delta over the interval) and W_i
         from the sojourn accumulators, which are read and cleared."""
@@ -261,9 +302,22 @@ class PmqecnApp(IntendedStateApp):
             else:
                 prev = last.packets.get(c.id, 0)
                 # A counter that went backwards was reset by a switch restart.
-                delta = packets[c.id] - prev if packets[c.id] >= prev else packets[c.id]
+                restarted = packets[c.id] < prev
+                delta = packets[c.id] if restarted else packets[c.id] - prev
                 rate = delta / (now_s - last.time_s)
-            samples.append(Sample(c.id, delta, rate, w))
+                if restarted:
+                    self._backlog[c.id] = 0.0
+            backlog = backlog_packets(
+                self._backlog.get(c.id, 0.0),
+                delta,
+                count,
+                w,
+                rate,
+                self.profile.max_timedelta_ns,
+                self.config.optimizer.capacity_packets,
+            )
+            self._backlog[c.id] = backlog
+            samples.append(Sample(c.id, delta, rate, w, backlog))
             self.live[c.id].sojourn_ns = w
         return samples
 
@@ -318,16 +372,19 @@ class PmqecnApp(IntendedStateApp):
         the log says why)."""
         from .solver import SolverRefused, solve_for
 
+        if self._last is None:
+            log.warning("no baseline sample (start() not called): this cycle only takes one")
         samples = self.sample(now_s)
         if not any(s.rate_pps > 0 for s in samples):
             log.info("no traffic measured this interval; state kept")
             return []
         try:
-            result = solve_for(self.config, samples)
+            weights = {cid: live.weight for cid, live in self.live.items()}
+            result = solve_for(self.config, samples, weights)
         except SolverRefused as exc:
             log.warning("optimiser refused this interval's measurements: %s; state kept", exc)
             return []
-        weights = self.weights_from_omega(result.omega)
+        new_weights = self.weights_from_omega(result.omega)
         new_live = {}
         for s in samples:
             if s.class_id not in result.lambda_star:
@@ -338,7 +395,7 @@ class PmqecnApp(IntendedStateApp):
             new_live[s.class_id] = replace(
                 live,
                 threshold_cells=live.threshold_cells if k is None else self.packets_to_cells(k),
-                weight=weights.get(s.class_id, live.weight),
+                weight=new_weights.get(s.class_id, live.weight),
                 target_rate_pps=min(U32_MAX, round(result.lambda_star[s.class_id])),
                 rate_pps=min(U32_MAX, round(s.rate_pps)),
             )

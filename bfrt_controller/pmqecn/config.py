@@ -14,6 +14,8 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from hw_profiles import HwProfile, load_profile
+from models.optimize import ThresholdRule
+from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 
 from ..common import Prefix, Route, Strict, check_port
 from ..errors import ConfigError
@@ -83,6 +85,14 @@ class Optimizer(Strict):
     link_capacity_pps: Annotated[float, Field(gt=0)]
     links: Annotated[int, Field(ge=1)] = 1
     mean_packet_bytes: Annotated[int, Field(ge=64, le=9216)] = 1000
+    # The load each port's lambda_i* steer it to: no class is told to go below
+    # its weighted share of target_utilisation x its port's service rate.
+    target_utilisation: Annotated[float, Field(gt=0, le=1)] = DEFAULT_TARGET_UTILISATION
+    # K_i in packets (then cells, through the chip's cell size): omega_n is
+    # Algorithm 2 step 3, K_i = omega_i N; ls is the mean queue L_s at the
+    # optimum.  ls is the default by measurement (docs/evaluation.md): the
+    # omega_i N sum to N, so a port marks only once its buffer is ~full.
+    threshold_rule: ThresholdRule = "ls"
 
 
 class PmqecnConfig(Strict):

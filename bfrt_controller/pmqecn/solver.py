@@ -6,24 +6,26 @@ nothing this interval has no lambda_i to optimise and keeps its state.
 
 A port the model cannot describe (overloaded: sum(lambda) >= Gamma, or
 queues longer than N at the best split) is exactly when the senders must
-slow down, so it is not skipped: its classes get lambda_i* =
-lambda_i * max(f, u * Gamma / sum(lambda)), the proportional cut that would
-bring the port to utilisation u, no deeper than the optimiser's own floor f
-per cycle; K_i and weights stay as they are until the model applies again.
+slow down, so it is not skipped: its classes get lambda_i* = their weighted
+max-min share of u Gamma (u = optimizer.target_utilisation, weights the
+classes' current scheduling weights), the same rule the optimiser's floor
+follows (models.optimize.share_targets); K_i and weights stay as they are
+until the model applies again.  Either way a standing queue (the classes'
+backlogs, see app.backlog_packets) that the 1 - u headroom cannot clear
+within one interval lowers the port's total
+(models.optimize.problem.port_target).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from models.optimize import PmqecnProblem, ProblemError, solve
+from models.optimize import PmqecnProblem, ProblemError, share_targets, solve
+from models.optimize.problem import port_target
 
 from .config import PmqecnConfig
-
-# Utilisation an overloaded port's classes are cut towards.
-OVERLOAD_TARGET_UTILISATION = 0.9
 
 
 class SolverRefused(Exception):
@@ -38,12 +40,19 @@ class SolverResult:
     method: str
 
 
-def solve_for(config: PmqecnConfig, samples: Sequence[object]) -> SolverResult:
+def solve_for(
+    config: PmqecnConfig, samples: Sequence[object], weights: Mapping[int, int] | None = None
+) -> SolverResult:
+    """``weights``: each class's current scheduling weight (default: the
+    config's), which splits an overloaded port's capacity."""
     opt = config.optimizer
     by_id = {c.id: c for c in config.classes}
     groups: dict[int | None, list[tuple[int, float, float]]] = defaultdict(list)
+    backlog: dict[int, float] = {}
     for s in samples:
         cid, rate, sojourn_ns = s.class_id, s.rate_pps, s.mean_sojourn_ns  # type: ignore[attr-defined]
+        # Little's law where the sample carries no estimate of its own.
+        backlog[cid] = getattr(s, "backlog_packets", rate * sojourn_ns * 1e-9)
         if rate > 0:
             groups[by_id[cid].port].append((cid, rate, sojourn_ns))
     omega: dict[int, float] = {}
@@ -55,38 +64,42 @@ def solve_for(config: PmqecnConfig, samples: Sequence[object]) -> SolverResult:
     for port, members in groups.items():
         ids = [cid for cid, _, _ in members]
         gamma = (port_rate.get(port) if port is not None else None) or opt.service_rate_pps
+        c_pps = port_rate.get(port, opt.link_capacity_pps) if port is not None else None
+        c_pps = c_pps or opt.link_capacity_pps
+        rates = [rate for _, rate, _ in members]
+        # Clearing the port's standing queue within one interval takes the
+        # classes' backlogs over the interval (PmqecnApp.sample estimates them).
+        drain = sum(backlog[cid] for cid in ids) / opt.interval_s
         try:
             problem = PmqecnProblem(
                 N=opt.capacity_packets,
                 Lambda=opt.arrival_cap_pps,
                 Gamma=gamma,
-                C=port_rate.get(port, opt.link_capacity_pps)
-                if port is not None
-                else opt.link_capacity_pps,
+                C=c_pps,
                 n=opt.links,
-                lambdas=[rate for _, rate, _ in members],
+                lambdas=rates,
                 W=[w_ns * 1e-9 for _, _, w_ns in members],  # seconds, the rates' time unit
                 kinds=[by_id[cid].qos for cid in ids],
                 weights=[by_id[cid].objective_weights for cid in ids],
+                target_utilisation=opt.target_utilisation,
+                backlog_drain=drain,
             )
             solution = solve(problem)
         except ProblemError as exc:
             where = "all classes" if port is None else f"port {port}"
-            total = sum(r for _, r, _ in members)
-            factor = max(
-                PmqecnProblem.min_target_fraction,
-                min(1.0, OVERLOAD_TARGET_UTILISATION * gamma / total),
-            )
-            if factor >= 1.0:
+            port_cap = port_target(gamma, opt.target_utilisation, drain)
+            cap = min(port_cap, opt.arrival_cap_pps, opt.links * c_pps)
+            if sum(rates) <= cap:
                 refusals.append(f"{where}: {exc}")
                 continue
-            for cid, r, _ in members:
-                lambda_star[cid] = r * factor
-            methods.add("overload-cut")
+            shares = [(weights or {}).get(cid, by_id[cid].weight) for cid in ids]
+            for cid, target in zip(ids, share_targets(rates, shares, cap), strict=True):
+                lambda_star[cid] = float(target)
+            methods.add("overload-share")
             continue
         for i, cid in enumerate(ids):
             omega[cid] = solution.omega[i]
-            k_packets[cid] = solution.k_packets[i]
+            k_packets[cid] = solution.k_packets(opt.threshold_rule)[i]
             lambda_star[cid] = solution.lam_star[i]
         methods.add(solution.solver)
     if not lambda_star and refusals:

@@ -1,20 +1,50 @@
 """PMQECN reaction point: the host rate controller of Algorithm 3, Eqs. 15-18.
 
-Three phases (Fig. 5): a feedback packet carrying (lambda, lambda*) cuts the
-current rate by lambda*/lambda (Eqs. 15-16) and remembers the old rate as the
-recovery target; then N_C fast-recovery cycles halve the gap to that target
-(Eq. 17); then active increase raises the target by R_A per cycle and moves the
-rate half way to it (Eq. 18).  Cycles are counted as in QCN/P4QCN, whose
-recovery the paper adopts: a timer cycle every ``timer_period`` and a
-byte-counter cycle every ``byte_counter`` bytes sent, whichever comes.
+Three phases (Fig. 5): a feedback packet carrying (lambda, lambda*) sets the
+rate to a target derived from lambda*/lambda (Eqs. 15-16) and remembers the
+old rate as the recovery target; then N_C fast-recovery cycles halve the gap
+to that target (Eq. 17); then active increase raises the target by R_A per
+cycle and moves the rate half way to it (Eq. 18).  Cycles are counted as in
+QCN/P4QCN, whose recovery the paper adopts: a timer cycle every
+``timer_period`` and a byte-counter cycle every ``byte_counter`` bytes sent,
+whichever comes.
+
+How we read Eqs. 15-16 against Algorithm 3
+------------------------------------------
+Algorithm 3 runs ``send_rate = lambda*/lambda * send_rate`` for every
+feedback packet received.  But the switch clones a feedback packet for every
+packet above K_i, and every one of them carries the same (lambda, lambda*)
+until the controller's next cycle: applied per packet, a ratio of 0.9 over a
+burst of 50 feedback packets is a cut to 0.5 %, and a port's worth of them
+drives every source to its minimum rate.  Eq. 15 says something else:
+lambda*/lambda = v*/v, i.e. v* is the sending rate that makes the class arrive
+at lambda*, where v is the rate the source sent while the switch measured
+lambda.  We read it as that absolute target:
+
+* v* = (lambda*/lambda) * v_bar, with v_bar the source's mean rate over the
+  last ``feedback_interval`` (the controller's measurement interval, so v_bar
+  is this source's part of the measured lambda; with one source per class
+  v* = lambda* in the host's unit).
+* v* is computed at most once per ``feedback_interval``, and only for an
+  answer (lambda, lambda*) other than the one it was last computed from: the
+  same answer read again (the switch's table is written once per controller
+  cycle) must not compound.  An answer arriving sooner waits for the interval.
+* Every feedback packet then does Algorithm 3's three lines with that target:
+  R_t = send_rate; send_rate = min(send_rate, v*); state = fast recovery.
+  Repeated packets hold the rate at v* instead of compounding, and restart
+  recovery from there; when they stop, recovery and active increase run as
+  in Algorithm 3.  Choice: a feedback packet never raises the rate (the
+  ``min``): lambda* > lambda means the port has room, which the increase
+  phases find.
 
 Choices where the paper is silent or self-contradictory are marked "Choice".
-Rates use any unit, the same for every argument.
+Rates use any unit, the same for every argument; times are seconds.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from dataclasses import dataclass, replace
 from enum import Enum
 from numbers import Integral, Real
@@ -45,9 +75,19 @@ class RpConfig:
     n_c: int = 5
     timer_period: float = 0.01  # s, one timer cycle
     byte_counter: int = 150_000  # bytes, one byte-counter cycle (QCN's BC)
+    # s: the switch's answers change once per controller cycle, so a new target
+    # is taken at most this often (the controller's optimizer.interval_s).
+    feedback_interval: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("line_rate", "min_rate", "initial_rate", "r_a", "timer_period"):
+        for name in (
+            "line_rate",
+            "min_rate",
+            "initial_rate",
+            "r_a",
+            "timer_period",
+            "feedback_interval",
+        ):
             _positive(getattr(self, name), name)
         if not self.min_rate <= self.initial_rate <= self.line_rate:
             raise ValueError(
@@ -70,6 +110,46 @@ class RpState:
     timer_epoch: float  # when the timer was last restarted
     timer_cycles: int  # timer cycles run since timer_epoch
     now: float  # latest time seen, to reject time running backwards
+    # v*, the rate the latest answer asks for (None before the first feedback),
+    # the answer (lambda, lambda*) it was computed from, and when.
+    feedback_target: float | None = None
+    answer: tuple[float, float] | None = None
+    answer_time: float = -math.inf
+
+
+class _MeanRate:
+    """The mean of a piecewise-constant rate over a trailing window.
+
+    Keeps (time, integral so far, rate from then on) at every change; the
+    integral over [t - w, t] is then a difference of two interpolations.
+    Checkpoints older than the longest window asked for are dropped.
+    """
+
+    def __init__(self, start: float, rate: float) -> None:
+        self._start = start
+        self._points: deque[tuple[float, float, float]] = deque([(start, 0.0, rate)])
+
+    def _integral(self, t: float) -> float:
+        # Latest checkpoint at or before t (the deque is short: changes within one window).
+        for when, area, rate in reversed(self._points):
+            if when <= t:
+                return area + rate * (t - when)
+        when, area, rate = self._points[0]
+        return area + rate * (t - when)
+
+    def set_rate(self, t: float, rate: float) -> None:
+        when, area, last = self._points[-1]
+        if rate != last:
+            self._points.append((t, area + last * (t - when), rate))
+
+    def mean(self, t: float, window: float) -> float:
+        """Mean over [t - window, t], or since the start if that is shorter."""
+        lo = max(self._start, t - window)
+        while len(self._points) > 1 and self._points[1][0] <= lo:
+            self._points.popleft()
+        if t <= lo:
+            return self._points[-1][2]
+        return (self._integral(t) - self._integral(lo)) / (t - lo)
 
 
 class ReactionPoint:
@@ -91,6 +171,7 @@ class ReactionPoint:
             timer_cycles=0,
             now=start,
         )
+        self._sent = _MeanRate(start, self.config.initial_rate)
 
     @property
     def state(self) -> RpState:
@@ -116,22 +197,34 @@ class ReactionPoint:
         lam = _positive(rate, "rate")
         lam_star = _positive(target_rate, "target_rate")
         t = self._time(now, "now", self._state.now)
-        # Choice: a congestion notification never raises the rate; lambda* > lambda
-        # means the optimiser has room, which the increase phases will find.
-        factor = min(1.0, lam_star / lam)
-        old = self._state.rate
-        # Eq. 16: R_t = R_old, R_c = (lambda*/lambda) R_c.  As in QCN a decrease
-        # restarts both cycle counters.
+        s = self._state
+        answer = (lam, lam_star)
+        target, answer_time = s.feedback_target, s.answer_time
+        if target is None or (
+            answer != s.answer and t - s.answer_time >= self.config.feedback_interval
+        ):
+            # Eq. 15 as an absolute target (module docstring): once per interval.
+            v_bar = self._sent.mean(t, self.config.feedback_interval)
+            target, answer_time = self._clamp(v_bar * lam_star / lam), t
+        else:
+            answer = s.answer if s.answer is not None else answer
+        old = s.rate
+        # Eq. 16: R_t = R_old, R_c = v* (never above R_old).  As in QCN a
+        # decrease restarts both cycle counters.
         self._state = RpState(
             phase=Phase.FAST_RECOVERY,
-            rate=self._clamp(factor * old),
+            rate=min(old, target),
             target=old,
             cycles_left=self.config.n_c,
             bytes_in_cycle=0,
             timer_epoch=t,
             timer_cycles=0,
             now=t,
+            feedback_target=target,
+            answer=answer,
+            answer_time=answer_time,
         )
+        self._sent.set_rate(t, self._state.rate)
         return self._state.rate
 
     def on_timer(self, now: float) -> int:
@@ -145,6 +238,7 @@ class ReactionPoint:
         cycles = max(0, due - self._state.timer_cycles)
         self._state = replace(self._state, now=t, timer_cycles=self._state.timer_cycles + cycles)
         self._run_cycles(cycles)
+        self._sent.set_rate(t, self._state.rate)
         return cycles
 
     def on_bytes_sent(self, nbytes: int, now: float) -> int:
@@ -156,6 +250,7 @@ class ReactionPoint:
         cycles, rest = divmod(total, self.config.byte_counter)
         self._state = replace(self._state, now=t, bytes_in_cycle=rest)
         self._run_cycles(cycles)
+        self._sent.set_rate(t, self._state.rate)
         return cycles
 
     def _run_cycles(self, cycles: int) -> None:

@@ -146,6 +146,12 @@ class Pmqecn(Strict):
     ra: Rate = "5Mbps"
     rounds: Annotated[int, Field(ge=1)] = 5
     rp_timer_us: Annotated[float, Field(gt=0)] = 10_000.0
+    # The controller's K_i rule (optimizer.threshold_rule): ls (the mean queue
+    # at the optimum, the controller's default) or omega_n (Alg. 2 step 3,
+    # K_i = omega_i N).
+    threshold_rule: Literal["omega_n", "ls"] = "ls"
+    # The load each port's lambda_i* steer it to (optimizer.target_utilisation).
+    target_utilisation: Annotated[float, Field(gt=0, le=1)] = 0.9
 
 
 class Bfcc(Strict):

@@ -149,12 +149,15 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
             "link_capacity_pps": service_pps,
             "links": len(ports),
             "mean_packet_bytes": min(9216, pkt + frames.ETH.size),
+            "threshold_rule": p.threshold_rule,
+            "target_utilisation": p.target_utilisation,
         },
     }
     cfg = parse_pmqecn(raw, f"{s.name}:{switch}")
     sw = ModelSwitch("pmqecn", profile)
     app = PmqecnApp(sw, cfg)
     app.push_all()
+    app.start(0.0)  # baseline at t = 0: the first answer comes one interval in
     setup = SwitchSetup(
         TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights),
         {},
@@ -283,11 +286,12 @@ class FixedRate:
 
 class PmqecnRate:
     """Algorithm 3 of seed 000 (models/hosts/pmqecn_rp.py), fed the
-    (lambda, lambda*) each feedback packet carries."""
+    (lambda, lambda*) each feedback packet carries; lambda* is a target the
+    host takes at most once per controller interval (RpConfig.feedback_interval)."""
 
     # Choice: before the controller's first cycle the switch's rate table is
-    # empty (lambda = lambda* = 0); the host then cuts like a QCN source at
-    # its maximum (beta = 1, a halving), the same floor the optimiser keeps.
+    # empty (lambda = lambda* = 0); the host then targets half its recent rate,
+    # QCN's deepest single cut (beta = 1), until the first real answer.
     EMPTY_FEEDBACK_CUT = (2.0, 1.0)
 
     def __init__(self, cfg: RpConfig) -> None:
@@ -339,6 +343,8 @@ def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateCont
                 r_a=sc.parse_rate(p.ra),
                 n_c=p.rounds,
                 timer_period=p.rp_timer_us / 1e6,
+                # The switch's answer changes once per controller cycle.
+                feedback_interval=p.optimizer_interval_s or 1.0,
             )
         )
     if scheme == "p4qcn":

@@ -7,8 +7,9 @@ Two constraints are instead built into the encoding, because a penalty cannot
 make DE hit them exactly: layer 1 maps x in (0, 1]^k onto the simplex
 sum(mu) = Gamma above each lambda_i, layer 2 maps x in [0, 1]^k onto
 [target_floor, (1 - eps) mu*] and scales the part above the floor under the
-cap.  The floor on lambda* (PmqecnProblem.min_target_fraction) is ours, not
-the paper's; DE obeys it so that both solvers answer the same problem.
+cap.  The floor on lambda* (PmqecnProblem.target_floor, each class's share of
+the target utilisation) is ours, not the paper's; DE obeys it so that both
+solvers answer the same problem.
 """
 
 from __future__ import annotations

@@ -9,21 +9,57 @@ reference; :func:`solve` instead solves a convex stand-in of each layer with
 cvxpy (CLARABEL) and, where the stand-in can be loose, polishes on the exact F
 with SLSQP, keeping whichever point is better.
 
-A floor on lambda* (not in the paper)
--------------------------------------
-Layer 2 as the paper states it minimises, per class, delay plus a second
-objective at fixed mu*.  Both of class C's (delay, loss) and, unless its
-residual-bandwidth weight is large, both of class A's fall monotonically as
-lambda*_i falls, so the paper's optimum is lambda*_i -> 0 (at the open bound
-0 < lambda*: ~mu* RHO_EPS here).  The controller feeds back lambda*/lambda
-(Eq. 15), i.e. "stop sending": the optimisation has no term for the traffic a
-class wants to carry.  Every solver therefore also keeps
-lambda*_i >= f min(lambda_i, mu*_i (1 - RHO_EPS)) with
-f = ``PmqecnProblem.min_target_fraction`` (default 0.5, QCN/DCQCN's "at most
-halve per feedback"): a linear bound on rho in the convex layer, bounds in the
-SLSQP polish, the encoding of DE's genes, and the feasibility projection.  C3
-and C6 still win: if the floors alone exceed min(Lambda, n C), they are scaled
-to fit (:meth:`PmqecnProblem.target_floor`).
+Why layer 2 answers lambda* -> 0, and the target rule that replaces it
+-----------------------------------------------------------------------
+Layer 2 fixes mu* and minimises Eq. 14,
+F(lambda) = sum_i (mu*_i/Gamma) (a_i Gamma W_s,i + b_i q_i), under C2-C6.
+
+* The constraints only bound lambda from above.  L_s,i and lambda_e,i grow
+  with lambda_i, so C2 (sum L_s <= N), C3 (sum lambda <= Lambda) and C6
+  (sum lambda_e <= n C) hold at every point below a feasible one; C4 gives
+  lambda_i < mu*_i and the open 0 < lambda_i; C1 and C5 concern mu only.
+  So the feasible set reaches down to lambda = 0, and only the objective can
+  keep lambda* away from it.
+* Delay (every class): at fixed mu, W_s,i grows with lambda_i (from 1/mu_i
+  at rho -> 0 towards N/mu_i); the term's slope is a_i/mu_i at lambda_i = 0
+  (M/M/1: (mu/Gamma) Gamma/(mu - lambda)) and grows with lambda_i.
+* Loss (class C, Eq. 13): N_loss = lambda P_N also grows with lambda_i, so
+  both of class C's terms rise with lambda_C.
+* Residual bandwidth (class A, Eq. 11): q_A = (n C - sum_j lambda_e,j)/(n C)
+  is the only term that falls as traffic rises; it rewards every class's
+  lambda_e (whose slope in lambda is at most 1) by w_A/(n C) per packet/s,
+  w_A = sum over class-A queues of b_i mu*_i/Gamma <= max b_A.
+* Jitter (class B, Eq. 12): b_i Gamma |W_i - W_s,i| pulls W_s,i towards the
+  measured W_i; with a_i >= b_i the sum a_i W_s + b_i |W_i - W_s| does not
+  fall as W_s rises, so it too is least at the smallest lambda_i; only
+  b_i > a_i gives an interior optimum (W_s,i = W_i).
+
+Hence dF/dlambda_i >= a_i/mu*_i - w_A/(n C) > 0 on the whole feasible set
+for classes C and A unless w_A > a_i n C/mu*_i (>= a_i n, as mu*_i <= C on
+any port): with equal weights (a, b) = (1, 1), the controller's default and
+the evaluation harness's, that needs b_A mu*_A/Gamma > n >= 1, impossible.  The
+optimum is the open bound, lambda*_i -> 0 (~mu* RHO_EPS here), and Eq. 15
+feeds back lambda*/lambda ~ 0, "stop sending": the model has no term for
+the traffic a class wants to carry except class A's, divided by n C.
+
+We therefore keep Eq. 14 as the paper's objective and give layer 2 a floor
+that carries the port's load (:meth:`PmqecnProblem.target_floor`): with u
+the target utilisation (``PmqecnProblem.target_utilisation``, default 0.9)
+and cap = min(Lambda, n C, u Gamma), each class's floor is its weighted
+max-min share of the cap, weights mu*_i (:func:`share_targets`), and
+sum(lambda*) <= cap.  So a port carrying no more than the cap gives every
+class lambda* >= lambda (feedback never cuts there); a busier one cuts the
+classes above their share, to a total equal to the cap (the layer's answer
+then is the floor), a light class keeping its rate; and a class's lambda*
+/ lambda never rises as load grows.  The floor is a linear bound on rho in
+the convex layer, bounds in the SLSQP polish, the encoding of DE's genes
+and the feasibility projection.  Floors never exceed the measured lambda,
+so C2 holds at the floor whenever it holds at the measurement (layer 1).
+A standing queue counts as load too: the controller passes its drain rate
+(sum lambda_i W_i over the control interval, Little's law) as
+``backlog_drain``, and the port's part of the cap becomes
+min(u Gamma, Gamma - backlog_drain), never below a quarter of u Gamma
+(:func:`models.optimize.problem.port_target`).
 
 Convex formulation (omega = mu/Gamma, lam~ = lambda/Gamma, rho = lambda/mu)
 ---------------------------------------------------------------------------
@@ -70,9 +106,17 @@ import numpy.typing as npt
 from models.optimize.de import DeSettings, solve_de
 from models.optimize.objective import Evaluation, evaluate, exact_objective
 from models.optimize.polish import polish_layer1, polish_layer2
-from models.optimize.problem import PmqecnProblem, ProblemError, QosKind, SolverError
+from models.optimize.problem import (
+    PmqecnProblem,
+    ProblemError,
+    QosKind,
+    SolverError,
+    share_targets,
+)
 from models.optimize.solution import (
+    THRESHOLD_RULES,
     PmqecnSolution,
+    ThresholdRule,
     build_solution,
     fixed_service_rates,
     layer_value,
@@ -83,14 +127,17 @@ from models.optimize.solution import (
 from models.optimize.surrogate import ConvexResult, solve_layer1, solve_layer2
 
 __all__ = [
+    "THRESHOLD_RULES",
     "DeSettings",
     "PmqecnProblem",
     "PmqecnSolution",
     "ProblemError",
     "QosKind",
     "SolverError",
+    "ThresholdRule",
     "evaluate",
     "exact_objective",
+    "share_targets",
     "solve",
     "solve_de",
     "thresholds_to_cells",
@@ -142,10 +189,13 @@ def _worth_polishing(problem: PmqecnProblem, rho: FloatArray, convex: ConvexResu
     """Whether SLSQP on the exact model can improve the convex answer beyond solver noise.
 
     No when the answer is the optimum of one convex problem whose stand-ins
-    are exact near it (see _EXACT_TAIL).  Always yes for a CCP answer (several
+    are exact near it (see _EXACT_TAIL), or the only feasible point (a floor
+    that fills the cap).  Always yes for a CCP answer (several
     solves: only a stationary point of the re-linearised jitter) and for the
     floor fallback of layer 2 (no solve at all).
     """
+    if convex.pinned:
+        return False
     return convex.solves != 1 or _stand_in_tail(problem, rho) > _EXACT_TAIL
 
 

@@ -33,10 +33,21 @@ class QosKind(Enum):
 # lambda* is kept inside [EPS, 1 - EPS] * mu*: the paper's 0 < lambda* < mu* is
 # open, and an optimiser needs a closed set to return a point of.
 RHO_EPS = 1e-6
-# When C3/C6 squeeze the floor on lambda* (see PmqecnProblem.target_floor), it is
-# scaled to this fraction of the cap rather than onto it, so projecting onto
-# sum(lambda*) <= cap (which may shave a few ulps) cannot push a point below it.
+# When the floor on lambda* must be cut to fit the cap (see
+# PmqecnProblem.target_floor), it is fitted to this fraction of the cap rather
+# than onto it, so projecting onto sum(lambda*) <= cap (which may shave a few
+# ulps) cannot push a point below it.
 _FLOOR_CAP_MARGIN = 1e-9
+# A floor summing to within this of the cap leaves layer 2 no room to move.
+FLOOR_FILLS_CAP = 1e-8
+# The load a port's targets steer it to: on an M/M/1 queue rho = 0.9 means a
+# mean queue of 9 packets, short beside any buffer the model is used with,
+# while a source cut to its share loses at most 10 % of the port.
+DEFAULT_TARGET_UTILISATION = 0.9
+# However long the standing queue, the targets keep this share of u Gamma: the
+# queue then drains at up to 3/4 of the port's rate, and no port's targets
+# collapse to ~0 on one interval's measurement.
+MIN_CAP_SHARE = 0.25
 
 
 def _real(value: object, name: str, *, positive: bool) -> float:
@@ -69,6 +80,65 @@ def _kind(value: object, name: str) -> QosKind:
         raise ProblemError(f"{name} must be one of 'A', 'B', 'C', got {value!r}") from None
 
 
+def check_utilisation(value: object, name: str = "target_utilisation") -> float:
+    """A target utilisation u in (0, 1]: above 1 a port could not carry its targets."""
+    u = _real(value, name, positive=True)
+    if u > 1.0:
+        raise ProblemError(f"{name} must be in (0, 1], got {value!r}: a port cannot carry more")
+    return u
+
+
+def port_target(gamma: float, utilisation: float, backlog_drain: float = 0.0) -> float:
+    """What the targets of a port with service rate ``gamma`` may total.
+
+    u Gamma, less what clearing the standing queue within one control
+    interval needs beyond the 1 - u headroom: min(u Gamma, Gamma - drain),
+    ``backlog_drain`` being that queue over the interval (a rate).  Never
+    below MIN_CAP_SHARE u Gamma.
+    """
+    steady = utilisation * gamma
+    return max(min(steady, gamma - backlog_drain), MIN_CAP_SHARE * steady)
+
+
+def share_targets(demands: npt.ArrayLike, weights: npt.ArrayLike, capacity: float) -> FloatArray:
+    """Each class's share of ``capacity``: weighted max-min fair (water-filling).
+
+    When the demands fit (sum <= capacity) every class keeps its demand.
+    Otherwise a class whose demand is below its weighted share
+    ``capacity * w_i / sum(w)`` keeps its demand, the capacity it leaves is
+    shared by the others in proportion to their weights, and so on: the heavy
+    classes end on a common level ``theta * w_i`` and the total is exactly
+    ``capacity``.  So a light class is never cut for a heavy one, and every
+    cut class's target falls, and its cut deepens, as any demand grows.
+    """
+    d = np.asarray(demands, dtype=np.float64)
+    w = np.asarray(weights, dtype=np.float64)
+    if d.shape != w.shape or d.ndim != 1:
+        raise ProblemError(f"weights: shape {w.shape} does not match demands {d.shape}")
+    if not (np.all(np.isfinite(d)) and np.all(d >= 0.0)):
+        raise ProblemError(f"demands must be finite and >= 0, got {d.tolist()}")
+    if not (np.all(np.isfinite(w)) and np.all(w > 0.0)):
+        raise ProblemError(f"weights must be finite and > 0, got {w.tolist()}")
+    cap = _real(capacity, "capacity", positive=False)
+    if float(d.sum()) <= cap:
+        return d.copy()
+    out = np.empty_like(d)
+    room, weight_left = cap, float(w.sum())
+    # Satisfy classes in order of demand per unit weight while they fit under
+    # the current level; the rest share what is left by weight.
+    order = np.argsort(d / w, kind="stable")
+    for n_done, i in enumerate(order):
+        if d[i] * weight_left <= room * w[i]:
+            out[i] = d[i]
+            room -= d[i]
+            weight_left -= w[i]
+            continue
+        rest = order[n_done:]
+        out[rest] = w[rest] * (room / weight_left)
+        break
+    return out
+
+
 @dataclass(frozen=True)
 class PmqecnProblem:
     """One control-plane snapshot (Algorithm 2's inputs), every rate in one unit.
@@ -82,10 +152,14 @@ class PmqecnProblem:
     (Eqs. 11-13); Eq. 14's outer weight mu_i/Gamma applies on top
     (see :mod:`models.optimize.objective`).
 
-    ``min_target_fraction`` (f, 0 < f <= 1) bounds one cycle's cut:
-    ``lambda*_i >= f * min(lambda_i, mu*_i (1 - RHO_EPS))``.  The paper's layer 2
-    alone can answer lambda* ~ 0 (see :meth:`target_floor`); 0.5 is the
-    "at most halve per feedback" step of QCN/DCQCN.
+    ``target_utilisation`` (u, 0 < u <= 1) is the load the port is steered
+    to: no class's lambda* is below its share of u * Gamma (see
+    :meth:`target_floor` and :func:`share_targets`), which replaces the
+    paper's layer 2 answer of lambda* -> 0 (see :mod:`models.optimize.pmqecn`).
+    It also joins C3 and C6 in capping sum(lambda*) (:attr:`target_cap`).
+    ``backlog_drain`` (>= 0, a rate in the lambdas' unit) is the standing
+    queue divided by the control interval: what draining it within one
+    interval takes from the port (:func:`port_target`); 0 for no queue.
     """
 
     N: int
@@ -97,7 +171,8 @@ class PmqecnProblem:
     W: tuple[float, ...]
     kinds: tuple[QosKind, ...]
     weights: tuple[tuple[float, float], ...]
-    min_target_fraction: float = 0.5
+    target_utilisation: float = DEFAULT_TARGET_UTILISATION
+    backlog_drain: float = 0.0
 
     def __init__(
         self,
@@ -111,7 +186,8 @@ class PmqecnProblem:
         W: Sequence[float],
         kinds: Sequence[QosKind | str],
         weights: Sequence[tuple[float, float]],
-        min_target_fraction: float = 0.5,
+        target_utilisation: float = DEFAULT_TARGET_UTILISATION,
+        backlog_drain: float = 0.0,
     ) -> None:
         # Frozen dataclass with a validating constructor: every instance that
         # exists is a meaningful problem, so solvers never re-check.
@@ -136,13 +212,8 @@ class PmqecnProblem:
         setter(self, "W", tuple(_real(v, f"W[{i}]", positive=False) for i, v in enumerate(w_meas)))
         setter(self, "kinds", tuple(_kind(v, f"kinds[{i}]") for i, v in enumerate(kind_list)))
         setter(self, "weights", tuple(self._weight(v, i) for i, v in enumerate(weight_list)))
-        fraction = _real(min_target_fraction, "min_target_fraction", positive=True)
-        if fraction > 1.0:
-            raise ProblemError(
-                f"min_target_fraction must be in (0, 1], got {min_target_fraction!r}: "
-                "a floor above the measured rate would raise lambda* beyond what arrives"
-            )
-        setter(self, "min_target_fraction", fraction)
+        setter(self, "target_utilisation", check_utilisation(target_utilisation))
+        setter(self, "backlog_drain", _real(backlog_drain, "backlog_drain", positive=False))
         self._check_load()
 
     @staticmethod
@@ -203,32 +274,30 @@ class PmqecnProblem:
 
     @property
     def target_cap(self) -> float:
-        """Upper bound on sum(lambda*): C3 (Lambda) and the throughput reading of C6 (n C)."""
-        return min(self.Lambda, self.n * self.C)
+        """Upper bound on sum(lambda*): C3 (Lambda), the throughput reading of C6
+        (n C) and the port's target (u Gamma, less any backlog drain)."""
+        port = port_target(self.Gamma, self.target_utilisation, self.backlog_drain)
+        return min(self.Lambda, self.n * self.C, port)
 
     def target_floor(self, mu: FloatArray) -> FloatArray:
         """Lower bound on lambda* for service rates ``mu`` (shape (k,)); every solver obeys it.
 
-        Layer 2 minimises delay plus a second objective for each class, and for
-        some classes (C always: delay + loss; A when the residual-bandwidth
-        weight is small) both fall monotonically as lambda* falls, so its
-        optimum is lambda* -> 0.  Fed back as lambda*/lambda (Eq. 15), that
-        tells the source to stop sending.  The floor caps one cycle's cut at
-        the fraction f = min_target_fraction of the current rate (or of what
-        mu* can serve), as QCN/DCQCN bound one feedback's cut; repeated cycles
-        can still bring a rate down, but no single answer can zero it.
-
-        RHO_EPS * mu stays the bound where it is higher.  C3/C6 (sum lambda*
-        <= min(Lambda, n C)) are the paper's hard constraints, so when the
-        floors alone would exceed that cap they are scaled down to fit it.
+        Layer 2 alone answers lambda* -> 0 for most classes (derivation in
+        :mod:`models.optimize.pmqecn`), so the floor carries the port's load:
+        each class's share of the cap (u Gamma unless C3/C6 are tighter),
+        weighted by mu* (:func:`share_targets`).  A port carrying no more than
+        the cap gives every class lambda* >= lambda (no cut); a busier one cuts
+        the classes above their share, to a total equal to the cap.  Within a
+        class's share layer 2 may still raise lambda*, never lower it.
         """
-        floor = self.min_target_fraction * np.minimum(self.lambdas_array, mu * (1.0 - RHO_EPS))
-        floor = np.maximum(floor, RHO_EPS * mu)
-        cap = self.target_cap * (1.0 - _FLOOR_CAP_MARGIN)
-        total = float(floor.sum())
-        if total > cap:
-            floor = floor * (cap / total)
-        return floor
+        lam = self.lambdas_array
+        cap = self.target_cap
+        if float(lam.sum()) <= cap:
+            floor = lam.copy()
+        else:
+            floor = share_targets(lam, mu, cap * (1.0 - _FLOOR_CAP_MARGIN))
+        # C4 (lambda* < mu*) and the open 0 < lambda*, as every solver's bounds.
+        return np.clip(floor, RHO_EPS * mu, (1.0 - RHO_EPS) * mu)
 
     def mask(self, kind: QosKind) -> npt.NDArray[np.bool_]:
         return np.array([k is kind for k in self.kinds])

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from numbers import Integral, Real
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -15,6 +16,8 @@ from models.optimize.objective import Evaluation, as_vector, evaluate
 from models.optimize.problem import RHO_EPS, PmqecnProblem, ProblemError, SolverError
 
 FloatArray = npt.NDArray[np.float64]
+ThresholdRule = Literal["omega_n", "ls"]
+THRESHOLD_RULES: tuple[ThresholdRule, ...] = ("omega_n", "ls")
 
 # Solver tolerances (1e-8 for the conic solver) may leave C2 violated by a hair;
 # anything worse than this relative slack is reported as a solver failure.
@@ -27,22 +30,41 @@ _SUM_SLACK = 1e-12
 class PmqecnSolution:
     """What the control plane pushes down, plus how it was obtained.
 
-    ``k_packets[i] = max(1, ceil(L_s(lambda*_i, mu*_i)))``: the mean queue at the
-    optimal operating point.  Algorithm 1 marks when the queue exceeds K_i, so a
-    longer queue than the optimum predicts is exactly the evidence that class i
-    arrives faster than lambda*_i, which is what the feedback corrects.  (The
-    paper's step 3 alternative, omega_i * N, is a buffer share that an
-    under-loaded queue never reaches, so it would rarely signal anything.)
+    Two ECN marking thresholds per queue, in packets (the controller converts
+    them to buffer cells with its chip's cell size, see
+    :func:`thresholds_to_cells`), one per rule of :data:`THRESHOLD_RULES`:
+
+    * ``k_omega_n_packets[i] = max(1, ceil(omega_i N))``: Algorithm 2 step 3,
+      K_i = mu*_i / sum(mu*) N, the queue's share of the buffer.  The paper's rule.
+    * ``k_ls_packets[i] = max(1, ceil(L_s(lambda*_i, mu*_i)))``: the mean queue at
+      the optimal operating point, so a longer queue than the optimum predicts
+      is the evidence that class i arrives faster than lambda*_i.  Ours; it
+      marks far earlier (1-2 packets at moderate load).
     """
 
     mu: tuple[float, ...]
     lam_star: tuple[float, ...]
     omega: tuple[float, ...]
-    k_packets: tuple[int, ...]
+    k_omega_n_packets: tuple[int, ...]
+    k_ls_packets: tuple[int, ...]
     objective: float  # exact F(mu*, lambda*), the answer's value
     layer1_objective: float  # exact F(mu*, measured lambda), what layer 1 minimised
     solver: str
     status: str
+
+    def k_packets(self, rule: ThresholdRule) -> tuple[int, ...]:
+        """The thresholds K_i (packets) of ``rule``: "omega_n" or "ls"."""
+        if rule == "omega_n":
+            return self.k_omega_n_packets
+        if rule == "ls":
+            return self.k_ls_packets
+        raise ProblemError(f"threshold_rule must be one of {THRESHOLD_RULES}, got {rule!r}")
+
+
+def _at_least_one_packet(values: npt.ArrayLike) -> tuple[int, ...]:
+    # The 1e-9 keeps an exact integer (e.g. omega N = 25.000000000000004) from
+    # rounding up a whole packet.
+    return tuple(max(1, math.ceil(float(v) - 1e-9)) for v in np.ravel(values))
 
 
 def project_mu(problem: PmqecnProblem, mu: npt.ArrayLike) -> FloatArray:
@@ -136,13 +158,13 @@ def build_solution(
         )
     if not (np.all(lam > 0.0) and np.all(lam < mu) and np.all(problem.lambdas_array < mu)):
         raise SolverError(f"lam_star: {solver} answer breaks 0 < lambda < mu (C4)")
-    ls = final_ev.queues[:, 0]
-    k_packets = tuple(max(1, math.ceil(float(v) - 1e-9)) for v in ls)
+    omega = mu / problem.Gamma
     return PmqecnSolution(
         mu=tuple(float(v) for v in mu),
         lam_star=tuple(float(v) for v in lam),
-        omega=tuple(float(v) for v in mu / problem.Gamma),
-        k_packets=k_packets,
+        omega=tuple(float(v) for v in omega),
+        k_omega_n_packets=_at_least_one_packet(omega * problem.N),
+        k_ls_packets=_at_least_one_packet(final_ev.queues[:, 0]),
         objective=final,
         layer1_objective=layer1,
         solver=solver,

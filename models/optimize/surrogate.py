@@ -35,7 +35,13 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
-from models.optimize.problem import RHO_EPS, PmqecnProblem, QosKind, SolverError
+from models.optimize.problem import (
+    FLOOR_FILLS_CAP,
+    RHO_EPS,
+    PmqecnProblem,
+    QosKind,
+    SolverError,
+)
 
 FloatArray = npt.NDArray[np.float64]
 IndexArray = npt.NDArray[np.intp]
@@ -72,6 +78,9 @@ class ConvexResult:
     x: FloatArray  # omega (layer 1) or rho (layer 2)
     status: str
     solves: int
+    # Layer 2 only: the floor on lambda* fills the cap, so the floor is the
+    # one feasible point and neither a solve nor a polish can move it.
+    pinned: bool = False
 
 
 @dataclass(frozen=True)
@@ -502,7 +511,13 @@ def solve_layer2(problem: PmqecnProblem, mu: FloatArray) -> ConvexResult:
     the exact C2 whenever mu* does at the measured rates.
     """
     st = _Structure.of(problem)
-    rho_lo = problem.target_floor(mu) / mu
+    floor = problem.target_floor(mu)
+    rho_lo = floor / mu
+    if float(floor.sum()) >= problem.target_cap * (1.0 - FLOOR_FILLS_CAP):
+        # An over-target port: lambda* >= floor and sum(lambda*) <= cap leave
+        # room of ~1e-9 cap, so the answer is the floor (one shared point for
+        # every solver); solving would only return it more slowly.
+        return ConvexResult(x=rho_lo, status="floor fills the cap", solves=0, pinned=True)
     if float(np.sum(rho_lo / (1.0 - rho_lo))) > st.n_cap:
         return ConvexResult(x=rho_lo, status="floor outside the M/M/1 bound on C2", solves=0)
     t = _layer2_template(st)

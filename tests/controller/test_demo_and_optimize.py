@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import math
 from pathlib import Path
 
 import pytest
@@ -94,18 +95,100 @@ def test_overload_cuts_targets_and_keeps_thresholds() -> None:
     app = loaded_app((("video", 20),), service_rate_pps=1000)  # far below the load
     changes = app.optimize_once(1e-3)  # 20 000 pps into a 1000 pps port
     assert {c.what for c in changes} == {"target_rate_pps", "rate_pps"}
-    # Proportional cut towards 90 % utilisation, floored at half per cycle.
+    # One class alone on the port: its share is all of 90 % of the port.
     assert app.live[2].rate_pps == 20_000
-    assert app.live[2].target_rate_pps == 10_000
+    assert app.live[2].target_rate_pps == 900
     assert app.live[2].threshold_cells == 40
     rates = app.switch.read_entry(n.CLASS_RATES, {n.K_CLASS_ID: Match(2)})
-    assert rates is not None and rates.data["target_rate"] == 10_000
+    assert rates is not None and rates.data["target_rate"] == 900
 
 
 def test_mild_overload_cuts_to_ninety_percent() -> None:
     app = loaded_app((("video", 20),), service_rate_pps=15_000)
     app.optimize_once(1e-3)
     assert app.live[2].target_rate_pps == round(20_000 * 0.9 * 15_000 / 20_000)
+
+
+def test_overload_at_twice_the_port_splits_its_target_by_the_weights() -> None:
+    """voice 30k + video 50k pps into a 40k pps port: lambda* totals 0.9 x 40k,
+    split by the classes' scheduling weights (6:5) as weighted max-min shares."""
+    app = loaded_app((("voice", 30), ("video", 50)), service_rate_pps=40_000)
+    app.optimize_once(1e-3)
+    targets = {cid: app.live[cid].target_rate_pps for cid in (1, 2)}
+    assert sum(targets.values()) == pytest.approx(0.9 * 40_000, abs=1)
+    assert targets[1] == pytest.approx(36_000 * 6 / 11, abs=1)
+    assert targets[2] == pytest.approx(36_000 * 5 / 11, abs=1)
+    # A light class beside a heavy one keeps all it sends.
+    app = loaded_app((("voice", 5), ("video", 75)), service_rate_pps=40_000)
+    app.optimize_once(1e-3)
+    assert app.live[1].target_rate_pps == 5_000
+    assert app.live[2].target_rate_pps == 31_000
+
+
+def test_an_underloaded_port_never_cuts() -> None:
+    loads = {1: 30, 2: 50, 3: 35}
+    app = loaded_app(tuple((name, count // 2) for name, count in LOAD))  # 46 % of the port
+    app.optimize_once(1e-4)
+    for cid, count in loads.items():
+        assert app.live[cid].target_rate_pps >= app.live[cid].rate_pps == count // 2 * 10_000
+
+
+def test_the_first_answer_comes_one_interval_after_start() -> None:
+    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), load_config(DEFAULT_CONFIG))
+    app.push_all()
+    app.start(0.0)
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    data = bytes(FLOWS["video"].packet())
+    for _ in range(50):
+        sw.model.send(FLOWS["video"].port, data)
+    changes = app.optimize_once(1e-3)
+    assert any(c.what == "target_rate_pps" for c in changes)
+    assert app.live[2].rate_pps == 50_000
+
+
+def test_without_start_the_first_cycle_only_takes_the_baseline() -> None:
+    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), load_config(DEFAULT_CONFIG))
+    app.push_all()
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    data = bytes(FLOWS["video"].packet())
+    for _ in range(50):
+        sw.model.send(FLOWS["video"].port, data)
+    assert app.optimize_once(1e-3) == []
+
+
+@pytest.mark.parametrize("rule", ["omega_n", "ls"])
+def test_threshold_rule_sets_k_in_cells(rule: str) -> None:
+    from bfrt_controller.pmqecn.solver import solve_for
+
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["optimizer"]["threshold_rule"] = rule
+    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), parse_config(raw))
+    app.push_all()
+    app.start(0.0)
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    for name, count in LOAD:
+        inject_depth(sw, 0, 4000)
+        data = bytes(FLOWS[name].packet())
+        for _ in range(count):
+            sw.model.send(FLOWS[name].port, data)
+    samples = app.sample(1e-4)
+    result = solve_for(app.config, samples)
+    n_cap = app.config.optimizer.capacity_packets
+    for cid, k in result.k_packets.items():
+        if rule == "omega_n":  # Algorithm 2 step 3: K_i = omega_i N packets
+            assert k == max(1, math.ceil(result.omega[cid] * n_cap - 1e-9))
+            assert k > 100  # a third of a 1000-packet buffer, not 1-2 packets
+        else:
+            assert k <= 20
+        # packets -> bytes (mean packet size) -> cells (the chip's cell size)
+        cells = app.packets_to_cells(k)
+        assert cells == min(
+            -(-k * app.config.optimizer.mean_packet_bytes // app.profile.cell_bytes),
+            app.profile.max_qdepth_cells,
+        )
 
 
 def test_cli_optimize_once_on_the_model(tmp_path: Path) -> None:

@@ -186,3 +186,26 @@ def test_duplicate_level_queue_is_refused() -> None:
     raw["scheduling"]["level_queues"] = [0, 1, 1]
     with pytest.raises(ConfigError, match=r"scheduling\.level_queues: each level needs its own"):
         parse_config(raw)
+
+
+def test_backlog_from_little_while_sojourns_are_resolvable() -> None:
+    from bfrt_controller.pmqecn.app import backlog_packets
+
+    # 1000 pkt/s waiting 20 us on average: 0.02 packets queued, whatever came before.
+    assert backlog_packets(50.0, 100, 100, 20_000, 1000.0, 262_143, 200) == pytest.approx(0.02)
+
+
+def test_backlog_counts_arrivals_less_departures_once_sojourns_saturate() -> None:
+    """On a 10 Mb/s link every wait saturates Tofino's 18-bit deq_timedelta:
+    the queue is then what came in less what went out, capped at the buffer."""
+    from bfrt_controller.pmqecn.app import backlog_packets
+
+    sat = 262_143
+    q = backlog_packets(0.0, 500, 250, sat, 2500.0, sat, 200)
+    assert q == 200.0  # 250 more arrived than left, but the buffer holds 200
+    q = backlog_packets(120.0, 250, 300, sat, 1250.0, sat, 200)
+    assert q == pytest.approx(70.0)
+    # Never below Little's lower bound with the saturated W ...
+    assert backlog_packets(0.0, 100, 200, sat, 1000.0, sat, 200) == pytest.approx(0.262143)
+    # ... and re-anchored once packets see short waits again.
+    assert backlog_packets(180.0, 100, 100, 1_000, 1000.0, sat, 200) == pytest.approx(0.001)

@@ -54,6 +54,13 @@ def test_default_config_is_valid() -> None:
         (lambda r: r["optimizer"].pop("arrival_cap_pps"), "optimizer.arrival_cap_pps", "required"),
         (lambda r: r.update(chip="tofino3"), "chip", ""),
         (
+            lambda r: r["optimizer"].update(target_utilisation=1.2),
+            "optimizer.target_utilisation",
+            "",
+        ),
+        (lambda r: r["optimizer"].update(target_utilisation=0), "optimizer.target_utilisation", ""),
+        (lambda r: r["optimizer"].update(threshold_rule="wn"), "optimizer.threshold_rule", ""),
+        (
             lambda r: r["scheduling"].update(mode="tm_dwrr", egress_ports=[]),
             "scheduling.egress_ports",
             "tm_dwrr needs",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
 import yaml
 
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, parse_config
@@ -17,8 +18,9 @@ class Sample:
     mean_sojourn_ns: float
 
 
-def config(port_rates: dict[int, float]) -> object:
+def config(port_rates: dict[int, float], interval_s: float = 1.0) -> object:
     raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["optimizer"]["interval_s"] = interval_s
     # Voice and video leave through port 4, bulk through port 5.
     for c in raw["classes"]:
         c["port"] = 5 if c["name"] == "bulk" else 4
@@ -56,3 +58,21 @@ def test_a_slower_port_gets_lower_targets_than_the_shared_rate_gives() -> None:
 def test_an_idle_class_is_left_out() -> None:
     result = solve_for(config({}), [SAMPLES[0], Sample(2, 0, 0), SAMPLES[2]])  # type: ignore[arg-type]
     assert set(result.k_packets) == {1, 3}
+
+
+def test_a_standing_queue_cuts_an_underloaded_port() -> None:
+    """Voice and video at 40k pps each on a 125k pps port: 64 %, under u = 90 %,
+    so lambda* >= lambda.  With 2 ms of queueing they hold ~160 packets: within
+    a 10 ms interval the 10 % headroom still clears that (no cut); within 1 ms it
+    cannot, and their targets fall to what leaves room to clear it (never below
+    a quarter of u Gamma)."""
+
+    def run(interval_s: float, sojourn_ns: float) -> dict[int, float]:
+        cfg = config({4: 125_000}, interval_s)
+        samples = [Sample(1, 40_000, sojourn_ns), Sample(2, 40_000, sojourn_ns)]
+        return solve_for(cfg, samples).lambda_star  # type: ignore[arg-type]
+
+    for calm in (run(0.01, 20_000), run(0.01, 2_000_000)):
+        assert calm[1] >= 40_000 and calm[2] >= 40_000
+    cut = run(0.001, 2_000_000)
+    assert cut[1] + cut[2] == pytest.approx(0.25 * 0.9 * 125_000, rel=1e-6)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -17,6 +18,7 @@ from models.optimize import (
     ProblemError,
     SolverError,
     exact_objective,
+    share_targets,
     solve,
     solve_de,
     surrogate,
@@ -75,7 +77,12 @@ def assert_feasible(problem: PmqecnProblem, sol: PmqecnSolution) -> None:
     assert lam.sum() <= problem.n * problem.C
     queues = [mm1n_metrics(float(a), float(b), problem.N).ls for a, b in zip(lam, mu, strict=True)]
     assert sum(queues) <= problem.N * (1 + 1e-7)
-    assert sol.k_packets == tuple(max(1, math.ceil(q - 1e-9)) for q in queues)
+    assert sol.k_ls_packets == tuple(max(1, math.ceil(q - 1e-9)) for q in queues)
+    assert sol.k_packets("ls") == sol.k_ls_packets
+    # Algorithm 2 step 3: K_i = mu*_i / sum(mu*) N, the paper's rule.
+    share = mu / mu.sum() * problem.N
+    assert sol.k_omega_n_packets == tuple(max(1, math.ceil(k - 1e-9)) for k in share)
+    assert sol.k_packets("omega_n") == sol.k_omega_n_packets
     assert sol.objective == exact_objective(problem, mu, lam)
     assert sol.layer1_objective == exact_objective(problem, mu, problem.lambdas)
 
@@ -250,11 +257,11 @@ BAD_INPUTS: list[tuple[dict[str, Any], str]] = [
     ({"weights": [(1.0, 20.0), (1.0, 1.0), (0.0, 0.0)]}, r"weights\[2\]"),
     ({"weights": [(1.0, 20.0), (1.0,), (1.0, 1.0)]}, r"weights\[1\]"),
     ({"weights": [(1.0, 20.0), (1.0, float("nan")), (1.0, 1.0)]}, r"weights\[1\]\[1\]"),
-    ({"min_target_fraction": 0.0}, "min_target_fraction"),
-    ({"min_target_fraction": -0.5}, "min_target_fraction"),
-    ({"min_target_fraction": 1.5}, "min_target_fraction"),
-    ({"min_target_fraction": float("nan")}, "min_target_fraction"),
-    ({"min_target_fraction": "0.5"}, "min_target_fraction"),
+    ({"target_utilisation": 0.0}, "target_utilisation"),
+    ({"target_utilisation": -0.5}, "target_utilisation"),
+    ({"target_utilisation": 1.5}, "target_utilisation"),
+    ({"target_utilisation": float("nan")}, "target_utilisation"),
+    ({"target_utilisation": "0.5"}, "target_utilisation"),
 ]
 
 
@@ -342,13 +349,18 @@ def test_re_solves_skip_cvxpy(paper: PmqecnProblem, monkeypatch: pytest.MonkeyPa
 
 def test_direct_path_matches_cvxpy() -> None:
     """The recorded map reproduces cvxpy's own solve of the same parameters, both layers."""
-    problem = random_problem(4)  # CCP classes: tangent parameters change between solves
+    # CCP classes (tangent parameters change between solves); Lambda raised so
+    # C3 leaves layer 2 room (a floor that fills the cap is never solved).
+    drawn = random_problem(4)
+    fields = {f.name: getattr(drawn, f.name) for f in dataclasses.fields(drawn)}
+    problem = PmqecnProblem(**(fields | {"Lambda": 2.0 * sum(drawn.lambdas)}))
+    assert surrogate._Structure.of(problem).ccp
     solve(problem)
     lam = problem.lambdas_array
     st = surrogate._Structure.of(problem)
     layers = (
         (surrogate.solve_layer1, surrogate._layer1_template(st), ()),
-        (surrogate.solve_layer2, surrogate._layer2_template(st), (lam * 1.5,)),
+        (surrogate.solve_layer2, surrogate._layer2_template(st), (lam * 2.0,)),
     )
     for layer, template, args in layers:
         direct = layer(problem, *args)
@@ -376,36 +388,92 @@ PORT_KWARGS: dict[str, Any] = {
 }
 
 
-def test_layer2_never_tells_a_class_to_stop() -> None:
-    """Delay + loss (C) and, with these weights, A fall as lambda* falls: without the
-    floor layer 2 answers lambda* ~ mu* RHO_EPS, i.e. "stop sending"."""
+def test_layer2_alone_answers_stop_for_delay_loss_and_delay_bandwidth() -> None:
+    """The derivation in models/optimize/pmqecn.py: at fixed mu*, Eq. 14 falls as
+    class A's or class C's lambda falls, all the way to 0 (the open bound), so
+    without a floor layer 2 tells those classes to stop sending."""
     problem = PmqecnProblem(**PORT_KWARGS)
+    mu = np.array(solve(problem).mu)
+    lam = np.array(problem.lambdas)
+    for i in (0, 2):  # class A (delay + residual bandwidth), class C (delay + loss)
+        values = []
+        for scale in np.linspace(1.0, 1e-3, 40):
+            point = lam.copy()
+            point[i] *= scale
+            values.append(exact_objective(problem, mu, point))
+        assert np.all(np.diff(values) < 0.0), f"class {i}"
+
+
+def test_over_the_target_utilisation_the_total_is_cut_to_it() -> None:
+    """sum(lambda) = 0.92 Gamma > u Gamma = 0.9 Gamma: lambda* totals u Gamma,
+    each class at its weighted max-min share (weights mu*), none above lambda."""
+    problem = PmqecnProblem(**PORT_KWARGS)
+    cap = problem.target_utilisation * problem.Gamma
     for sol in (solve(problem), solve_de(problem, seed=0, settings=SMALL_DE)):
         assert_feasible(problem, sol)
-        lam, lam_star = np.array(problem.lambdas), np.array(sol.lam_star)
-        assert np.all(lam_star >= 0.5 * lam)
-    cvx = solve(problem)
-    assert cvx.lam_star[0] == pytest.approx(0.5 * 3e5, rel=1e-6)  # the floor binds for A
-    assert cvx.lam_star[2] == pytest.approx(0.5 * 3.5e5, rel=1e-6)  # ... and for C
-    assert "no polish needed" in cvx.status  # N = 1000: the stand-ins are exact
+        lam_star = np.array(sol.lam_star)
+        assert lam_star.sum() == pytest.approx(cap, rel=1e-6)
+        share = share_targets(problem.lambdas, sol.mu, cap)
+        np.testing.assert_allclose(lam_star, share, rtol=1e-6)
+        assert np.all(lam_star <= np.array(problem.lambdas) * (1 + 1e-9))
+    # The floor fills the cap: the one feasible point, taken without a solve.
+    assert "floor fills the cap (0 solves, no polish needed)" in solve(problem).status
 
 
-@pytest.mark.parametrize("kwargs", [PORT_KWARGS, paper_kwargs()])
-def test_full_fraction_keeps_the_measured_rate(kwargs: dict[str, Any]) -> None:
-    problem = PmqecnProblem(**(kwargs | {"min_target_fraction": 1.0}))
+UNDERLOADED = [
+    PORT_KWARGS | {"target_utilisation": 1.0},
+    paper_kwargs(),
+    paper_kwargs() | {"N": 10},
+    PORT_KWARGS | {"lambdas": [1e5, 2e5, 3e5]},
+]
+
+
+@pytest.mark.parametrize("kwargs", UNDERLOADED)
+def test_an_underloaded_port_never_cuts_a_class(kwargs: dict[str, Any]) -> None:
+    problem = PmqecnProblem(**kwargs)
+    assert sum(problem.lambdas) <= problem.target_cap
+    lam = np.array(problem.lambdas)
     sol = solve(problem)
     assert_feasible(problem, sol)
-    lam = np.array(problem.lambdas)
-    assert np.all(lam < np.array(sol.mu))
     assert np.all(np.array(sol.lam_star) >= lam)
     de = solve_de(problem, seed=0, settings=SMALL_DE, mu=sol.mu)
     assert np.all(np.array(de.lam_star) >= lam)
 
 
+@pytest.mark.parametrize("seed", range(8))
+def test_random_ports_cut_only_what_exceeds_the_cap(seed: int) -> None:
+    """Load 50-85 % of Gamma (under u = 0.9); Lambda (C3) is 0.8-1.2 x the load."""
+    problem = random_problem(seed)
+    lam = np.array(problem.lambdas)
+    lam_star = np.array(solve(problem).lam_star)
+    if lam.sum() <= problem.target_cap:
+        assert np.all(lam_star >= lam)
+    else:  # C3 binds: the total is Lambda, no class above its measured rate is kept
+        assert problem.target_cap == problem.Lambda
+        assert lam_star.sum() == pytest.approx(problem.Lambda, rel=1e-6)
+
+
+def test_cut_deepens_monotonically_with_load() -> None:
+    """The same port at rising load: sum(lambda*) never falls and stays <= u Gamma,
+    and no class's lambda*/lambda rises."""
+    base = np.array(PORT_KWARGS["lambdas"]) / sum(PORT_KWARGS["lambdas"])
+    gamma = PORT_KWARGS["Gamma"]
+    totals, ratios = [], []
+    for load in np.linspace(0.5, 0.97, 12):
+        problem = PmqecnProblem(**(PORT_KWARGS | {"lambdas": list(base * load * gamma)}))
+        sol = solve(problem)
+        totals.append(sum(sol.lam_star))
+        ratios.append(np.array(sol.lam_star) / np.array(problem.lambdas))
+    assert np.all(np.diff(totals) >= -1e-6 * gamma)
+    assert max(totals) <= 0.9 * gamma * (1 + 1e-9)
+    assert np.all(np.diff(np.array(ratios), axis=0) <= 1e-9)
+    assert totals[-1] == pytest.approx(0.9 * gamma, rel=1e-6)
+
+
 def test_floor_outside_the_mm1_bound_starts_from_the_floor() -> None:
     """N = 10: at lambda* = lambda the M/M/1 stand-in of C2 overflows though the
     exact M/M/1/N does not, so the convex layer 2 is skipped for the polish."""
-    problem = PmqecnProblem(**(paper_kwargs() | {"N": 10, "min_target_fraction": 1.0}))
+    problem = PmqecnProblem(**(paper_kwargs() | {"N": 10}))
     sol = solve(problem)
     assert_feasible(problem, sol)
     assert "floor outside the M/M/1 bound" in sol.status
@@ -413,7 +481,7 @@ def test_floor_outside_the_mm1_bound_starts_from_the_floor() -> None:
 
 
 def test_arrival_cap_wins_over_the_floor() -> None:
-    """Lambda below half the measured load: the floor shrinks to fit C3."""
+    """Lambda below half the measured load: the floor is each class's share of C3's cap."""
     problem = PmqecnProblem(**(paper_kwargs() | {"Lambda": 300.0}))
     for sol in (solve(problem), solve_de(problem, seed=0, settings=SMALL_DE)):
         assert_feasible(problem, sol)
@@ -466,3 +534,74 @@ def test_de_time_budget_stops_with_a_feasible_answer(paper: PmqecnProblem) -> No
     sol = solve_de(paper, settings=DeSettings(tol=0.0, max_seconds=0.0))
     assert_feasible(paper, sol)
     assert sol.status.count("stopped by the 0 s budget after 1 generations") == 2
+
+
+# ---- share_targets: the load-following rule on its own ---------------------------
+
+
+def test_shares_keep_every_demand_that_fits() -> None:
+    out = share_targets([300.0, 200.0, 100.0], [1.0, 5.0, 1.0], 600.0)
+    np.testing.assert_array_equal(out, [300.0, 200.0, 100.0])
+
+
+def test_shares_at_twice_the_capacity_follow_the_weights() -> None:
+    # Equal demands at 2x: the split is the weights' (3:1), the total the capacity.
+    out = share_targets([800.0, 800.0], [3.0, 1.0], 800.0)
+    np.testing.assert_allclose(out, [600.0, 200.0])
+    # A light class below its share keeps all it sends; the heavy one gets the rest.
+    out = share_targets([100.0, 1500.0], [1.0, 1.0], 800.0)
+    np.testing.assert_allclose(out, [100.0, 700.0])
+    # Three classes, one light: the other two split what it leaves by weight.
+    out = share_targets([50.0, 900.0, 900.0], [1.0, 1.0, 2.0], 900.0)
+    np.testing.assert_allclose(out, [50.0, 850.0 / 3, 1700.0 / 3])
+    assert out.sum() == pytest.approx(900.0)
+
+
+def test_shares_are_monotone_in_load() -> None:
+    demand = np.array([100.0, 400.0, 250.0])
+    weights = np.array([1.0, 2.0, 1.0])
+    previous_total, previous_ratio = 0.0, np.full(3, np.inf)
+    for scale in np.linspace(0.2, 5.0, 60):
+        out = share_targets(demand * scale, weights, 600.0)
+        assert out.sum() >= previous_total - 1e-9
+        assert out.sum() <= 600.0 * (1 + 1e-12)
+        ratio = out / (demand * scale)
+        assert np.all(ratio <= previous_ratio + 1e-12)
+        assert np.all(ratio <= 1.0)
+        previous_total, previous_ratio = out.sum(), ratio
+
+
+@pytest.mark.parametrize(
+    ("args", "name"),
+    [
+        (([1.0, -1.0], [1.0, 1.0], 1.0), "demands"),
+        (([1.0, 1.0], [1.0, 0.0], 1.0), "weights"),
+        (([1.0, 1.0], [1.0], 1.0), "weights"),
+        (([1.0, 1.0], [1.0, 1.0], -1.0), "capacity"),
+    ],
+)
+def test_shares_reject_bad_input(args: tuple[Any, Any, Any], name: str) -> None:
+    with pytest.raises(ProblemError, match=rf"^{name}"):
+        share_targets(*args)
+
+
+def test_a_standing_queue_lowers_the_port_target() -> None:
+    from models.optimize.problem import MIN_CAP_SHARE, port_target
+
+    assert port_target(1000.0, 0.9) == pytest.approx(900.0)
+    # A queue the 10 % headroom clears within the interval changes nothing ...
+    assert port_target(1000.0, 0.9, backlog_drain=80.0) == pytest.approx(900.0)
+    # ... a longer one takes what clearing it needs ...
+    assert port_target(1000.0, 0.9, backlog_drain=400.0) == pytest.approx(600.0)
+    # ... but never more than 1 - MIN_CAP_SHARE of u Gamma.
+    assert port_target(1000.0, 0.9, backlog_drain=5000.0) == pytest.approx(MIN_CAP_SHARE * 900.0)
+    # In the optimiser: an under-loaded port (750 of 1000) with a standing queue
+    # that needs 400 pkt/s to clear is cut to a total of 600, by shares.
+    problem = PmqecnProblem(**(paper_kwargs() | {"backlog_drain": 400.0}))
+    assert problem.target_cap == pytest.approx(600.0)
+    sol = solve(problem)
+    assert_feasible(problem, sol)
+    assert sum(sol.lam_star) == pytest.approx(600.0, rel=1e-6)
+    np.testing.assert_allclose(sol.lam_star, share_targets(problem.lambdas, sol.mu, 600.0), 1e-6)
+    with pytest.raises(ProblemError, match=r"^backlog_drain"):
+        PmqecnProblem(**(paper_kwargs() | {"backlog_drain": -1.0}))

@@ -136,3 +136,78 @@ def test_bad_cycle_inputs() -> None:
 def test_bad_config(kwargs: dict[str, object], name: str) -> None:
     with pytest.raises(ValueError, match=rf"^{name} "):
         RpConfig(**kwargs)  # type: ignore[arg-type]
+
+
+# ---- lambda* as a target, taken at most once per feedback interval -----------------
+
+FB = RpConfig(
+    line_rate=10 * MBPS,
+    min_rate=0.1 * MBPS,
+    initial_rate=8 * MBPS,
+    r_a=0.5 * MBPS,
+    n_c=5,
+    timer_period=0.01,
+    feedback_interval=0.2,
+)
+
+
+def test_a_burst_of_feedback_in_one_interval_moves_the_rate_once() -> None:
+    """Algorithm 3 applied per packet would cut 8 Mb/s by 0.25^100 (to the minimum)."""
+    rp = ReactionPoint(FB)
+    rates = [rp.on_feedback(rate=400.0, target_rate=100.0, now=0.001 * i) for i in range(1, 101)]
+    assert rates == [pytest.approx(2 * MBPS)] * 100  # 8 Mb/s x 100/400, once
+    assert rp.state.feedback_target == pytest.approx(2 * MBPS)
+
+
+def test_the_same_answer_read_again_does_not_compound() -> None:
+    rp = ReactionPoint(FB)
+    rp.on_feedback(rate=400.0, target_rate=100.0, now=0.0)
+    # Long after the interval, the switch still holds the same (lambda, lambda*).
+    assert rp.on_feedback(rate=400.0, target_rate=100.0, now=1.0) == pytest.approx(2 * MBPS)
+
+
+def test_a_new_answer_is_taken_once_the_interval_is_over() -> None:
+    rp = ReactionPoint(FB)
+    rp.on_feedback(rate=400.0, target_rate=100.0, now=0.0)  # 8 -> 2 Mb/s
+    # Within the interval a new answer waits: the rate stays at the old target.
+    assert rp.on_feedback(rate=100.0, target_rate=50.0, now=0.1) == pytest.approx(2 * MBPS)
+    # After it, v* = lambda*/lambda x the mean rate over the last interval (2 Mb/s).
+    assert rp.on_feedback(rate=100.0, target_rate=50.0, now=0.25) == pytest.approx(1 * MBPS)
+
+
+def test_the_reference_is_the_mean_rate_over_the_last_interval() -> None:
+    rp = ReactionPoint(FB)
+    rp.on_feedback(rate=2.0, target_rate=1.0, now=0.0)  # 8 -> 4 Mb/s, recovery to 8
+    rp.on_timer(now=0.1)  # 10 cycles in one go at t = 0.1: back at ~8 Mb/s from then
+    rate_after = rp.rate
+    # Mean over [0.1, 0.3]: the 0.1 s at 4 Mb/s has left the window.
+    new = rp.on_feedback(rate=3.0, target_rate=1.5, now=0.3)
+    assert new == pytest.approx(rate_after / 2)
+
+
+def test_closed_loop_converges_to_the_target_not_the_minimum() -> None:
+    """A switch that measures the source every 0.2 s and answers lambda* = 4 Mb/s,
+    sending feedback every 2 ms while a fluid queue (drained at 4 Mb/s) holds data."""
+    rp = ReactionPoint(RpConfig(**{**FB.__dict__, "initial_rate": 1 * MBPS, "r_a": 5 * MBPS}))
+    target, dt, period = 4 * MBPS, 0.0005, 0.2
+    queue_bits, window_bits, answer = 0.0, 0.0, (2.0, 1.0)
+    tail: list[float] = []
+    for step in range(1, 20_001):  # 10 s
+        now = step * dt
+        rp.on_timer(now)
+        queue_bits = max(0.0, queue_bits + (rp.rate - target) * dt)
+        window_bits += rp.rate * dt
+        if step % round(period / dt) == 0:
+            answer, window_bits = (window_bits / period, target), 0.0
+        if queue_bits > 0.0 and step % 4 == 0:
+            rp.on_feedback(*answer, now=now)
+        if now > 8.0:
+            tail.append(rp.rate)
+    mean = sum(tail) / len(tail)
+    assert mean == pytest.approx(target, rel=0.15)
+    assert min(tail) >= 0.8 * target
+
+
+def test_bad_feedback_interval() -> None:
+    with pytest.raises(ValueError, match=r"^feedback_interval "):
+        RpConfig(feedback_interval=0.0)
