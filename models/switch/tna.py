@@ -38,17 +38,23 @@ class EgressIntrinsic:
 
 
 @dataclass
+class EgressMirror:
+    session_id: int
+    header: bytes
+
+
+# An ingress-to-egress mirror: the copy is the packet as it arrived, behind
+# the mirror header.
+IngressMirror = EgressMirror
+
+
+@dataclass
 class IngressResult:
     drop: bool
     egress_port: int = 0
     qid: int = 0
     data: bytes = b""
-
-
-@dataclass
-class EgressMirror:
-    session_id: int
-    header: bytes
+    mirror: IngressMirror | None = None
 
 
 @dataclass
@@ -159,8 +165,23 @@ class TnaProgram(ABC):
         self._run(port, data, outputs, depth=0)
         return outputs
 
+    def ingress_mirror_copy(self, mirror: IngressMirror, data: bytes) -> tuple[int, bytes] | None:
+        """(port, copy) an ingress mirror makes of `data`, the packet as it
+        arrived; None for a missing, disabled or egress-only session (hardware
+        makes no copy then)."""
+        session = self.mirror_sessions.get(mirror.session_id)
+        if session is None or not session.enabled or session.direction == "EGRESS":
+            return None
+        copy = data[: session.max_pkt_len] if session.max_pkt_len else data
+        return session.egress_port, mirror.header + copy
+
     def _run(self, port: int, data: bytes, outputs: list[Output], depth: int) -> None:
         ig = self.ingress(IngressIntrinsic(port, self.now_ns), data)
+        # drop_ctl = 1 drops the packet, not its mirror copy.
+        if ig.mirror is not None:
+            made = self.ingress_mirror_copy(ig.mirror, data)
+            if made is not None:
+                self._egress_and_out(made[0], 0, made[1], outputs, depth)
         if ig.drop:
             return
         self._egress_and_out(ig.egress_port, ig.qid, ig.data, outputs, depth)
