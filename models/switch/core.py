@@ -89,6 +89,7 @@ class Table:
         # each (key, priority), and for lookups the entries grouped by the
         # masks their keys apply (tuple-space search), so a table with
         # thousands of entries answers in a few dict lookups.
+        self._has_ternary = any(k.match == "ternary" for k in keys)
         self._pos: dict[tuple[tuple[Match, ...], int], int] | None = None
         self._groups: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]] | None = None
 
@@ -106,7 +107,7 @@ class Table:
         self._groups = None
 
     def _key_id(self, key: dict[str, Match], priority: int) -> tuple[tuple[Match, ...], int]:
-        return tuple(key[f] for f in self.keys), priority if self.needs_priority else 0
+        return tuple(key[f] for f in self.keys), priority if self._has_ternary else 0
 
     @property
     def needs_priority(self) -> bool:
@@ -174,7 +175,9 @@ class Table:
         if len(self._entries) >= self.size:
             raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
         self._entries.append(Entry(nkey, action, dict(data), priority))
-        self._changed()
+        if self._pos is not None:
+            self._pos.setdefault(self._key_id(nkey, priority), len(self._entries) - 1)
+        self._groups = None
 
     def modify(
         self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
