@@ -119,26 +119,30 @@ class TnaProgram(ABC):
         del self.mirror_sessions[sid]
 
     def snapshot(self) -> Snapshot:
-        """Control-plane-visible state, for restore()."""
-        return copy.deepcopy(
-            Snapshot(
-                {n: (t.entries, t.default) for n, t in self.p4.tables.items()},
-                {n: r.values for n, r in self.p4.registers.items()},
-                {n: (c.packets, c.bytes) for n, c in self.p4.counters.items()},
-                self.mirror_sessions,
-            )
+        """Control-plane-visible state, for restore(). Entries and sessions are
+        never changed in place (a write replaces them), so copying the
+        containers is enough - and cheap for tables of thousands of entries."""
+        return Snapshot(
+            {
+                n: (list(t.entries), (t.default[0], dict(t.default[1])))
+                for n, t in self.p4.tables.items()
+            },
+            {n: list(r.values) for n, r in self.p4.registers.items()},
+            {n: (list(c.packets), list(c.bytes)) for n, c in self.p4.counters.items()},
+            {sid: copy.copy(s) for sid, s in self.mirror_sessions.items()},
         )
 
     def restore(self, snap: Snapshot) -> None:
         """Put back a snapshot in place (the program keeps its object references)."""
-        tables, registers, counters, sessions = copy.deepcopy(snap)
+        tables, registers, counters, sessions = snap
         for n, (entries, default) in tables.items():
-            self.p4.tables[n].entries, self.p4.tables[n].default = entries, default
+            t = self.p4.tables[n]
+            t.entries, t.default = list(entries), (default[0], dict(default[1]))
         for n, values in registers.items():
-            self.p4.registers[n].values = values
+            self.p4.registers[n].values = list(values)
         for n, (packets, nbytes) in counters.items():
-            self.p4.counters[n].packets, self.p4.counters[n].bytes = packets, nbytes
-        self.mirror_sessions = sessions
+            self.p4.counters[n].packets, self.p4.counters[n].bytes = list(packets), list(nbytes)
+        self.mirror_sessions = {sid: copy.copy(s) for sid, s in sessions.items()}
 
     def reset(self) -> None:
         """Back to the state just after the program is loaded."""
