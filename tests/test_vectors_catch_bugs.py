@@ -22,8 +22,13 @@ def _run(file: str, name: str) -> None:
 
 
 def test_marking_at_threshold_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    # ">= K" instead of "> K": a K one byte lower flips the at-threshold case.
-    monkeypatch.setattr(pmqecn_model, "sat_sub_u32", lambda a, b: max(a - b - 1, 0))
+    # ">= K" instead of "> K": a length read one byte longer flips the at-threshold case.
+    grow = pmqecn_model.Pmqecn.vq_grow
+
+    def one_more(self: pmqecn_model.Pmqecn, index: int, md: pmqecn_model.IgMd) -> int:
+        return grow(self, index, md) + 1
+
+    monkeypatch.setattr(pmqecn_model.Pmqecn, "vq_grow", one_more)
     with pytest.raises(VectorMismatch):
         _run("marking.yaml", "class1_at_threshold")
 

@@ -56,6 +56,7 @@ U32_MAX = 0xFFFFFFFF
 # A virtual queue stops growing here; every length, threshold and drain stays
 # below 2^31 (the controller writes drains of at most VQ_DRAIN_MAX_BYTES).
 VQ_CAP_BYTES = 0x3FFFC000
+VQ_NO_THRESHOLD = 0x7FFFFFFF
 VQ_DRAIN_MAX_BYTES = 1 << 30
 ETHERNET_HEADER_BYTES = 14
 
@@ -81,13 +82,12 @@ class IgMd:
     wrr_level: int = 0
     now_ticks: int = 0
     frame_bytes: int = 0
-    frame_less1_bytes: int = 0
     vq_elapsed_ticks: int = 0
-    k_room_bytes: int = 0
+    threshold_bytes: int = 0
     vq_grow_bytes: int = 0
     vq_shrink_bytes: int = 0
-    vq_mark_from_bytes: int = 0
-    vq_over: int = 0
+    vq_len_bytes: int = 0
+    k_minus_vq_bytes: int = 0
     mark_original: int = 0
     mirror_session: int = 0
     mirror: bool = False
@@ -241,16 +241,15 @@ class Pmqecn(TnaProgram):
 
     def vq_grow(self, index: int, md: IgMd) -> int:
         q = self.vq_bytes.read(index)
-        over = 1 if q >= md.vq_mark_from_bytes else 0
         if q < VQ_CAP_BYTES:
-            self.vq_bytes.write(index, (q + md.vq_grow_bytes) & U32_MASK)
-        return over
+            q = (q + md.vq_grow_bytes) & U32_MASK
+            self.vq_bytes.write(index, q)
+        return q
 
     def vq_shrink(self, index: int, md: IgMd) -> int:
-        q = self.vq_bytes.read(index)
-        over = 1 if q >= md.vq_mark_from_bytes else 0
-        self.vq_bytes.write(index, sat_sub_u32(q, md.vq_shrink_bytes))
-        return over
+        q = sat_sub_u32(self.vq_bytes.read(index), md.vq_shrink_bytes)
+        self.vq_bytes.write(index, q)
+        return q
 
     # ---- ingress ----------------------------------------------------
     def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:
@@ -271,7 +270,6 @@ class Pmqecn(TnaProgram):
         hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr
         md.now_ticks = self.clock.apply(ig_intr_md)
         md.frame_bytes = hdr.ipv4.total_len + ETHERNET_HEADER_BYTES
-        md.frame_less1_bytes = md.frame_bytes - 1
 
         md.forged = self.trust.apply(hdr, ig_intr_md.ingress_port, len(data))
         if md.forged:
@@ -337,10 +335,10 @@ class Pmqecn(TnaProgram):
         md.vq_elapsed_ticks = self.vq_clock_step(cls, md)
         t = self.ecn_threshold.lookup({"hdr.bridged.class_id": cls})
         if t.action == self.set_threshold.name:
-            md.k_room_bytes = sat_sub_u32(t.data["threshold_bytes"], md.frame_less1_bytes)
+            md.threshold_bytes = t.data["threshold_bytes"]
             md.mark_original = t.data["mark_original"]
         else:
-            md.k_room_bytes = VQ_CAP_BYTES
+            md.threshold_bytes = VQ_NO_THRESHOLD
             md.mark_original = 0
         d = self.vq_drain.lookup(
             {"hdr.bridged.class_id": cls, "ig_md.vq_elapsed_ticks": md.vq_elapsed_ticks}
@@ -348,12 +346,12 @@ class Pmqecn(TnaProgram):
         drain_bytes = d.data["drain_bytes"]
         md.vq_grow_bytes = (md.frame_bytes - drain_bytes) & U32_MASK
         md.vq_shrink_bytes = (drain_bytes - md.frame_bytes) & U32_MASK
-        md.vq_mark_from_bytes = (md.k_room_bytes + drain_bytes) & U32_MASK
         if md.vq_grow_bytes >> 31 == 1:
-            md.vq_over = self.vq_shrink(cls, md)
+            md.vq_len_bytes = self.vq_shrink(cls, md)
         else:
-            md.vq_over = self.vq_grow(cls, md)
-        if md.vq_over == 1:
+            md.vq_len_bytes = self.vq_grow(cls, md)
+        md.k_minus_vq_bytes = (md.threshold_bytes - md.vq_len_bytes) & U32_MASK
+        if md.k_minus_vq_bytes >> 31 == 1:
             if md.mark_original == 1 and hdr.ipv4.ecn != ECN_NOT_ECT:
                 hdr.ipv4.ecn = ECN_CE
             if md.parsed.ipv4_plain:

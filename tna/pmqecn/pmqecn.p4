@@ -27,10 +27,11 @@
  * default 6-bit mantissa (tna/README.md). */
 #define PMQECN_DRAIN_ENTRIES 4096
 
-/* A virtual queue stops growing here (1 GiB less one jumbo frame), so every
- * length, threshold and drain stays below 2^31 and the sign-bit tests and
- * the stateful ALU's comparisons are exact. */
+/* A virtual queue stops growing here (1 GiB less 16 KiB), so every length,
+ * threshold and drain stays below 2^31 and the sign-bit test is exact. */
 const bit<32> VQ_CAP_BYTES = 0x3FFFC000;
+/* K_i of a class without an ecn_threshold entry: above any length. */
+const bit<32> VQ_NO_THRESHOLD = 0x7FFFFFFF;
 
 struct ig_md_t {
     parsed_md_t parsed;
@@ -42,13 +43,12 @@ struct ig_md_t {
     bit<8>      wrr_level;
     bit<32>     now_ticks;
     bit<32>     frame_bytes;
-    bit<32>     frame_less1_bytes;
     bit<32>     vq_elapsed_ticks;
-    bit<32>     k_room_bytes;       /* (K_i + 1) |-| frame */
+    bit<32>     threshold_bytes;    /* K_i */
     bit<32>     vq_grow_bytes;      /* frame - drain */
     bit<32>     vq_shrink_bytes;    /* drain - frame */
-    bit<32>     vq_mark_from_bytes; /* k_room + drain */
-    bit<8>      vq_over;
+    bit<32>     vq_len_bytes;       /* the length this packet leaves */
+    bit<32>     k_minus_vq_bytes;   /* K_i - length: negative when over */
     bit<1>      mark_original;
     MirrorId_t  mirror_session;
     pkt_type_t  fb_pkt_type;
@@ -134,29 +134,21 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     };
 
     /* The frame is added and the drain taken in one step: the length is
-     * max(q + frame - drain, 0). Over K_i means the new length exceeds K_i:
-     * q + frame - drain > K_i, i.e. q >= (K_i + 1 - frame) + drain. */
-    RegisterAction<bit<32>, class_id_t, bit<8>>(vq_bytes) vq_grow = {
-        void apply(inout bit<32> q, out bit<8> over) {
-            if (q >= ig_md.vq_mark_from_bytes) {
-                over = 1;
-            } else {
-                over = 0;
-            }
+     * max(q + frame - drain, 0). Two register actions, one per sign of
+     * frame - drain, each with one PHV operand; a packet runs one of them. */
+    RegisterAction<bit<32>, class_id_t, bit<32>>(vq_bytes) vq_grow = {
+        void apply(inout bit<32> q, out bit<32> len) {
             if (q < VQ_CAP_BYTES) {
                 q = q + ig_md.vq_grow_bytes;
             }
+            len = q;
         }
     };
 
-    RegisterAction<bit<32>, class_id_t, bit<8>>(vq_bytes) vq_shrink = {
-        void apply(inout bit<32> q, out bit<8> over) {
-            if (q >= ig_md.vq_mark_from_bytes) {
-                over = 1;
-            } else {
-                over = 0;
-            }
+    RegisterAction<bit<32>, class_id_t, bit<32>>(vq_bytes) vq_shrink = {
+        void apply(inout bit<32> q, out bit<32> len) {
             q = q |-| ig_md.vq_shrink_bytes;
+            len = q;
         }
     };
 
@@ -214,12 +206,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     /* K_i in bytes of virtual queue; mark_original also CE-marks an ECT
      * original (tna/README.md). */
     action set_threshold(bit<32> threshold_bytes, bit<1> mark_original) {
-        ig_md.k_room_bytes = threshold_bytes |-| ig_md.frame_less1_bytes;
+        ig_md.threshold_bytes = threshold_bytes;
         ig_md.mark_original = mark_original;
     }
 
     action no_threshold() {
-        ig_md.k_room_bytes = VQ_CAP_BYTES;
+        ig_md.threshold_bytes = VQ_NO_THRESHOLD;
         ig_md.mark_original = 0;
     }
 
@@ -237,7 +229,6 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     action drain(bit<32> drain_bytes) {
         ig_md.vq_grow_bytes = ig_md.frame_bytes - drain_bytes;
         ig_md.vq_shrink_bytes = drain_bytes - ig_md.frame_bytes;
-        ig_md.vq_mark_from_bytes = ig_md.k_room_bytes + drain_bytes;
     }
 
     table vq_drain {
@@ -279,7 +270,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     action frame_size() {
         ig_md.frame_bytes = (bit<32>)hdr.ipv4.total_len + 14;
-        ig_md.frame_less1_bytes = (bit<32>)hdr.ipv4.total_len + 13;
+    }
+
+    /* In an action, so the gateway below tests one bit of an ALU result
+     * (a difference computed just before an `if` would be folded into it). */
+    action compare_threshold() {
+        ig_md.k_minus_vq_bytes = ig_md.threshold_bytes - ig_md.vq_len_bytes;
     }
 
     action mark_ce() {
@@ -315,11 +311,14 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                      * read-modify-write per packet: the drain exceeds the
                      * frame (grow's sign bit) or it does not. */
                     if (ig_md.vq_grow_bytes[31:31] == 1) {
-                        ig_md.vq_over = vq_shrink.execute(hdr.bridged.class_id);
+                        ig_md.vq_len_bytes = vq_shrink.execute(hdr.bridged.class_id);
                     } else {
-                        ig_md.vq_over = vq_grow.execute(hdr.bridged.class_id);
+                        ig_md.vq_len_bytes = vq_grow.execute(hdr.bridged.class_id);
                     }
-                    if (ig_md.vq_over == 1) {
+                    compare_threshold();
+                    /* Over K_i: the length exceeds K_i (the paper's
+                     * Q_length > K_i); both are below 2^31. */
+                    if (ig_md.k_minus_vq_bytes[31:31] == 1) {
                         if (ig_md.mark_original == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
                             mark_ce();
                         }
