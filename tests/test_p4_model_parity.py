@@ -49,5 +49,12 @@ def test_production_build_has_no_test_hook() -> None:
     profile = load_profile("tofino")
     with_hooks = read_program(REPO / "tna/pmqecn/pmqecn.p4", profile)
     without = read_program(REPO / "tna/pmqecn/pmqecn.p4", profile, test_hooks=False)
-    hook = "SwitchEgress.queue_hook.queue_md_override"
-    assert hook in with_hooks.tables and hook not in without.tables
+    for hook in (
+        "SwitchEgress.queue_hook.queue_md_override",
+        "SwitchIngress.clock.ingress_tstamp_override",
+    ):
+        assert hook in with_hooks.tables and hook not in without.tables
+    # Nothing else differs, and every hook table is one build_p4.py leaves out.
+    assert {t for t in with_hooks.tables if t.endswith("_override")} == set(
+        with_hooks.tables
+    ) - set(without.tables)

@@ -22,10 +22,40 @@ def _run(file: str, name: str) -> None:
 
 
 def test_marking_at_threshold_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    # ">= K" instead of "> K": saturating subtract of K-1 flips the at-threshold case.
-    monkeypatch.setattr(pmqecn_model, "sat_sub_u32", lambda a, b: max(a - b + 1, 0))
+    # ">= K" instead of "> K": a length read one byte longer flips the at-threshold case.
+    grow = pmqecn_model.Pmqecn.vq_grow
+
+    def one_more(self: pmqecn_model.Pmqecn, index: int, md: pmqecn_model.IgMd) -> int:
+        return grow(self, index, md) + 1
+
+    monkeypatch.setattr(pmqecn_model.Pmqecn, "vq_grow", one_more)
     with pytest.raises(VectorMismatch):
-        _run("marking.yaml", "class1_depth_at_threshold")
+        _run("marking.yaml", "class1_at_threshold")
+
+
+def test_marking_on_the_physical_queue_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A virtual queue that never reaches K (the old design marked on enq_qdepth).
+    monkeypatch.setattr(pmqecn_model, "VQ_CAP_BYTES", 0)
+    with pytest.raises(VectorMismatch):
+        _run("marking.yaml", "class1_burst_crosses_threshold")
+
+
+def test_virtual_queue_without_drain_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_time(self: pmqecn_model.Pmqecn, index: int, md: pmqecn_model.IgMd) -> int:
+        self.vq_last_tick.write(index, md.now_ticks)
+        return 0
+
+    monkeypatch.setattr(pmqecn_model.Pmqecn, "vq_clock_step", no_time)
+    with pytest.raises(VectorMismatch):
+        _run("virtual_queue.yaml", "vq_drains_over_elapsed_ticks")
+
+
+def test_nanosecond_clock_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    from models.switch import common
+
+    monkeypatch.setattr(common, "CLOCK_TICK_SHIFT", 0)
+    with pytest.raises(VectorMismatch):
+        _run("virtual_queue.yaml", "vq_ticks_are_64_ns")
 
 
 def test_wrapping_sojourn_sum_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -26,6 +26,7 @@ from ..errors import ConfigError
 from ..switch import EntryWrite, MirrorSessionWrite, RegisterWrite, Switch, TmQueueWrite, Write
 from . import names as n
 from .config import ClassSpec, PmqecnConfig, check_against
+from .drain import drain_entries
 
 log = logging.getLogger("tofcc.pmqecn")
 
@@ -135,7 +136,12 @@ class PmqecnApp(IntendedStateApp):
                 n.ECN_THRESHOLD,
                 {n.K_CLASS_ID: Match(c.id)},
                 n.SET_THRESHOLD,
-                {"threshold_cells": live.threshold_cells, "mark_original": int(c.mark_original)},
+                {
+                    # K_i is kept in cells (the optimiser's and operator's
+                    # unit); the virtual queue counts bytes.
+                    "threshold_bytes": live.threshold_cells * self.profile.cell_bytes,
+                    "mark_original": int(c.mark_original),
+                },
             ),
             EntryWrite(
                 n.CLASS_RATES,
@@ -161,12 +167,50 @@ class PmqecnApp(IntendedStateApp):
             ]
         return [TmQueueWrite(port, c.queue, weight) for port in sched.egress_ports]
 
+    def drain_rate_bytes_per_s(self, c: ClassSpec) -> int:
+        """mu_i* as the data plane drains it: the class's weight's share of
+        its egress port's service rate, which is what the scheduler gives it
+        while every class of the port is backlogged (weights follow the
+        optimiser's omega_i = mu_i*/Gamma)."""
+        cfg = self.config
+        port_rate = {ps.port: ps.service_rate_pps for ps in cfg.ports if ps.service_rate_pps}
+        gamma_pps = (port_rate.get(c.port) if c.port is not None else None) or (
+            cfg.optimizer.service_rate_pps
+        )
+        total = sum(self.live[d.id].weight for d in cfg.classes if d.port == c.port)
+        share = self.live[c.id].weight / total
+        return int(gamma_pps * cfg.optimizer.mean_packet_bytes * share)
+
+    def drain_writes(self) -> list[Write]:
+        """Every class's vq_drain entries (a weight change moves every share
+        of its port, so they are written together)."""
+        bits = self.config.virtual_queue.drain_mantissa_bits
+        writes: list[Write] = []
+        for c in self.config.classes:
+            for e in drain_entries(self.drain_rate_bytes_per_s(c), bits):
+                writes.append(
+                    EntryWrite(
+                        n.VQ_DRAIN,
+                        {
+                            n.K_CLASS_ID: Match(c.id),
+                            n.K_ELAPSED_TICKS: Match(e.elapsed_value, mask=e.elapsed_mask),
+                        },
+                        n.DRAIN,
+                        {"drain_bytes": e.drain_bytes},
+                        priority=1,
+                    )
+                )
+        return writes
+
     def intended_writes(self) -> list[Write]:
         cfg = self.config
         writes: list[Write] = []
         for ps in cfg.ports:
+            # Feedback is an ingress mirror of the arriving packet.
             writes.append(
-                MirrorSessionWrite(ps.feedback_session, ps.port, n.FEEDBACK_TRUNCATE_BYTES)
+                MirrorSessionWrite(
+                    ps.feedback_session, ps.port, n.FEEDBACK_TRUNCATE_BYTES, direction="INGRESS"
+                )
             )
         writes += route_writes(cfg.routes)
         writes += trusted_port_writes(cfg.trusted_ports)
@@ -195,6 +239,7 @@ class PmqecnApp(IntendedStateApp):
                     writes.append(TmQueueWrite(port, qid, max_priority=len(levels) - 1 - level))
         for c in cfg.classes:
             writes.extend(self._class_writes(c))
+        writes += self.drain_writes()
         return by_table(writes)
 
     def live_state(self) -> dict[str, Any]:
@@ -253,6 +298,8 @@ class PmqecnApp(IntendedStateApp):
             writes: list[Write] = []
             for cid in new_live:
                 writes.extend(self._class_writes(self.config.class_by_id(cid)))
+            if any(ch.what == "weight" for ch in changes):
+                writes += self.drain_writes()
             self.switch.write(by_table(writes))
         except Exception:
             self.live.update(old)
@@ -352,7 +399,9 @@ class PmqecnApp(IntendedStateApp):
                     "id": c.id,
                     "qos": c.qos,
                     "queue": c.queue,
-                    "threshold_cells": thr.data["threshold_cells"] if thr else None,
+                    "threshold_cells": thr.data["threshold_bytes"] // self.profile.cell_bytes
+                    if thr
+                    else None,
                     "mark_original": bool(thr.data["mark_original"]) if thr else None,
                     "weight": weight,
                     "rate_pps": rates.data["rate"] if rates else None,

@@ -21,6 +21,7 @@ from ..common import Prefix, Route, Strict, check_port
 from ..errors import ConfigError
 from ..switch import MAX_TM_PRIORITY
 from ..validation import load_yaml, parse_model
+from .drain import DRAIN_TABLE_SIZE, entries_per_class
 
 MAX_CLASSES = 255
 MAX_WRR_LEVELS = 32  # wrr_level_queue size
@@ -66,15 +67,25 @@ class ClassSpec(Strict):
 
 
 class Scheduling(Strict):
-    """p4_wrr: the paper's virtual-queue WRR over strict priority (weights to
-    the P4; the level queues of `egress_ports` are set to strict priority in
-    the TM); tm_dwrr: the traffic manager's own DWRR (weights to the TM queues
-    of `egress_ports`)."""
+    """tm_dwrr (default): the traffic manager's own DWRR, weights to the TM
+    queues of `egress_ports`, so backlogged classes share in proportion to
+    their weights. p4_wrr: the paper's Fig. 4 virtual-queue WRR over strict
+    priority (weights to the P4; the level queues of `egress_ports` are set to
+    strict priority in the TM); it weights only while a class's backlog stays
+    within one round of levels (tna/README.md)."""
 
-    mode: Literal["p4_wrr", "tm_dwrr"] = "p4_wrr"
+    mode: Literal["p4_wrr", "tm_dwrr"] = "tm_dwrr"
     level_queues: Annotated[list[int], Field(min_length=1, max_length=MAX_WRR_LEVELS)] = [0]
     egress_ports: list[int] = []
     weight_quantum: Annotated[int, Field(ge=1, le=0xFFFF)] = 16
+
+
+class VirtualQueue(Strict):
+    """Each class's virtual queue drains at its weight's share of its port's
+    service rate; the drain table resolves the elapsed time to this many
+    leading bits (error below 2^-(bits - 1) of the drain, tna/README.md)."""
+
+    drain_mantissa_bits: Annotated[int, Field(ge=2, le=10)] = 6
 
 
 class Optimizer(Strict):
@@ -102,6 +113,7 @@ class PmqecnConfig(Strict):
     trusted_ports: list[int] = []
     ports: list[PortSpec] = []
     scheduling: Scheduling = Scheduling()
+    virtual_queue: VirtualQueue = VirtualQueue()
     classes: Annotated[list[ClassSpec], Field(min_length=1)]
     optimizer: Optimizer
 
@@ -164,6 +176,13 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
                 "scheduling.level_queues",
                 f"{len(levels)} levels but the TM has {MAX_TM_PRIORITY + 1} strict priorities",
             )
+    per_class = entries_per_class(cfg.virtual_queue.drain_mantissa_bits)
+    if per_class * len(cfg.classes) > DRAIN_TABLE_SIZE:
+        raise ConfigError(
+            "virtual_queue.drain_mantissa_bits",
+            f"{len(cfg.classes)} classes x {per_class} drain entries exceed the "
+            f"{DRAIN_TABLE_SIZE}-entry vq_drain table; use fewer bits or classes",
+        )
     for i, c in enumerate(cfg.classes):
         queue(f"classes[{i}].queue", c.queue)
         if c.port is not None:

@@ -1,9 +1,12 @@
 """A short PMQECN packet trace on the reference model, as a readable table.
 
-The model has no real queues (like tofino-model), so each step states the
-queue depth the bottleneck port reports; the program's queue-metadata test
-hook makes the pipeline see it. Everything else - classification, WRR,
-marking, feedback bytes - is the model of the P4 doing its work.
+Each step sends one packet at a stated time; the class's virtual queue in
+the ingress registers grows by its frame and drains at the class's share of
+the port over the time since the class's last packet, and a packet that
+leaves it above K_i is fed back at arrival. Everything - classification,
+virtual queue, marking, feedback bytes - is the model of the P4 doing its
+work. (Sojourn times for W_i are injected through the egress test hook: the
+model, like tofino-model, has no real queues.)
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from ..backends.model import ModelSwitch
 from ..switch import EntryWrite
 from .app import Change, PmqecnApp
 from .config import DEFAULT_CONFIG, load_config
-from .names import UNTRUSTED_FEEDBACK_DROPS
+from .names import UNTRUSTED_FEEDBACK_DROPS, VQ_BYTES
 
 HOOK_TABLE = "SwitchEgress.queue_hook.queue_md_override"
 HOOK_INJECT = "SwitchEgress.queue_hook.inject"
@@ -63,15 +66,17 @@ FLOWS = {
 @dataclass
 class TraceRow:
     step: int
+    time_us: float
     flow: str
-    depth_cells: int
+    vq_bytes: int
+    threshold_bytes: int
     queue: int
-    threshold_cells: int
     out: str
     feedback: str
 
 
 def inject_depth(switch: ModelSwitch, depth_cells: int, sojourn_ns: int) -> None:
+    """What the receiver's egress port reports (the W_i measurement reads it)."""
     switch.write(
         [
             EntryWrite(
@@ -84,9 +89,11 @@ def inject_depth(switch: ModelSwitch, depth_cells: int, sojourn_ns: int) -> None
     )
 
 
-def send(
-    switch: ModelSwitch, step: int, flow: Flow, depth_cells: int, threshold_cells: int
-) -> TraceRow:
+def send(app: PmqecnApp, step: int, flow: Flow, time_us: float) -> TraceRow:
+    switch = app.switch
+    assert isinstance(switch, ModelSwitch)
+    cid = next(c.id for c in app.config.classes if c.name == flow.name)
+    switch.model.now_ns = round(time_us * 1000)
     outputs = switch.model.send(flow.port, bytes(flow.packet()))
     out, feedback, queue = "dropped", "-", -1
     for o in outputs:
@@ -101,31 +108,31 @@ def send(
                 f"ECN 11 to {pkt[IP].dst} (port {o.port}) "
                 f"lambda={fb.rate:,} lambda*={fb.target_rate:,}"
             )
-    return TraceRow(step, flow.name, depth_cells, queue, threshold_cells, out, feedback)
+    k_bytes = app.live[cid].threshold_cells * app.profile.cell_bytes
+    vq = switch.read_register(VQ_BYTES, cid)
+    return TraceRow(step, time_us, flow.name, vq, k_bytes, queue, out, feedback)
 
 
 def _trace_table(title: str, rows: list[TraceRow]) -> Table:
     t = Table(title=title, title_justify="left")
-    for col in ("#", "flow", "depth", "K", "queue", "original out", "feedback (rates in pps)"):
+    for col in ("#", "t (us)", "flow", "virtual queue (B)", "K (B)", "queue", "original out",
+                "feedback (rates in pps)"):  # fmt: skip
         t.add_column(col, no_wrap=True)
     for r in rows:
         t.add_row(
-            str(r.step), r.flow, str(r.depth_cells), str(r.threshold_cells),
+            str(r.step), f"{r.time_us:g}", r.flow, str(r.vq_bytes), str(r.threshold_bytes),
             str(r.queue) if r.queue >= 0 else "-", r.out, r.feedback,
         )  # fmt: skip
     return t
 
 
-def run_trace(app: PmqecnApp, steps: list[tuple[str, int]], first_step: int = 1) -> list[TraceRow]:
-    switch = app.switch
-    assert isinstance(switch, ModelSwitch)
-    rows = []
-    for i, (flow_name, depth) in enumerate(steps, start=first_step):
-        flow = FLOWS[flow_name]
-        cid = next(c.id for c in app.config.classes if c.name == flow_name)
-        inject_depth(switch, depth, sojourn_ns=depth * 80)
-        rows.append(send(switch, i, flow, depth, app.live[cid].threshold_cells))
-    return rows
+def run_trace(
+    app: PmqecnApp, steps: list[tuple[str, float]], first_step: int = 1, start_us: float = 0.0
+) -> list[TraceRow]:
+    return [
+        send(app, i, FLOWS[flow_name], start_us + t_us)
+        for i, (flow_name, t_us) in enumerate(steps, start=first_step)
+    ]
 
 
 def run_demo(console: Console) -> None:
@@ -136,12 +143,13 @@ def run_demo(console: Console) -> None:
     console.print(
         f"PMQECN on the reference model ({config.chip}), default config "
         f"{DEFAULT_CONFIG.name}: {len(app.intended_writes())} writes pushed.\n"
-        "Queue depth at the receiver's port is injected through the test hook "
-        "(the model, like tofino-model, has no real queues)."
+        "Each class's virtual queue drains at its weight's share of the 10 Gb/s "
+        "port; bursts arriving faster than that build it up."
     )
     steps = [
-        ("voice", 10), ("voice", 25), ("video", 30), ("video", 45),
-        ("bulk", 55), ("bulk", 70), ("voice", 25), ("voice", 25),
+        ("voice", 0), ("voice", 0), ("voice", 1), ("voice", 6),
+        ("video", 6), ("video", 6), ("video", 6), ("video", 6.5),
+        ("bulk", 7), ("bulk", 7), ("bulk", 7), ("bulk", 7), ("bulk", 7), ("bulk", 30),
     ]  # fmt: skip
     rows = run_trace(app, steps)
     console.print(_trace_table("Trace: thresholds from the config", rows))
@@ -162,7 +170,7 @@ def run_demo(console: Console) -> None:
 
     changes = optimise_demo_interval(app, console)
     if changes:
-        rows = run_trace(app, steps, first_step=len(steps) + 1)
+        rows = run_trace(app, steps, first_step=len(steps) + 1, start_us=10_000)
         console.print(_trace_table("Trace: thresholds after one optimise-and-apply cycle", rows))
 
 

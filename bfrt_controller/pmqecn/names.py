@@ -31,15 +31,25 @@ SET_PRIORITY_QUEUE = f"{IG}.set_priority_queue"
 VQ_USED = f"{IG}.vq_used"
 VQ_LEVEL = f"{IG}.vq_level"
 
-# Marking and feedback (egress).
-ECN_THRESHOLD = f"{EG}.ecn_threshold"
-SET_THRESHOLD = f"{EG}.set_threshold"
-CLASS_RATES = f"{EG}.class_rates"
-SET_RATES = f"{EG}.set_rates"
-FEEDBACK_SESSION = f"{EG}.feedback_session"
-SET_FEEDBACK_SESSION = f"{EG}.set_feedback_session"
+# The class's virtual queue, arrival-time marking and feedback (ingress).
+ECN_THRESHOLD = f"{IG}.ecn_threshold"
+SET_THRESHOLD = f"{IG}.set_threshold"
+VQ_DRAIN = f"{IG}.vq_drain"
+DRAIN = f"{IG}.drain"
+CLASS_RATES = f"{IG}.class_rates"
+SET_RATES = f"{IG}.set_rates"
+FEEDBACK_SESSION = f"{IG}.feedback_session"
+SET_FEEDBACK_SESSION = f"{IG}.set_feedback_session"
+VQ_BYTES = f"{IG}.vq_bytes"
+VQ_LAST_TICK = f"{IG}.vq_last_tick"
+
+# W_i (egress).
 SOJOURN_SUM_NS = f"{EG}.sojourn_sum_ns"
 SOJOURN_PKTS = f"{EG}.sojourn_pkts"
+
+# Test hooks (absent from production builds).
+QUEUE_MD_OVERRIDE = f"{EG}.queue_hook.queue_md_override"
+INGRESS_TSTAMP_OVERRIDE = f"{IG}.clock.ingress_tstamp_override"
 
 # Key fields.
 K_SRC_ADDR = "hdr.ipv4.src_addr"
@@ -49,6 +59,7 @@ K_VQ_ID = "ig_md.vq_id"
 K_WRR_LEVEL = "ig_md.wrr_level"
 K_CLASS_ID = "hdr.bridged.class_id"
 K_BRIDGED_INGRESS_PORT = "hdr.bridged.ingress_port"
+K_ELAPSED_TICKS = "ig_md.vq_elapsed_ticks"
 
 # A feedback copy is cut to Ethernet + IPv4 before egress rebuilds it.
 FEEDBACK_TRUNCATE_BYTES = 14 + 20
@@ -60,8 +71,9 @@ ALL_TABLES = (
     VQ_WEIGHT,
     WRR_LEVEL_QUEUE,
     ECN_THRESHOLD,
+    VQ_DRAIN,
     CLASS_RATES,
     FEEDBACK_SESSION,
 )
-ALL_REGISTERS = (VQ_USED, VQ_LEVEL, SOJOURN_SUM_NS, SOJOURN_PKTS)
+ALL_REGISTERS = (VQ_USED, VQ_LEVEL, VQ_BYTES, VQ_LAST_TICK, SOJOURN_SUM_NS, SOJOURN_PKTS)
 ALL_COUNTERS = (CLASS_COUNTERS, UNTRUSTED_FEEDBACK_DROPS)

@@ -238,7 +238,10 @@ class SwitchNode:
 
     def receive(self, port: int, frame: bytes) -> None:
         fwd = self.pipeline.ingress(port, frame, self.sim.now())
-        if fwd is None:
+        if fwd is not None:
+            for made_port, made_frame in fwd.extra:
+                self.made(made_port, made_frame)
+        if fwd is None or fwd.frame is None:
             if is_data(frame):
                 self.stats.drops_active += 1
             return

@@ -35,7 +35,10 @@ from .tm import Dequeued
 class Forward:
     port: int
     qid: int
-    frame: bytes
+    frame: bytes | None  # None: dropped in ingress (its mirror copies still leave)
+    # Frames ingress makes (ingress-mirrored feedback): each enters the
+    # traffic manager of its port, queue 0.
+    extra: list[tuple[int, bytes]] = field(default_factory=list)
 
 
 @dataclass
@@ -85,9 +88,17 @@ class TnaPipeline(Pipeline):
         return prio, weights
 
     def ingress(self, port: int, frame: bytes, now_ns: int) -> Forward | None:
-        self.program.now_ns = now_ns
-        r = self.program.ingress(IngressIntrinsic(port, now_ns), frame)
-        return None if r.drop else Forward(r.egress_port, r.qid, r.data)
+        p = self.program
+        p.now_ns = now_ns
+        r = p.ingress(IngressIntrinsic(port, now_ns), frame)
+        extra = []
+        if r.mirror is not None:
+            made = p.ingress_mirror_copy(r.mirror, frame)
+            if made is not None:
+                extra.append(made)
+        if r.drop:
+            return Forward(0, 0, None, extra) if extra else None
+        return Forward(r.egress_port, r.qid, r.data, extra)
 
     def egress(self, port: int, d: Dequeued, now_ns: int) -> EgressOut:
         p = self.program

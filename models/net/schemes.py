@@ -108,7 +108,8 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
                 "match": {"src": f"{topo.ip_text(host)}/32"},
                 "priority": i + 1,
                 "vq": i + 1,
-                "queue": 0,
+                # Its own TM queue: the TM's DWRR shares the port by weight.
+                "queue": i,
                 "qos": flow.qos,
                 "port": port,
                 "threshold_cells": cells(p.threshold_packets, pkt, profile),
@@ -133,8 +134,7 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
             for q in ports
         ],
         "scheduling": {
-            "mode": "p4_wrr",
-            "level_queues": list(range(len(classes))),
+            "mode": "tm_dwrr",
             "egress_ports": ports,
             # Weights are round(omega_i x quantum): 16 keeps the optimiser's
             # shares distinct (a quantum of 1 flattened every weight to 1).

@@ -24,7 +24,7 @@ from .headers import (
     Tcp,
     Udp,
 )
-from .tna import EgressIntrinsic
+from .tna import EgressIntrinsic, IngressIntrinsic
 
 H = TypeVar("H", bound=Header)
 
@@ -179,3 +179,39 @@ class QueueMetadataHook:
         if r.action == self.inject.name:
             return QueueMd(r.data["depth_cells"], r.data["sojourn_ns"])
         return QueueMd(eg_intr_md.enq_qdepth, eg_intr_md.deq_timedelta)
+
+
+# Bits 37..6 of the 48-bit nanosecond timestamp: the clock in 64 ns ticks.
+CLOCK_TICK_SHIFT = 6
+U32_MASK = 0xFFFFFFFF
+
+
+def ticks(tstamp_ns: int) -> int:
+    """`tstamp[37:6]`: 64 ns ticks, 32 bits (wraps after 275 s)."""
+    return (tstamp_ns >> CLOCK_TICK_SHIFT) & U32_MASK
+
+
+class IngressClockHook:
+    """control IngressClockHook (built with test hooks, as tofino-model runs it)."""
+
+    def __init__(self, p4: P4Objects, path: str) -> None:
+        self.use_real = Action(f"{path}.use_real")
+        self.inject = Action(f"{path}.inject", (("tstamp_ns", 48),))
+        self.ingress_tstamp_override = p4.table(
+            Table(
+                f"{path}.ingress_tstamp_override",
+                [KeyField("ig_intr_md.ingress_port", 9, "exact")],
+                [self.use_real, self.inject],
+                (self.use_real.name, {}),
+                size=512,
+            )
+        )
+
+    def apply(self, ig_intr_md: IngressIntrinsic) -> int:
+        """now_ticks."""
+        r = self.ingress_tstamp_override.lookup(
+            {"ig_intr_md.ingress_port": ig_intr_md.ingress_port}
+        )
+        if r.action == self.inject.name:
+            return ticks(r.data["tstamp_ns"])
+        return ticks(ig_intr_md.ingress_mac_tstamp_ns)

@@ -83,8 +83,31 @@ class Table:
         self.size = size
         self._initial_default = default_action
         self.default: tuple[str, dict[str, int]] = default_action
-        self.entries: list[Entry] = []
+        self._entries: list[Entry] = []
         self._check_action(*default_action)
+        # Indexes over `entries`, rebuilt after any change: the position of
+        # each (key, priority), and for lookups the entries grouped by the
+        # masks their keys apply (tuple-space search), so a table with
+        # thousands of entries answers in a few dict lookups.
+        self._has_ternary = any(k.match == "ternary" for k in keys)
+        self._pos: dict[tuple[tuple[Match, ...], int], int] | None = None
+        self._groups: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]] | None = None
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self._entries
+
+    @entries.setter
+    def entries(self, value: list[Entry]) -> None:
+        self._entries = value
+        self._changed()
+
+    def _changed(self) -> None:
+        self._pos = None
+        self._groups = None
+
+    def _key_id(self, key: dict[str, Match], priority: int) -> tuple[tuple[Match, ...], int]:
+        return tuple(key[f] for f in self.keys), priority if self._has_ternary else 0
 
     @property
     def needs_priority(self) -> bool:
@@ -136,10 +159,11 @@ class Table:
         return out
 
     def _find(self, key: dict[str, Match], priority: int) -> int | None:
-        for i, e in enumerate(self.entries):
-            if e.key == key and (not self.needs_priority or e.priority == priority):
-                return i
-        return None
+        if self._pos is None:
+            self._pos = {}
+            for i, e in enumerate(self._entries):
+                self._pos.setdefault(self._key_id(e.key, e.priority), i)
+        return self._pos.get(self._key_id(key, priority))
 
     def add(
         self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
@@ -148,9 +172,12 @@ class Table:
         self._check_action(action, data)
         if self._find(nkey, priority) is not None:
             raise P4ModelError(f"{self.name}: entry already exists for key {key}")
-        if len(self.entries) >= self.size:
+        if len(self._entries) >= self.size:
             raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
-        self.entries.append(Entry(nkey, action, dict(data), priority))
+        self._entries.append(Entry(nkey, action, dict(data), priority))
+        if self._pos is not None:
+            self._pos.setdefault(self._key_id(nkey, priority), len(self._entries) - 1)
+        self._groups = None
 
     def modify(
         self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
@@ -160,7 +187,8 @@ class Table:
         i = self._find(nkey, priority)
         if i is None:
             raise P4ModelError(f"{self.name}: no entry for key {key}")
-        self.entries[i] = Entry(nkey, action, dict(data), priority)
+        self._entries[i] = Entry(nkey, action, dict(data), priority)
+        self._groups = None
 
     def add_or_modify(
         self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
@@ -176,45 +204,60 @@ class Table:
         i = self._find(nkey, priority)
         if i is None:
             raise P4ModelError(f"{self.name}: no entry for key {key}")
-        del self.entries[i]
+        del self._entries[i]
+        self._changed()
 
     def clear(self) -> None:
-        self.entries.clear()
+        self._entries.clear()
+        self._changed()
         self.default = self._initial_default
 
     def set_default(self, action: str, data: dict[str, int]) -> None:
         self._check_action(action, data)
         self.default = (action, dict(data))
 
-    def lookup(self, values: dict[str, int]) -> LookupResult:
-        best: Entry | None = None
-        best_rank: tuple[int, ...] | None = None
-        for e in self.entries:
-            rank: list[int] = []
-            for fname, spec in self.keys.items():
-                m = e.key[fname]
-                v = values[fname]
-                if spec.match == "exact":
-                    if v != m.value:
-                        break
-                elif spec.match == "lpm":
-                    assert m.prefix_len is not None
-                    net_mask = ((1 << m.prefix_len) - 1) << (spec.bits - m.prefix_len)
-                    if v & net_mask != m.value:
-                        break
-                    rank.append(m.prefix_len)
-                else:
-                    assert m.mask is not None
-                    if v & m.mask != m.value:
-                        break
+    def _masks(self, e: Entry) -> tuple[int, ...]:
+        out = []
+        for fname, spec in self.keys.items():
+            m = e.key[fname]
+            if spec.match == "exact":
+                out.append((1 << spec.bits) - 1)
+            elif spec.match == "lpm":
+                assert m.prefix_len is not None
+                out.append(((1 << m.prefix_len) - 1) << (spec.bits - m.prefix_len))
             else:
-                # Longest prefix wins; among ternary entries the lowest priority value.
-                this_rank = (*rank, -e.priority)
-                if best_rank is None or this_rank > best_rank:
-                    best, best_rank = e, this_rank
+                assert m.mask is not None
+                out.append(m.mask)
+        return tuple(out)
+
+    def _build_groups(self) -> list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]]:
+        lpm = [f for f, spec in self.keys.items() if spec.match == "lpm"]
+        by_mask: dict[tuple[int, ...], dict[tuple[int, ...], tuple]] = {}
+        for i, e in enumerate(self._entries):
+            masks = self._masks(e)
+            values = tuple(e.key[f].value for f in self.keys)
+            # Longest prefix wins; among ternary entries the lowest priority
+            # value; among equals the earliest entry.
+            rank = (*(e.key[f].prefix_len or 0 for f in lpm), -e.priority, -i)
+            group = by_mask.setdefault(masks, {})
+            best = group.get(values)
+            if best is None or rank > best[0]:
+                group[values] = (rank, e)
+        return list(by_mask.items())
+
+    def lookup(self, values: dict[str, int]) -> LookupResult:
+        if self._groups is None:
+            self._groups = self._build_groups()
+        key = [values[f] for f in self.keys]
+        best: tuple | None = None
+        for masks, group in self._groups:
+            hit = group.get(tuple(v & m for v, m in zip(key, masks, strict=True)))
+            if hit is not None and (best is None or hit[0] > best[0]):
+                best = hit
         if best is None:
             return LookupResult(False, self.default[0], dict(self.default[1]))
-        return LookupResult(True, best.action, dict(best.data))
+        e: Entry = best[1]
+        return LookupResult(True, e.action, dict(e.data))
 
 
 class Register:

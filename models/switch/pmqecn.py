@@ -11,8 +11,10 @@ from dataclasses import dataclass, field
 from hw_profiles import HwProfile
 
 from .common import (
+    U32_MASK,
     Cursor,
     FeedbackTrust,
+    IngressClockHook,
     Ipv4Forward,
     ParserError,
     QueueMetadataHook,
@@ -40,16 +42,23 @@ from .headers import (
 )
 from .tna import (
     EgressIntrinsic,
-    EgressMirror,
     EgressResult,
     IngressIntrinsic,
+    IngressMirror,
     IngressResult,
     TnaProgram,
 )
 
 PMQECN_CLASSES = 256
 PMQECN_VQS = 256
+PMQECN_DRAIN_ENTRIES = 4096
 U32_MAX = 0xFFFFFFFF
+# A virtual queue stops growing here; every length, threshold and drain stays
+# below 2^31 (the controller writes drains of at most VQ_DRAIN_MAX_BYTES).
+VQ_CAP_BYTES = 0x3FFFC000
+VQ_NO_THRESHOLD = 0x7FFFFFFF
+VQ_DRAIN_MAX_BYTES = 1 << 30
+ETHERNET_HEADER_BYTES = 14
 
 
 def sat_add_u32(a: int, b: int) -> int:
@@ -71,19 +80,26 @@ class IgMd:
     wrr_last_level: int = 0
     wrr_advance: int = 0
     wrr_level: int = 0
+    now_ticks: int = 0
+    frame_bytes: int = 0
+    vq_elapsed_ticks: int = 0
+    threshold_bytes: int = 0
+    vq_grow_bytes: int = 0
+    vq_shrink_bytes: int = 0
+    vq_len_bytes: int = 0
+    k_minus_vq_bytes: int = 0
+    mark_original: int = 0
+    mirror_session: int = 0
+    mirror: bool = False
+    fb_queue_id: int = 0
+    fb_rate: int = 0
+    fb_target_rate: int = 0
 
 
 @dataclass
 class EgMd:
     parsed: ParsedMd = field(default_factory=ParsedMd)
     queue: QueueMd = field(default_factory=QueueMd)
-    threshold_cells: int = 0
-    depth_over_cells: int = 0
-    mark_original: int = 0
-    mirror_session: int = 0
-    fb_queue_id: int = 0
-    fb_rate: int = 0
-    fb_target_rate: int = 0
 
 
 class Pmqecn(TnaProgram):
@@ -99,6 +115,7 @@ class Pmqecn(TnaProgram):
         ig = "SwitchIngress"
         self.trust = FeedbackTrust(p4, f"{ig}.trust")
         self.forward = Ipv4Forward(p4, f"{ig}.forward")
+        self.clock = IngressClockHook(p4, f"{ig}.clock")
         self.class_counters = p4.counter(
             Counter(f"{ig}.class_counters", PMQECN_CLASSES, "packets_and_bytes")
         )
@@ -143,28 +160,38 @@ class Pmqecn(TnaProgram):
             )
         )
 
-        # ---- SwitchEgress -------------------------------------------
-        eg = "SwitchEgress"
-        self.queue_hook = QueueMetadataHook(p4, f"{eg}.queue_hook")
-        self.sojourn_sum_ns = p4.register(Register(f"{eg}.sojourn_sum_ns", 32, PMQECN_CLASSES))
-        self.sojourn_pkts = p4.register(Register(f"{eg}.sojourn_pkts", 32, PMQECN_CLASSES))
+        self.vq_last_tick = p4.register(Register(f"{ig}.vq_last_tick", 32, PMQECN_CLASSES))
+        self.vq_bytes = p4.register(Register(f"{ig}.vq_bytes", 32, PMQECN_CLASSES))
         self.set_threshold = Action(
-            f"{eg}.set_threshold", (("threshold_cells", 32), ("mark_original", 1))
+            f"{ig}.set_threshold", (("threshold_bytes", 32), ("mark_original", 1))
         )
-        self.no_threshold = Action(f"{eg}.no_threshold")
+        self.no_threshold = Action(f"{ig}.no_threshold")
         self.ecn_threshold = p4.table(
             Table(
-                f"{eg}.ecn_threshold",
+                f"{ig}.ecn_threshold",
                 [KeyField("hdr.bridged.class_id", 8, "exact")],
                 [self.set_threshold, self.no_threshold],
                 (self.no_threshold.name, {}),
                 size=PMQECN_CLASSES,
             )
         )
-        self.set_rates = Action(f"{eg}.set_rates", (("rate", 32), ("target_rate", 32)))
+        self.drain = Action(f"{ig}.drain", (("drain_bytes", 32),))
+        self.vq_drain = p4.table(
+            Table(
+                f"{ig}.vq_drain",
+                [
+                    KeyField("hdr.bridged.class_id", 8, "exact"),
+                    KeyField("ig_md.vq_elapsed_ticks", 32, "ternary"),
+                ],
+                [self.drain],
+                (self.drain.name, {"drain_bytes": 0}),
+                size=PMQECN_DRAIN_ENTRIES,
+            )
+        )
+        self.set_rates = Action(f"{ig}.set_rates", (("rate", 32), ("target_rate", 32)))
         self.class_rates = p4.table(
             Table(
-                f"{eg}.class_rates",
+                f"{ig}.class_rates",
                 [KeyField("hdr.bridged.class_id", 8, "exact")],
                 [self.set_rates],
                 (self.set_rates.name, {"rate": 0, "target_rate": 0}),
@@ -172,17 +199,23 @@ class Pmqecn(TnaProgram):
             )
         )
         self.set_feedback_session = Action(
-            f"{eg}.set_feedback_session", (("session_id", mirror_id_bits),)
+            f"{ig}.set_feedback_session", (("session_id", mirror_id_bits),)
         )
         self.feedback_session = p4.table(
             Table(
-                f"{eg}.feedback_session",
+                f"{ig}.feedback_session",
                 [KeyField("hdr.bridged.ingress_port", 9, "exact")],
                 [self.set_feedback_session, Action("NoAction")],
                 ("NoAction", {}),
                 size=512,
             )
         )
+
+        # ---- SwitchEgress -------------------------------------------
+        eg = "SwitchEgress"
+        self.queue_hook = QueueMetadataHook(p4, f"{eg}.queue_hook")
+        self.sojourn_sum_ns = p4.register(Register(f"{eg}.sojourn_sum_ns", 32, PMQECN_CLASSES))
+        self.sojourn_pkts = p4.register(Register(f"{eg}.sojourn_pkts", 32, PMQECN_CLASSES))
 
     # ---- register actions (one per register per packet) ------------
     def vq_used_step(self, index: int, md: IgMd) -> int:
@@ -201,6 +234,23 @@ class Pmqecn(TnaProgram):
         self.vq_level.write(index, level)
         return level
 
+    def vq_clock_step(self, index: int, md: IgMd) -> int:
+        last = self.vq_last_tick.read(index)
+        self.vq_last_tick.write(index, md.now_ticks)
+        return (md.now_ticks - last) & U32_MASK
+
+    def vq_grow(self, index: int, md: IgMd) -> int:
+        q = self.vq_bytes.read(index)
+        if q < VQ_CAP_BYTES:
+            q = (q + md.vq_grow_bytes) & U32_MASK
+            self.vq_bytes.write(index, q)
+        return q
+
+    def vq_shrink(self, index: int, md: IgMd) -> int:
+        q = sat_sub_u32(self.vq_bytes.read(index), md.vq_shrink_bytes)
+        self.vq_bytes.write(index, q)
+        return q
+
     # ---- ingress ----------------------------------------------------
     def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:
         hdr = Headers()
@@ -218,6 +268,8 @@ class Pmqecn(TnaProgram):
         hdr.bridged.ingress_port = ig_intr_md.ingress_port
         hdr.bridged.orig_src_mac = hdr.ethernet.src_addr
         hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr
+        md.now_ticks = self.clock.apply(ig_intr_md)
+        md.frame_bytes = hdr.ipv4.total_len + ETHERNET_HEADER_BYTES
 
         md.forged = self.trust.apply(hdr, ig_intr_md.ingress_port, len(data))
         if md.forged:
@@ -236,6 +288,7 @@ class Pmqecn(TnaProgram):
                 hdr.bridged.class_id = r.data["class_id"]
                 md.vq_id = r.data["vq_id"]
                 qid = r.data["qid"]
+                md.fb_queue_id = qid & 0xFF
             else:
                 hdr.bridged.class_id = 0
                 md.vq_id = 0
@@ -250,10 +303,67 @@ class Pmqecn(TnaProgram):
                 q = self.wrr_level_queue.lookup({"ig_md.wrr_level": md.wrr_level})
                 if q.action == self.set_priority_queue.name:
                     qid = q.data["qid"]
+                    md.fb_queue_id = qid & 0xFF
+            if hdr.bridged.class_id != 0:
+                self.virtual_queue(hdr, md)
+        mirror = None
+        if md.mirror:
+            m = FbMirror(
+                pkt_type=PKT_TYPE_MIRROR_FEEDBACK,
+                class_id=hdr.bridged.class_id,
+                queue_id=md.fb_queue_id,
+                flow_protocol=hdr.ipv4.protocol,
+                flow_src_port=md.parsed.l4_src_port,
+                flow_dst_port=md.parsed.l4_dst_port,
+                rate=md.fb_rate,
+                target_rate=md.fb_target_rate,
+                orig_src_mac=hdr.bridged.orig_src_mac,
+                orig_dst_mac=hdr.bridged.orig_dst_mac,
+            )
+            mirror = IngressMirror(md.mirror_session, m.pack())
         if drop:
-            return IngressResult(drop=True)
+            # drop_ctl = 1 leaves the mirror copy alone (TNA).
+            return IngressResult(drop=True, mirror=mirror)
         out = emit(hdr.bridged, hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback)
-        return IngressResult(drop=False, egress_port=egress_port, qid=qid, data=out + pkt.payload)
+        return IngressResult(
+            drop=False, egress_port=egress_port, qid=qid, data=out + pkt.payload, mirror=mirror
+        )
+
+    def virtual_queue(self, hdr: Headers, md: IgMd) -> None:
+        """The class's virtual queue and the arrival-time marking decision."""
+        cls = hdr.bridged.class_id
+        md.vq_elapsed_ticks = self.vq_clock_step(cls, md)
+        t = self.ecn_threshold.lookup({"hdr.bridged.class_id": cls})
+        if t.action == self.set_threshold.name:
+            md.threshold_bytes = t.data["threshold_bytes"]
+            md.mark_original = t.data["mark_original"]
+        else:
+            md.threshold_bytes = VQ_NO_THRESHOLD
+            md.mark_original = 0
+        d = self.vq_drain.lookup(
+            {"hdr.bridged.class_id": cls, "ig_md.vq_elapsed_ticks": md.vq_elapsed_ticks}
+        )
+        drain_bytes = d.data["drain_bytes"]
+        md.vq_grow_bytes = (md.frame_bytes - drain_bytes) & U32_MASK
+        md.vq_shrink_bytes = (drain_bytes - md.frame_bytes) & U32_MASK
+        if md.vq_grow_bytes >> 31 == 1:
+            md.vq_len_bytes = self.vq_shrink(cls, md)
+        else:
+            md.vq_len_bytes = self.vq_grow(cls, md)
+        md.k_minus_vq_bytes = (md.threshold_bytes - md.vq_len_bytes) & U32_MASK
+        if md.k_minus_vq_bytes >> 31 == 1:
+            if md.mark_original == 1 and hdr.ipv4.ecn != ECN_NOT_ECT:
+                hdr.ipv4.ecn = ECN_CE
+            if md.parsed.ipv4_plain:
+                rates = self.class_rates.lookup({"hdr.bridged.class_id": cls})
+                md.fb_rate = rates.data["rate"]
+                md.fb_target_rate = rates.data["target_rate"]
+                s = self.feedback_session.lookup(
+                    {"hdr.bridged.ingress_port": hdr.bridged.ingress_port}
+                )
+                if s.action == self.set_feedback_session.name:
+                    md.mirror_session = s.data["session_id"]
+                    md.mirror = True
 
     # ---- egress -----------------------------------------------------
     def build_feedback(self, hdr: Headers) -> None:
@@ -294,7 +404,6 @@ class Pmqecn(TnaProgram):
         md = EgMd()
         pkt = Cursor(data)
         egress_prefix_parser(pkt, hdr, md.parsed)
-        mirror = False
 
         if hdr.fb_mirror.is_valid():
             self.build_feedback(hdr)
@@ -305,46 +414,9 @@ class Pmqecn(TnaProgram):
                 cls, sat_add_u32(self.sojourn_sum_ns.read(cls), md.queue.sojourn_ns)
             )
             self.sojourn_pkts.write(cls, sat_add_u32(self.sojourn_pkts.read(cls), 1))
-            t = self.ecn_threshold.lookup({"hdr.bridged.class_id": cls})
-            if t.action == self.set_threshold.name:
-                md.threshold_cells = t.data["threshold_cells"]
-                md.mark_original = t.data["mark_original"]
-            else:
-                md.threshold_cells = U32_MAX
-                md.mark_original = 0
-            md.depth_over_cells = sat_sub_u32(md.queue.depth_cells, md.threshold_cells)
-            if md.depth_over_cells != 0:
-                if md.mark_original == 1 and hdr.ipv4.ecn != ECN_NOT_ECT:
-                    hdr.ipv4.ecn = ECN_CE
-                if md.parsed.ipv4_plain:
-                    md.fb_queue_id = eg_intr_md.egress_qid & 0xFF
-                    rates = self.class_rates.lookup({"hdr.bridged.class_id": cls})
-                    md.fb_rate = rates.data["rate"]
-                    md.fb_target_rate = rates.data["target_rate"]
-                    s = self.feedback_session.lookup(
-                        {"hdr.bridged.ingress_port": hdr.bridged.ingress_port}
-                    )
-                    if s.action == self.set_feedback_session.name:
-                        md.mirror_session = s.data["session_id"]
-                        mirror = True
 
         # ---- SwitchEgressDeparser ----
-        mirror_out = None
-        if mirror:
-            m = FbMirror(
-                pkt_type=PKT_TYPE_MIRROR_FEEDBACK,
-                class_id=hdr.bridged.class_id,
-                queue_id=md.fb_queue_id,
-                flow_protocol=hdr.ipv4.protocol,
-                flow_src_port=md.parsed.l4_src_port,
-                flow_dst_port=md.parsed.l4_dst_port,
-                rate=md.fb_rate,
-                target_rate=md.fb_target_rate,
-                orig_src_mac=hdr.bridged.orig_src_mac,
-                orig_dst_mac=hdr.bridged.orig_dst_mac,
-            )
-            mirror_out = EgressMirror(md.mirror_session, m.pack())
         if hdr.ipv4.is_valid():
             hdr.ipv4.hdr_checksum = hdr.ipv4.checksum()
         out = emit(hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback)
-        return EgressResult(drop=False, data=out + pkt.payload, mirror=mirror_out)
+        return EgressResult(drop=False, data=out + pkt.payload)

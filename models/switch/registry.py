@@ -26,6 +26,8 @@ PROGRAMS: dict[str, ProgramInfo] = {
         QueueHook(
             table="SwitchEgress.queue_hook.queue_md_override",
             inject_action="SwitchEgress.queue_hook.inject",
+            clock_table="SwitchIngress.clock.ingress_tstamp_override",
+            clock_inject_action="SwitchIngress.clock.inject",
         ),
     ),
     "bfcc": ProgramInfo(

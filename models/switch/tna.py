@@ -38,17 +38,23 @@ class EgressIntrinsic:
 
 
 @dataclass
+class EgressMirror:
+    session_id: int
+    header: bytes
+
+
+# An ingress-to-egress mirror: the copy is the packet as it arrived, behind
+# the mirror header.
+IngressMirror = EgressMirror
+
+
+@dataclass
 class IngressResult:
     drop: bool
     egress_port: int = 0
     qid: int = 0
     data: bytes = b""
-
-
-@dataclass
-class EgressMirror:
-    session_id: int
-    header: bytes
+    mirror: IngressMirror | None = None
 
 
 @dataclass
@@ -113,26 +119,30 @@ class TnaProgram(ABC):
         del self.mirror_sessions[sid]
 
     def snapshot(self) -> Snapshot:
-        """Control-plane-visible state, for restore()."""
-        return copy.deepcopy(
-            Snapshot(
-                {n: (t.entries, t.default) for n, t in self.p4.tables.items()},
-                {n: r.values for n, r in self.p4.registers.items()},
-                {n: (c.packets, c.bytes) for n, c in self.p4.counters.items()},
-                self.mirror_sessions,
-            )
+        """Control-plane-visible state, for restore(). Entries and sessions are
+        never changed in place (a write replaces them), so copying the
+        containers is enough - and cheap for tables of thousands of entries."""
+        return Snapshot(
+            {
+                n: (list(t.entries), (t.default[0], dict(t.default[1])))
+                for n, t in self.p4.tables.items()
+            },
+            {n: list(r.values) for n, r in self.p4.registers.items()},
+            {n: (list(c.packets), list(c.bytes)) for n, c in self.p4.counters.items()},
+            {sid: copy.copy(s) for sid, s in self.mirror_sessions.items()},
         )
 
     def restore(self, snap: Snapshot) -> None:
         """Put back a snapshot in place (the program keeps its object references)."""
-        tables, registers, counters, sessions = copy.deepcopy(snap)
+        tables, registers, counters, sessions = snap
         for n, (entries, default) in tables.items():
-            self.p4.tables[n].entries, self.p4.tables[n].default = entries, default
+            t = self.p4.tables[n]
+            t.entries, t.default = list(entries), (default[0], dict(default[1]))
         for n, values in registers.items():
-            self.p4.registers[n].values = values
+            self.p4.registers[n].values = list(values)
         for n, (packets, nbytes) in counters.items():
-            self.p4.counters[n].packets, self.p4.counters[n].bytes = packets, nbytes
-        self.mirror_sessions = sessions
+            self.p4.counters[n].packets, self.p4.counters[n].bytes = list(packets), list(nbytes)
+        self.mirror_sessions = {sid: copy.copy(s) for sid, s in sessions.items()}
 
     def reset(self) -> None:
         """Back to the state just after the program is loaded."""
@@ -159,8 +169,23 @@ class TnaProgram(ABC):
         self._run(port, data, outputs, depth=0)
         return outputs
 
+    def ingress_mirror_copy(self, mirror: IngressMirror, data: bytes) -> tuple[int, bytes] | None:
+        """(port, copy) an ingress mirror makes of `data`, the packet as it
+        arrived; None for a missing, disabled or egress-only session (hardware
+        makes no copy then)."""
+        session = self.mirror_sessions.get(mirror.session_id)
+        if session is None or not session.enabled or session.direction == "EGRESS":
+            return None
+        copy = data[: session.max_pkt_len] if session.max_pkt_len else data
+        return session.egress_port, mirror.header + copy
+
     def _run(self, port: int, data: bytes, outputs: list[Output], depth: int) -> None:
         ig = self.ingress(IngressIntrinsic(port, self.now_ns), data)
+        # drop_ctl = 1 drops the packet, not its mirror copy.
+        if ig.mirror is not None:
+            made = self.ingress_mirror_copy(ig.mirror, data)
+            if made is not None:
+                self._egress_and_out(made[0], 0, made[1], outputs, depth)
         if ig.drop:
             return
         self._egress_and_out(ig.egress_port, ig.qid, ig.data, outputs, depth)

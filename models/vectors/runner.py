@@ -29,11 +29,17 @@ class VectorMismatch(AssertionError):
 
 @dataclass(frozen=True)
 class QueueHook:
-    """Where a program's queue-metadata test hook lives (P4 names)."""
+    """Where a program's test hooks live (P4 names): the queue-metadata hook
+    and, for programs that read the ingress clock, its hook. With a clock
+    hook a step's time_ns reaches the switch as the injected ingress
+    timestamp of the port it sends on, so tofino-model runs it too."""
 
     table: str
     inject_action: str
     key_field: str = "eg_intr_md.egress_port"
+    clock_table: str | None = None
+    clock_inject_action: str | None = None
+    clock_key_field: str = "ig_intr_md.ingress_port"
 
 
 class VectorTarget(Protocol):
@@ -128,17 +134,45 @@ def check_counters(target: VectorTarget, specs: list[CounterSpec], where: str) -
             )
 
 
+def _inject_clock(
+    target: VectorTarget, hook: QueueHook, current: dict[int, int], port: int, time_ns: int
+) -> None:
+    """The ingress timestamp packets on `port` see from now on."""
+    assert hook.clock_table is not None and hook.clock_inject_action is not None
+    if current.get(port) == time_ns:
+        return
+    key = {hook.clock_key_field: KeyMatch(value=port)}
+    if port in current:
+        target.delete_entry(hook.clock_table, key)
+    target.add_entry(
+        TableEntrySpec(
+            table=hook.clock_table,
+            key=key,
+            action=hook.clock_inject_action,
+            data={"tstamp_ns": time_ns},
+        )
+    )
+    current[port] = time_ns
+
+
 def run_vector(target: VectorTarget, vfile: VectorFile, vector: Vector, hook: QueueHook) -> None:
     target.reset()
-    if vector.uses_clock:
+    hooked_clock = vector.uses_clock and hook.clock_table is not None
+    if vector.uses_clock and not hooked_clock:
         _set_clock(target, 0, vector.name)
     apply_setup(target, vfile.setup)
     apply_setup(target, vector.setup)
     queue_state: dict[int, QueueSpec] = {}
+    clock_state: dict[int, int] = {}
+    now_ns = 0
     for n, step in enumerate(vector.steps):
         where = f"{vector.name} step {n}"
         if step.time_ns is not None:
-            _set_clock(target, step.time_ns, where)
+            now_ns = step.time_ns
+            if not hooked_clock:
+                _set_clock(target, step.time_ns, where)
+        if hooked_clock:
+            _inject_clock(target, hook, clock_state, step.send.port, now_ns)
         queue_state = _set_queue(target, hook, queue_state, step.queue)
         data = build_bytes(step.send.packet)
         expected = [(e.port, build_bytes(e.packet)) for e in step.expect]

@@ -1,5 +1,9 @@
 """PMQECN vectors on tofino-model or hardware (ptf_tests/vectors/pmqecn/*.yaml).
 
+Every vector runs on the switch, the virtual-queue ones too: their step
+times reach the pipeline through the ingress-clock test hook
+(SwitchIngress.clock.ingress_tstamp_override), and feedback is an ingress
+mirror through sessions the vectors create with direction INGRESS.
 Under the SDE's PTF runner every vector becomes a BfRuntimeTest; under
 pytest each is collected and skipped, saying why.
 """

@@ -22,8 +22,8 @@ from hw_profiles import HwProfile, load_profile
 from models.switch.core import Match
 
 PROGRAM = "pmqecn"
-ECN = "SwitchEgress.ecn_threshold"
-RATES = "SwitchEgress.class_rates"
+ECN = "SwitchIngress.ecn_threshold"
+RATES = "SwitchIngress.class_rates"
 CLASSIFY = "SwitchIngress.classify"
 LPM = "SwitchIngress.forward.ipv4_lpm"
 VQ_USED = "SwitchIngress.vq_used"
@@ -51,8 +51,8 @@ def threshold(class_id: int, cells: int, op: str = "upsert") -> EntryWrite:
     return EntryWrite(
         ECN,
         {"hdr.bridged.class_id": Match(class_id)},
-        "SwitchEgress.set_threshold",
-        {"threshold_cells": cells, "mark_original": 0},
+        "SwitchIngress.set_threshold",
+        {"threshold_bytes": cells, "mark_original": 0},
         op=op,  # type: ignore[arg-type]
     )
 
@@ -61,7 +61,7 @@ def rates(class_id: int, rate: int, op: str = "upsert") -> EntryWrite:
     return EntryWrite(
         RATES,
         {"hdr.bridged.class_id": Match(class_id)},
-        "SwitchEgress.set_rates",
+        "SwitchIngress.set_rates",
         {"rate": rate, "target_rate": rate // 2},
         op=op,  # type: ignore[arg-type]
     )
@@ -111,20 +111,20 @@ def test_ternary_and_lpm_keys(sw: BfrtSwitch) -> None:
 BAD_WRITES: list[tuple[Write, str]] = [
     (EntryWrite("SwitchEgress.nope", {}, "NoAction"), "SwitchEgress.nope"),
     (
-        EntryWrite(ECN, {"hdr.bridged.klass": Match(1)}, "SwitchEgress.no_threshold"),
+        EntryWrite(ECN, {"hdr.bridged.klass": Match(1)}, "SwitchIngress.no_threshold"),
         "hdr.bridged.klass",
     ),
     (EntryWrite(ECN, {"hdr.bridged.class_id": Match(1)}, "SwitchEgress.nope"), "nope"),
     (
-        EntryWrite(ECN, {"hdr.bridged.class_id": Match(256)}, "SwitchEgress.no_threshold"),
+        EntryWrite(ECN, {"hdr.bridged.class_id": Match(256)}, "SwitchIngress.no_threshold"),
         "hdr.bridged.class_id",
     ),
     (
         EntryWrite(
             ECN,
             {"hdr.bridged.class_id": Match(1)},
-            "SwitchEgress.set_threshold",
-            {"threshold_cells": 1, "mark_original": 2},
+            "SwitchIngress.set_threshold",
+            {"threshold_bytes": 1, "mark_original": 2},
         ),
         "mark_original",
     ),
@@ -132,8 +132,8 @@ BAD_WRITES: list[tuple[Write, str]] = [
         EntryWrite(
             ECN,
             {"hdr.bridged.class_id": Match(1)},
-            "SwitchEgress.set_threshold",
-            {"threshold_cells": 1, "mark_original": 0, "extra": 1},
+            "SwitchIngress.set_threshold",
+            {"threshold_bytes": 1, "mark_original": 0, "extra": 1},
         ),
         "extra",
     ),
@@ -181,7 +181,7 @@ def _populate(sw: BfrtSwitch) -> None:
             threshold(1, 100),
             threshold(2, 200),
             rates(1, 10),
-            EntryWrite(ECN, op="default", action="SwitchEgress.no_threshold"),
+            EntryWrite(ECN, op="default", action="SwitchIngress.no_threshold"),
             RegisterWrite(VQ_USED, 3, 7),
             MirrorSessionWrite(sid=5, port=9, max_pkt_len=64),
             TmQueueWrite(port=2, queue=1, dwrr_weight=50),
@@ -224,8 +224,8 @@ def test_every_kind_of_write_is_rolled_back(sw: BfrtSwitch, fake: FakeBfrtGrpc) 
         EntryWrite(
             ECN,
             op="default",
-            action="SwitchEgress.set_threshold",
-            data={"threshold_cells": 5, "mark_original": 1},
+            action="SwitchIngress.set_threshold",
+            data={"threshold_bytes": 5, "mark_original": 1},
         ),
         rates(1, 0, op="delete"),
         RegisterWrite(VQ_USED, 3, 8),
@@ -370,7 +370,7 @@ def test_fake_checks_names_and_widths_like_the_server(fake: FakeBfrtGrpc) -> Non
     with pytest.raises(KeyError, match=r"SwitchEgress\.nope"):
         t.make_data([], "SwitchEgress.nope")
     key = t.make_key([fake.KeyTuple("hdr.bridged.class_id", 300)])
-    data = t.make_data([], "SwitchEgress.no_threshold")
+    data = t.make_data([], "SwitchIngress.no_threshold")
     with pytest.raises(fake.BfruntimeReadWriteRpcException) as err:
         t.entry_add(fake.Target(), [key], [data])
     ((idx, error),) = err.value.sub_errors_get()
@@ -384,7 +384,7 @@ def test_fake_rollback_is_per_call(fake: FakeBfrtGrpc) -> None:
     client.bind_pipeline_config(PROGRAM)
     t = client.bfrt_info_get(PROGRAM).table_get(ECN)
     keys = [t.make_key([fake.KeyTuple("hdr.bridged.class_id", c)]) for c in (1, 2, 1)]
-    datas = [t.make_data([], "SwitchEgress.no_threshold") for _ in keys]
+    datas = [t.make_data([], "SwitchIngress.no_threshold") for _ in keys]
     wr = fake.bfruntime_pb2.WriteRequest
     with pytest.raises(fake.BfruntimeReadWriteRpcException):
         t.entry_add(fake.Target(), keys, datas, atomicity=wr.ROLLBACK_ON_ERROR)

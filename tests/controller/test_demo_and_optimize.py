@@ -63,7 +63,8 @@ def test_optimize_once_writes_what_it_reports() -> None:
     for cid in (1, 2, 3):
         entry = app.switch.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(cid)})
         assert entry is not None
-        assert entry.data["threshold_cells"] == app.live[cid].threshold_cells
+        cell = app.profile.cell_bytes
+        assert entry.data["threshold_bytes"] == app.live[cid].threshold_cells * cell
         rates = app.switch.read_entry(n.CLASS_RATES, {n.K_CLASS_ID: Match(cid)})
         assert rates is not None
         assert rates.data["rate"] == app.live[cid].rate_pps > 0

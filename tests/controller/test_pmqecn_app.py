@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -26,9 +27,12 @@ def app() -> PmqecnApp:
 
 
 def threshold(app: PmqecnApp, cid: int) -> int:
+    """K_i in cells, as the app keeps it (the switch holds it in bytes)."""
     e = app.switch.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(cid)})
     assert e is not None
-    return e.data["threshold_cells"]
+    cell = app.profile.cell_bytes
+    assert e.data["threshold_bytes"] % cell == 0
+    return int(e.data["threshold_bytes"] // cell)
 
 
 def test_push_all_is_one_batch(app: PmqecnApp) -> None:
@@ -64,7 +68,7 @@ def test_refused_batch_leaves_previous_state(app: PmqecnApp) -> None:
     """A batch whose last write the switch refuses leaves nothing of it applied."""
     good = EntryWrite(
         n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(1)}, n.SET_THRESHOLD,
-        {"threshold_cells": 5, "mark_original": 0},
+        {"threshold_bytes": 5, "mark_original": 0},
     )  # fmt: skip
     bad = EntryWrite(
         n.VQ_WEIGHT, {n.K_VQ_ID: Match(2)}, n.WRR, {"weight": 1 << 16, "last_level": 2}
@@ -170,19 +174,68 @@ def test_chip_mismatch_is_refused() -> None:
         PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino2")), load_config(DEFAULT_CONFIG))
 
 
-def test_p4_wrr_sets_strict_priority_on_level_queues(app: PmqecnApp) -> None:
+def _p4_wrr_raw() -> dict[str, Any]:
+    import yaml
+
+    raw: dict[str, Any] = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["scheduling"] = {"mode": "p4_wrr", "level_queues": [0, 1, 2], "egress_ports": [4]}
+    return raw
+
+
+def test_default_scheduling_is_tm_dwrr(app: PmqecnApp) -> None:
     sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    assert app.config.scheduling.mode == "tm_dwrr"
+    assert sw.tm_weights == {(4, 0): 6, (4, 1): 5, (4, 2): 5}
+    assert sw.tm_priorities == {}
+    assert sw.model.table(n.VQ_WEIGHT).entries == []
+
+
+def test_p4_wrr_sets_strict_priority_on_level_queues() -> None:
+    from bfrt_controller.pmqecn.config import parse_config
+
+    a = PmqecnApp(FlakyModelSwitch("pmqecn"), parse_config(_p4_wrr_raw()))
+    a.push_all()
+    sw = a.switch
     assert isinstance(sw, ModelSwitch)
     # level 0 (queue 0) is served first
     assert [sw.read_tm_priority(4, q) for q in (0, 1, 2)] == [2, 1, 0]
+    assert len(sw.model.table(n.VQ_WEIGHT).entries) == 3
+
+
+def test_drain_rates_follow_the_weights(app: PmqecnApp) -> None:
+    """mu_i* in the data plane: each class's weight share of its port's Gamma."""
+    from bfrt_controller.pmqecn.drain import drain_bytes
+
+    gamma_bytes = 1_250_000 * 1000  # the default config's 10 Gb/s of 1000-byte packets
+    assert [app.drain_rate_bytes_per_s(c) for c in app.config.classes] == [
+        gamma_bytes * 6 // 16,
+        gamma_bytes * 5 // 16,
+        gamma_bytes * 5 // 16,
+    ]
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    drain = sw.model.table(n.VQ_DRAIN)
+    ticks = 1000
+    hit = drain.lookup({n.K_CLASS_ID: 1, n.K_ELAPSED_TICKS: ticks})
+    assert hit.data["drain_bytes"] == drain_bytes(gamma_bytes * 6 // 16, 6, ticks)
+    # A weight change moves every share of the port: class 2's drain changes too.
+    app.set_weights({1: 11})
+    hit2 = drain.lookup({n.K_CLASS_ID: 2, n.K_ELAPSED_TICKS: ticks})
+    assert hit2.data["drain_bytes"] == drain_bytes(gamma_bytes * 5 // 21, 6, ticks)
+
+
+def test_feedback_sessions_mirror_at_ingress(app: PmqecnApp) -> None:
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    assert {s.direction for s in sw.model.mirror_sessions.values()} == {"INGRESS"}
 
 
 def test_duplicate_level_queue_is_refused() -> None:
-    import yaml
 
     from bfrt_controller.pmqecn.config import parse_config
 
-    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw = _p4_wrr_raw()
     raw["scheduling"]["level_queues"] = [0, 1, 1]
     with pytest.raises(ConfigError, match=r"scheduling\.level_queues: each level needs its own"):
         parse_config(raw)

@@ -86,3 +86,38 @@ def test_p4qcn_feeds_back_to_the_source_at_most_once_per_interval() -> None:
     assert fb.msg_type == FEEDBACK_TYPE_QCN and fb.flow_src_port == 10003 and fb.rate == 9
     parsed = frames.read_feedback(bytes(pkt[UDP].payload))
     assert parsed is not None and parsed.flow_src_port == 10003
+
+
+def test_pmqecn_pipeline_feeds_back_at_arrival() -> None:
+    """The harness carries PMQECN's ingress mirror: the feedback copy leaves
+    with the packet's ingress decision, before the packet enters its queue,
+    and becomes a feedback packet when its port's egress runs it."""
+    from bfrt_controller.backends.model import ModelSwitch
+    from bfrt_controller.pmqecn.app import PmqecnApp
+    from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, load_config
+    from bfrt_controller.pmqecn.demo import FLOWS
+    from hw_profiles import load_profile
+    from models.net.pipelines import TnaPipeline
+
+    cfg = load_config(DEFAULT_CONFIG)
+    sw = ModelSwitch("pmqecn", load_profile(cfg.chip))
+    PmqecnApp(sw, cfg).push_all()
+    p = TnaPipeline(sw.model, sw.profile, sw.tm_priorities, sw.tm_weights)
+    voice = FLOWS["voice"]
+    frame = bytes(voice.packet())
+    # K_voice = 20 cells = 1600 bytes; three 1000-byte frames at one instant,
+    # 1 us into the run: the first has 1 us of drain to spend (450 bytes at
+    # 6/16 of 10 Gb/s), so the queue reads 550, 1550, 2550 - the third is over.
+    for _ in range(2):
+        first = p.ingress(voice.port, frame, 1_000)
+        assert first is not None and first.extra == []
+    second = p.ingress(voice.port, frame, 1_000)
+    assert second is not None and second.frame is not None and second.port == 4
+    assert [port for port, _ in second.extra] == [voice.port]
+    copy = second.extra[0][1]
+    out = p.egress(voice.port, Dequeued(copy, 0, 0, 0, 0), 2_000)
+    assert out.frame is not None
+    fb = Ether(out.frame)
+    assert fb[IP].dst == "10.0.1.1" and fb[IP].tos & 3 == 3
+    assert fb[TofccFeedback].class_id == 1
+    assert p.tm_config(4)[1] == {0: 6, 1: 5, 2: 5}  # the DWRR weights the TM serves with

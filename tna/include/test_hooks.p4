@@ -34,4 +34,32 @@ control QueueMetadataHook(in egress_intrinsic_metadata_t eg_intr_md, out queue_m
 #endif
 }
 
+/* tofino-model's ingress timestamps are wall-clock, so time-dependent logic
+ * reads the ingress clock through this control: a test installs
+ * `inject(tstamp_ns)` for an ingress port and every packet arriving on it
+ * sees that 48-bit timestamp. The clock is given in 64 ns ticks (bits 37..6
+ * of the nanosecond timestamp), 32 bits wide, so it wraps after 275 s. */
+control IngressClockHook(in ingress_intrinsic_metadata_t ig_intr_md, out bit<32> now_ticks) {
+    action use_real() {
+        now_ticks = ig_intr_md.ingress_mac_tstamp[37:6];
+    }
+
+#ifdef TOFCC_TEST_HOOKS
+    action inject(bit<48> tstamp_ns) {
+        now_ticks = tstamp_ns[37:6];
+    }
+
+    table ingress_tstamp_override {
+        key = { ig_intr_md.ingress_port : exact; }
+        actions = { use_real; inject; }
+        default_action = use_real();
+        size = 512;
+    }
+
+    apply { ingress_tstamp_override.apply(); }
+#else
+    apply { use_real(); }
+#endif
+}
+
 #endif

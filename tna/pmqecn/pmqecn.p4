@@ -2,13 +2,17 @@
  * (seed 000, "Design", Algorithm 1, Fig. 4).
  *
  * Ingress: classify (class, virtual queue, queue) -> count per class ->
- *          WRR over strict priority: a virtual queue spends `weight` packets
- *          at each priority level before moving one level down.
- * Egress:  accumulate sojourn per class -> if queue depth > K_class, mirror
- *          the packet back to its ingress port, where the copy becomes a
- *          feedback packet (ECN=11, lambda_i, lambda_i*) to the source.
+ *          the class's register virtual queue: it grows by each arriving
+ *          frame and drains at the class's service rate over the time since
+ *          the class's last packet -> if it exceeds K_i, mirror the arriving
+ *          packet (ingress-to-egress) to its ingress port, where the copy
+ *          becomes a feedback packet (ECN=11, lambda_i, lambda_i*) to the
+ *          source before the packet itself has waited in any queue.
+ *          Optional: the paper's Fig. 4 WRR over strict priority.
+ * Egress:  accumulate sojourn per class (W_i); rebuild feedback copies.
  * The controller reads the class counters and sojourn accumulators, solves
- * the M/M/1/N model and writes K_i, weights and lambda_i* (models/optimize).
+ * the M/M/1/N model and writes K_i, weights, drain rates and lambda_i*
+ * (models/optimize). tna/README.md lists what is approximated.
  */
 #include "../include/arch.p4"
 #include "../include/headers.p4"
@@ -19,6 +23,15 @@
 
 #define PMQECN_CLASSES 256
 #define PMQECN_VQS 256
+/* Ternary entries of vq_drain: about 900 per class at the controller's
+ * default 6-bit mantissa (tna/README.md). */
+#define PMQECN_DRAIN_ENTRIES 4096
+
+/* A virtual queue stops growing here (1 GiB less 16 KiB), so every length,
+ * threshold and drain stays below 2^31 and the sign-bit test is exact. */
+const bit<32> VQ_CAP_BYTES = 0x3FFFC000;
+/* K_i of a class without an ecn_threshold entry: above any length. */
+const bit<32> VQ_NO_THRESHOLD = 0x7FFFFFFF;
 
 struct ig_md_t {
     parsed_md_t parsed;
@@ -28,19 +41,25 @@ struct ig_md_t {
     bit<8>      wrr_last_level;
     bit<8>      wrr_advance;
     bit<8>      wrr_level;
-}
-
-struct eg_md_t {
-    parsed_md_t parsed;
-    queue_md_t  queue;
-    bit<32>     threshold_cells;
-    bit<32>     depth_over_cells;
+    bit<32>     now_ticks;
+    bit<32>     frame_bytes;
+    bit<32>     vq_elapsed_ticks;
+    bit<32>     threshold_bytes;    /* K_i */
+    bit<32>     vq_grow_bytes;      /* frame - drain */
+    bit<32>     vq_shrink_bytes;    /* drain - frame */
+    bit<32>     vq_len_bytes;       /* the length this packet leaves */
+    bit<32>     k_minus_vq_bytes;   /* K_i - length: negative when over */
     bit<1>      mark_original;
     MirrorId_t  mirror_session;
     pkt_type_t  fb_pkt_type;
     bit<8>      fb_queue_id;
     bit<32>     fb_rate;
     bit<32>     fb_target_rate;
+}
+
+struct eg_md_t {
+    parsed_md_t parsed;
+    queue_md_t  queue;
 }
 
 parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
@@ -62,12 +81,14 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     FeedbackTrust() trust;
     Ipv4Forward() forward;
+    IngressClockHook() clock;
 
     /* lambda_i comes from these: the controller samples them each interval. */
     Counter<bit<32>, class_id_t>(PMQECN_CLASSES, CounterType_t.PACKETS_AND_BYTES) class_counters;
 
-    /* WRR emulation state per virtual queue (Fig. 4): packets spent at the
-     * current level, and the current level (0 = highest priority). */
+    /* ---- WRR emulation (optional, scheduling.mode p4_wrr) -------------
+     * Per virtual queue (Fig. 4): packets spent at the current level, and
+     * the current level (0 = highest priority). */
     Register<bit<16>, vq_id_t>(PMQECN_VQS, 0) vq_used;
     Register<bit<8>, vq_id_t>(PMQECN_VQS, 0) vq_level;
 
@@ -98,10 +119,44 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         }
     };
 
+    /* ---- the class's virtual queue ----------------------------------
+     * vq_last_tick: the clock (64 ns ticks) at the class's last packet;
+     * vq_bytes: the class's virtual-queue length in bytes of Ethernet frame
+     * (14-byte header + IPv4 total length, no FCS). */
+    Register<bit<32>, class_id_t>(PMQECN_CLASSES, 0) vq_last_tick;
+    Register<bit<32>, class_id_t>(PMQECN_CLASSES, 0) vq_bytes;
+
+    RegisterAction<bit<32>, class_id_t, bit<32>>(vq_last_tick) vq_clock_step = {
+        void apply(inout bit<32> last, out bit<32> elapsed) {
+            elapsed = ig_md.now_ticks - last;
+            last = ig_md.now_ticks;
+        }
+    };
+
+    /* The frame is added and the drain taken in one step: the length is
+     * max(q + frame - drain, 0). Two register actions, one per sign of
+     * frame - drain, each with one PHV operand; a packet runs one of them. */
+    RegisterAction<bit<32>, class_id_t, bit<32>>(vq_bytes) vq_grow = {
+        void apply(inout bit<32> q, out bit<32> len) {
+            if (q < VQ_CAP_BYTES) {
+                q = q + ig_md.vq_grow_bytes;
+            }
+            len = q;
+        }
+    };
+
+    RegisterAction<bit<32>, class_id_t, bit<32>>(vq_bytes) vq_shrink = {
+        void apply(inout bit<32> q, out bit<32> len) {
+            q = q |-| ig_md.vq_shrink_bytes;
+            len = q;
+        }
+    };
+
     action set_class(class_id_t class_id, vq_id_t vq_id, QueueId_t qid) {
         hdr.bridged.class_id = class_id;
         ig_md.vq_id = vq_id;
         ig_tm_md.qid = qid;
+        ig_md.fb_queue_id = (bit<8>)qid;
     }
 
     action unclassified() {
@@ -123,7 +178,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     /* A virtual queue with an entry here is scheduled by the P4 WRR mapping;
      * without one its packets keep the queue chosen by classify (the TM's
-     * own DWRR then does the weighting). */
+     * own DWRR then does the weighting: the default). */
     action wrr(bit<16> weight, bit<8> last_level) {
         ig_md.wrr_weight = weight;
         ig_md.wrr_last_level = last_level;
@@ -138,6 +193,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     action set_priority_queue(QueueId_t qid) {
         ig_tm_md.qid = qid;
+        ig_md.fb_queue_id = (bit<8>)qid;
     }
 
     table wrr_level_queue {
@@ -147,6 +203,85 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         size = 32;
     }
 
+    /* K_i in bytes of virtual queue; mark_original also CE-marks an ECT
+     * original (tna/README.md). */
+    action set_threshold(bit<32> threshold_bytes, bit<1> mark_original) {
+        ig_md.threshold_bytes = threshold_bytes;
+        ig_md.mark_original = mark_original;
+    }
+
+    action no_threshold() {
+        ig_md.threshold_bytes = VQ_NO_THRESHOLD;
+        ig_md.mark_original = 0;
+    }
+
+    table ecn_threshold {
+        key = { hdr.bridged.class_id : exact; }
+        actions = { set_threshold; no_threshold; }
+        default_action = no_threshold();
+        size = PMQECN_CLASSES;
+    }
+
+    /* Bytes the class's queue drains in the elapsed ticks at its service
+     * rate, from the controller: one ternary entry per (leading bit,
+     * mantissa) of the elapsed time, each giving the drain of the range's
+     * lower end (tna/README.md gives the error). No entry: no drain. */
+    action drain(bit<32> drain_bytes) {
+        ig_md.vq_grow_bytes = ig_md.frame_bytes - drain_bytes;
+        ig_md.vq_shrink_bytes = drain_bytes - ig_md.frame_bytes;
+    }
+
+    table vq_drain {
+        key = {
+            hdr.bridged.class_id   : exact;
+            ig_md.vq_elapsed_ticks : ternary;
+        }
+        actions = { drain; }
+        default_action = drain(0);
+        size = PMQECN_DRAIN_ENTRIES;
+    }
+
+    action set_rates(bit<32> rate, bit<32> target_rate) {
+        ig_md.fb_rate = rate;
+        ig_md.fb_target_rate = target_rate;
+    }
+
+    table class_rates {
+        key = { hdr.bridged.class_id : exact; }
+        actions = { set_rates; }
+        default_action = set_rates(0, 0);
+        size = PMQECN_CLASSES;
+    }
+
+    /* Feedback leaves through the port the packet came in on: that is
+     * where its source is. One mirror session per such port. */
+    action set_feedback_session(MirrorId_t session_id) {
+        ig_md.mirror_session = session_id;
+        ig_md.fb_pkt_type = PKT_TYPE_MIRROR_FEEDBACK;
+        ig_dprsr_md.mirror_type = MIRROR_TYPE_FEEDBACK;
+    }
+
+    table feedback_session {
+        key = { hdr.bridged.ingress_port : exact; }
+        actions = { set_feedback_session; NoAction; }
+        default_action = NoAction();
+        size = 512;
+    }
+
+    action frame_size() {
+        ig_md.frame_bytes = (bit<32>)hdr.ipv4.total_len + 14;
+    }
+
+    /* In an action, so the gateway below tests one bit of an ALU result
+     * (a difference computed just before an `if` would be folded into it). */
+    action compare_threshold() {
+        ig_md.k_minus_vq_bytes = ig_md.threshold_bytes - ig_md.vq_len_bytes;
+    }
+
+    action mark_ce() {
+        hdr.ipv4.ecn = ECN_CE;
+    }
+
     apply {
         hdr.bridged.setValid();
         hdr.bridged.pkt_type = PKT_TYPE_BRIDGED;
@@ -154,6 +289,8 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         hdr.bridged.ingress_port = ig_intr_md.ingress_port;
         hdr.bridged.orig_src_mac = hdr.ethernet.src_addr;
         hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr;
+        clock.apply(ig_intr_md, ig_md.now_ticks);
+        frame_size();
 
         trust.apply(hdr, ig_intr_md, ig_dprsr_md, ig_md.forged);
         if (!ig_md.forged) {
@@ -166,6 +303,31 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                     ig_md.wrr_level = vq_level_step.execute(ig_md.vq_id);
                     wrr_level_queue.apply();
                 }
+                if (hdr.bridged.class_id != 0) {
+                    ig_md.vq_elapsed_ticks = vq_clock_step.execute(hdr.bridged.class_id);
+                    ecn_threshold.apply();
+                    vq_drain.apply();
+                    /* One of two register actions on vq_bytes, so one
+                     * read-modify-write per packet: the drain exceeds the
+                     * frame (grow's sign bit) or it does not. */
+                    if (ig_md.vq_grow_bytes[31:31] == 1) {
+                        ig_md.vq_len_bytes = vq_shrink.execute(hdr.bridged.class_id);
+                    } else {
+                        ig_md.vq_len_bytes = vq_grow.execute(hdr.bridged.class_id);
+                    }
+                    compare_threshold();
+                    /* Over K_i: the length exceeds K_i (the paper's
+                     * Q_length > K_i); both are below 2^31. */
+                    if (ig_md.k_minus_vq_bytes[31:31] == 1) {
+                        if (ig_md.mark_original == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                            mark_ce();
+                        }
+                        if (ig_md.parsed.ipv4_plain) {
+                            class_rates.apply();
+                            feedback_session.apply();
+                        }
+                    }
+                }
             }
         }
     }
@@ -173,7 +335,24 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
 control SwitchIngressDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t ig_md,
                               in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Mirror() mirror;
+
     apply {
+        /* An ingress mirror copies the packet as it arrived, behind this
+         * header; the session truncates it to Ethernet + IPv4. */
+        if (ig_dprsr_md.mirror_type == MIRROR_TYPE_FEEDBACK) {
+            mirror.emit<fb_mirror_h>(ig_md.mirror_session, {
+                ig_md.fb_pkt_type,
+                hdr.bridged.class_id,
+                ig_md.fb_queue_id,
+                hdr.ipv4.protocol,
+                ig_md.parsed.l4_src_port,
+                ig_md.parsed.l4_dst_port,
+                ig_md.fb_rate,
+                ig_md.fb_target_rate,
+                hdr.bridged.orig_src_mac,
+                hdr.bridged.orig_dst_mac});
+        }
         pkt.emit(hdr.bridged);
         pkt.emit(hdr.ethernet);
         pkt.emit(hdr.ipv4);
@@ -217,54 +396,6 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         }
     };
 
-    action set_threshold(bit<32> threshold_cells, bit<1> mark_original) {
-        eg_md.threshold_cells = threshold_cells;
-        eg_md.mark_original = mark_original;
-    }
-
-    action no_threshold() {
-        eg_md.threshold_cells = 0xffffffff;
-        eg_md.mark_original = 0;
-    }
-
-    table ecn_threshold {
-        key = { hdr.bridged.class_id : exact; }
-        actions = { set_threshold; no_threshold; }
-        default_action = no_threshold();
-        size = PMQECN_CLASSES;
-    }
-
-    action set_rates(bit<32> rate, bit<32> target_rate) {
-        eg_md.fb_rate = rate;
-        eg_md.fb_target_rate = target_rate;
-    }
-
-    table class_rates {
-        key = { hdr.bridged.class_id : exact; }
-        actions = { set_rates; }
-        default_action = set_rates(0, 0);
-        size = PMQECN_CLASSES;
-    }
-
-    /* Feedback leaves through the port the packet came in on: that is
-     * where its source is. One mirror session per such port. */
-    action set_feedback_session(MirrorId_t session_id) {
-        eg_md.mirror_session = session_id;
-        eg_md.fb_pkt_type = PKT_TYPE_MIRROR_FEEDBACK;
-        eg_dprsr_md.mirror_type = MIRROR_TYPE_FEEDBACK;
-    }
-
-    table feedback_session {
-        key = { hdr.bridged.ingress_port : exact; }
-        actions = { set_feedback_session; NoAction; }
-        default_action = NoAction();
-        size = 512;
-    }
-
-    action mark_ce() {
-        hdr.ipv4.ecn = ECN_CE;
-    }
-
     action build_feedback() {
         hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;
         hdr.ethernet.src_addr = hdr.fb_mirror.orig_dst_mac;
@@ -303,18 +434,6 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
             queue_hook.apply(eg_intr_md, eg_md.queue);
             sojourn_sum_add.execute(hdr.bridged.class_id);
             sojourn_pkts_add.execute(hdr.bridged.class_id);
-            ecn_threshold.apply();
-            eg_md.depth_over_cells = eg_md.queue.depth_cells |-| eg_md.threshold_cells;
-            if (eg_md.depth_over_cells != 0) {
-                if (eg_md.mark_original == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
-                    mark_ce();
-                }
-                if (eg_md.parsed.ipv4_plain) {
-                    eg_md.fb_queue_id = (bit<8>)eg_intr_md.egress_qid;
-                    class_rates.apply();
-                    feedback_session.apply();
-                }
-            }
         }
     }
 }
@@ -322,22 +441,8 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
 control SwitchEgressDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t eg_md,
                              in egress_intrinsic_metadata_for_deparser_t eg_dprsr_md) {
     Checksum() ipv4_checksum;
-    Mirror() mirror;
 
     apply {
-        if (eg_dprsr_md.mirror_type == MIRROR_TYPE_FEEDBACK) {
-            mirror.emit<fb_mirror_h>(eg_md.mirror_session, {
-                eg_md.fb_pkt_type,
-                hdr.bridged.class_id,
-                eg_md.fb_queue_id,
-                hdr.ipv4.protocol,
-                eg_md.parsed.l4_src_port,
-                eg_md.parsed.l4_dst_port,
-                eg_md.fb_rate,
-                eg_md.fb_target_rate,
-                hdr.bridged.orig_src_mac,
-                hdr.bridged.orig_dst_mac});
-        }
         hdr.ipv4.hdr_checksum = ipv4_checksum.update({
             hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
             hdr.ipv4.total_len, hdr.ipv4.identification, hdr.ipv4.flags,
