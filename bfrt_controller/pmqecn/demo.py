@@ -149,7 +149,8 @@ def run_demo(console: Console) -> None:
     steps = [
         ("voice", 0), ("voice", 0), ("voice", 1), ("voice", 6),
         ("video", 6), ("video", 6), ("video", 6), ("video", 6.5),
-        ("bulk", 7), ("bulk", 7), ("bulk", 7), ("bulk", 7), ("bulk", 7), ("bulk", 30),
+        ("bulk", 7), ("bulk", 7), ("bulk", 7), ("bulk", 7), ("bulk", 7), ("bulk", 7),
+        ("bulk", 30),
     ]  # fmt: skip
     rows = run_trace(app, steps)
     console.print(_trace_table("Trace: thresholds from the config", rows))
