@@ -358,6 +358,22 @@ def _markdown(
         "complete. Loss: data packets sent but never delivered.",
         "",
     ]
+    if any(len(r.queues) > 1 for r in runs):
+        lines += [
+            "Every monitored port (packets; drops: data packets its full buffer refused):",
+            "",
+            "| scheme | variant | port | queue mean | queue max | "
+            f"queue max after {startup_s:g} s | drops |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in runs:
+            for where, q in metrics[(r.scheme, r.variant)].detail["queues"].items():
+                lines.append(
+                    f"| {r.scheme} | {r.variant or '—'} | {where} | {_fmt(q['mean_packets'], 1)} | "
+                    f"{_fmt(q['max_packets'], 0)} | {_fmt(q['max_after_startup_packets'], 0)} | "
+                    f"{_fmt(q['drops_overflow'], 0)} |"
+                )
+        lines.append("")
     others = [r for r in runs if r.scheme != NO_CONTROL]
     if any(r.scheme == NO_CONTROL for r in runs) and others:
         lines += [
