@@ -413,8 +413,7 @@ def _markdown(
         for row in rows:
             lines.append(
                 f"| {row.metric} | {row.ours} vs {row.baseline} | {row.variant or '—'} | "
-                f"{_paper(row.paper)} | {_fmt(row.measured, 1)}"
-                f"{'' if row.measured is None else ' %'} | {_pct(row.ours_vs_none)} | "
+                f"{_paper(row.paper)} | {_pct(row.measured)} | {_pct(row.ours_vs_none)} | "
                 f"{_pct(row.baseline_vs_none)} | {row.verdict} |"
             )
         lines.append("")
