@@ -129,10 +129,37 @@ def test_cli_run_writes_the_report(tmp_path: Path) -> None:
     from bfrt_controller.cli import cli
 
     result = CliRunner().invoke(
-        cli, ["eval", "run", "bfcc-smoke", "--scheme", "dcqcn", "--out", str(tmp_path)]
+        cli,
+        [
+            "eval",
+            "run",
+            "bfcc-smoke",
+            "--scheme",
+            "dcqcn",
+            "--scheme",
+            "none",
+            "--out",
+            str(tmp_path),
+        ],
     )
     assert result.exit_code == 0, result.output
     out = tmp_path / "bfcc-smoke"
     rows = (out / "metrics.csv").read_text().splitlines()
-    assert len(rows) == 2 and rows[1].startswith("bfcc-smoke,dcqcn,")
-    assert (out / "report.md").exists() and (out / "fct.png").exists()
+    assert len(rows) == 3 and rows[1].startswith("bfcc-smoke,dcqcn,")
+    assert rows[2].startswith("bfcc-smoke,none,")
+    md = (out / "report.md").read_text()
+    assert "## Against none" in md and "| dcqcn | — |" in md.split("## Against none")[1]
+    assert (out / "fct.png").exists()
+
+
+def test_cli_run_refuses_a_scheme_the_scenario_does_not_name(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bfrt_controller.cli import cli
+
+    result = CliRunner().invoke(
+        cli, ["eval", "run", "bfcc-smoke", "--scheme", "dcqcn-5ms", "--out", str(tmp_path)]
+    )
+    assert result.exit_code == 2
+    assert "dcqcn-5ms" in result.output
+    assert not (tmp_path / "bfcc-smoke").exists(), "nothing run, nothing written"
