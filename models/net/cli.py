@@ -65,11 +65,20 @@ def check(scenarios: tuple[str, ...]) -> None:
     "--scheme",
     "only",
     multiple=True,
-    type=click.Choice(SCHEMES),
-    help="run only these schemes (repeatable)",
+    help=f"run only these schemes (repeatable): {', '.join(SCHEMES)} or a variant "
+    "the scenario names (dcqcn-10ms)",
 )
 def run(scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...]) -> None:
     loaded = [_load(ref) for ref in scenarios]  # every file checked before any run
+    known = {n for s in loaded for n in s.schemes.enabled()}
+    unknown = [n for n in only if n not in known]
+    if unknown:
+        console.print(
+            f"[red]error:[/red] --scheme {', '.join(unknown)}: no such scheme in "
+            f"{', '.join(s.name for s in loaded)} ({', '.join(sorted(known))})",
+            highlight=False,
+        )
+        sys.exit(EXIT_BAD_SCENARIO)
     if logging.getLogger().getEffectiveLevel() > logging.INFO:
         # The simulated controllers log every refused optimiser cycle; that is
         # for `tofcc -v eval run`, not for the progress bars.
@@ -114,13 +123,33 @@ def _print_claims(rows: list[ClaimRow]) -> None:
     shown = [r for r in rows if r.variant in ("", "all")]
     if not shown:
         return
-    table = Table("metric", "ours vs", "paper", "measured", "verdict", title="Against the paper")
+    table = Table(
+        "metric",
+        "ours vs",
+        "paper",
+        "measured",
+        "ours vs none",
+        "base vs none",
+        "verdict",
+        title="Against the paper and against none",
+    )
+
+    def pct(x: float | None) -> str:
+        return "—" if x is None else f"{x:+.1f} %"
+
     for r in shown:
         paper = (
             f"{r.paper[0]:+g} … {r.paper[1]:+g} %"
             if isinstance(r.paper, tuple)
             else f"{r.paper:+g} %"
         )
-        measured = "—" if r.measured is None else f"{r.measured:+.1f} %"
-        table.add_row(r.metric, f"{r.ours} vs {r.baseline}", paper, measured, r.verdict)
+        table.add_row(
+            r.metric,
+            f"{r.ours} vs {r.baseline}",
+            paper,
+            pct(r.measured),
+            pct(r.ours_vs_none),
+            pct(r.baseline_vs_none),
+            r.verdict,
+        )
     console.print(table)

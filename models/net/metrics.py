@@ -3,14 +3,20 @@
 Definitions follow the papers where they say how they measured:
 - queue: the depth each arriving packet saw at the first monitored port
   (seed 000 reads it from INT on every packet), so statistics are
-  packet-weighted, not time-weighted;
+  packet-weighted, not time-weighted; its maximum over the whole run and
+  after the scenario's start-up (`startup_s`), each beside the packets the
+  port's full buffer dropped (a full buffer caps the maximum: read them
+  together);
 - RTT: twice the one-way delay of each delivered data packet, exactly seed
   000's estimate ("doubling this arrival delay");
 - throughput and its coefficient of variation: delivered bytes binned every
   `bin_s`, leaving out the first and last `trim` of the active period (run
   start to the last delivery) as seed 000 does with its unsteady start and
   end;
-- FCT: first packet sent to last byte delivered, for sized flows;
+- FCT: first packet sent to last byte delivered, for sized flows; mean and
+  p99 are not measured (None) when any sized flow did not complete, since
+  a mean over the finished ones favours the scheme that left the slow ones
+  unfinished; `incomplete_flows` says how many;
 - Jain's index over the flows' steady-state throughputs (starved flows count).
 """
 
@@ -28,7 +34,8 @@ HEADLINE = (
     "queue_mean_packets",
     "queue_p99_packets",
     "queue_max_packets",
-    "queue_max_steady_packets",
+    "queue_max_after_startup_packets",
+    "queue_drops",
     "rtt_mean_ms",
     "rtt_p99_ms",
     "throughput_mean_mbps",
@@ -36,6 +43,7 @@ HEADLINE = (
     "fct_mean_ms",
     "fct_p99_ms",
     "incomplete_flows",
+    "sized_flows",
     "jain_fairness",
     "drops_overflow",
     "drops_active",
@@ -91,24 +99,28 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     detail: dict[str, Any] = {}
 
     # Queue.
+    startup_s = scenario.startup_s
+    startup_ns = startup_s * 1e9 if startup_s is not None else scenario.trim * run.duration_ns
     queues = {}
     for q in run.queues:
         d = np.asarray(q.depth_packets, dtype=float)
-        queues[q.where] = (
-            {
-                "mean_packets": _f(d.mean()),
-                "p99_packets": _f(np.percentile(d, 99)),
-                "max_packets": _f(d.max()),
-                "samples": len(d),
-            }
-            if len(d)
-            else {"mean_packets": None, "p99_packets": None, "max_packets": None, "samples": 0}
-        )
+        after = d[np.asarray(q.t_ns) >= startup_ns] if len(d) else d
+        queues[q.where] = {
+            "mean_packets": _f(d.mean()) if len(d) else None,
+            "p99_packets": _f(np.percentile(d, 99)) if len(d) else None,
+            "max_packets": _f(d.max()) if len(d) else None,
+            "max_after_startup_packets": _f(after.max()) if len(after) else None,
+            "drops_overflow": float(q.drops_overflow),
+            "samples": len(d),
+        }
     detail["queues"] = queues
+    detail["startup_s"] = startup_ns / 1e9
     first = queues[run.queues[0].where] if run.queues else {}
     v["queue_mean_packets"] = first.get("mean_packets")
     v["queue_p99_packets"] = first.get("p99_packets")
     v["queue_max_packets"] = first.get("max_packets")
+    v["queue_max_after_startup_packets"] = first.get("max_after_startup_packets")
+    v["queue_drops"] = first.get("drops_overflow")
 
     # RTT (2 x one-way delay).
     p = run.packets
@@ -136,13 +148,6 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     lo_ns, hi_ns, steady = steady_window(min(active_ns, run.duration_ns), bin_ns, scenario.trim)
     st = total[steady]
     v["throughput_mean_mbps"] = _f(st.mean())
-    # The largest queue once the start-up transient is over (same window).
-    v["queue_max_steady_packets"] = None
-    if run.queues and run.queues[0].depth_packets:
-        qt = np.asarray(run.queues[0].t_ns)
-        qd = np.asarray(run.queues[0].depth_packets, dtype=float)
-        in_steady = (qt >= lo_ns) & (qt < hi_ns)
-        v["queue_max_steady_packets"] = _f(qd[in_steady].max()) if in_steady.any() else None
     v["throughput_cv"] = _f(st.std() / st.mean()) if st.mean() > 0 else None
     names = {f.flow_id: f.name for f in run.flows}
     by_flow = {names[f.flow_id]: binned(fid == f.flow_id).tolist() for f in run.flows}
@@ -157,19 +162,23 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     # FCT.
     sized = [f for f in run.flows if f.size_bytes is not None]
     fcts = np.asarray([f.fct_ns for f in sized if f.fct_ns is not None], dtype=float) / 1e6
-    v["fct_mean_ms"] = _f(fcts.mean()) if len(fcts) else None
-    v["fct_p99_ms"] = _f(np.percentile(fcts, 99)) if len(fcts) else None
-    v["incomplete_flows"] = (
-        float(sum(1 for f in sized if f.completed_ns is None)) if sized else None
-    )
+    incomplete = sum(1 for f in sized if f.completed_ns is None)
+    all_done = bool(sized) and incomplete == 0
+    v["fct_mean_ms"] = _f(fcts.mean()) if all_done else None
+    v["fct_p99_ms"] = _f(np.percentile(fcts, 99)) if all_done else None
+    v["incomplete_flows"] = float(incomplete) if sized else None
+    v["sized_flows"] = float(len(sized)) if sized else None
+    # Over the flows that did finish: for reading, never for a comparison.
+    detail["fct_completed_mean_ms"] = _f(fcts.mean()) if len(fcts) else None
     by_size: dict[str, dict[str, float | None]] = {}
     for sz in sorted({f.size_bytes for f in sized if f.size_bytes is not None}):
         these = np.asarray(
             [f.fct_ns for f in sized if f.size_bytes == sz and f.fct_ns is not None], dtype=float
         )
+        done = len(these) == sum(1 for f in sized if f.size_bytes == sz)
         by_size[str(sz)] = {
-            "mean_ms": _f(these.mean() / 1e6) if len(these) else None,
-            "p99_ms": _f(np.percentile(these, 99) / 1e6) if len(these) else None,
+            "mean_ms": _f(these.mean() / 1e6) if done else None,
+            "p99_ms": _f(np.percentile(these, 99) / 1e6) if done else None,
             "completed": float(len(these)),
         }
     detail["fct_by_size"] = by_size

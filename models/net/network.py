@@ -193,6 +193,8 @@ class SwitchPort:
         if not self.tm.enqueue(frame, qid, now):
             if data:
                 stats.drops_overflow += 1
+                if self.monitor is not None:
+                    self.monitor.drops_overflow += 1
             return
         if not self.busy:
             self._transmit_next()

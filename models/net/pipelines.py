@@ -153,12 +153,26 @@ def set_ce(frame: bytes) -> bytes:
 class DcqcnPipeline(RoutedPipeline):
     """DCQCN's congestion point: RED-style ECN on the queue a packet saw."""
 
-    def __init__(self, routes: dict[bytes, int], seed: int, params: RedEcnParams) -> None:
+    def __init__(
+        self,
+        routes: dict[bytes, int],
+        seed: int,
+        params: RedEcnParams,
+        cell_bytes: int | None = None,
+    ) -> None:
+        """`cell_bytes`: thresholds are in bytes, and the queue is measured as
+        the chip does, cells x cell size; None: thresholds are in packets."""
         super().__init__(routes, seed)
         self.marker = RedEcnMarker(self.rng.random, params)
+        self.cell_bytes = cell_bytes
 
     def egress(self, port: int, d: Dequeued, now_ns: int) -> EgressOut:
-        if self.marker.should_mark(d.enq_qdepth_packets):
+        q = (
+            d.enq_qdepth_packets
+            if self.cell_bytes is None
+            else d.enq_qdepth_cells * self.cell_bytes
+        )
+        if self.marker.should_mark(q):
             return EgressOut(set_ce(d.frame))
         return EgressOut(d.frame)
 

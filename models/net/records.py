@@ -67,6 +67,8 @@ class QueueLog:
     t_ns: list[int] = field(default_factory=list)
     depth_packets: list[int] = field(default_factory=list)
     depth_bytes: list[int] = field(default_factory=list)
+    # Data packets this port's full buffer refused (tail drops).
+    drops_overflow: int = 0
 
     def add(self, t_ns: int, packets: int, nbytes: int) -> None:
         self.t_ns.append(t_ns)

@@ -24,7 +24,7 @@ import numpy as np
 
 from .metrics import HEADLINE, Metrics, compute_metrics, relative_change_pct
 from .records import RunResult
-from .scenario import Claim, Scenario
+from .scenario import NO_CONTROL, Claim, Scenario
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,15 @@ class ClaimRow:
     variant: str  # a link rate, "" without a sweep, "all" for the mean over a sweep
     paper: float | tuple[float, float]
     measured: float | None
+    # The verdict to read: the paper comparison, unless ours is no better
+    # than (or worse than) `none` on this metric, which then comes first.
     verdict: str
     source: str
+    paper_verdict: str = ""
+    # Percent change of ours, and of the baseline, against `none`.
+    ours_vs_none: float | None = None
+    baseline_vs_none: float | None = None
+    none_verdict: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,39 @@ def verdict(measured: float | None, paper: float | tuple[float, float]) -> str:
     return "same direction, much weaker"
 
 
+# Within this many percent of `none` on a claim's metric, a mechanism has
+# not shown that it does anything there.
+NONE_TOLERANCE_PCT = 5.0
+NO_NONE_RUN = "no none run to compare"
+
+
+def claim_direction(paper: float | tuple[float, float]) -> float:
+    """-1 when the paper claims ours is lower, +1 higher, 0 when it does not say."""
+    mid = (paper[0] + paper[1]) / 2 if isinstance(paper, tuple) else paper
+    return 0.0 if mid == 0 else math.copysign(1.0, mid)
+
+
+def none_verdict(change_pct: float | None, direction: float, have_none: bool = True) -> str:
+    """Ours against `none` on the claim's metric, in the claim's direction."""
+    if not have_none:
+        return NO_NONE_RUN
+    if change_pct is None or math.isnan(change_pct):
+        return "not measured against none"
+    if abs(change_pct) <= NONE_TOLERANCE_PCT:
+        return "no better than none"
+    if direction == 0:
+        return "differs from none"
+    return "better than none" if change_pct * direction > 0 else "worse than none"
+
+
+def combined_verdict(paper_verdict: str, against_none: str) -> str:
+    if against_none in ("no better than none", "worse than none"):
+        return f"{against_none} (vs paper: {paper_verdict})"
+    if against_none == "better than none":
+        return paper_verdict
+    return f"{paper_verdict}; {against_none}"
+
+
 def _in_order(values: list[str]) -> list[str]:
     return list(dict.fromkeys(values))
 
@@ -87,42 +127,58 @@ def _schemes(runs: list[RunResult]) -> list[str]:
     return _in_order([r.scheme for r in runs])
 
 
+def _mean(xs: list[float | None]) -> float | None:
+    known = [x for x in xs if x is not None]
+    return sum(known) / len(known) if xs and len(known) == len(xs) else None
+
+
 def claim_rows(
     claims: list[Claim], metrics: dict[tuple[str, str], Metrics], variants: list[str]
 ) -> list[ClaimRow]:
     rows = []
+    have_none = any(scheme == NO_CONTROL for scheme, _ in metrics)
+
+    def change(a: str, b: str, metric: str, v: str) -> float | None:
+        x, y = metrics.get((a, v)), metrics.get((b, v))
+        if x is None or y is None:
+            return None
+        return relative_change_pct(x.values.get(metric), y.values.get(metric))
+
+    def row(c: Claim, base: str, paper_v: Any, v: str, m: Any, on: Any, bn: Any) -> ClaimRow:
+        pv = verdict(m, paper_v)
+        nv = none_verdict(on, claim_direction(paper_v), have_none)
+        return ClaimRow(
+            c.metric,
+            c.ours,
+            base,
+            v,
+            paper_v,
+            m,
+            combined_verdict(pv, nv),
+            c.source,
+            pv,
+            on,
+            bn,
+            nv,
+        )
+
     for c in claims:
         for base, paper in c.paper.items():
             paper_v: float | tuple[float, float] = (
                 (float(paper[0]), float(paper[1])) if isinstance(paper, tuple) else float(paper)
             )
-            changes = []
+            changes, ours_none, base_none = [], [], []
             for v in variants:
-                ours = metrics.get((c.ours, v))
-                theirs = metrics.get((base, v))
-                m = (
-                    relative_change_pct(ours.values.get(c.metric), theirs.values.get(c.metric))
-                    if ours is not None and theirs is not None
-                    else None
-                )
+                m = change(c.ours, base, c.metric, v)
+                on = change(c.ours, NO_CONTROL, c.metric, v)
+                bn = change(base, NO_CONTROL, c.metric, v)
                 changes.append(m)
-                rows.append(
-                    ClaimRow(c.metric, c.ours, base, v, paper_v, m, verdict(m, paper_v), c.source)
-                )
+                ours_none.append(on)
+                base_none.append(bn)
+                rows.append(row(c, base, paper_v, v, m, on, bn))
             if len(variants) > 1:
-                known = [m for m in changes if m is not None]
-                mean = sum(known) / len(known) if len(known) == len(changes) else None
                 rows.append(
-                    ClaimRow(
-                        c.metric,
-                        c.ours,
-                        base,
-                        "all",
-                        paper_v,
-                        mean,
-                        verdict(mean, paper_v),
-                        c.source,
-                    )
+                    row(c, base, paper_v, "all", _mean(changes), _mean(ours_none), _mean(base_none))
                 )
     return rows
 
@@ -205,7 +261,10 @@ def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: 
             ax.legend()
             paths.append(_save(fig, out / f"rtt_cdf{_suffix(v)}.png"))
 
-    if any(f.size_bytes is not None for r in runs for f in r.flows):
+    measured_fct = [
+        m.values.get("fct_mean_ms") for m in metrics.values() if m.values.get("fct_mean_ms")
+    ]
+    if measured_fct:
         variants, schemes = _variants(runs), _schemes(runs)
         fig, ax = plt.subplots(figsize=(8, 4))
         width = 0.8 / len(schemes)
@@ -226,24 +285,50 @@ def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: 
     return paths
 
 
+# The metrics every scheme is set against `none` on, besides the claims'.
+AGAINST_NONE = (
+    ("queue mean", "queue_mean_packets"),
+    ("queue max after start-up", "queue_max_after_startup_packets"),
+    ("RTT mean", "rtt_mean_ms"),
+    ("tput", "throughput_mean_mbps"),
+    ("FCT mean", "fct_mean_ms"),
+)
+
+
+def _fct_cell(m: dict[str, float | None], key: str) -> str:
+    x = m.get(key)
+    incomplete, sized = m.get("incomplete_flows"), m.get("sized_flows")
+    if x is None and incomplete:
+        return f"not measured ({incomplete:.0f} of {sized or 0:.0f} incomplete)"
+    return _fmt(x, 1)
+
+
+def _pct(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.1f} %"
+
+
 def _markdown(
     s: Scenario,
     runs: list[RunResult],
     metrics: dict[tuple[str, str], Metrics],
     rows: list[ClaimRow],
 ) -> str:
+    startup_s = s.startup_s if s.startup_s is not None else s.trim * s.duration_s
     lines = [
         f"# {s.name}",
         "",
         s.description,
         "",
-        f"Seed {s.seed}, {s.duration_s:g} s simulated.",
+        f"Seed {s.seed}, {s.duration_s:g} s simulated, buffer {s.buffer_packets} packets "
+        f"per port, start-up {startup_s:g} s.",
         "",
     ]
     cols = [
         ("queue mean", "queue_mean_packets", 1),
         ("queue max", "queue_max_packets", 0),
-        ("queue max, steady", "queue_max_steady_packets", 0),
+        (f"queue max after {startup_s:g} s", "queue_max_after_startup_packets", 0),
+        ("drops at port", "queue_drops", 0),
+        ("drops, all", "drops_overflow", 0),
         ("RTT mean (ms)", "rtt_mean_ms", 2),
         ("tput (Mb/s)", "throughput_mean_mbps", 2),
         ("tput CV", "throughput_cv", 3),
@@ -258,30 +343,78 @@ def _markdown(
     lines.append("|---|---|" + "---|" * len(cols))
     for r in runs:
         m = metrics[(r.scheme, r.variant)].values
-        cells = [_fmt(m.get(key), d) for _, key, d in cols]
+        cells = [
+            _fct_cell(m, key) if key.startswith("fct_") else _fmt(m.get(key), d)
+            for _, key, d in cols
+        ]
         lines.append(f"| {r.scheme} | {r.variant or '—'} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Queue: depth (packets) each arriving packet saw at the first monitored port; "
-        "'steady' leaves out the same start and end as throughput. "
+        "Queue: depth (packets) each arriving packet saw at the first monitored port, "
+        f"over the whole run and after the first {startup_s:g} s; 'drops at port': data "
+        "packets that port's full buffer refused, 'drops, all': at every port. "
         "RTT: 2 x one-way delay (the paper's estimate). Throughput: steady-state bins, "
-        f"{s.trim:.0%} trimmed at each end. Loss: data packets sent but never delivered.",
+        f"{s.trim:.0%} trimmed at each end. FCT: not measured when any flow did not "
+        "complete. Loss: data packets sent but never delivered.",
         "",
     ]
+    if any(len(r.queues) > 1 for r in runs):
+        lines += [
+            "Every monitored port (packets; drops: data packets its full buffer refused):",
+            "",
+            "| scheme | variant | port | queue mean | queue max | "
+            f"queue max after {startup_s:g} s | drops |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in runs:
+            for where, q in metrics[(r.scheme, r.variant)].detail["queues"].items():
+                lines.append(
+                    f"| {r.scheme} | {r.variant or '—'} | {where} | {_fmt(q['mean_packets'], 1)} | "
+                    f"{_fmt(q['max_packets'], 0)} | {_fmt(q['max_after_startup_packets'], 0)} | "
+                    f"{_fmt(q['drops_overflow'], 0)} |"
+                )
+        lines.append("")
+    others = [r for r in runs if r.scheme != NO_CONTROL]
+    if any(r.scheme == NO_CONTROL for r in runs) and others:
+        lines += [
+            "## Against none",
+            "",
+            "Change of each scheme relative to `none` (plain forwarding, same buffer, "
+            "hosts at their offered rate) in the same run set; within "
+            f"{NONE_TOLERANCE_PCT:g} % is no difference.",
+            "",
+            "| scheme | variant | " + " | ".join(c[0] for c in AGAINST_NONE) + " |",
+            "|---|---|" + "---|" * len(AGAINST_NONE),
+        ]
+        for r in others:
+            m = metrics[(r.scheme, r.variant)].values
+            n = metrics.get((NO_CONTROL, r.variant))
+            cells = [
+                _pct(relative_change_pct(m.get(k), n.values.get(k) if n else None))
+                for _, k in AGAINST_NONE
+            ]
+            lines.append(f"| {r.scheme} | {r.variant or '—'} | " + " | ".join(cells) + " |")
+        lines.append("")
+    elif others:
+        lines += ["No `none` run: no scheme here is shown to do better than no control.", ""]
     if rows:
         lines += [
             "## Against the paper",
             "",
-            "Change of ours relative to each baseline, in percent (negative: ours lower).",
+            "Change of ours relative to each baseline, in percent (negative: ours lower), "
+            "and of ours and of the baseline relative to `none`. The verdict puts "
+            "'no better than none' (within "
+            f"{NONE_TOLERANCE_PCT:g} %) or 'worse than none' before the paper comparison.",
             "",
-            "| metric | ours vs | variant | paper | measured | verdict |",
-            "|---|---|---|---|---|---|",
+            "| metric | ours vs | variant | paper | measured | ours vs none | "
+            "baseline vs none | verdict |",
+            "|---|---|---|---|---|---|---|---|",
         ]
         for row in rows:
             lines.append(
                 f"| {row.metric} | {row.ours} vs {row.baseline} | {row.variant or '—'} | "
-                f"{_paper(row.paper)} | {_fmt(row.measured, 1)}"
-                f"{'' if row.measured is None else ' %'} | {row.verdict} |"
+                f"{_paper(row.paper)} | {_pct(row.measured)} | {_pct(row.ours_vs_none)} | "
+                f"{_pct(row.baseline_vs_none)} | {row.verdict} |"
             )
         lines.append("")
         for src in dict.fromkeys(row.source for row in rows if row.source):

@@ -11,7 +11,14 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from models import strict_yaml
 
@@ -20,8 +27,14 @@ SCENARIO_DIR = Path(__file__).parent / "scenarios"
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kMG]?)bps\s*$")
 _RATE_SCALE = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
-SchemeName = Literal["pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn"]
-SCHEMES: tuple[str, ...] = ("pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn")
+SchemeName = Literal["pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn", "none"]
+# The kinds of scheme; a scenario may also run a named variant of one,
+# `<kind>-<tag>` (e.g. `dcqcn-10ms`), with its own parameters.
+SCHEMES: tuple[str, ...] = ("pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn", "none")
+NO_CONTROL = "none"
+_VARIANT = re.compile(r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn)-[a-z0-9][a-z0-9_-]*$")
+# Error messages of cross-field checks start with the field they are about.
+_FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_-]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_-]*(?:\[\d+\])?)*): ")
 
 
 class ScenarioError(ValueError):
@@ -31,21 +44,31 @@ class ScenarioError(ValueError):
 
 
 def parse_rate(text: str) -> int:
-    """'10Mbps' -> 10_000_000 (bits per second)."""
+    """'10Mbps' -> 10_000_000 (bits per second): a whole number of bits per
+    second, at least 1 (a link or sender at 0 or 0.5 b/s never sends a packet)."""
     m = _RATE.match(text)
     if not m:
         raise ValueError(f"not a rate like '10Mbps': {text!r}")
     bps = float(m.group(1)) * _RATE_SCALE[m.group(2)]
-    if bps <= 0:
-        raise ValueError(f"rate must be positive: {text!r}")
+    if bps < 1:
+        raise ValueError(f"rate must be at least 1bps: {text!r}")
+    if bps != int(bps):
+        raise ValueError(f"rate must be a whole number of bits per second: {text!r}")
     return int(bps)
 
 
+def _check_rate(text: str) -> str:
+    parse_rate(text)
+    return text
+
+
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # No inf or nan anywhere: an infinite delay or time would only fail
+    # once ns-3 is running.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
-Rate = Annotated[str, Field(pattern=_RATE.pattern)]
+Rate = Annotated[str, Field(pattern=_RATE.pattern), AfterValidator(_check_rate)]
 Name = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
 
 
@@ -87,43 +110,85 @@ class Monitor(Strict):
     toward: Name
 
 
-class Dcqcn(Strict):
-    # Seed 000 Table 3 / seed 001 §5.1.1: K_min = K_max = 11 packets.
-    kmin_packets: Annotated[int, Field(ge=0)] = 11
-    kmax_packets: Annotated[int, Field(ge=1)] = 11
-    pmax: Annotated[float, Field(gt=0, le=1)] = 1.0
-    g: Annotated[float, Field(gt=0, lt=1)] = 1 / 256
+# DCQCN's own paper (Zhu et al., "Congestion Control for Large-Scale RDMA
+# Deployments", SIGCOMM 2015) gives its parameters for 40 Gb/s NICs.
+DCQCN_PAPER_LINE_RATE_BPS = 40_000_000_000
+
+
+class DcqcnHost(Strict):
+    """DCQCN's notification and reaction points (TCN's hosts use them too).
+
+    Defaults are the DCQCN paper's (models/baselines/dcqcn_rp.py says where
+    each comes from): N = 50 us, g = 1/256, K = 55 us, T = 55 us,
+    B = 10 MB, F = 5. Rate steps and the rate floor are bit rates of a
+    40 Gb/s NIC; left unset, each is that value scaled to the sender's line
+    rate (R_AI = 40 Mb/s, R_HAI = 200 Mb/s, min rate 100 Mb/s at 40 Gb/s:
+    the last two from the authors' ns-3 config, the paper gives none).
+    """
+
     cnp_interval_us: Annotated[float, Field(gt=0)] = 50.0
+    g: Annotated[float, Field(gt=0, lt=1)] = 1 / 256
+    alpha_timer_us: Annotated[float, Field(gt=0)] = 55.0
     rate_timer_us: Annotated[float, Field(gt=0)] = 55.0
-    rai: Rate = "5Mbps"
-    min_rate: Rate = "100kbps"
+    byte_counter_bytes: Annotated[int, Field(ge=1)] = 10_000_000
+    fast_recovery_steps: Annotated[int, Field(ge=1)] = 5
+    rai: Rate | None = None
+    rhai: Rate | None = None
+    min_rate: Rate | None = None
+
+
+class Dcqcn(DcqcnHost):
+    # RED/ECN at the switch, DCQCN paper: K_min = 5 KB, K_max = 200 KB,
+    # P_max = 1 %, on the queue in bytes as the chip counts it (cells x
+    # cell size). Seeds 000 and 001 ran K_min = K_max = 11 packets instead:
+    # give kmin_packets/kmax_packets for that.
+    kmin_bytes: Annotated[int, Field(ge=0)] = 5_000
+    kmax_bytes: Annotated[int, Field(ge=1)] = 200_000
+    kmin_packets: Annotated[int, Field(ge=0)] | None = None
+    kmax_packets: Annotated[int, Field(ge=1)] | None = None
+    pmax: Annotated[float, Field(gt=0, le=1)] = 0.01
 
     @model_validator(mode="after")
     def _order(self) -> Dcqcn:
-        if self.kmin_packets > self.kmax_packets:
-            raise ValueError("kmin_packets must not exceed kmax_packets")
+        packets = (self.kmin_packets, self.kmax_packets)
+        if (packets[0] is None) != (packets[1] is None):
+            raise ValueError("give both kmin_packets and kmax_packets, or neither")
+        if packets[0] is not None and {"kmin_bytes", "kmax_bytes"} & self.model_fields_set:
+            raise ValueError("thresholds in packets or in bytes, not both")
+        if self.kmin_packets is not None and self.kmax_packets is not None:
+            if self.kmin_packets > self.kmax_packets:
+                raise ValueError("kmin_packets must not exceed kmax_packets")
+        elif self.kmin_bytes > self.kmax_bytes:
+            raise ValueError("kmin_bytes must not exceed kmax_bytes")
         return self
 
 
-class Tcn(Strict):
-    # Threshold = lam x base RTT (seed 000 Table 3: lambda = 0.17).
+class Tcn(DcqcnHost):
+    # Threshold = lam x base RTT (seed 000 Table 3: lambda = 0.17, the
+    # DCTCP guideline TCN's paper, Bai et al. CoNEXT 2016, builds on).
+    # TCN's paper runs DCTCP hosts; ours have no TCP, so TCN's marks drive
+    # DCQCN's NP and RP at DCQCN's paper settings (DcqcnHost).
     lam: Annotated[float, Field(gt=0, le=1)] = 0.17
     # None: measured from the topology (propagation plus one MTU per hop, both ways).
     base_rtt_us: Annotated[float, Field(gt=0)] | None = None
-    cnp_interval_us: Annotated[float, Field(gt=0)] = 50.0
-    rate_timer_us: Annotated[float, Field(gt=0)] = 55.0
-    rai: Rate = "5Mbps"
-    min_rate: Rate = "100kbps"
 
 
 class P4qcn(Strict):
-    # Seed 001 §5.1.1: Q_min = Q_max = 11, N = 5 (us between feedback per flow).
+    # P4QCN's paper (seed 003, section 4): Q_min = Q_max = 11 (BMv2 queue
+    # occupancy, packets here), N = 5, beta = 1, R_AI = 5 Mb/s (on its 7 Mb/s
+    # links; seeds 000 and 001 keep 5 Mb/s at 10 Mb/s). Seed 003's "at most
+    # one feedback every N us" gives N no value of its own; seed 001 reads
+    # N = 5, so 5 us. Byte counter: QCN's 150 KB (seed 003 gives none).
     qmin_packets: Annotated[int, Field(ge=0)] = 11
     qmax_packets: Annotated[int, Field(ge=1)] = 11
     feedback_interval_us: Annotated[float, Field(gt=0)] = 5.0
+    fast_recovery_cycles: Annotated[int, Field(ge=1)] = 5
+    beta: Annotated[float, Field(gt=0, le=1)] = 1.0
+    byte_counter_bytes: Annotated[int, Field(ge=1)] = 150_000
     # QCN's RP timer; None: byte counter only, as P4QCN's paper describes.
     rate_timer_us: Annotated[float, Field(gt=0)] | None = None
     rai: Rate = "5Mbps"
+    # No paper value: the project's floor.
     min_rate: Rate = "100kbps"
 
     @model_validator(mode="after")
@@ -131,6 +196,11 @@ class P4qcn(Strict):
         if self.qmin_packets > self.qmax_packets:
             raise ValueError("qmin_packets must not exceed qmax_packets")
         return self
+
+
+class NoControl(Strict):
+    """`none`: plain destination forwarding through the same traffic manager
+    and buffer, hosts sending at their offered rate: what a mechanism must beat."""
 
 
 class Pmqecn(Strict):
@@ -164,15 +234,83 @@ class Bfcc(Strict):
     expiry_ns: Annotated[int, Field(ge=0)] = 5_000_000
 
 
+SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | NoControl
+_KIND_MODEL: dict[str, type[Strict]] = {
+    "pmqecn": Pmqecn,
+    "bfcc": Bfcc,
+    "dcqcn": Dcqcn,
+    "p4qcn": P4qcn,
+    "tcn": Tcn,
+    "none": NoControl,
+}
+
+
 class Schemes(Strict):
+    """One entry per scheme to run. Besides the kinds, `<kind>-<tag>` runs a
+    named variant of a kind with its own parameters (`dcqcn-10ms`)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
+
     pmqecn: Pmqecn | None = None
     bfcc: Bfcc | None = None
     dcqcn: Dcqcn | None = None
     p4qcn: P4qcn | None = None
     tcn: Tcn | None = None
+    none: NoControl | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_is_defaults(cls, raw: object) -> object:
+        # `dcqcn:` with only comments under it is YAML null: the defaults,
+        # not "off" (leave a scheme out to not run it).
+        if isinstance(raw, dict):
+            return {k: ({} if v is None else v) for k, v in raw.items()}
+        return raw
+
+    @model_validator(mode="after")
+    def _variants(self) -> Schemes:
+        extra = self.model_extra if self.model_extra is not None else {}
+        for name in list(extra):
+            m = _VARIANT.match(name)
+            if m is None:
+                raise ValueError(
+                    f"{name}: not a scheme (one of {', '.join(SCHEMES)}, "
+                    "or <scheme>-<tag> for a variant)"
+                )
+            try:
+                extra[name] = _KIND_MODEL[m.group(1)].model_validate(extra[name] or {})
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                path = _field_path(tuple(err["loc"]))
+                msg = str(err["msg"]).removeprefix("Value error, ")
+                raise ValueError(f"{name}{'.' + path if path else ''}: {msg}") from None
+        return self
+
+    def variants(self) -> dict[str, SchemeParams]:
+        extra = self.model_extra if self.model_extra is not None else {}
+        return dict(extra)
 
     def enabled(self) -> list[str]:
-        return [n for n in SCHEMES if getattr(self, n) is not None]
+        """Run order: each kind, then its variants in file order."""
+        out = []
+        variants = self.variants()
+        for kind in SCHEMES:
+            if getattr(self, kind) is not None:
+                out.append(kind)
+            out += [n for n in variants if kind_of(n) == kind]
+        return out
+
+    def get(self, name: str) -> SchemeParams:
+        """The parameters of scheme `name` (a kind or a variant)."""
+        p = getattr(self, name, None) if name in SCHEMES else self.variants().get(name)
+        if p is None:
+            raise KeyError(f"scheme '{name}' is not in schemes")
+        return p  # type: ignore[no-any-return]
+
+
+def kind_of(scheme: str) -> str:
+    """'dcqcn-10ms' -> 'dcqcn'; a kind is its own kind."""
+    return scheme.split("-", 1)[0]
 
 
 Number = float
@@ -184,8 +322,8 @@ class Claim(Strict):
     percent relative to each baseline (negative = lower), or a [low, high] range."""
 
     metric: str
-    ours: SchemeName
-    paper: dict[SchemeName, ClaimValue]
+    ours: Name
+    paper: dict[Name, ClaimValue]
     source: str = ""
 
 
@@ -197,6 +335,10 @@ class Scenario(Strict):
     chip: Literal["tofino", "tofino2"] = "tofino"
     # Shared buffer per egress port, in packets of the largest flow's size.
     buffer_packets: Annotated[int, Field(ge=1)] = 200
+    # The run's first `startup_s` is left out of "queue max after start-up"
+    # (a mechanism whose controller has not yet run a cycle is not judged on
+    # it; the whole-run maximum is reported beside it). None: `trim` of the run.
+    startup_s: Annotated[float, Field(ge=0)] | None = None
     link: LinkDefaults = LinkDefaults()
     hosts: Annotated[list[Name], Field(min_length=2)]
     switches: Annotated[list[Name], Field(min_length=1)]
@@ -262,6 +404,8 @@ def _check_references(s: Scenario) -> None:
             raise ValueError(f"flows[{i}].stop_s: must be after start_s")
         if f.start_s >= s.duration_s:
             raise ValueError(f"flows[{i}].start_s: at or after the end of the run")
+    if s.startup_s is not None and s.startup_s >= s.duration_s:
+        raise ValueError("startup_s: at or after the end of the run")
     for i, m in enumerate(s.monitor):
         if nodes.get(m.switch) != "switches":
             raise ValueError(f"monitor[{i}].switch: no switch '{m.switch}'")
@@ -294,24 +438,53 @@ def parse_scenario(raw: object, source: str = "") -> Scenario:
         msg = str(err["msg"]).removeprefix("Value error, ")
         path = _field_path(tuple(err["loc"]))
         # Cross-reference errors carry their own field path: "flows[2].dst: ..."
-        if not path and ": " in msg:
-            path, msg = msg.split(": ", 1)
+        m = _FIELD_PREFIX.match(msg)
+        if m is not None:
+            path = f"{path}.{m.group(1)}" if path else m.group(1)
+            msg = msg[m.end() :]
         raise ScenarioError(source, path or "scenario", msg) from None
 
 
-def load_scenario(ref: str | Path) -> Scenario:
-    """A path to a YAML file, or the name of a bundled scenario."""
+def _resolve(ref: str | Path) -> Path:
     path = Path(ref)
     if not path.exists() and not str(ref).endswith((".yaml", ".yml")):
         path = SCENARIO_DIR / f"{ref}.yaml"
     if not path.exists():
         known = ", ".join(sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml")))
         raise ScenarioError(str(ref), "scenario", f"no such file or bundled scenario ({known})")
+    return path
+
+
+def _read(path: Path, seen: tuple[Path, ...] = ()) -> object:
+    """The file's YAML, with `extends: <scenario>` resolved: the named
+    scenario's top-level fields, each replaced by this file's where it gives one."""
     try:
         raw = strict_yaml.load_file(path)
     except strict_yaml.YamlFileError as exc:
         raise ScenarioError(str(path), "scenario", exc.reason) from None
-    return parse_scenario(raw, str(path))
+    if not isinstance(raw, dict) or "extends" not in raw:
+        return raw
+    base_ref = raw.pop("extends")
+    if not isinstance(base_ref, str):
+        raise ScenarioError(str(path), "extends", "name a scenario (a bundled name or a file)")
+    try:
+        # A file next to this one, else a bundled scenario's name.
+        near = path.parent / base_ref
+        base_path = near if near.is_file() else _resolve(base_ref)
+    except ScenarioError as exc:
+        raise ScenarioError(str(path), "extends", str(exc).split(": ", 1)[-1]) from None
+    if base_path.resolve() in seen:
+        raise ScenarioError(str(path), "extends", f"'{base_ref}' extends itself")
+    base = _read(base_path, (*seen, path.resolve()))
+    if not isinstance(base, dict):
+        raise ScenarioError(str(path), "extends", f"'{base_ref}' is not a scenario mapping")
+    return {**base, **raw}
+
+
+def load_scenario(ref: str | Path) -> Scenario:
+    """A path to a YAML file, or the name of a bundled scenario."""
+    path = _resolve(ref)
+    return parse_scenario(_read(path, (path.resolve(),)), str(path))
 
 
 def bundled_scenarios() -> list[str]:

@@ -34,7 +34,14 @@ from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
 from . import frames
 from . import scenario as sc
 from .network import RateController
-from .pipelines import DcqcnPipeline, P4qcnPipeline, Pipeline, TcnPipeline, TnaPipeline
+from .pipelines import (
+    DcqcnPipeline,
+    P4qcnPipeline,
+    Pipeline,
+    RoutedPipeline,
+    TcnPipeline,
+    TnaPipeline,
+)
 from .topology import Topology, mac_text
 
 log = logging.getLogger(__name__)
@@ -222,30 +229,32 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
     return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), kinds)
 
 
-def baseline_switch(topo: Topology, switch: str, name: str, seed: int) -> SwitchSetup:
+def baseline_switch(
+    topo: Topology, switch: str, name: str, seed: int, profile: HwProfile
+) -> SwitchSetup:
     s = topo.scenario
     routes = {topo.ip(h): port for h, port in topo.routes(switch).items()}
-    if name == "dcqcn":
-        d = s.schemes.dcqcn
-        assert d is not None
-        red = RedEcnParams(k_min=d.kmin_packets, k_max=d.kmax_packets, p_max=d.pmax)
-        return SwitchSetup(DcqcnPipeline(routes, seed, red), {})
-    if name == "tcn":
-        t = s.schemes.tcn
-        assert t is not None
-        if t.base_rtt_us is not None:
-            rtt = round(t.base_rtt_us * 1000)
+    p = s.schemes.get(name)
+    if isinstance(p, sc.NoControl):
+        return SwitchSetup(RoutedPipeline(routes, seed), {})
+    if isinstance(p, sc.Dcqcn):
+        if p.kmin_packets is not None and p.kmax_packets is not None:
+            red = RedEcnParams(k_min=p.kmin_packets, k_max=p.kmax_packets, p_max=p.pmax)
+            return SwitchSetup(DcqcnPipeline(routes, seed, red), {})
+        red = RedEcnParams(k_min=p.kmin_bytes, k_max=p.kmax_bytes, p_max=p.pmax)
+        return SwitchSetup(DcqcnPipeline(routes, seed, red, profile.cell_bytes), {})
+    if isinstance(p, sc.Tcn):
+        if p.base_rtt_us is not None:
+            rtt = round(p.base_rtt_us * 1000)
         else:
             rtt = max(topo.base_rtt_ns(f.src, f.dst, f.packet_bytes) for f in s.flows)
-        return SwitchSetup(TcnPipeline(routes, seed, tcn_threshold_ns(rtt, t.lam)), {})
-    if name == "p4qcn":
-        q = s.schemes.p4qcn
-        assert q is not None
+        return SwitchSetup(TcnPipeline(routes, seed, tcn_threshold_ns(rtt, p.lam)), {})
+    if isinstance(p, sc.P4qcn):
         params = P4qcnCpParams(
-            q_min=q.qmin_packets,
-            q_max=q.qmax_packets,
-            q_pfc=max(q.qmax_packets, s.buffer_packets),
-            feedback_interval_ns=round(q.feedback_interval_us * 1000),
+            q_min=p.qmin_packets,
+            q_max=p.qmax_packets,
+            q_pfc=max(p.qmax_packets, s.buffer_packets),
+            feedback_interval_ns=round(p.feedback_interval_us * 1000),
         )
         mac = topo.port_mac(switch, 0)
         return SwitchSetup(P4qcnPipeline(routes, seed, params, mac), {})
@@ -255,14 +264,12 @@ def baseline_switch(topo: Topology, switch: str, name: str, seed: int) -> Switch
 def switch_setup(
     topo: Topology, switch: str, scheme: str, profile: HwProfile, seed: int
 ) -> SwitchSetup:
-    schemes = topo.scenario.schemes
-    if scheme == "pmqecn":
-        assert schemes.pmqecn is not None
-        return pmqecn_switch(topo, switch, profile, schemes.pmqecn)
-    if scheme == "bfcc":
-        assert schemes.bfcc is not None
-        return bfcc_switch(topo, switch, profile, schemes.bfcc)
-    return baseline_switch(topo, switch, scheme, seed)
+    p = topo.scenario.schemes.get(scheme)
+    if isinstance(p, sc.Pmqecn):
+        return pmqecn_switch(topo, switch, profile, p)
+    if isinstance(p, sc.Bfcc):
+        return bfcc_switch(topo, switch, profile, p)
+    return baseline_switch(topo, switch, scheme, seed, profile)
 
 
 # ---- hosts -------------------------------------------------------------
@@ -329,12 +336,34 @@ class QcnFamilyRate:
         self.rp.on_feedback(now_ns)
 
 
+def _scaled(rate: str | None, paper_bps: float, line_rate_bps: int) -> float:
+    """A DCQCN rate parameter: as given, else the paper's 40 Gb/s value scaled
+    to this sender's line rate."""
+    if rate is not None:
+        return float(sc.parse_rate(rate))
+    return paper_bps * line_rate_bps / sc.DCQCN_PAPER_LINE_RATE_BPS
+
+
+def dcqcn_rp_params(h: sc.DcqcnHost, line_rate_bps: int) -> DcqcnRpParams:
+    paper = DcqcnRpParams()  # the paper's 40 Gb/s values (models/baselines/dcqcn_rp.py)
+    return DcqcnRpParams(
+        line_rate_bps=line_rate_bps,
+        min_rate_bps=min(_scaled(h.min_rate, paper.min_rate_bps, line_rate_bps), line_rate_bps),
+        g=h.g,
+        alpha_timer_ns=round(h.alpha_timer_us * 1000),
+        rate_timer_ns=round(h.rate_timer_us * 1000),
+        byte_counter_bytes=h.byte_counter_bytes,
+        fast_recovery_steps=h.fast_recovery_steps,
+        rai_bps=_scaled(h.rai, paper.rai_bps, line_rate_bps),
+        rhai_bps=_scaled(h.rhai, paper.rhai_bps, line_rate_bps),
+    )
+
+
 def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateController:
-    if scheme == "bfcc":
+    p = s.schemes.get(scheme)
+    if isinstance(p, sc.Bfcc | sc.NoControl):
         return FixedRate(line_rate_bps)
-    if scheme == "pmqecn":
-        p = s.schemes.pmqecn
-        assert p is not None
+    if isinstance(p, sc.Pmqecn):
         return PmqecnRate(
             RpConfig(
                 line_rate=line_rate_bps,
@@ -347,36 +376,22 @@ def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateCont
                 feedback_interval=p.optimizer_interval_s or 1.0,
             )
         )
-    if scheme == "p4qcn":
-        q = s.schemes.p4qcn
-        assert q is not None
+    if isinstance(p, sc.P4qcn):
         return QcnFamilyRate(
             QcnReactionPoint(
                 QcnRpParams(
                     line_rate_bps=line_rate_bps,
-                    min_rate_bps=min(sc.parse_rate(q.min_rate), line_rate_bps),
-                    rai_bps=sc.parse_rate(q.rai),
-                    timer_ns=None if q.rate_timer_us is None else round(q.rate_timer_us * 1000),
+                    min_rate_bps=min(sc.parse_rate(p.min_rate), line_rate_bps),
+                    beta=p.beta,
+                    fast_recovery_cycles=p.fast_recovery_cycles,
+                    rai_bps=sc.parse_rate(p.rai),
+                    byte_counter_bytes=p.byte_counter_bytes,
+                    timer_ns=None if p.rate_timer_us is None else round(p.rate_timer_us * 1000),
                 )
             )
         )
-    d: sc.Dcqcn | sc.Tcn | None = s.schemes.dcqcn if scheme == "dcqcn" else s.schemes.tcn
-    assert d is not None
-    rai = sc.parse_rate(d.rai)
-    g = d.g if isinstance(d, sc.Dcqcn) else 1 / 256
-    return QcnFamilyRate(
-        DcqcnReactionPoint(
-            DcqcnRpParams(
-                line_rate_bps=line_rate_bps,
-                min_rate_bps=min(sc.parse_rate(d.min_rate), line_rate_bps),
-                g=g,
-                rate_timer_ns=round(d.rate_timer_us * 1000),
-                alpha_timer_ns=round(d.rate_timer_us * 1000),
-                rai_bps=rai,
-                rhai_bps=5 * rai,
-            )
-        )
-    )
+    assert isinstance(p, sc.DcqcnHost)
+    return QcnFamilyRate(DcqcnReactionPoint(dcqcn_rp_params(p, line_rate_bps)))
 
 
 class CnpNotifier:
@@ -391,8 +406,7 @@ class CnpNotifier:
 
 def notifier(scheme: str, s: sc.Scenario) -> CnpNotifier | None:
     """TCN is a marking scheme; its sources react like DCQCN's (NP + RP)."""
-    if scheme == "dcqcn" and s.schemes.dcqcn is not None:
-        return CnpNotifier(round(s.schemes.dcqcn.cnp_interval_us * 1000))
-    if scheme == "tcn" and s.schemes.tcn is not None:
-        return CnpNotifier(round(s.schemes.tcn.cnp_interval_us * 1000))
+    p = s.schemes.get(scheme)
+    if isinstance(p, sc.DcqcnHost):
+        return CnpNotifier(round(p.cnp_interval_us * 1000))
     return None

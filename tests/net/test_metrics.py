@@ -127,22 +127,41 @@ def test_rtt_p99_doubles_the_one_way_delay() -> None:
     assert m["rtt_p99_ms"] == pytest.approx(2 * (1 + 0.97 * 2))
 
 
-def test_fct_over_completed_sized_flows_and_by_size() -> None:
+def test_fct_over_sized_flows_and_by_size() -> None:
     flows = [
         flow(0, size=1000, start_ns=100 * MS, completed_ns=110 * MS),
         flow(1, size=1000, start_ns=0, completed_ns=20 * MS),
         flow(2, size=5000, start_ns=0, completed_ns=100 * MS),
-        flow(3, size=5000),  # never completed
         flow(4),  # long-lived: neither an FCT nor incomplete
     ]
     m = compute_metrics(result(flows, PacketLog()), scenario())
     assert m.values["fct_mean_ms"] == pytest.approx(130 / 3)
     # FCTs 10, 20, 100 ms: rank 1.98 lies between 20 and 100.
     assert m.values["fct_p99_ms"] == pytest.approx(20 + 0.98 * 80)
-    assert m.values["incomplete_flows"] == 1.0
+    assert m.values["incomplete_flows"] == 0.0
+    assert m.values["sized_flows"] == 3.0
     by_size = m.detail["fct_by_size"]
     assert by_size["1000"] == pytest.approx({"mean_ms": 15.0, "p99_ms": 19.9, "completed": 2.0})
     assert by_size["5000"] == pytest.approx({"mean_ms": 100.0, "p99_ms": 100.0, "completed": 1.0})
+
+
+def test_fct_is_not_measured_when_a_flow_is_incomplete() -> None:
+    # A mean over the finished flows would favour the scheme that left its
+    # slowest flow unfinished: no mean, no p99, and the count says why.
+    flows = [
+        flow(0, size=1000, start_ns=0, completed_ns=10 * MS),
+        flow(1, size=5000, start_ns=0, completed_ns=100 * MS),
+        flow(2, size=5000),  # never completed
+    ]
+    m = compute_metrics(result(flows, PacketLog()), scenario())
+    assert m.values["fct_mean_ms"] is None
+    assert m.values["fct_p99_ms"] is None
+    assert m.values["incomplete_flows"] == 1.0
+    assert m.values["sized_flows"] == 3.0
+    assert m.detail["fct_completed_mean_ms"] == pytest.approx(55.0)
+    by_size = m.detail["fct_by_size"]
+    assert by_size["1000"]["mean_ms"] == pytest.approx(10.0)
+    assert by_size["5000"]["mean_ms"] is None and by_size["5000"]["completed"] == 1.0
 
 
 def test_figures_without_meaning_are_none() -> None:

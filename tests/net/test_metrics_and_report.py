@@ -104,10 +104,11 @@ def test_queue_rtt_loss_and_overheads() -> None:
     assert m["recirculation_overhead"] == pytest.approx(1250 / (110 * 125))
 
 
-def test_fct_counts_completed_flows_and_reports_the_rest() -> None:
-    m = compute_metrics(run(), scenario()).headline()
-    assert m["fct_mean_ms"] == 500.0
-    assert m["incomplete_flows"] == 1.0
+def test_fct_is_not_measured_while_a_flow_is_incomplete() -> None:
+    m = compute_metrics(run(), scenario())
+    assert m.values["fct_mean_ms"] is None
+    assert m.values["incomplete_flows"] == 1.0
+    assert m.detail["fct_completed_mean_ms"] == 500.0
 
 
 def test_throughput_bins_cv_and_trim() -> None:
@@ -168,16 +169,19 @@ def test_report_files_claims_and_determinism(tmp_path: Path) -> None:
     paths = write_report(s, [ours, base], tmp_path / "a")
     for p in (paths.csv, paths.json, paths.timing, paths.markdown, *paths.plots):
         assert p.exists(), p
-    assert {p.name for p in paths.plots} >= {"queue_cdf.png", "throughput.png", "fct.png"}
+    # A flow of each run is incomplete: no FCT was measured, so no FCT plot.
+    assert {p.name for p in paths.plots} >= {"queue_cdf.png", "throughput.png"}
+    assert "fct.png" not in {p.name for p in paths.plots}
     rows = list(csv.DictReader(paths.csv.open()))
     assert [r["scheme"] for r in rows] == ["pmqecn", "dcqcn"]
     assert float(rows[1]["queue_max_packets"]) == 20.0
     md = paths.markdown.read_text()
     # max 8 vs 20: -60 %, beyond the paper's -56 %.
     assert (
-        "| queue_max_packets | pmqecn vs dcqcn | — | -56 % | -60.0 % | matches or beats paper |"
-        in md
+        "| queue_max_packets | pmqecn vs dcqcn | — | -56 % | -60.0 % | — | — | "
+        "matches or beats paper; no none run to compare |" in md
     )
+    assert "No `none` run" in md
     claims = json.loads(paths.json.read_text())["claims"]
     assert claims[0]["measured"] == pytest.approx(-60.0)
     assert "wall_s" not in paths.json.read_text()
@@ -187,12 +191,20 @@ def test_report_files_claims_and_determinism(tmp_path: Path) -> None:
     assert again.timing.read_bytes() != paths.timing.read_bytes()
 
 
-def test_steady_queue_max_leaves_out_the_start_up() -> None:
+def test_queue_max_after_start_up_and_the_drops_beside_it() -> None:
     r = run()
     r.queues[0] = QueueLog("s->c")
     for t_ms, depth in ((50, 100), (300, 7), (600, 9), (950, 50)):
         r.queues[0].add(t_ms * MS, depth, 0)
+    r.queues[0].drops_overflow = 4
+    m = compute_metrics(r, scenario(startup_s=0.2))
+    assert m.values["queue_max_packets"] == 100
+    # From 200 ms to the end of the run: the 50 at 950 ms counts.
+    assert m.values["queue_max_after_startup_packets"] == 50
+    assert m.values["queue_drops"] == 4
+    assert m.detail["queues"]["s->c"]["drops_overflow"] == 4
+    # Without startup_s: the first `trim` (10 %) of the run.
     m = compute_metrics(r, scenario()).values
-    assert m["queue_max_packets"] == 100
-    # Steady window: 100-900 ms of the 992 ms active period, binned at 100 ms.
-    assert m["queue_max_steady_packets"] == 9
+    assert m["queue_max_after_startup_packets"] == 50
+    r.queues[0].t_ns[-1] = 90 * MS
+    assert compute_metrics(r, scenario()).values["queue_max_after_startup_packets"] == 9

@@ -12,7 +12,7 @@ import pytest
 
 from models.net.metrics import HEADLINE
 from models.net.records import FlowRecord, PacketLog, QueueLog, RunResult
-from models.net.report import verdict, write_report
+from models.net.report import claim_direction, none_verdict, verdict, write_report
 from models.net.scenario import Scenario, parse_scenario
 
 MS = 1_000_000
@@ -121,16 +121,18 @@ def test_sweep_claim_rows_per_variant_and_their_mean(tmp_path: Path) -> None:
     paths = write_report(scenario(claims=[RANGE_CLAIM]), sweep_runs(), tmp_path)
     claims = json.loads(paths.json.read_text())["claims"]
     # 30 vs 40 ms: -25 %; 10 vs 40 ms: -75 %; their mean -50 % sits on the range's edge.
-    assert [(c["variant"], c["measured"], c["verdict"]) for c in claims] == [
+    assert [(c["variant"], c["measured"], c["paper_verdict"]) for c in claims] == [
         ("10 Mbps", pytest.approx(-25.0), "within paper's range"),
         ("5Mbps", pytest.approx(-75.0), "beyond paper's range"),
         ("all", pytest.approx(-50.0), "within paper's range"),
     ]
+    # No `none` among the runs: no verdict may stand without saying so.
+    assert all(c["verdict"].endswith("; no none run to compare") for c in claims)
     md = paths.markdown.read_text()
     assert "# sweep" in md and "two schemes at two link rates" in md and "Seed 7" in md
     assert (
-        "| fct_mean_ms | pmqecn vs dcqcn | 5Mbps | -50 … -16.7 % | -75.0 % "
-        "| beyond paper's range |" in md
+        "| fct_mean_ms | pmqecn vs dcqcn | 5Mbps | -50 … -16.7 % | -75.0 % | — | — "
+        "| beyond paper's range; no none run to compare |" in md
     )
     assert "| fct_mean_ms | pmqecn vs dcqcn | all | -50 … -16.7 % | -50.0 % " in md
     assert "seed 001 Fig. 9" in md.split("## Against the paper")[1]
@@ -190,11 +192,51 @@ def test_mean_over_a_sweep_is_not_measured_when_a_variant_is_missing(tmp_path: P
     runs[3] = run("dcqcn", "5Mbps", None)  # no FCT for the baseline at 5 Mb/s
     paths = write_report(scenario(claims=[claim]), runs, tmp_path)
     claims = json.loads(paths.json.read_text())["claims"]
-    assert [(c["variant"], c["verdict"]) for c in claims] == [
+    assert [(c["variant"], c["paper_verdict"]) for c in claims] == [
         ("10 Mbps", "same direction, weaker"),
         ("5Mbps", "not measured"),
         ("all", "not measured"),
     ]
+
+
+def test_a_mechanism_equal_to_none_is_no_better_than_none(tmp_path: Path) -> None:
+    # pmqecn beats dcqcn by 25 % at 10 Mb/s, within the paper's range, but
+    # none (plain forwarding) does as well: within 5 % of none is no better.
+    runs = sweep_runs()
+    runs += [run("none", "10 Mbps", 31, wall_s=0.0), run("none", "5Mbps", 20, wall_s=0.0)]
+    s = scenario(claims=[RANGE_CLAIM], schemes={"pmqecn": {}, "dcqcn": {}, "none": {}})
+    paths = write_report(s, runs, tmp_path)
+    claims = json.loads(paths.json.read_text())["claims"]
+    got = [(c["variant"], c["paper_verdict"], c["none_verdict"], c["verdict"]) for c in claims]
+    assert got[0] == (
+        "10 Mbps",
+        "within paper's range",
+        "no better than none",
+        "no better than none (vs paper: within paper's range)",
+    )
+    assert claims[0]["ours_vs_none"] == pytest.approx(100 * (30 - 31) / 31)
+    assert claims[0]["baseline_vs_none"] == pytest.approx(100 * (40 - 31) / 31)
+    # At 5 Mb/s ours (10 ms) beats none (20 ms) by 50 %: the paper verdict stands.
+    assert got[1][2:] == ("better than none", "beyond paper's range")
+    md = paths.markdown.read_text()
+    assert "## Against none" in md
+    assert "| dcqcn | 10 Mbps |" in md.split("## Against none")[1]
+    assert "no better than none (vs paper" in md
+
+
+@pytest.mark.parametrize(
+    ("change", "paper", "expected"),
+    [
+        (-4.9, -56.0, "no better than none"),
+        (5.0, -56.0, "no better than none"),
+        (-5.1, -56.0, "better than none"),
+        (20.0, -56.0, "worse than none"),
+        (20.0, (5.0, 20.0), "better than none"),
+        (None, -56.0, "not measured against none"),
+    ],
+)
+def test_none_verdicts(change: float | None, paper: Any, expected: str) -> None:
+    assert none_verdict(change, claim_direction(paper)) == expected
 
 
 @pytest.mark.parametrize(
