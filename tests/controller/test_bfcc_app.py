@@ -347,3 +347,44 @@ def test_reaction_point_queues_get_strict_priority(app: BfccApp) -> None:
     assert isinstance(sw, ModelSwitch)
     # high_qid 2 is served strictly before low_qid 1 on reaction point port 3
     assert (sw.read_tm_priority(3, 2), sw.read_tm_priority(3, 1)) == (1, 0)
+
+
+@pytest.mark.parametrize("chip", ["tofino", "tofino2"])
+def test_paper_units_give_the_vectors_congestion_point(chip: str) -> None:
+    """congestion_point.yaml's monitor entry is what the controller writes for
+    the paper's 15 packets (of 80 B: one cell on either chip) and 80/150 ms at
+    10 Mb/s on a 10 Gb/s port, windows of 100, no refresh."""
+    from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
+
+    vfile = load_vector_file(DEFAULT_VECTOR_ROOT / "bfcc" / "congestion_point.yaml")
+    (entry,) = [e for e in vfile.setup.tables if e.table == n.CONGESTION_POINT]
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["chip"] = chip
+    raw["congestion_points"] = [{"port": 2, "rate_mbps": 10_000}]
+    raw["params"].update(
+        threshold_packets=15, packet_bytes=80, t_min_us=80_000, t_max_us=150_000,
+        window_packets=100, refresh_ns=0, expiry_ns=0,
+    )  # fmt: skip
+    a = BfccApp(FlakyModelSwitch("bfcc", chip), parse_config(raw))
+    a.push_all()
+    got = a.switch.read_entry(n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(2)})
+    assert got is not None
+    assert got.data == dict(entry.data)
+
+
+def test_saturated_thresholds_are_logged_and_shown(caplog: pytest.LogCaptureFixture) -> None:
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["congestion_points"] = [{"port": 2, "rate_mbps": 10}]  # the paper's own link rate
+    with caplog.at_level("WARNING", logger="tofcc.bfcc"):
+        a = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    assert "degrees 2 and 3 are never reported" in caplog.text
+    a.push_all()
+    (cp,) = section(a, CONGESTION_POINTS)
+    assert (cp["t_min_ns"], cp["t_max_ns"], cp["saturated"]) == (262143, 262143, "t_min, t_max")
+    # Thresholds the chip can measure at 10 Mb/s: written exactly, no report.
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="tofcc.bfcc"):
+        a.set_params({"t_min_us": 200, "t_max_us": 250})
+    (cp,) = section(a, CONGESTION_POINTS)
+    assert (cp["t_min_ns"], cp["t_max_ns"], cp["saturated"]) == (200_000, 250_000, "-")
+    assert "never reported" not in caplog.text
