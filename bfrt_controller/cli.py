@@ -28,7 +28,7 @@ from rich.table import Table
 from hw_profiles import load_profile
 
 from .bfcc import app as bfcc_app
-from .bfcc.config import PARAM_NAMES
+from .bfcc.config import PARAM_NAMES, check_param_name
 from .errors import ConfigError, ControllerError
 from .pmqecn import app as pmqecn_app
 from .programs import PROGRAMS, App, get_program
@@ -263,8 +263,7 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
         name, sep, value = pair.partition("=")
         if not sep:
             raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
-        if name not in PARAM_NAMES:
-            raise ConfigError(name, f"unknown parameter (known: {', '.join(PARAM_NAMES)})")
+        check_param_name(name)
         try:
             out[name] = int(value)
         except ValueError:
@@ -274,7 +273,7 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
 
 @cli.command(
     "set",
-    help="Set BFCC parameters, all or none: tofcc --program bfcc set t_min_ns=80000 rt1=9 "
+    help="Set BFCC parameters, all or none: tofcc --program bfcc set t_min_us=80000 rt1_packets=9 "
     f"(names: {', '.join(PARAM_NAMES)})",
 )
 @click.argument("pairs", nargs=-1, required=True)

@@ -46,7 +46,8 @@ def test_missing_dedup_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_congestion_at_the_threshold_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bfcc_model, "sat_sub_u32", lambda a, b: max(a - b + 1, 0))
+    # depth >= threshold instead of depth > threshold.
+    monkeypatch.setattr(bfcc_model, "margin_u32", lambda t, m: (t - m - 1) & bfcc_model.U32)
     with pytest.raises(VectorMismatch):
         _run("congestion_point.yaml", "depth_at_threshold_is_not_congestion")
 
@@ -55,7 +56,7 @@ def test_tie_to_the_higher_group_is_caught(monkeypatch: pytest.MonkeyPatch) -> N
     step = bfcc_model.Bfcc.congested_vq_step
 
     def higher_id_wins(self: bfcc_model.Bfcc, index: int, md: bfcc_model.EgMd) -> int:
-        # count ++ group instead of count ++ ~group.
+        # ~count ++ ~group instead of ~count ++ group.
         md.vq_key = (md.vq_key & 0xFF00) | (~md.vq_key & 0xFF)
         best = step(self, index, md)
         return (best & 0xFF00) | (~best & 0xFF)
@@ -68,7 +69,7 @@ def test_tie_to_the_higher_group_is_caught(monkeypatch: pytest.MonkeyPatch) -> N
 def test_fake_one_packet_late_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     def late(self: bfcc_model.Bfcc, index: int, md: bfcc_model.EgMd) -> int:
         sent = self.rr_count.read(index)
-        fake = 1 if sent > md.rate_threshold else 0
+        fake = 1 if sent > md.rate_threshold_packets else 0
         self.rr_count.write(index, 0 if fake else sent + 1)
         return fake
 

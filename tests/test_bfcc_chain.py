@@ -63,14 +63,19 @@ def _upstream_setup(expiry_ns: int) -> Setup:
                     "table": "SwitchIngress.reaction_point",
                     "key": {"ig_tm_md.ucast_egress_port": 3},
                     "action": "SwitchIngress.react",
-                    "data": {"high_qid": 2, "low_qid": 1, "bp_expiry_ns": expiry_ns},
+                    "data": {
+                        "high_qid": 2,
+                        "low_qid": 1,
+                        "bp_expiry_ns": expiry_ns,
+                        "named_group_only": 0,
+                    },
                 },
                 *(
                     {
                         "table": "SwitchEgress.rate_threshold",
                         "key": {"hdr.bfcc_bridged.bp_degree": degree},
                         "action": "SwitchEgress.set_rate_threshold",
-                        "data": {"packets": rt, "recirculation_session": 20},
+                        "data": {"rt_packets": rt, "recirculation_session": 20},
                     }
                     for degree, rt in ((1, 9), (2, 3), (3, 1))
                 ),
@@ -80,7 +85,7 @@ def _upstream_setup(expiry_ns: int) -> Setup:
     )
 
 
-def _downstream_setup(refresh_ns: int) -> Setup:
+def _downstream_setup(refresh_mask: int) -> Setup:
     return Setup.model_validate(
         {
             "tables": [
@@ -101,8 +106,8 @@ def _downstream_setup(refresh_ns: int) -> Setup:
                         "congestion_threshold_cells": 15,
                         "t_min_ns": 80000,
                         "t_max_ns": 150000,
-                        "window_pkts": 100,
-                        "refresh_ns": refresh_ns,
+                        "window_packets": 100,
+                        "refresh_mask": refresh_mask,
                     },
                 },
                 *(
@@ -124,10 +129,10 @@ def _downstream_setup(refresh_ns: int) -> Setup:
     )
 
 
-def make_chain(chip: str = "tofino", expiry_ns: int = 0, refresh_ns: int = 0) -> Chain:
+def make_chain(chip: str = "tofino", expiry_ns: int = 0, refresh_mask: int = 0) -> Chain:
     s1, s2 = Bfcc(load_profile(chip)), Bfcc(load_profile(chip))
     apply_setup(ModelTarget(s1), _upstream_setup(expiry_ns))
-    apply_setup(ModelTarget(s2), _downstream_setup(refresh_ns))
+    apply_setup(ModelTarget(s2), _downstream_setup(refresh_mask))
     return Chain({"s1": s1, "s2": s2}, [(("s1", 3), ("s2", 1))])
 
 
@@ -180,7 +185,7 @@ def fakes_on_link(chain: Chain) -> int:
 
 
 @pytest.mark.parametrize("chip", ["tofino", "tofino2"])
-def test_backpressure_slows_the_congested_group_only(chip: str) -> None:
+def test_backpressure_queues_the_named_group_low_and_cuts_the_port(chip: str) -> None:
     chain = make_chain(chip)
     s1, s2 = chain.switches["s1"], chain.switches["s2"]
     set_queue(chain, depth_cells=40, sojourn_ns=100000)  # moderate: RT 3
@@ -204,11 +209,14 @@ def test_backpressure_slows_the_congested_group_only(chip: str) -> None:
     # Still group 1 at degree 2: no repeated message.
     assert messages(chain) == [(2, 1, 2)]
 
+    # B keeps the high queue but shares the port's cut (Algorithms 1-2 flag
+    # every packet to the port): after A's last 3 real packets B's packet
+    # leaves as the fake and its real copy follows.
     out = chain.send("s1", 1, host_packet(2, 99))
     assert received(out) == [("10.0.1.2", 99, 62)]
-    # High queue: A's first packet (before any backpressure) and B's.
-    assert s1.counter("SwitchIngress.admitted_by_qid").read(2)[0] == 2
-    assert fakes_on_link(chain) == 9
+    # High queue: A's first packet (before any backpressure), B's, B's recirculated.
+    assert s1.counter("SwitchIngress.admitted_by_qid").read(2)[0] == 3
+    assert fakes_on_link(chain) == 10
 
 
 def test_degree_change_and_recovery_travel_upstream() -> None:
@@ -244,13 +252,14 @@ def test_dominant_group_is_the_one_named() -> None:
 
 
 def test_refresh_outlives_expiry_and_silence_expires() -> None:
-    chain = make_chain(expiry_ns=1_000_000, refresh_ns=400_000)
+    # Refresh epochs of 2^19 ns (524 us): clock bits 24..19.
+    chain = make_chain(expiry_ns=1_000_000, refresh_mask=0x1F80000)
     s1 = chain.switches["s1"]
     set_queue(chain, depth_cells=40, sojourn_ns=100000)
     for step in range(10):
         chain.now_ns = step * 300_000
         chain.send("s1", 1, host_packet(1, step))
-    # Repeated every >= 400 us, so S1 never went 1 ms without hearing it.
+    # Repeated once per 524 us epoch, so S1 never went 1 ms without hearing it.
     assert len(messages(chain)) >= 3
     assert s1.register("SwitchIngress.bp_state").read(3) == 0x0102
     # S2's messages stop (its upstream entries are gone, as if lost on the

@@ -135,3 +135,29 @@ def test_targets_without_the_optional_methods_refuse_clearly() -> None:
         run_vector(_NoClockTarget(model), vfile, vfile.vectors[0], hook)
     with pytest.raises(VectorMismatch, match="cannot name it"):
         apply_setup(_NoClockTarget(model), vfile.setup)
+
+
+def test_pair_registers_match_the_p4() -> None:
+    # The model packs a pair's members first-high; BF-Runtime names them.
+    from models.switch.p4_source import read_program
+    from models.switch.registry import make_model
+
+    profile = load_profile("tofino")
+    p4 = read_program(REPO / "tna/bfcc/bfcc.p4", profile)
+    model = make_model("bfcc", profile)
+    pairs = {n: r.members for n, r in model.p4.registers.items() if r.members}
+    assert pairs == p4.register_members
+    assert set(pairs) == {
+        "SwitchEgress.occupancy_window",
+        "SwitchEgress.vq_occupancy",
+        "SwitchEgress.congested_vq",
+    }
+    reg = model.p4.registers["SwitchEgress.occupancy_window"]
+    assert reg.split(0x00020001) == {"id": 2, "packets": 1}
+    assert reg.pack({"id": 2, "packets": 1}) == 0x00020001
+
+
+def test_refresh_epoch_bits_match_the_p4() -> None:
+    text = (REPO / "tna/bfcc/bfcc.p4").read_text()
+    hi = bfcc.BFCC_EPOCH_LOW_BIT + bfcc.BFCC_EPOCH_BITS - 1
+    assert f"bp_epoch_ns[{hi}:{bfcc.BFCC_EPOCH_LOW_BIT}] ++ eg_md.degree[1:0]" in text

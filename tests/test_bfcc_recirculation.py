@@ -16,7 +16,7 @@ from scapy.layers.l2 import Ether
 
 from hw_profiles import load_profile
 from models.switch.bfcc import DEFAULT_RATE_THRESHOLDS, ETHERTYPE_TOFCC_FAKE, Bfcc
-from models.switch.core import Output
+from models.switch.core import Match, Output
 from models.switch.target import ModelTarget
 from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
 from models.vectors.runner import apply_setup
@@ -30,9 +30,18 @@ SETUP = load_vector_file(DEFAULT_VECTOR_ROOT / "bfcc" / "reaction_point.yaml").s
 class CountingSwitch:
     """A BFCC model whose recirculation passes are counted."""
 
-    def __init__(self, chip: str, degree: int) -> None:
+    def __init__(self, chip: str, degree: int, named_group_only: int = 0) -> None:
         self.sw = Bfcc(load_profile(chip))
         apply_setup(ModelTarget(self.sw), SETUP)
+        if named_group_only:
+            rp = self.sw.table("SwitchIngress.reaction_point")
+            key = {"ig_tm_md.ucast_egress_port": Match(DOWNSTREAM_PORT)}
+            rp.delete(key)
+            rp.add(
+                key,
+                "SwitchIngress.react",
+                {"high_qid": 2, "low_qid": 1, "bp_expiry_ns": 0, "named_group_only": 1},
+            )
         self.recirculated: list[int] = []
         run = self.sw._run
 
@@ -89,11 +98,25 @@ def test_recirculated_share_of_the_groups_slots(chip: str, degree: int) -> None:
 
 
 @pytest.mark.parametrize("degree", [1, 2, 3])
-def test_recirculation_scales_with_the_groups_share_of_the_port(degree: int) -> None:
-    # Group 1 (flagged) and group 2 (not) alternate on the port: half the
-    # port's slots are group 1's, so recirculation is half of 1/(RT+1).
+def test_port_wide_recirculation_is_one_in_rt_plus_one_of_the_port(degree: int) -> None:
+    # Group 1 (named) and group 2 alternate on the port; both are flagged
+    # (the paper's port-wide state), so every port slot counts towards RT.
     rt = DEFAULT_RATE_THRESHOLDS[degree]
     sw = CountingSwitch("tofino", degree)
+    port_slots = 0
+    for _ in range(10 * (rt + 1)):
+        port_slots += len(sw.send(host=1)) + len(sw.send(host=2))
+    windows = len(sw.recirculated)
+    # Whole windows of RT real + 1 fake, plus at most one window in progress.
+    assert windows * (rt + 1) <= port_slots < (windows + 1) * (rt + 1)
+
+
+@pytest.mark.parametrize("degree", [1, 2, 3])
+def test_named_group_only_recirculation_scales_with_the_groups_share(degree: int) -> None:
+    # named_group_only: group 1 (flagged) and group 2 (not) alternate on the
+    # port: recirculation is group 1's share of 1/(RT+1).
+    rt = DEFAULT_RATE_THRESHOLDS[degree]
+    sw = CountingSwitch("tofino", degree, named_group_only=1)
     flagged_slots = 0
     port_slots = 0
     for _ in range(20 * rt + 1):

@@ -24,7 +24,6 @@ from ..common import (
     route_writes,
     trusted_port_writes,
 )
-from ..errors import ConfigError
 from ..switch import EntryWrite, MirrorSessionWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
@@ -33,9 +32,15 @@ from .config import (
     BfccConfig,
     Params,
     check_against,
+    check_param_name,
     check_params,
     param_warnings,
     recirculation_port,
+    refresh_mask,
+    refresh_period_ns,
+    saturation_reports,
+    sojourn_thresholds,
+    threshold_cells,
 )
 
 # tm.queue.sched_cfg max_priority of a reaction point's two queues.
@@ -60,11 +65,12 @@ class Change:
     why: str
 
 
-def _bp_key(key: int) -> tuple[int | None, int | None]:
-    """group ++ degree as (group, degree); (None, None) for 0, i.e. nothing/clear."""
+def _bp_key(key: int, degree_mask: int = 0xFF) -> tuple[int | None, int | None]:
+    """group ++ degree as (group, degree); (None, None) for 0, i.e. nothing/clear.
+    bp_last_sent keeps the refresh epoch above the degree's 2 bits."""
     if key == 0:
         return None, None
-    return key >> 8, key & 0xFF
+    return key >> 8, key & degree_mask
 
 
 class BfccApp(IntendedStateApp):
@@ -75,7 +81,10 @@ class BfccApp(IntendedStateApp):
         self.config = config
         self.params: Params = config.params
         self.recirculation_port = recirculation_port(config, switch.profile)
-        for w in param_warnings(self.params):
+        for w in [
+            *param_warnings(self.params),
+            *saturation_reports(config, self.params, switch.profile),
+        ]:
             log.warning("params: %s", w)
 
     # ---- intended state --------------------------------------------
@@ -89,7 +98,12 @@ class BfccApp(IntendedStateApp):
                     n.REACTION_POINT,
                     {n.K_UCAST_EGRESS_PORT: Match(rp.port)},
                     n.REACT,
-                    {"high_qid": rp.high_qid, "low_qid": rp.low_qid, "bp_expiry_ns": p.expiry_ns},
+                    {
+                        "high_qid": rp.high_qid,
+                        "low_qid": rp.low_qid,
+                        "bp_expiry_ns": p.expiry_ns,
+                        "named_group_only": p.named_group_only,
+                    },
                 )
             )
         # Without reaction points no packet is ever flagged: RT would be dead state.
@@ -101,10 +115,12 @@ class BfccApp(IntendedStateApp):
                         n.RATE_THRESHOLD,
                         {n.K_BP_DEGREE: Match(degree)},
                         n.SET_RATE_THRESHOLD,
-                        {"packets": rt, "recirculation_session": cfg.recirculation_session},
+                        {"rt_packets": rt, "recirculation_session": cfg.recirculation_session},
                     )
                 )
+        profile = self.switch.profile
         for cp_id, cp in enumerate(cfg.congestion_points):
+            t = sojourn_thresholds(p, cp.rate_mbps, profile)
             writes.append(
                 EntryWrite(
                     n.CONGESTION_POINT,
@@ -112,11 +128,11 @@ class BfccApp(IntendedStateApp):
                     n.MONITOR,
                     {
                         "cp_id": cp_id,
-                        "congestion_threshold_cells": p.threshold_cells,
-                        "t_min_ns": p.t_min_ns,
-                        "t_max_ns": p.t_max_ns,
-                        "window_pkts": p.window_pkts,
-                        "refresh_ns": p.refresh_ns,
+                        "congestion_threshold_cells": threshold_cells(p, profile),
+                        "t_min_ns": t.written_t_min_ns,
+                        "t_max_ns": t.written_t_max_ns,
+                        "window_packets": p.window_packets,
+                        "refresh_mask": refresh_mask(p),
                     },
                 )
             )
@@ -177,8 +193,7 @@ class BfccApp(IntendedStateApp):
         """Validate every value first, then write every entry that carries a
         tunable as one batch; keep the old values if the switch refuses it."""
         for name in changes:
-            if name not in PARAM_NAMES:
-                raise ConfigError(name, f"unknown parameter (known: {', '.join(PARAM_NAMES)})")
+            check_param_name(name)
         new = parse_model(Params, {**self.params.model_dump(), **changes})
         check_params(new, self.profile, changed=changes)
         old = self.params
@@ -189,7 +204,7 @@ class BfccApp(IntendedStateApp):
         ]
         if not diff:
             return []
-        for w in param_warnings(new):
+        for w in [*param_warnings(new), *saturation_reports(self.config, new, self.profile)]:
             log.warning("params: %s", w)
         # Same config, so both lists hold the same entries in the same order:
         # write only those whose data changes.
@@ -216,21 +231,27 @@ class BfccApp(IntendedStateApp):
 
     def _congestion_point_rows(self) -> list[dict[str, object]]:
         rows: list[dict[str, object]] = []
+        p = self.params
         for cp_id, cp in enumerate(self.config.congestion_points):
             e = self.switch.read_entry(n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(cp.port)})
             d = e.data if e else {}
             # Only meaningful when the entry is there: cp_id indexes the registers.
-            group, degree = _bp_key(self.switch.read_register(n.BP_LAST_SENT, cp_id))
+            group, degree = _bp_key(self.switch.read_register(n.BP_LAST_SENT, cp_id), 0x3)
+            t = sojourn_thresholds(p, cp.rate_mbps, self.switch.profile)
             rows.append(
                 {
                     "section": CONGESTION_POINTS,
                     "port": cp.port,
                     "cp_id": d.get("cp_id"),
+                    "rate_mbps": cp.rate_mbps or p.reference_rate_mbps,
+                    "threshold_packets": p.threshold_packets,
                     "threshold_cells": d.get("congestion_threshold_cells"),
                     "t_min_ns": d.get("t_min_ns"),
                     "t_max_ns": d.get("t_max_ns"),
-                    "window_pkts": d.get("window_pkts"),
-                    "refresh_ns": d.get("refresh_ns"),
+                    # Derived thresholds the chip cannot measure: shown, not hidden.
+                    "saturated": ", ".join(t.saturated) or "-",
+                    "window_packets": d.get("window_packets"),
+                    "refresh_ns": refresh_period_ns(p) if d.get("refresh_mask") else 0,
                     "signalled_group": group,
                     "signalled_degree": degree,
                 }
@@ -250,6 +271,7 @@ class BfccApp(IntendedStateApp):
                     "high_qid": d.get("high_qid"),
                     "low_qid": d.get("low_qid"),
                     "expiry_ns": d.get("bp_expiry_ns"),
+                    "named_group_only": d.get("named_group_only"),
                     "slowed_group": group,
                     "slowed_degree": degree,
                     "recorded_ns": self.switch.read_register(n.BP_RECORDED_NS, rp.port),
@@ -274,7 +296,7 @@ class BfccApp(IntendedStateApp):
                 {
                     "section": RATE_THRESHOLDS,
                     "degree": degree,
-                    "rt": e.data["packets"] if e else None,
+                    "rt_packets": e.data["rt_packets"] if e else None,
                     "recirculation_session": e.data["recirculation_session"] if e else None,
                     # Mirror sessions are not read back through Switch: the profile's port.
                     "recirculation_port": self.recirculation_port,

@@ -3,16 +3,20 @@
 Structure and types are checked by pydantic; consistency (references between
 sections, repeats) and chip limits (ports, queue ids, mirror session ids,
 queue-depth and sojourn widths) by `check_against`. Every error names its
-field (groups[1].upstream_port, params.t_max_ns) and nothing is written when
+field (groups[1].upstream_port, params.t_max_us) and nothing is written when
 any field is wrong.
 
 `params` holds what `tofcc --program bfcc set NAME=VALUE` changes at run time;
-they apply to every congestion point and reaction point of the switch.
+they apply to every congestion point and reaction point of the switch. They
+are in the paper's units (packets, microseconds at the paper's link rate);
+the app converts them to the chip's (cells, ns at each port's rate), and a
+name in the chip's units is refused with the one to use.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -24,6 +28,8 @@ from models.switch.bfcc import (
     BFCC_DEGREE_MILD,
     BFCC_DEGREE_MODERATE,
     BFCC_DEGREE_SEVERE,
+    BFCC_EPOCH_BITS,
+    BFCC_EPOCH_LOW_BIT,
     DEFAULT_RATE_THRESHOLDS,
 )
 
@@ -33,9 +39,30 @@ from ..validation import load_yaml, parse_model
 
 U8_MAX = 0xFF
 U32_MAX = 0xFFFFFFFF
-# bp_refresh_check treats now - at below 2^31 as due, so a longer refresh
-# would look due at once.
-REFRESH_LIMIT_NS = 1 << 31
+# The P4 tests `threshold - measure` by its bit 31: both must stay below 2^31.
+SIGN_LIMIT = (1 << 31) - 1
+# The refresh epoch is bits 24..19 of the ns clock (bfcc.p4 monitor).
+REFRESH_MIN_LOG2 = BFCC_EPOCH_LOW_BIT
+REFRESH_MAX_LOG2 = BFCC_EPOCH_LOW_BIT + BFCC_EPOCH_BITS - 1
+# Seed 001 sections 3.1 and 5: 10 Mb/s links (7-10 Mb/s measured).
+PAPER_RATE_MBPS = 10
+MIN_FRAME_BYTES = 64
+MAX_FRAME_BYTES = 16384
+# Names in another unit than the one BFCC is configured in, and why.
+WRONG_UNIT = {
+    "threshold_cells": "threshold_packets",
+    "threshold": "threshold_packets",
+    "t_min_ns": "t_min_us",
+    "t_max_ns": "t_max_us",
+    "t_min_ms": "t_min_us",
+    "t_max_ms": "t_max_us",
+    "t_min": "t_min_us",
+    "t_max": "t_max_us",
+    "window_pkts": "window_packets",
+    "rt1": "rt1_packets",
+    "rt2": "rt2_packets",
+    "rt3": "rt3_packets",
+}
 MAX_GROUP = 0xFF  # class_id_t is 8 bits; 0 means "no group"
 
 
@@ -61,9 +88,13 @@ class UpstreamPort(Strict):
 
 
 class CongestionPoint(Strict):
-    """A monitored egress port; its cp_id is its position in the list."""
+    """A monitored egress port; its cp_id is its position in the list.
+    `rate_mbps` is the port's speed: the paper's T_min/T_max (set for
+    `params.reference_rate_mbps` links) are scaled to it (None: the
+    reference rate, i.e. the paper's values as they are)."""
 
     port: PortNumber
+    rate_mbps: Annotated[int, Field(ge=1)] | None = None
 
 
 class ReactionPoint(Strict):
@@ -76,28 +107,43 @@ class ReactionPoint(Strict):
 
 
 class Params(Strict):
-    """Run-time tunables (`tofcc --program bfcc set NAME=VALUE`)."""
+    """Run-time tunables (`tofcc --program bfcc set NAME=VALUE`), in the
+    paper's units; the controller converts them to the chip's."""
 
-    # CONGESTION_THRESHOLD: a queue deeper than this is congested.
-    threshold_cells: Annotated[int, Field(ge=0, le=U32_MAX)]
-    # Sojourn <= t_min_ns: mild; <= t_max_ns: moderate; above: severe.
-    t_min_ns: Annotated[int, Field(ge=0, le=U32_MAX)]
-    t_max_ns: Annotated[int, Field(ge=0, le=U32_MAX)]
-    window_pkts: Annotated[int, Field(ge=1, le=U8_MAX)] = 100
-    # 0: an unchanged message is never repeated.
-    refresh_ns: Annotated[int, Field(ge=0, lt=REFRESH_LIMIT_NS)] = 0
+    # CONGESTION_THRESHOLD (paper 3.2.1/5.1.1: 15 packets): a queue holding
+    # more than this many packets is congested. The chip counts cells, so
+    # the P4 threshold is threshold_packets x cells of one packet_bytes frame.
+    threshold_packets: Annotated[int, Field(ge=1, le=U32_MAX)]
+    packet_bytes: Annotated[int, Field(ge=MIN_FRAME_BYTES, le=MAX_FRAME_BYTES)] = 1500
+    # The paper's T_min/T_max (deq_timedelta in BMv2's microseconds: 80,000
+    # and 150,000) on reference_rate_mbps links. A port of another speed
+    # gets the time the same queued bytes take to drain at its rate.
+    t_min_us: Annotated[int, Field(ge=0, le=U32_MAX)]
+    t_max_us: Annotated[int, Field(ge=0, le=U32_MAX)]
+    reference_rate_mbps: Annotated[int, Field(ge=1)] = PAPER_RATE_MBPS
+    window_packets: Annotated[int, Field(ge=1, le=U8_MAX)] = 100
+    # 0: an unchanged message is never repeated; else repeated every
+    # refresh period: the largest power of two <= refresh_ns, 2^19..2^24 ns.
+    refresh_ns: Annotated[int, Field(ge=0, le=U32_MAX)] = 0
     # Real packets per fake for degree 1, 2, 3 (paper: 9, 3, 1).
-    rt1: Annotated[int, Field(ge=1, le=U8_MAX)] = DEFAULT_RATE_THRESHOLDS[BFCC_DEGREE_MILD]
-    rt2: Annotated[int, Field(ge=1, le=U8_MAX)] = DEFAULT_RATE_THRESHOLDS[BFCC_DEGREE_MODERATE]
-    rt3: Annotated[int, Field(ge=1, le=U8_MAX)] = DEFAULT_RATE_THRESHOLDS[BFCC_DEGREE_SEVERE]
+    rt1_packets: Annotated[int, Field(ge=1, le=U8_MAX)] = DEFAULT_RATE_THRESHOLDS[BFCC_DEGREE_MILD]
+    rt2_packets: Annotated[int, Field(ge=1, le=U8_MAX)] = DEFAULT_RATE_THRESHOLDS[
+        BFCC_DEGREE_MODERATE
+    ]
+    rt3_packets: Annotated[int, Field(ge=1, le=U8_MAX)] = DEFAULT_RATE_THRESHOLDS[
+        BFCC_DEGREE_SEVERE
+    ]
     # 0: backpressure holds until cleared.
     expiry_ns: Annotated[int, Field(ge=0, le=U32_MAX)] = 0
+    # 0 (the paper): while backpressure is active every packet to the port
+    # is flagged and cut by fakes; 1: only the named group's packets.
+    named_group_only: Annotated[int, Field(ge=0, le=1)] = 0
 
     def rate_thresholds(self) -> dict[int, int]:
         return {
-            BFCC_DEGREE_MILD: self.rt1,
-            BFCC_DEGREE_MODERATE: self.rt2,
-            BFCC_DEGREE_SEVERE: self.rt3,
+            BFCC_DEGREE_MILD: self.rt1_packets,
+            BFCC_DEGREE_MODERATE: self.rt2_packets,
+            BFCC_DEGREE_SEVERE: self.rt3_packets,
         }
 
 
@@ -143,51 +189,163 @@ def _no_repeats(field: str, values: Iterable[object], what: str = "") -> None:
         seen[v] = i
 
 
+UNIT_WHY = {
+    "threshold_packets": "the paper's CONGESTION_THRESHOLD counts packets; the controller "
+    "converts it to cells with packet_bytes and the chip's cell size",
+    "t_min_us": "the paper's T_min/T_max are microseconds of deq_timedelta; the controller "
+    "converts them to each port's ns",
+    "t_max_us": "the paper's T_min/T_max are microseconds of deq_timedelta; the controller "
+    "converts them to each port's ns",
+    "window_packets": "a window counts congested departures",
+    "rt1_packets": "RT counts real packets per fake",
+    "rt2_packets": "RT counts real packets per fake",
+    "rt3_packets": "RT counts real packets per fake",
+}
+
+
+def check_param_name(name: str, prefix: str = "") -> None:
+    """Refuse a parameter BFCC does not have, naming the one in the right
+    unit when the name is a known one in another unit."""
+    if name in PARAM_NAMES:
+        return
+    if name in WRONG_UNIT:
+        right = WRONG_UNIT[name]
+        raise ConfigError(f"{prefix}{name}", f"wrong unit: set {right} instead ({UNIT_WHY[right]})")
+    raise ConfigError(f"{prefix}{name}", f"unknown parameter (known: {', '.join(PARAM_NAMES)})")
+
+
+def cells_per_packet(p: Params, profile: HwProfile) -> int:
+    return -(-p.packet_bytes // profile.cell_bytes)
+
+
+def threshold_cells(p: Params, profile: HwProfile) -> int:
+    """The P4's congestion_threshold_cells: depth > it <=> more than
+    threshold_packets packets of packet_bytes are queued."""
+    return p.threshold_packets * cells_per_packet(p, profile)
+
+
+def sojourn_limit_ns(profile: HwProfile) -> int:
+    """The largest sojourn threshold the data plane can act on: deq_timedelta
+    saturates there (Tofino: 18 bits), and the P4 tests differences by bit 31."""
+    return min(profile.max_timedelta_ns, SIGN_LIMIT)
+
+
+@dataclass(frozen=True)
+class SojournThresholds:
+    """T_min/T_max of one port in ns: derived (exact) and written (at most
+    the chip's limit). A saturated threshold is never exceeded."""
+
+    t_min_ns: int
+    t_max_ns: int
+    written_t_min_ns: int
+    written_t_max_ns: int
+
+    @property
+    def saturated(self) -> tuple[str, ...]:
+        return tuple(
+            name
+            for name, exact, written in (
+                ("t_min", self.t_min_ns, self.written_t_min_ns),
+                ("t_max", self.t_max_ns, self.written_t_max_ns),
+            )
+            if exact > written
+        )
+
+
+def sojourn_thresholds(p: Params, rate_mbps: int | None, profile: HwProfile) -> SojournThresholds:
+    """The paper's T_min/T_max carried to a port of `rate_mbps`: the time the
+    same queued bytes take to drain, t x reference_rate / rate (floor), in ns."""
+    rate = rate_mbps or p.reference_rate_mbps
+    limit = sojourn_limit_ns(profile)
+    t_min = p.t_min_us * 1000 * p.reference_rate_mbps // rate
+    t_max = p.t_max_us * 1000 * p.reference_rate_mbps // rate
+    return SojournThresholds(t_min, t_max, min(t_min, limit), min(t_max, limit))
+
+
+def refresh_period_ns(p: Params) -> int:
+    """The refresh the data plane does: the largest power of two <= refresh_ns
+    within 2^19..2^24 ns (0: none). Rounding down repeats no later than asked."""
+    if p.refresh_ns == 0:
+        return 0
+    return 1 << min(p.refresh_ns.bit_length() - 1, REFRESH_MAX_LOG2)
+
+
+def refresh_mask(p: Params) -> int:
+    """monitor's refresh_mask: the clock bits above the period, up to bit 24."""
+    period = refresh_period_ns(p)
+    if period == 0:
+        return 0
+    return ((1 << (REFRESH_MAX_LOG2 + 1)) - 1) & ~(period - 1)
+
+
 def check_params(
     p: Params, profile: HwProfile, prefix: str = "", changed: Iterable[str] = ()
 ) -> None:
     """Limits of the tunables that pydantic cannot see: relations between them
     and the chip's field widths. `changed` picks which of two related fields
     an error names (the one the operator just set)."""
-    if p.t_min_ns >= p.t_max_ns:
-        field = "t_max_ns" if "t_max_ns" in changed and "t_min_ns" not in changed else "t_min_ns"
+    if p.t_min_us >= p.t_max_us:
+        field = "t_max_us" if "t_max_us" in changed and "t_min_us" not in changed else "t_min_us"
         raise ConfigError(
             f"{prefix}{field}",
-            f"t_min_ns ({p.t_min_ns}) must be below t_max_ns ({p.t_max_ns}), "
+            f"t_min_us ({p.t_min_us}) must be below t_max_us ({p.t_max_us}), "
             "else degree 2 (moderate) is unreachable",
         )
-    if p.threshold_cells >= profile.max_qdepth_cells:
+    cells = threshold_cells(p, profile)
+    reach = min(profile.max_qdepth_cells, profile.buffer_cells)
+    if cells >= reach:
         raise ConfigError(
-            f"{prefix}threshold_cells",
-            f"{p.threshold_cells} cells can never be exceeded: {profile.chip} reports queue "
-            f"depth in {profile.enq_qdepth_bits} bits (max {profile.max_qdepth_cells})",
+            f"{prefix}threshold_packets",
+            f"{p.threshold_packets} packets of {p.packet_bytes} B are {cells} cells, which "
+            f"{profile.chip}'s queue depth can never exceed (buffer {profile.buffer_cells} "
+            f"cells, enq_qdepth {profile.enq_qdepth_bits} bits): is it in packets?",
         )
-    # Severe needs sojourn > t_max_ns; the TM's deq_timedelta saturates.
-    if p.t_max_ns >= profile.max_timedelta_ns:
+    if 0 < p.refresh_ns < 1 << REFRESH_MIN_LOG2:
         raise ConfigError(
-            f"{prefix}t_max_ns",
-            f"{p.t_max_ns} ns makes degree 3 (severe) unreachable: {profile.chip} reports "
-            f"sojourn in {profile.deq_timedelta_bits} bits (max {profile.max_timedelta_ns} ns)",
+            f"{prefix}refresh_ns",
+            f"{p.refresh_ns} ns is below the shortest refresh period, 2^{REFRESH_MIN_LOG2} = "
+            f"{1 << REFRESH_MIN_LOG2} ns (0 turns refresh off)",
         )
 
 
 def param_warnings(p: Params) -> list[str]:
     """Legal but probably unintended settings (logged, not refused)."""
     out = []
-    if not p.rt1 >= p.rt2 >= p.rt3:
+    if not p.rt1_packets >= p.rt2_packets >= p.rt3_packets:
         out.append(
-            f"rt1 >= rt2 >= rt3 expected (a worse degree slows more), got {p.rt1}/{p.rt2}/{p.rt3}"
+            "rt1_packets >= rt2_packets >= rt3_packets expected (a worse degree slows more), "
+            f"got {p.rt1_packets}/{p.rt2_packets}/{p.rt3_packets}"
         )
-    if p.expiry_ns and p.refresh_ns == 0:
+    refresh = refresh_period_ns(p)
+    if p.expiry_ns and refresh == 0:
         out.append(
             "expiry_ns is set but refresh_ns is 0: during a long, stable congestion the "
             "upstream's backpressure expires and is never renewed"
         )
-    elif p.expiry_ns and p.refresh_ns >= p.expiry_ns:
+    elif p.expiry_ns and refresh >= p.expiry_ns:
         out.append(
-            f"refresh_ns ({p.refresh_ns}) should be below expiry_ns ({p.expiry_ns}), "
-            "else backpressure expires before it is renewed"
+            f"the refresh period ({refresh} ns from refresh_ns {p.refresh_ns}) should be below "
+            f"expiry_ns ({p.expiry_ns}), else backpressure expires before it is renewed"
         )
+    return out
+
+
+def saturation_reports(cfg: BfccConfig, p: Params, profile: HwProfile) -> list[str]:
+    """Congestion points whose derived T_min/T_max the chip cannot measure:
+    written as the chip's limit, so the degrees above it never occur."""
+    out = []
+    limit = sojourn_limit_ns(profile)
+    for i, cp in enumerate(cfg.congestion_points):
+        t = sojourn_thresholds(p, cp.rate_mbps, profile)
+        if t.saturated:
+            lost = "degrees 2 and 3 are" if "t_min" in t.saturated else "degree 3 is"
+            out.append(
+                f"congestion_points[{i}] (port {cp.port}, "
+                f"{cp.rate_mbps or p.reference_rate_mbps} Mb/s): T_min {t.t_min_ns} ns, "
+                f"T_max {t.t_max_ns} ns exceed what {profile.chip} measures ({limit} ns, "
+                f"deq_timedelta {profile.deq_timedelta_bits} bits): written as {limit} ns, "
+                f"so {lost} never reported"
+            )
     return out
 
 
@@ -303,6 +461,11 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> BfccConfig:
+    if isinstance(raw, dict) and isinstance(raw.get("params"), dict):
+        prefix = f"{source}: params." if source else "params."
+        for name in raw["params"]:
+            if name in WRONG_UNIT:
+                check_param_name(name, prefix)
     cfg = parse_model(BfccConfig, raw, source)
     check_against(cfg, load_profile(cfg.chip))
     return cfg

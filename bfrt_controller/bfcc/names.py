@@ -43,13 +43,11 @@ CONGESTION_POINT = f"{EG}.congestion_point"
 MONITOR = f"{EG}.monitor"
 BP_UPSTREAM = f"{EG}.bp_upstream"
 TO_UPSTREAM = f"{EG}.to_upstream"
-OCCUPANCY_WINDOW_PKTS = f"{EG}.occupancy_window_pkts"
+# Pairs (two 16-bit halves updated by one RegisterAction).
 OCCUPANCY_WINDOW = f"{EG}.occupancy_window"
-VQ_WINDOW = f"{EG}.vq_window"
-VQ_DEPARTURES = f"{EG}.vq_departures"
+VQ_OCCUPANCY = f"{EG}.vq_occupancy"
 CONGESTED_VQ = f"{EG}.congested_vq"
 BP_LAST_SENT = f"{EG}.bp_last_sent"
-BP_REFRESH_AT_NS = f"{EG}.bp_refresh_at_ns"
 
 # Key fields.
 K_SRC_ADDR = "hdr.ipv4.src_addr"
@@ -75,13 +73,10 @@ ALL_REGISTERS = (
     BP_STATE,
     BP_RECORDED_NS,
     RR_COUNT,
-    OCCUPANCY_WINDOW_PKTS,
     OCCUPANCY_WINDOW,
-    VQ_WINDOW,
-    VQ_DEPARTURES,
+    VQ_OCCUPANCY,
     CONGESTED_VQ,
     BP_LAST_SENT,
-    BP_REFRESH_AT_NS,
 )
 ALL_COUNTERS = (
     UNTRUSTED_FEEDBACK_DROPS,

@@ -225,11 +225,15 @@ class Pmqecn(Strict):
 
 
 class Bfcc(Strict):
-    # Seed 001 §5.1.1: threshold 15, T_min = 80,000 and T_max = 150,000 (ns).
+    # Seed 001 §5.1.1: threshold 15 packets, T_min = 80,000 and T_max =
+    # 150,000 us of deq_timedelta on its 10 Mb/s links; the controller scales
+    # T to each port's rate (same queued bytes) and reports what the chip
+    # cannot measure.
     threshold_packets: Annotated[int, Field(ge=1)] = 15
-    t_min_ns: Annotated[int, Field(ge=0)] = 80_000
-    t_max_ns: Annotated[int, Field(ge=1)] = 150_000
-    window_pkts: Annotated[int, Field(ge=1, le=255)] = 100
+    t_min_us: Annotated[int, Field(ge=0)] = 80_000
+    t_max_us: Annotated[int, Field(ge=1)] = 150_000
+    reference_rate_mbps: Annotated[int, Field(ge=1)] = 10
+    window_packets: Annotated[int, Field(ge=1, le=255)] = 100
     refresh_ns: Annotated[int, Field(ge=0)] = 1_000_000
     expiry_ns: Annotated[int, Field(ge=0)] = 5_000_000
 

@@ -16,6 +16,7 @@ from typing import Any
 from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.bfcc.app import BfccApp
 from bfrt_controller.bfcc.config import parse_config as parse_bfcc
+from bfrt_controller.bfcc.config import saturation_reports
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config as parse_pmqecn
 from hw_profiles import HwProfile
@@ -208,21 +209,33 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
             }
             for q in used_up
         ],
-        "congestion_points": [{"port": q} for q in sorted(topo.ports[switch])][:16],
+        "congestion_points": [
+            {
+                "port": q,
+                "rate_mbps": max(
+                    1, int(topo.link_between(switch, topo.ports[switch][q]).rate_bps // 1e6)
+                ),
+            }
+            for q in sorted(topo.ports[switch])
+        ][:16],
         "reaction_points": [
             {"port": q, "high_qid": BFCC_HIGH_QID, "low_qid": BFCC_LOW_QID} for q in up_ports
         ],
         "recirculation_session": RECIRCULATION_SESSION if up_ports else None,
         "params": {
-            "threshold_cells": cells(p.threshold_packets, pkt, profile),
-            "t_min_ns": p.t_min_ns,
-            "t_max_ns": p.t_max_ns,
-            "window_pkts": p.window_pkts,
+            "threshold_packets": p.threshold_packets,
+            "packet_bytes": pkt + frames.ETH.size,
+            "t_min_us": p.t_min_us,
+            "t_max_us": p.t_max_us,
+            "reference_rate_mbps": p.reference_rate_mbps,
+            "window_packets": p.window_packets,
             "refresh_ns": p.refresh_ns,
             "expiry_ns": p.expiry_ns,
         },
     }
     cfg = parse_bfcc(raw, f"{s.name}:{switch}")
+    for report in saturation_reports(cfg, cfg.params, profile):
+        log.warning("%s:%s: %s", s.name, switch, report)
     sw = ModelSwitch("bfcc", profile)
     BfccApp(sw, cfg).push_all()
     kinds = {q: "backpressure" for q in used_up}

@@ -58,6 +58,11 @@ BFCC_DEGREE_MILD = 1
 BFCC_DEGREE_MODERATE = 2
 BFCC_DEGREE_SEVERE = 3
 BFCC_WINDOW_CLOSED = 0xFF
+BFCC_KEY_FIRST_COUNT = 0xFE
+BFCC_KEY_ONE_COUNT = 0x100
+# Bits of the ns clock that make the refresh epoch (monitor's refresh_mask).
+BFCC_EPOCH_LOW_BIT = 19
+BFCC_EPOCH_BITS = 6
 
 # RT per degree the controller installs unless told otherwise (paper 4.2.2:
 # 9, 3, 1 real packets per fake, i.e. rates 9/10, 3/4, 1/2).
@@ -71,9 +76,7 @@ def sat_sub_u32(a: int, b: int) -> int:
     return max(a - b, 0)
 
 
-def sat_add_u8(a: int, b: int) -> int:
-    """`|+|` on bit<8>."""
-    return min(a + b, 0xFF)
+U16 = 0xFFFF
 
 
 @dataclass
@@ -113,43 +116,39 @@ class IgMd:
     bp_key: int = 0
     high_qid: int = 0
     low_qid: int = 0
-    bp_expiry_ns: int = 0
+    named_group_only: int = 0
+    bp_alive_max_ns: int = 0
     bp_age_ns: int = 0
-    bp_life_left_ns: int = 0
-    bp_expired: int = 0
+    bp_overage_ns: int = 0
 
 
 @dataclass
 class EgMd:
     parsed: ParsedMd = field(default_factory=ParsedMd)
     queue: QueueMd = field(default_factory=QueueMd)
-    now_ns: int = 0
-    rate_threshold: int = 0
+    rate_threshold_packets: int = 0
     recirculation_session: int = 0
     make_fake: int = 0
     cp_id: int = 0
     congestion_threshold_cells: int = 0
     t_min_ns: int = 0
     t_max_ns: int = 0
-    window_pkts: int = 0
-    refresh_ns: int = 0
-    depth_over_cells: int = 0
-    sojourn_over_min_ns: int = 0
-    sojourn_over_max_ns: int = 0
+    window_packets: int = 0
+    bp_epoch_ns: int = 0
+    depth_margin_cells: int = 0
+    t_min_margin_ns: int = 0
+    t_max_margin_ns: int = 0
     degree: int = 0
-    new_window: int = 0
     window_id: int = 0
     vq_index: int = 0
-    vq_same_window: int = 0
-    vq_count: int = 0
+    vq_first_key: int = 0
     vq_key: int = 0
-    max_key: int = 0
+    best_key: int = 0
+    bp_tag: int = 0
     bp_report: int = 0
     bp_group: int = 0
     bp_key: int = 0
-    bp_last_key: int = 0
-    refresh_at_ns: int = 0
-    bp_send: int = 0
+    bp_prev_key: int = 0
     bp_msg_type: int = 0
     bp_degree: int = 0
     mirror_session: int = 0
@@ -157,6 +156,16 @@ class EgMd:
     mirror_type: int = 0  # eg_dprsr_md.mirror_type
     bp_src_mac: int = 0
     bp_dst_mac: int = 0
+
+
+def margin_u32(threshold: int, measure: int) -> int:
+    """`threshold - measure` on bit<32>, as classify() computes it."""
+    return (threshold - measure) & U32
+
+
+def bit31(value: int) -> int:
+    """`value[31:31]`: set when a 32-bit `threshold - measure` went below 0."""
+    return (value >> 31) & 1
 
 
 def egress_parser(pkt: Cursor, hdr: BfccHeaders, parsed: ParsedMd) -> None:
@@ -207,7 +216,13 @@ class Bfcc(TnaProgram):
             )
         )
         self.react = Action(
-            f"{ig}.react", (("high_qid", qid_bits), ("low_qid", qid_bits), ("bp_expiry_ns", 32))
+            f"{ig}.react",
+            (
+                ("high_qid", qid_bits),
+                ("low_qid", qid_bits),
+                ("bp_expiry_ns", 32),
+                ("named_group_only", 1),
+            ),
         )
         self.reaction_point = p4.table(
             Table(
@@ -228,7 +243,8 @@ class Bfcc(TnaProgram):
         self.fakes_sent = p4.counter(Counter(f"{eg}.fakes_sent", BFCC_PORTS, "packets"))
         self.rr_count = p4.register(Register(f"{eg}.rr_count", 8, BFCC_PORTS))
         self.set_rate_threshold = Action(
-            f"{eg}.set_rate_threshold", (("packets", 8), ("recirculation_session", mirror_id_bits))
+            f"{eg}.set_rate_threshold",
+            (("rt_packets", 8), ("recirculation_session", mirror_id_bits)),
         )
         self.rate_threshold = p4.table(
             Table(
@@ -240,13 +256,17 @@ class Bfcc(TnaProgram):
             )
         )
         cps = BFCC_CONGESTION_POINTS
-        self.occupancy_window_pkts = p4.register(Register(f"{eg}.occupancy_window_pkts", 8, cps))
-        self.occupancy_window = p4.register(Register(f"{eg}.occupancy_window", 16, cps))
-        self.vq_window = p4.register(Register(f"{eg}.vq_window", 16, BFCC_VQ_SLOTS))
-        self.vq_departures = p4.register(Register(f"{eg}.vq_departures", 8, BFCC_VQ_SLOTS))
-        self.congested_vq = p4.register(Register(f"{eg}.congested_vq", 16, cps))
+        # Pairs: bfcc_window_t {id, packets}, bfcc_tagged_key_t {window_id, key}.
+        self.occupancy_window = p4.register(
+            Register(f"{eg}.occupancy_window", 32, cps, members=("id", "packets"))
+        )
+        self.vq_occupancy = p4.register(
+            Register(f"{eg}.vq_occupancy", 32, BFCC_VQ_SLOTS, members=("window_id", "key"))
+        )
+        self.congested_vq = p4.register(
+            Register(f"{eg}.congested_vq", 32, cps, members=("window_id", "key"))
+        )
         self.bp_last_sent = p4.register(Register(f"{eg}.bp_last_sent", 16, cps))
-        self.bp_refresh_at_ns = p4.register(Register(f"{eg}.bp_refresh_at_ns", 32, cps))
         self.monitor = Action(
             f"{eg}.monitor",
             (
@@ -254,8 +274,8 @@ class Bfcc(TnaProgram):
                 ("congestion_threshold_cells", 32),
                 ("t_min_ns", 32),
                 ("t_max_ns", 32),
-                ("window_pkts", 8),
-                ("refresh_ns", 32),
+                ("window_packets", 16),
+                ("refresh_mask", 32),
             ),
         )
         self.congestion_point = p4.table(
@@ -286,11 +306,11 @@ class Bfcc(TnaProgram):
         self.bp_state.write(index, md.bp_key)
 
     def bp_state_read(self, index: int, md: IgMd) -> int:
-        state = self.bp_state.read(index)
-        if md.bp_expired == 1:
-            state = 0
-        self.bp_state.write(index, state)
-        return state
+        return self.bp_state.read(index)
+
+    def bp_state_expire(self, index: int, md: IgMd) -> int:
+        self.bp_state.write(index, 0)
+        return 0
 
     def bp_recorded_write(self, index: int, md: IgMd) -> None:
         self.bp_recorded_ns.write(index, md.now_ns)
@@ -319,7 +339,6 @@ class Bfcc(TnaProgram):
         hdr.bfcc_bridged.set_valid()
         hdr.bfcc_bridged.bp_degree = 0
         md.now_ns = ig_intr_md.ingress_mac_tstamp_ns & U32
-        md.bp_expired = 0
 
         md.forged = self.trust.apply(hdr, port, len(data))
         if md.forged:
@@ -348,16 +367,24 @@ class Bfcc(TnaProgram):
             if r.hit and r.action == self.react.name:
                 md.high_qid = r.data["high_qid"]
                 md.low_qid = r.data["low_qid"]
-                md.bp_expiry_ns = r.data["bp_expiry_ns"]
+                md.bp_alive_max_ns = (r.data["bp_expiry_ns"] - 1) & U32
+                md.named_group_only = r.data["named_group_only"]
                 md.bp_age_ns = self.bp_recorded_age(egress_port, md)
-                md.bp_life_left_ns = sat_sub_u32(md.bp_expiry_ns, md.bp_age_ns)
-                if md.bp_expiry_ns != 0 and md.bp_life_left_ns == 0:
-                    md.bp_expired = 1
-                md.bp_key = self.bp_state_read(egress_port, md)
-                group = hdr.bridged.class_id
-                if group != 0 and md.bp_key & 0xFF != 0 and md.bp_key >> 8 == group:
-                    qid = md.low_qid
-                    hdr.bfcc_bridged.bp_degree = md.bp_key & 0xFF
+                md.bp_overage_ns = sat_sub_u32(md.bp_age_ns, md.bp_alive_max_ns)
+                if md.bp_overage_ns != 0:
+                    md.bp_key = self.bp_state_expire(egress_port, md)
+                else:
+                    md.bp_key = self.bp_state_read(egress_port, md)
+                degree, named = md.bp_key & 0xFF, md.bp_key >> 8
+                if degree != 0 and named != 0:
+                    if named == hdr.bridged.class_id:
+                        qid = md.low_qid
+                        hdr.bfcc_bridged.bp_degree = degree
+                    elif md.named_group_only == 0:
+                        qid = md.high_qid
+                        hdr.bfcc_bridged.bp_degree = degree
+                    else:
+                        qid = md.high_qid
                 else:
                     qid = md.high_qid
                 self.admitted_by_qid.count(qid, len(data))
@@ -377,64 +404,53 @@ class Bfcc(TnaProgram):
     # ---- egress register actions -----------------------------------
     def rr_count_step(self, index: int, md: EgMd) -> int:
         sent = self.rr_count.read(index)
-        if sent >= md.rate_threshold:
+        if sent >= md.rate_threshold_packets:
             sent, fake = 0, 1
         else:
             sent, fake = (sent + 1) & self.rr_count.max, 0
         self.rr_count.write(index, sent)
         return fake
 
-    def occupancy_window_pkts_count(self, index: int, md: EgMd) -> int:
-        pkts = self.occupancy_window_pkts.read(index)
-        if pkts >= md.window_pkts:
-            pkts, new_window = 1, 1
+    def occupancy_window_count(self, index: int, md: EgMd) -> int:
+        w = self.occupancy_window.split(self.occupancy_window.read(index))
+        if w["packets"] == 0 or w["packets"] >= md.window_packets:
+            w["packets"] = 1
+            w["id"] = (w["id"] + 1) & U16
         else:
-            pkts, new_window = (pkts + 1) & self.occupancy_window_pkts.max, 0
-        self.occupancy_window_pkts.write(index, pkts)
-        return new_window
+            w["packets"] = (w["packets"] + 1) & U16
+        self.occupancy_window.write(index, self.occupancy_window.pack(w))
+        return w["id"]
 
-    def occupancy_window_pkts_close(self, index: int, md: EgMd) -> None:
-        self.occupancy_window_pkts.write(index, BFCC_WINDOW_CLOSED)
+    def occupancy_window_close(self, index: int, md: EgMd) -> None:
+        w = self.occupancy_window.split(self.occupancy_window.read(index))
+        w["packets"] = BFCC_WINDOW_CLOSED
+        self.occupancy_window.write(index, self.occupancy_window.pack(w))
 
-    def occupancy_window_step(self, index: int, md: EgMd) -> int:
-        window_id = self.occupancy_window.read(index)
-        if md.new_window == 1:
-            window_id = (window_id + 1) & self.occupancy_window.max
-        self.occupancy_window.write(index, window_id)
-        return window_id
-
-    def vq_window_swap(self, index: int, md: EgMd) -> int:
-        same = 1 if self.vq_window.read(index) == md.window_id else 0
-        self.vq_window.write(index, md.window_id)
-        return same
-
-    def vq_departures_step(self, index: int, md: EgMd) -> int:
-        count = self.vq_departures.read(index)
-        count = sat_add_u8(count, 1) if md.vq_same_window == 1 else 1
-        self.vq_departures.write(index, count)
-        return count
+    def vq_occupancy_step(self, index: int, md: EgMd) -> int:
+        v = self.vq_occupancy.split(self.vq_occupancy.read(index))
+        if v["window_id"] == md.window_id:
+            v["key"] = (v["key"] - BFCC_KEY_ONE_COUNT) & U16
+        else:
+            v["key"] = md.vq_first_key
+        v["window_id"] = md.window_id
+        self.vq_occupancy.write(index, self.vq_occupancy.pack(v))
+        return v["key"]
 
     def congested_vq_step(self, index: int, md: EgMd) -> int:
-        best = self.congested_vq.read(index)
-        if md.new_window == 1 or md.vq_key > best:
-            best = md.vq_key
-        self.congested_vq.write(index, best)
-        return best
+        b = self.congested_vq.split(self.congested_vq.read(index))
+        if b["window_id"] != md.window_id or md.vq_key < b["key"]:
+            b["key"] = md.vq_key
+        b["window_id"] = md.window_id
+        self.congested_vq.write(index, self.congested_vq.pack(b))
+        return b["key"]
+
+    def congested_vq_read(self, index: int, md: EgMd) -> int:
+        return self.congested_vq.split(self.congested_vq.read(index))["key"]
 
     def bp_last_sent_swap(self, index: int, md: EgMd) -> int:
         previous = self.bp_last_sent.read(index)
         self.bp_last_sent.write(index, md.bp_key)
         return previous
-
-    def bp_refresh_restart(self, index: int, md: EgMd) -> None:
-        self.bp_refresh_at_ns.write(index, md.refresh_at_ns)
-
-    def bp_refresh_check(self, index: int, md: EgMd) -> int:
-        at = self.bp_refresh_at_ns.read(index)
-        if (md.now_ns - at) & U32 < 0x80000000:
-            self.bp_refresh_at_ns.write(index, md.refresh_at_ns)
-            return 1
-        return 0
 
     # ---- egress -----------------------------------------------------
     def make_fake(self, hdr: BfccHeaders, md: EgMd) -> None:
@@ -465,21 +481,12 @@ class Bfcc(TnaProgram):
         fb.rate = 0
         fb.target_rate = 0
 
-    def congestion_degree(self, md: EgMd) -> int:
-        """The if/else chain on the saturated sojourn differences in SwitchEgress.apply."""
-        if md.sojourn_over_max_ns != 0:
-            return BFCC_DEGREE_SEVERE
-        if md.sojourn_over_min_ns != 0:
-            return BFCC_DEGREE_MODERATE
-        return BFCC_DEGREE_MILD
-
     def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:
         hdr = BfccHeaders()
         md = EgMd()
         pkt = Cursor(data)
         egress_parser(pkt, hdr, md.parsed)
         port = eg_intr_md.egress_port
-        md.now_ns = eg_intr_md.global_tstamp_ns & U32
 
         if hdr.bp_mirror.is_valid():
             self.build_backpressure(hdr)
@@ -491,7 +498,7 @@ class Bfcc(TnaProgram):
                     {"hdr.bfcc_bridged.bp_degree": hdr.bfcc_bridged.bp_degree}
                 )
                 if r.hit and r.action == self.set_rate_threshold.name:
-                    md.rate_threshold = r.data["packets"]
+                    md.rate_threshold_packets = r.data["rt_packets"]
                     md.recirculation_session = r.data["recirculation_session"]
                     self.flagged_departures.count(port, len(data))
                     md.make_fake = self.rr_count_step(port, md)
@@ -499,15 +506,16 @@ class Bfcc(TnaProgram):
                         self.make_fake(hdr, md)
                         self.fakes_sent.count(port, len(data))
 
+            md.queue = self.queue_hook.apply(eg_intr_md)
             cp = self.congestion_point.lookup({"eg_intr_md.egress_port": port})
             if cp.hit and cp.action == self.monitor.name:
                 md.cp_id = cp.data["cp_id"]
                 md.congestion_threshold_cells = cp.data["congestion_threshold_cells"]
                 md.t_min_ns = cp.data["t_min_ns"]
                 md.t_max_ns = cp.data["t_max_ns"]
-                md.window_pkts = cp.data["window_pkts"]
-                md.refresh_ns = cp.data["refresh_ns"]
-                self.congestion_point_apply(hdr, md, eg_intr_md)
+                md.window_packets = cp.data["window_packets"]
+                md.bp_epoch_ns = eg_intr_md.global_tstamp_ns & U32 & cp.data["refresh_mask"]
+                self.congestion_point_apply(hdr, md)
 
         # ---- SwitchEgressDeparser ----
         mirror_out = None
@@ -530,50 +538,53 @@ class Bfcc(TnaProgram):
         out = emit(hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback)
         return EgressResult(drop=False, data=out + pkt.payload, mirror=mirror_out)
 
-    def congestion_point_apply(
-        self, hdr: BfccHeaders, md: EgMd, eg_intr_md: EgressIntrinsic
-    ) -> None:
-        """The `if (congestion_point.apply().hit)` block of SwitchEgress."""
-        md.queue = self.queue_hook.apply(eg_intr_md)
-        md.depth_over_cells = sat_sub_u32(md.queue.depth_cells, md.congestion_threshold_cells)
-        md.sojourn_over_min_ns = sat_sub_u32(md.queue.sojourn_ns, md.t_min_ns)
-        md.sojourn_over_max_ns = sat_sub_u32(md.queue.sojourn_ns, md.t_max_ns)
-        md.refresh_at_ns = (md.now_ns + md.refresh_ns) & U32
-        if md.depth_over_cells != 0:
-            md.degree = self.congestion_degree(md)
-            group = hdr.bridged.class_id
-            if group != 0:
-                md.new_window = self.occupancy_window_pkts_count(md.cp_id, md)
-                md.window_id = self.occupancy_window_step(md.cp_id, md)
-                md.vq_index = (md.cp_id << 8) | group
-                md.vq_same_window = self.vq_window_swap(md.vq_index, md)
-                md.vq_count = self.vq_departures_step(md.vq_index, md)
-                md.vq_key = (md.vq_count << 8) | (~group & 0xFF)
-                md.max_key = self.congested_vq_step(md.cp_id, md)
-                md.bp_group = ~md.max_key & 0xFF
-                md.bp_key = (md.bp_group << 8) | md.degree
-                md.bp_report = 1
-        else:
-            self.occupancy_window_pkts_close(md.cp_id, md)
-            md.bp_key = 0
-            md.bp_report = 1
+    def congestion_degree(self, md: EgMd) -> int:
+        """The gateways on the sojourn margins' bit 31 in SwitchEgress.apply."""
+        if bit31(md.t_max_margin_ns) == 1:
+            return BFCC_DEGREE_SEVERE
+        if bit31(md.t_min_margin_ns) == 1:
+            return BFCC_DEGREE_MODERATE
+        return BFCC_DEGREE_MILD
 
-        if md.bp_report == 1 and md.make_fake == 0:
-            md.bp_last_key = self.bp_last_sent_swap(md.cp_id, md)
-            if md.bp_key != 0:
-                md.bp_msg_type = FEEDBACK_TYPE_BACKPRESSURE
-                md.bp_degree = md.degree
-                if md.bp_last_key != md.bp_key:
-                    self.bp_refresh_restart(md.cp_id, md)
-                    md.bp_send = 1
-                elif md.refresh_ns != 0:
-                    md.bp_send = self.bp_refresh_check(md.cp_id, md)
-            elif md.bp_last_key != 0:
-                md.bp_group = md.bp_last_key >> 8
-                md.bp_msg_type = FEEDBACK_TYPE_BACKPRESSURE_CLEAR
-                md.bp_degree = 0
-                md.bp_send = 1
-            if md.bp_send == 1:
+    def congestion_point_apply(self, hdr: BfccHeaders, md: EgMd) -> None:
+        """The `if (congestion_point.apply().hit)` block of SwitchEgress."""
+        group = hdr.bridged.class_id
+        # classify()
+        md.depth_margin_cells = margin_u32(md.congestion_threshold_cells, md.queue.depth_cells)
+        md.t_min_margin_ns = margin_u32(md.t_min_ns, md.queue.sojourn_ns)
+        md.t_max_margin_ns = margin_u32(md.t_max_ns, md.queue.sojourn_ns)
+        md.vq_index = (md.cp_id << 8) | group
+        md.vq_first_key = (BFCC_KEY_FIRST_COUNT << 8) | group
+        if md.make_fake != 0:
+            return
+        if bit31(md.depth_margin_cells) == 1:
+            md.degree = md.bp_degree = self.congestion_degree(md)
+            md.bp_msg_type = FEEDBACK_TYPE_BACKPRESSURE
+            if group != 0:
+                md.window_id = self.occupancy_window_count(md.cp_id, md)
+                md.vq_key = self.vq_occupancy_step(md.vq_index, md)
+                # tag()
+                epoch = (md.bp_epoch_ns >> BFCC_EPOCH_LOW_BIT) & ((1 << BFCC_EPOCH_BITS) - 1)
+                md.bp_tag = (epoch << 2) | (md.degree & 0x3)
+                md.bp_report = 1
+                md.best_key = self.congested_vq_step(md.cp_id, md)
+                # name_best()
+                md.bp_group = md.best_key & 0xFF
+                md.bp_key = (md.bp_group << 8) | md.bp_tag
+        else:
+            # recovered()
+            md.bp_degree = 0
+            md.bp_msg_type = FEEDBACK_TYPE_BACKPRESSURE_CLEAR
+            md.bp_report = 1
+            self.occupancy_window_close(md.cp_id, md)
+            md.best_key = self.congested_vq_read(md.cp_id, md)
+            # name_last()
+            md.bp_group = md.best_key & 0xFF
+            md.bp_key = 0
+
+        if md.bp_report == 1:
+            md.bp_prev_key = self.bp_last_sent_swap(md.cp_id, md)
+            if md.bp_prev_key != md.bp_key:
                 u = self.bp_upstream.lookup({"eg_md.bp_group": md.bp_group})
                 if u.action == self.to_upstream.name:
                     md.mirror_session = u.data["session_id"]

@@ -261,14 +261,45 @@ class Table:
 
 
 class Register:
-    """A Register<bit<width>, I>(size, initial); one value per index (one pipe)."""
+    """A Register<bit<width>, I>(size, initial); one value per index (one pipe).
 
-    def __init__(self, name: str, width: int, size: int, initial: int = 0) -> None:
+    A register whose entry is a struct of equal halves (a pair, updated by one
+    RegisterAction) names its `members`; its value packs them, first member
+    in the high half: BF-Runtime shows each member as `<name>.<member>`."""
+
+    def __init__(
+        self,
+        name: str,
+        width: int,
+        size: int,
+        initial: int = 0,
+        members: tuple[str, ...] = (),
+    ) -> None:
         self.name = name
         self.width = width
         self.size = size
         self.initial = initial
+        self.members = members
         self.values = [initial] * size
+
+    @property
+    def member_width(self) -> int:
+        return self.width // max(len(self.members), 1)
+
+    def split(self, value: int) -> dict[str, int]:
+        """A packed value as {member: value}, first member first."""
+        w = self.member_width
+        n = len(self.members)
+        return {
+            m: (value >> (w * (n - 1 - i))) & ((1 << w) - 1) for i, m in enumerate(self.members)
+        }
+
+    def pack(self, parts: dict[str, int]) -> int:
+        w = self.member_width
+        value = 0
+        for m in self.members:
+            value = (value << w) | parts[m]
+        return value
 
     @property
     def max(self) -> int:

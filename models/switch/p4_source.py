@@ -99,6 +99,8 @@ class P4Control:
     tables: dict[str, P4Table] = field(default_factory=dict)
     actions: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     registers: dict[str, tuple[int, int]] = field(default_factory=dict)
+    # Registers whose entry is a struct (a pair): their members, in order.
+    register_members: dict[str, tuple[str, ...]] = field(default_factory=dict)
     counters: dict[str, tuple[int, str]] = field(default_factory=dict)
     instances: dict[str, str] = field(default_factory=dict)
 
@@ -110,7 +112,18 @@ class P4Program:
     tables: dict[str, P4Table] = field(default_factory=dict)
     actions: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
     registers: dict[str, tuple[int, int]] = field(default_factory=dict)
+    register_members: dict[str, tuple[str, ...]] = field(default_factory=dict)
     counters: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+
+def _structs(text: str) -> dict[str, list[tuple[str, int]]]:
+    """Structs made only of bit<N> members (register entry types)."""
+    out: dict[str, list[tuple[str, int]]] = {}
+    for m in re.finditer(r"\bstruct\s+(\w+)\s*\{([^}]*)\}", text):
+        members = re.findall(r"\bbit<(\d+)>\s+(\w+)\s*;", m.group(2))
+        if members and len(members) == m.group(2).count(";"):
+            out[m.group(1)] = [(name, int(w)) for w, name in members]
+    return out
 
 
 def _type_width(type_name: str, profile: HwProfile) -> int:
@@ -135,7 +148,13 @@ def _type_width(type_name: str, profile: HwProfile) -> int:
     return known[type_name]
 
 
-def _parse_control(name: str, body: str, profile: HwProfile, control_names: set[str]) -> P4Control:
+def _parse_control(
+    name: str,
+    body: str,
+    profile: HwProfile,
+    control_names: set[str],
+    structs: dict[str, list[tuple[str, int]]] | None = None,
+) -> P4Control:
     c = P4Control(name)
     for m in re.finditer(r"\baction\s+(\w+)\s*\(([^)]*)\)", body):
         params = []
@@ -160,6 +179,14 @@ def _parse_control(name: str, body: str, profile: HwProfile, control_names: set[
     ):
         c.registers[m.group(3)] = (int(m.group(1)), int(m.group(2)))
     for m in re.finditer(
+        r"\bRegister<\s*(\w+)\s*,\s*\w+\s*>\s*\(\s*(\d+)[^;]*?\)\s*(\w+)\s*;", body
+    ):
+        members = (structs or {}).get(m.group(1))
+        if members is None:
+            raise P4SourceError(f"register {m.group(3)}: unknown entry type {m.group(1)}")
+        c.registers[m.group(3)] = (sum(w for _, w in members), int(m.group(2)))
+        c.register_members[m.group(3)] = tuple(n for n, _ in members)
+    for m in re.finditer(
         r"\bCounter<[^;]*?>\s*\(\s*(\d+)\s*,\s*CounterType_t\.(\w+)\s*\)\s*(\w+)\s*;", body
     ):
         c.counters[m.group(3)] = (int(m.group(1)), m.group(2).lower())
@@ -176,10 +203,11 @@ def read_program(path: Path, profile: HwProfile, test_hooks: bool = True) -> P4P
     text = preprocess(path, defines)
     headers = list(re.finditer(r"\bcontrol\s+(\w+)\s*\(", text))
     names = {m.group(1) for m in headers}
+    structs = _structs(text)
     controls: dict[str, P4Control] = {}
     for m in headers:
         body, _ = _block(text, m.end())
-        controls[m.group(1)] = _parse_control(m.group(1), body, profile, names)
+        controls[m.group(1)] = _parse_control(m.group(1), body, profile, names, structs)
 
     prog = P4Program()
 
@@ -196,6 +224,8 @@ def read_program(path: Path, profile: HwProfile, test_hooks: bool = True) -> P4P
             prog.actions[f"{path_}.{a}"] = params
         for r, spec2 in ctrl.registers.items():
             prog.registers[f"{path_}.{r}"] = spec2
+        for r, members in ctrl.register_members.items():
+            prog.register_members[f"{path_}.{r}"] = members
         for cn, spec3 in ctrl.counters.items():
             prog.counters[f"{path_}.{cn}"] = spec3
         for inst, ctype in ctrl.instances.items():

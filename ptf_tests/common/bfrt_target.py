@@ -114,13 +114,22 @@ class BfrtTarget:
         prio = 0 if self._needs_priority(table) else None
         t.entry_del(self.target, [self._key(t, key, prio)])
 
+    def _register_fields(self, name: str, value: int) -> dict[str, int]:
+        """BF-Runtime data fields of a register entry: f1, or one per member
+        of a pair (the model packs members, first in the high half)."""
+        reg = self.model.register(name)
+        if not reg.members:
+            return {f"{name}.f1": value}
+        return {f"{name}.{m}": v for m, v in reg.split(value).items()}
+
     @_named_errors
     def write_register(self, name: str, index: int, value: int) -> None:
         t = self.bfrt_info.table_get(name)
+        fields = self._register_fields(name, value)
         t.entry_add(
             self.target,
             [t.make_key([gc.KeyTuple("$REGISTER_INDEX", index)])],
-            [t.make_data([gc.DataTuple(f"{name}.f1", value)])],
+            [t.make_data([gc.DataTuple(k, v) for k, v in fields.items()])],
         )
 
     @_named_errors
@@ -152,7 +161,11 @@ class BfrtTarget:
         )
         data, _ = next(resp)
         # One value per pipe; the vectors' ports all sit in `self.pipe`.
-        return int(data.to_dict()[f"{name}.f1"][self.pipe])
+        d = data.to_dict()
+        reg = self.model.register(name)
+        if not reg.members:
+            return int(d[f"{name}.f1"][self.pipe])
+        return reg.pack({m: int(d[f"{name}.{m}"][self.pipe]) for m in reg.members})
 
     @_named_errors
     def read_counter(self, name: str, index: int) -> tuple[int, int]:

@@ -101,13 +101,18 @@ def fakes(outputs: list[Output]) -> int:
 def test_push_all_is_one_batch_and_reads_back(app: BfccApp) -> None:
     assert counting(app).batches == [len(app.intended_writes())]
     (cp,) = section(app, CONGESTION_POINTS)
+    # 15 packets of 1500 B (19 Tofino cells each); the paper's 80/150 ms at
+    # 10 Mb/s carried to this 10 Gb/s port.
     assert (cp["port"], cp["cp_id"], cp["threshold_cells"], cp["t_min_ns"], cp["t_max_ns"]) == (
-        2, 0, 15, 80000, 150000,
+        2, 0, 15 * 19, 80000, 150000,
     )  # fmt: skip
+    assert (cp["threshold_packets"], cp["rate_mbps"], cp["saturated"]) == (15, 10_000, "-")
+    assert (cp["window_packets"], cp["refresh_ns"]) == (100, 1 << 19)
     (rp,) = section(app, REACTION_POINTS)
     assert (rp["port"], rp["high_qid"], rp["low_qid"], rp["expiry_ns"]) == (3, 2, 1, 5_000_000)
+    assert rp["named_group_only"] == 0
     rts = section(app, RATE_THRESHOLDS)
-    assert [(r["degree"], r["rt"], r["recirculation_session"]) for r in rts] == [
+    assert [(r["degree"], r["rt_packets"], r["recirculation_session"]) for r in rts] == [
         (1, 9, 20), (2, 3, 20), (3, 1, 20),
     ]  # fmt: skip
     assert {r["recirculation_port"] for r in rts} == {68}  # Tofino pipe 0, from the profile
@@ -141,21 +146,22 @@ def test_tofino2_recirculates_through_its_own_port() -> None:
 def test_congestion_point_signals_the_upstream(app: BfccApp) -> None:
     """congestion_point.yaml's moderate vector, on the app's state."""
     sw = counting(app)
-    set_queue(sw, 2, depth_cells=40, sojourn_ns=100000)
+    set_queue(sw, 2, depth_cells=15 * 19 + 1, sojourn_ns=100000)
     out = sw.model.send(1, sender(1, "10.0.2.2"))
     assert [o.port for o in out if o.port == 2] == [2]
     assert messages(out) == [(2, 1, 2)]
     (cp,) = section(app, CONGESTION_POINTS)
     assert (cp["signalled_group"], cp["signalled_degree"]) == (1, 2)
     # Recovery: one clear naming group 1.
-    set_queue(sw, 2, depth_cells=15, sojourn_ns=0)
+    set_queue(sw, 2, depth_cells=15 * 19, sojourn_ns=0)
     assert messages(sw.model.send(1, sender(2, "10.0.2.2"))) == [(3, 1, 0)]
     (cp,) = section(app, CONGESTION_POINTS)
     assert (cp["signalled_group"], cp["signalled_degree"]) == (None, None)
 
 
-def test_reaction_point_slows_the_named_group(app: BfccApp) -> None:
-    """reaction_point.yaml's severe vector: real and fake alternate (RT 1)."""
+def test_reaction_point_queues_the_named_group_low_and_cuts_the_port(app: BfccApp) -> None:
+    """reaction_point.yaml's severe vector: real and fake alternate (RT 1)
+    over every packet to the port (port-wide), the named group on the low queue."""
     sw = counting(app)
     assert sw.model.send(3, feedback(2, 1, 3)) == []
     (rp,) = section(app, REACTION_POINTS)
@@ -166,11 +172,18 @@ def test_reaction_point_slows_the_named_group(app: BfccApp) -> None:
     assert fakes(out) == 4  # 1 real, then (fake, recirculated real) x 4
     assert [o.port for o in out] == [3] * 9
     assert sw.read_counter(n.ADMITTED_BY_QID, 1)[0] == 9  # low queue, recirculations too
-    # Group 2 is not named: high queue, no fakes.
-    assert fakes(sw.model.send(1, sender(2, "10.0.3.3"))) == 0
-    assert sw.read_counter(n.ADMITTED_BY_QID, 2)[0] == 1
+    # Group 2 is not named: high queue, but it shares the port's cut: after
+    # group 1's last real packet, group 2's leaves as the fake.
+    assert fakes(sw.model.send(1, sender(2, "10.0.3.3"))) == 1
+    assert sw.read_counter(n.ADMITTED_BY_QID, 2)[0] == 2  # and its recirculated real
     (rp,) = section(app, REACTION_POINTS)
-    assert (rp["flagged_departures"], rp["fakes_sent"]) == (9, 4)
+    assert (rp["flagged_departures"], rp["fakes_sent"]) == (11, 5)
+    # named_group_only: group 2's packets go unflagged.
+    app.set_params({"named_group_only": 1})
+    for _ in range(4):
+        assert fakes(sw.model.send(1, sender(2, "10.0.3.3"))) == 0
+    (rp,) = section(app, REACTION_POINTS)
+    assert (rp["named_group_only"], rp["flagged_departures"], rp["fakes_sent"]) == (1, 11, 5)
 
 
 def test_forged_feedback_and_fakes_are_counted_per_port(app: BfccApp) -> None:
@@ -194,34 +207,37 @@ def test_forged_feedback_and_fakes_are_counted_per_port(app: BfccApp) -> None:
 
 def test_set_params_writes_one_batch_of_what_changed(app: BfccApp) -> None:
     sw = counting(app)
-    changes = app.set_params({"threshold_cells": 50, "rt3": 2, "expiry_ns": 6_000_000})
+    changes = app.set_params({"threshold_packets": 20, "rt3_packets": 2, "expiry_ns": 6_000_000})
     assert [(c.what, c.old, c.new) for c in changes] == [
-        ("threshold_cells", 15, 50), ("rt3", 1, 2), ("expiry_ns", 5_000_000, 6_000_000),
+        ("threshold_packets", 15, 20), ("rt3_packets", 1, 2), ("expiry_ns", 5_000_000, 6_000_000),
     ]  # fmt: skip
     # One reaction point, one RT entry (degree 3), one congestion point.
     assert sw.batches[1:] == [3]
     (cp,) = section(app, CONGESTION_POINTS)
-    assert cp["threshold_cells"] == 50
-    assert [r["rt"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 2]
-    # The new threshold is live: 40 cells no longer congest port 2.
-    set_queue(sw, 2, depth_cells=40, sojourn_ns=100000)
+    assert cp["threshold_cells"] == 20 * 19
+    assert [r["rt_packets"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 2]
+    # The new threshold is live: 16 packets' cells no longer congest port 2.
+    set_queue(sw, 2, depth_cells=16 * 19, sojourn_ns=100000)
     assert messages(sw.model.send(1, sender(1, "10.0.2.2"))) == []
-    assert app.set_params({"rt3": 2}) == []
+    assert app.set_params({"rt3_packets": 2}) == []
     assert sw.batches[1:] == [3, 1]  # only set_queue's write since
 
 
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"t_min_ns": 150000}, "t_min_ns: t_min_ns (150000) must be below"),
-        ({"t_max_ns": 80000}, "t_max_ns: t_min_ns (80000) must be below"),
-        ({"t_max_ns": 300000}, "t_max_ns: 300000 ns makes degree 3"),
-        ({"rt1": 0}, "rt1: Input should be greater than or equal to 1"),
-        ({"window_pkts": 256}, "window_pkts"),
-        ({"threshold_cells": 1 << 19}, "threshold_cells"),
+        ({"t_min_us": 150000}, "t_min_us: t_min_us (150000) must be below"),
+        ({"t_max_us": 80000}, "t_max_us: t_min_us (80000) must be below"),
+        ({"t_min_us": 200000, "t_max_us": 100000}, "t_min_us: t_min_us (200000) must be below"),
+        ({"t_min_ns": 80000}, "t_min_ns: wrong unit: set t_min_us instead"),
+        ({"threshold_cells": 15}, "threshold_cells: wrong unit: set threshold_packets instead"),
+        ({"rt1_packets": 0}, "rt1_packets: Input should be greater than or equal to 1"),
+        ({"window_packets": 256}, "window_packets"),
+        ({"threshold_packets": 1 << 19}, "threshold_packets"),
         ({"refresh_ns": -1}, "refresh_ns"),
+        ({"refresh_ns": 1000}, "refresh_ns: 1000 ns is below the shortest refresh period"),
         ({"colour": 3}, "colour: unknown parameter"),
-        ({"rt2": 5, "expiry_ns": 1 << 32}, "expiry_ns"),
+        ({"rt2_packets": 5, "expiry_ns": 1 << 32}, "expiry_ns"),
     ],
 )
 def test_bad_params_write_nothing(app: BfccApp, changes: dict[str, int], field: str) -> None:
@@ -232,7 +248,7 @@ def test_bad_params_write_nothing(app: BfccApp, changes: dict[str, int], field: 
     assert str(exc.value).startswith(field), str(exc.value)
     assert sw.batches == before
     assert app.params == load_config(DEFAULT_CONFIG).params
-    assert [r["rt"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 1]
+    assert [r["rt_packets"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 1]
 
 
 def test_refused_batch_leaves_previous_state(app: BfccApp) -> None:
@@ -240,16 +256,16 @@ def test_refused_batch_leaves_previous_state(app: BfccApp) -> None:
     sw = counting(app)
     good = EntryWrite(
         n.RATE_THRESHOLD, {n.K_BP_DEGREE: Match(1)}, n.SET_RATE_THRESHOLD,
-        {"packets": 5, "recirculation_session": 20},
+        {"rt_packets": 5, "recirculation_session": 20},
     )  # fmt: skip
     bad = EntryWrite(
         n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(2)}, n.MONITOR,
         {"cp_id": 16, "congestion_threshold_cells": 1, "t_min_ns": 1, "t_max_ns": 2,
-         "window_pkts": 1, "refresh_ns": 0},
+         "window_packets": 1, "refresh_mask": 0},
     )  # fmt: skip
     with pytest.raises(WriteError, match=r"write #1 .*cp_id.*4 bits.*rolled back"):
         sw.write([good, bad])
-    assert [r["rt"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 1]
+    assert [r["rt_packets"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 1]
     assert section(app, CONGESTION_POINTS)[0]["cp_id"] == 0
 
 
@@ -262,15 +278,15 @@ def test_app_keeps_intended_state_when_switch_refuses(app: BfccApp) -> None:
 
     sw.write = refuse  # type: ignore[method-assign]
     with pytest.raises(WriteError):
-        app.set_params({"t_min_ns": 90000})
+        app.set_params({"t_min_us": 90000})
     sw.write = original  # type: ignore[method-assign]
-    assert app.params.t_min_ns == 80000
+    assert app.params.t_min_us == 80000
     assert section(app, CONGESTION_POINTS)[0]["t_min_ns"] == 80000
 
 
 def test_restart_then_reconnect_repushes_everything(app: BfccApp) -> None:
     sw = counting(app)
-    app.set_params({"t_min_ns": 90000, "rt1": 7})
+    app.set_params({"t_min_us": 90000, "rt1_packets": 7})
     sw.restart()  # the switch rebooted: tables, registers and sessions gone
     assert sw.read_entry(n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(2)}) is None
     assert sw.model.mirror_sessions == {}
@@ -282,7 +298,7 @@ def test_restart_then_reconnect_repushes_everything(app: BfccApp) -> None:
     assert sup.reconnects == 1
     cp = next(r for r in rows if r["section"] == CONGESTION_POINTS)
     assert cp["t_min_ns"] == 90000  # operator change survived
-    rt = [r["rt"] for r in rows if r["section"] == RATE_THRESHOLDS]
+    rt = [r["rt_packets"] for r in rows if r["section"] == RATE_THRESHOLDS]
     assert rt == [7, 3, 1]
     assert set(sw.model.mirror_sessions) == {11, 20}
 
@@ -296,7 +312,7 @@ def test_live_state_round_trip() -> None:
     assert b.params == a.params
     b.restore_live({})  # an older state file without params: config values stay
     assert b.params == a.params
-    saved["params"]["t_min_ns"] = 999_999
+    saved["params"]["t_min_us"] = 999_999
     with pytest.raises(ConfigError, match="saved params"):
         b.restore_live(saved)
 
@@ -320,7 +336,7 @@ def test_bfrt_backend_takes_the_same_batches() -> None:
     assert sessions[11][1]["$max_pkt_len"] == n.BP_TRUNCATE_BYTES
     assert sessions[20][1]["$ucast_egress_port"] == 68
     before = len(fake.writes())
-    a.set_params({"t_max_ns": 200000})
+    a.set_params({"t_max_us": 200000})
     calls = fake.writes()[before:]
     assert [(c.table, c.count) for c in calls] == [(f"pipe.{n.CONGESTION_POINT}", 1)]
     assert section(a, CONGESTION_POINTS)[0]["t_max_ns"] == 200000
@@ -331,3 +347,44 @@ def test_reaction_point_queues_get_strict_priority(app: BfccApp) -> None:
     assert isinstance(sw, ModelSwitch)
     # high_qid 2 is served strictly before low_qid 1 on reaction point port 3
     assert (sw.read_tm_priority(3, 2), sw.read_tm_priority(3, 1)) == (1, 0)
+
+
+@pytest.mark.parametrize("chip", ["tofino", "tofino2"])
+def test_paper_units_give_the_vectors_congestion_point(chip: str) -> None:
+    """congestion_point.yaml's monitor entry is what the controller writes for
+    the paper's 15 packets (of 80 B: one cell on either chip) and 80/150 ms at
+    10 Mb/s on a 10 Gb/s port, windows of 100, no refresh."""
+    from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
+
+    vfile = load_vector_file(DEFAULT_VECTOR_ROOT / "bfcc" / "congestion_point.yaml")
+    (entry,) = [e for e in vfile.setup.tables if e.table == n.CONGESTION_POINT]
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["chip"] = chip
+    raw["congestion_points"] = [{"port": 2, "rate_mbps": 10_000}]
+    raw["params"].update(
+        threshold_packets=15, packet_bytes=80, t_min_us=80_000, t_max_us=150_000,
+        window_packets=100, refresh_ns=0, expiry_ns=0,
+    )  # fmt: skip
+    a = BfccApp(FlakyModelSwitch("bfcc", chip), parse_config(raw))
+    a.push_all()
+    got = a.switch.read_entry(n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(2)})
+    assert got is not None
+    assert got.data == dict(entry.data)
+
+
+def test_saturated_thresholds_are_logged_and_shown(caplog: pytest.LogCaptureFixture) -> None:
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["congestion_points"] = [{"port": 2, "rate_mbps": 10}]  # the paper's own link rate
+    with caplog.at_level("WARNING", logger="tofcc.bfcc"):
+        a = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    assert "degrees 2 and 3 are never reported" in caplog.text
+    a.push_all()
+    (cp,) = section(a, CONGESTION_POINTS)
+    assert (cp["t_min_ns"], cp["t_max_ns"], cp["saturated"]) == (262143, 262143, "t_min, t_max")
+    # Thresholds the chip can measure at 10 Mb/s: written exactly, no report.
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="tofcc.bfcc"):
+        a.set_params({"t_min_us": 200, "t_max_us": 250})
+    (cp,) = section(a, CONGESTION_POINTS)
+    assert (cp["t_min_ns"], cp["t_max_ns"], cp["saturated"]) == (200_000, 250_000, "-")
+    assert "never reported" not in caplog.text

@@ -38,13 +38,11 @@ def congestion_point(tmp_path: Path) -> dict[str, object]:
 
 def test_status_json_shows_the_default(tmp_path: Path) -> None:
     cp = congestion_point(tmp_path)
-    assert (cp["port"], cp["threshold_cells"], cp["t_min_ns"], cp["t_max_ns"]) == (
-        2,
-        15,
-        80000,
-        150000,
-    )
-    assert [r["rt"] for r in status(tmp_path, "rate thresholds")] == [9, 3, 1]
+    # 15 packets of 1500 B are 15 x 19 Tofino cells; the paper's 80/150 ms at
+    # 10 Mb/s are 80/150 us at this 10 Gb/s port.
+    assert (cp["port"], cp["threshold_packets"], cp["threshold_cells"]) == (2, 15, 285)
+    assert (cp["t_min_ns"], cp["t_max_ns"], cp["saturated"]) == (80000, 150000, "-")
+    assert [r["rt_packets"] for r in status(tmp_path, "rate thresholds")] == [9, 3, 1]
 
 
 def test_status_tables_are_readable(tmp_path: Path) -> None:
@@ -56,65 +54,70 @@ def test_status_tables_are_readable(tmp_path: Path) -> None:
 
 
 def test_set_persists_on_the_model_target(tmp_path: Path) -> None:
-    code, out = run(tmp_path, "set", "t_min_ns=90000", "rt1=7", "expiry_ns=6000000")
+    code, out = run(tmp_path, "set", "t_min_us=90000", "rt1_packets=7", "expiry_ns=6000000")
     assert code == 0, out
-    assert "t_min_ns" in out and "rt1" in out
+    assert "t_min_us" in out and "rt1_packets" in out
     assert congestion_point(tmp_path)["t_min_ns"] == 90000
-    assert [r["rt"] for r in status(tmp_path, "rate thresholds")] == [7, 3, 1]
+    assert [r["rt_packets"] for r in status(tmp_path, "rate thresholds")] == [7, 3, 1]
     (rp,) = status(tmp_path, "reaction points")
     assert rp["expiry_ns"] == 6000000
-    code, out = run(tmp_path, "set", "rt1=7")
+    code, out = run(tmp_path, "set", "rt1_packets=7")
     assert "nothing changed" in out
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("t_min_ns=95000", "t_max_ns=90000"), r"t_min_ns: t_min_ns \(95000\) must be below"),
-        (("t_min_ns=95000", "rt1=0"), "rt1: Input should be greater than or equal to 1"),
-        (("t_max_ns=262143",), "t_max_ns: 262143 ns makes degree 3 .* 18 bits"),
-        (("threshold_cells=lots",), "threshold_cells: expected an integer, got 'lots'"),
+        (("t_min_us=95000", "t_max_us=90000"), r"t_min_us: t_min_us \(95000\) must be below"),
+        (("t_max_us=80000",), r"t_max_us: t_min_us \(85000\) must be below t_max_us \(80000\)"),
+        (("t_min_us=95000", "rt1_packets=0"), "rt1_packets: Input should be greater than"),
+        (("threshold_packets=lots",), "threshold_packets: expected an integer, got 'lots'"),
+        (("threshold_packets=20000",), "threshold_packets: 20000 packets of 1500 B .* in packets"),
+        # The chip's units are refused before anything is opened, naming the field.
+        (("threshold_cells=285",), "threshold_cells: wrong unit: set threshold_packets instead"),
+        (("t_min_ns=80000",), "t_min_ns: wrong unit: set t_min_us instead"),
+        (("t_max_ns=150000",), "t_max_ns: wrong unit: set t_max_us instead"),
         (("colour=3",), "colour: unknown parameter"),
-        (("t_min_ns",), "set: expected NAME=VALUE"),
+        (("t_min_us",), "set: expected NAME=VALUE"),
     ],
 )
 def test_bad_set_names_the_field_and_writes_nothing(
     tmp_path: Path, args: tuple[str, ...], message: str
 ) -> None:
-    run(tmp_path, "set", "t_min_ns=85000")
+    run(tmp_path, "set", "t_min_us=85000")
     with pytest.raises(Exception, match=message):
         run(tmp_path, "set", *args)
     assert congestion_point(tmp_path)["t_min_ns"] == 85000
-    assert [r["rt"] for r in status(tmp_path, "rate thresholds")] == [9, 3, 1]
+    assert [r["rt_packets"] for r in status(tmp_path, "rate thresholds")] == [9, 3, 1]
 
 
 def test_commands_refuse_the_other_program(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="--program: this command is for bfcc, not pmqecn"):
-        run(tmp_path, "set", "rt1=3", program="pmqecn")
+        run(tmp_path, "set", "rt1_packets=3", program="pmqecn")
     with pytest.raises(Exception, match="--program: this command is for pmqecn, not bfcc"):
         run(tmp_path, "set-threshold", "voice=3")
 
 
 def test_apply_validates_whole_file_first(tmp_path: Path) -> None:
     raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    raw["params"]["threshold_cells"] = 30
+    raw["params"]["threshold_packets"] = 30
     good = tmp_path / "good.yaml"
     good.write_text(yaml.safe_dump(raw))
     code, out = run(tmp_path, "apply", str(good))
     assert code == 0, out
     assert "(bfcc)" in out
-    assert congestion_point(tmp_path)["threshold_cells"] == 30
+    assert congestion_point(tmp_path)["threshold_cells"] == 30 * 19
 
-    raw["params"]["threshold_cells"] = 31
+    raw["params"]["threshold_packets"] = 31
     raw["groups"][2]["upstream_port"] = 9
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(raw))
     with pytest.raises(Exception, match=r"groups\[2\].upstream_port"):
         run(tmp_path, "apply", str(bad))
-    assert congestion_point(tmp_path)["threshold_cells"] == 30
+    assert congestion_point(tmp_path)["threshold_cells"] == 30 * 19
     with pytest.raises(Exception, match="program: Input should be 'bfcc'"):
         run(tmp_path, "apply", str(PMQECN_DEFAULT))
-    assert congestion_point(tmp_path)["threshold_cells"] == 30
+    assert congestion_point(tmp_path)["threshold_cells"] == 30 * 19
 
 
 def test_set_after_apply_keeps_the_applied_config(tmp_path: Path) -> None:
@@ -123,9 +126,18 @@ def test_set_after_apply_keeps_the_applied_config(tmp_path: Path) -> None:
     path = tmp_path / "two.yaml"
     path.write_text(yaml.safe_dump(raw))
     run(tmp_path, "apply", str(path))
-    run(tmp_path, "set", "window_pkts=50")
+    run(tmp_path, "set", "window_packets=50")
     rows = status(tmp_path, "congestion points")
-    assert [(r["port"], r["cp_id"], r["window_pkts"]) for r in rows] == [(2, 0, 50), (4, 1, 50)]
+    assert [(r["port"], r["cp_id"], r["window_packets"]) for r in rows] == [
+        (2, 0, 50),
+        (4, 1, 50),
+    ]
+    # Port 4 has no rate_mbps: the paper's values as they are, which an
+    # 18-bit deq_timedelta cannot measure, and the status says so.
+    assert [(r["t_max_ns"], r["saturated"]) for r in rows] == [
+        (150_000, "-"),
+        (262_143, "t_min, t_max"),
+    ]
 
 
 def test_main_maps_errors_to_exit_codes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,6 +15,11 @@ from bfrt_controller.bfcc.config import (
     param_warnings,
     parse_config,
     recirculation_port,
+    refresh_mask,
+    refresh_period_ns,
+    saturation_reports,
+    sojourn_thresholds,
+    threshold_cells,
 )
 from bfrt_controller.errors import ConfigError
 from hw_profiles import load_profile
@@ -34,14 +39,16 @@ def test_default_config_is_valid() -> None:
     cfg = load_config(DEFAULT_CONFIG)
     assert [cp.port for cp in cfg.congestion_points] == [2]
     assert [rp.port for rp in cfg.reaction_points] == [3]
-    assert (cfg.params.rt1, cfg.params.rt2, cfg.params.rt3) == (9, 3, 1)
+    assert (cfg.params.rt1_packets, cfg.params.rt2_packets, cfg.params.rt3_packets) == (9, 3, 1)
     assert param_warnings(cfg.params) == []
+    assert saturation_reports(cfg, cfg.params, load_profile(cfg.chip)) == []
 
 
 def test_rate_thresholds_default_to_the_paper() -> None:
-    p = Params(threshold_cells=15, t_min_ns=80000, t_max_ns=150000)
+    p = Params(threshold_packets=15, t_min_us=80000, t_max_us=150000)
     assert p.rate_thresholds() == {1: 9, 2: 3, 3: 1}
-    assert (p.window_pkts, p.refresh_ns, p.expiry_ns) == (100, 0, 0)
+    assert (p.window_packets, p.refresh_ns, p.expiry_ns) == (100, 0, 0)
+    assert (p.packet_bytes, p.reference_rate_mbps, p.named_group_only) == (1500, 10, 0)
 
 
 def _cps(n: int) -> Any:
@@ -50,24 +57,43 @@ def _cps(n: int) -> Any:
 
 BAD: list[tuple[Any, str, str]] = [
     # params: widths, relations, chip limits
-    (lambda r: r["params"].update(t_min_ns=150000), "params.t_min_ns", "must be below t_max_ns"),
-    (lambda r: r["params"].update(t_max_ns=262143), "params.t_max_ns", "18 bits"),
-    (lambda r: r["params"].update(t_max_ns=1 << 32), "params.t_max_ns", "less than or equal"),
-    (lambda r: r["params"].update(t_min_ns=-1), "params.t_min_ns", "greater than or equal"),
+    (lambda r: r["params"].update(t_min_us=150000), "params.t_min_us", "must be below t_max_us"),
+    (lambda r: r["params"].update(t_max_us=80000), "params.t_min_us", "must be below t_max_us"),
+    (lambda r: r["params"].update(t_max_us=1 << 32), "params.t_max_us", "less than or equal"),
+    (lambda r: r["params"].update(t_min_us=-1), "params.t_min_us", "greater than or equal"),
+    # 19 cells a 1500 B packet on Tofino: more packets than the buffer holds.
     (
-        lambda r: r["params"].update(threshold_cells=(1 << 19) - 1),
-        "params.threshold_cells",
-        "can never be exceeded",
+        lambda r: r["params"].update(threshold_packets=286720 // 19 + 1),
+        "params.threshold_packets",
+        "is it in packets?",
     ),
-    (lambda r: r["params"].update(rt1=0), "params.rt1", "greater than or equal to 1"),
-    (lambda r: r["params"].update(rt3=256), "params.rt3", "less than or equal to 255"),
-    (lambda r: r["params"].update(window_pkts=0), "params.window_pkts", ""),
-    (lambda r: r["params"].update(window_pkts=256), "params.window_pkts", ""),
-    (lambda r: r["params"].update(refresh_ns=1 << 31), "params.refresh_ns", "less than"),
+    (lambda r: r["params"].update(threshold_packets=0), "params.threshold_packets", ""),
+    (lambda r: r["params"].update(packet_bytes=20), "params.packet_bytes", ""),
+    (lambda r: r["params"].update(reference_rate_mbps=0), "params.reference_rate_mbps", ""),
+    # The chip's units, refused with the field to use instead.
+    (
+        lambda r: r["params"].update(threshold_cells=285),
+        "params.threshold_cells",
+        "wrong unit: set threshold_packets",
+    ),
+    (lambda r: r["params"].update(t_min_ns=80000), "params.t_min_ns", "set t_min_us"),
+    (lambda r: r["params"].update(t_max_ns=150000), "params.t_max_ns", "set t_max_us"),
+    (lambda r: r["params"].update(rt1_packets=0), "params.rt1_packets", "greater than or equal"),
+    (lambda r: r["params"].update(rt3_packets=256), "params.rt3_packets", "less than or equal"),
+    (lambda r: r["params"].update(window_packets=0), "params.window_packets", ""),
+    (lambda r: r["params"].update(window_packets=256), "params.window_packets", ""),
+    (lambda r: r["params"].update(refresh_ns=1 << 32), "params.refresh_ns", "less than"),
+    (
+        lambda r: r["params"].update(refresh_ns=400_000),
+        "params.refresh_ns",
+        "shortest refresh period",
+    ),
     (lambda r: r["params"].update(expiry_ns=1 << 32), "params.expiry_ns", ""),
-    (lambda r: r["params"].update(rt1="lots"), "params.rt1", "integer"),
+    (lambda r: r["params"].update(named_group_only=2), "params.named_group_only", ""),
+    (lambda r: r["params"].update(rt1_packets="lots"), "params.rt1_packets", "integer"),
     (lambda r: r["params"].update(colour=1), "params.colour", "Extra inputs"),
-    (lambda r: r["params"].pop("threshold_cells"), "params.threshold_cells", "required"),
+    (lambda r: r["params"].pop("threshold_packets"), "params.threshold_packets", "required"),
+    (lambda r: r["congestion_points"][0].update(rate_mbps=0), "congestion_points[0].rate_mbps", ""),
     (lambda r: r.pop("params"), "cfg.yaml: params", "required"),
     # groups
     (lambda r: r["groups"][1].update(id=1), "groups[1].id", "repeats groups[0].id"),
@@ -188,16 +214,87 @@ def test_bad_config_names_the_field(mutate: Any, field: str, words: str) -> None
     assert words in str(err), str(err)
 
 
-def test_sojourn_limit_follows_the_chip() -> None:
+@pytest.mark.parametrize(
+    ("rate_mbps", "t_min_ns", "t_max_ns"),
+    [
+        (10, 80_000_000, 150_000_000),  # the paper's own links: its values exactly
+        (10_000, 80_000, 150_000),  # same queued bytes at 10 Gb/s
+        (100_000, 8_000, 15_000),
+        (25_000, 32_000, 60_000),
+        (3, 266_666_666, 500_000_000),  # slower than the paper: longer, floor
+    ],
+)
+def test_sojourn_thresholds_keep_the_queued_bytes(
+    rate_mbps: int, t_min_ns: int, t_max_ns: int
+) -> None:
+    p = Params(threshold_packets=15, t_min_us=80_000, t_max_us=150_000)
+    t = sojourn_thresholds(p, rate_mbps, load_profile("tofino2"))
+    assert (t.t_min_ns, t.t_max_ns) == (t_min_ns, t_max_ns)
+    assert (t.written_t_min_ns, t.written_t_max_ns) == (t_min_ns, t_max_ns)
+    assert t.saturated == ()
+
+
+def test_saturation_on_tofino_is_reported_not_hidden() -> None:
+    # The paper's 80/150 ms on a 10 Mb/s port cannot be measured by an 18-bit
+    # deq_timedelta (262143 ns): written as the limit, and reported.
     raw = copy.deepcopy(RAW)
-    raw["params"]["t_max_ns"] = 262142  # the largest that a Tofino sojourn can exceed
-    parse_config(raw)
-    raw["params"]["t_max_ns"] = 1_000_000
-    with pytest.raises(ConfigError, match=r"params.t_max_ns.*degree 3 \(severe\) unreachable"):
-        parse_config(raw)
-    raw["chip"] = "tofino2"  # 32-bit deq_timedelta
-    raw["params"]["t_max_ns"] = 1_000_000
-    parse_config(raw)
+    raw["congestion_points"] = [{"port": 2, "rate_mbps": 10}, {"port": 4, "rate_mbps": 1000}]
+    cfg = parse_config(raw)
+    profile = load_profile("tofino")
+    t = sojourn_thresholds(cfg.params, 10, profile)
+    assert (t.written_t_min_ns, t.written_t_max_ns) == (262143, 262143)
+    assert t.saturated == ("t_min", "t_max")
+    # 1 Gb/s: T_min 800 us, T_max 1.5 ms: both beyond Tofino's range too.
+    reports = saturation_reports(cfg, cfg.params, profile)
+    assert len(reports) == 2
+    assert "congestion_points[0] (port 2, 10 Mb/s)" in reports[0]
+    assert "degrees 2 and 3 are never reported" in reports[0]
+    # 100 Gb/s: 8 us and 15 us, well inside.
+    raw["congestion_points"] = [{"port": 2, "rate_mbps": 100_000}]
+    cfg = parse_config(raw)
+    assert saturation_reports(cfg, cfg.params, profile) == []
+    # Tofino2's 32-bit deq_timedelta (the P4 tests bit 31) holds 150 ms.
+    raw["chip"] = "tofino2"
+    raw["congestion_points"] = [{"port": 2, "rate_mbps": 10}]
+    cfg = parse_config(raw)
+    assert saturation_reports(cfg, cfg.params, load_profile("tofino2")) == []
+
+
+def test_only_t_max_saturating_loses_only_severe() -> None:
+    raw = copy.deepcopy(RAW)
+    # 5 Gb/s: T_min 160 us fits Tofino's 262 us, T_max 300 us does not.
+    raw["congestion_points"] = [{"port": 2, "rate_mbps": 5000}]
+    cfg = parse_config(raw)
+    (report,) = saturation_reports(cfg, cfg.params, load_profile("tofino"))
+    assert "degree 3 is never reported" in report
+
+
+@pytest.mark.parametrize(
+    ("chip", "packet_bytes", "cells"),
+    [("tofino", 1500, 15 * 19), ("tofino2", 1500, 15 * 9), ("tofino", 80, 15), ("tofino", 81, 30)],
+)
+def test_threshold_packets_become_cells_of_the_chip(
+    chip: str, packet_bytes: int, cells: int
+) -> None:
+    p = Params(threshold_packets=15, packet_bytes=packet_bytes, t_min_us=1, t_max_us=2)
+    assert threshold_cells(p, load_profile(chip)) == cells
+
+
+@pytest.mark.parametrize(
+    ("refresh_ns", "period_ns", "mask"),
+    [
+        (0, 0, 0),
+        (1 << 19, 1 << 19, 0x1F80000),
+        (1_000_000, 1 << 19, 0x1F80000),
+        (1 << 20, 1 << 20, 0x1F00000),
+        (10_000_000, 1 << 23, 0x1800000),
+        (1 << 30, 1 << 24, 0x1000000),
+    ],
+)
+def test_refresh_rounds_down_to_an_epoch(refresh_ns: int, period_ns: int, mask: int) -> None:
+    p = Params(threshold_packets=15, t_min_us=1, t_max_us=2, refresh_ns=refresh_ns)
+    assert refresh_period_ns(p) == period_ns
+    assert refresh_mask(p) == mask
 
 
 def test_mirror_session_range_follows_the_chip() -> None:
@@ -240,8 +337,13 @@ def test_no_reaction_points_need_no_recirculation() -> None:
 
 
 def test_dubious_but_legal_params_warn() -> None:
-    base = {"threshold_cells": 15, "t_min_ns": 1, "t_max_ns": 2}
-    assert "rt1 >= rt2 >= rt3" in param_warnings(Params(**base, rt1=1, rt3=5))[0]
+    base: dict[str, Any] = {"threshold_packets": 15, "t_min_us": 1, "t_max_us": 2}
+    warn = param_warnings(Params(**base, rt1_packets=1, rt3_packets=5))
+    assert "rt1_packets >= rt2_packets >= rt3_packets" in warn[0]
     assert "never renewed" in param_warnings(Params(**base, expiry_ns=10))[0]
-    assert "below expiry_ns" in param_warnings(Params(**base, expiry_ns=10, refresh_ns=10))[0]
-    assert param_warnings(Params(**base, expiry_ns=10, refresh_ns=9)) == []
+    # refresh_ns 1 ms repeats every 524 us: below a 600 us expiry, above a 500 us one.
+    assert (
+        "below expiry_ns"
+        in param_warnings(Params(**base, expiry_ns=500_000, refresh_ns=1_000_000))[0]
+    )
+    assert param_warnings(Params(**base, expiry_ns=600_000, refresh_ns=1_000_000)) == []

@@ -30,15 +30,20 @@ def test_action_parameters_are_the_ones_the_app_writes() -> None:
     def params(table: str, action: str) -> set[str]:
         return set(dict(model.table(table).actions[action].params))
 
-    assert params(n.REACTION_POINT, n.REACT) == {"high_qid", "low_qid", "bp_expiry_ns"}
-    assert params(n.RATE_THRESHOLD, n.SET_RATE_THRESHOLD) == {"packets", "recirculation_session"}
+    assert params(n.REACTION_POINT, n.REACT) == {
+        "high_qid",
+        "low_qid",
+        "bp_expiry_ns",
+        "named_group_only",
+    }
+    assert params(n.RATE_THRESHOLD, n.SET_RATE_THRESHOLD) == {"rt_packets", "recirculation_session"}
     assert params(n.CONGESTION_POINT, n.MONITOR) == {
         "cp_id",
         "congestion_threshold_cells",
         "t_min_ns",
         "t_max_ns",
-        "window_pkts",
-        "refresh_ns",
+        "window_packets",
+        "refresh_mask",
     }
     assert params(n.BP_UPSTREAM, n.TO_UPSTREAM) == {"session_id", "src_mac", "dst_mac"}
     assert params(n.SENDER_GROUP, n.SET_GROUP) == {"group"}

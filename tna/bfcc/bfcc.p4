@@ -1,24 +1,28 @@
 /* BFCC: switch-to-switch backpressure (seed 001, sections 3.2, 4.1, 4.2,
  * Algorithms 1-2). One program plays both roles; which ports play which
  * role is decided by the controller's tables. tna/bfcc/README.md explains
- * the choices below and what they cost.
+ * the choices below, what they cost, and the stage-by-stage dependency
+ * chain that keeps each gress within 9 of Tofino's 12 MAU stages.
  *
  * Congestion point (egress of a monitored port, table congestion_point):
- *   depth > CONGESTION_THRESHOLD -> degree from the sojourn time:
+ *   depth > congestion_threshold_cells -> degree from the sojourn time:
  *     sojourn <= T_min: 1 (mild); T_min < sojourn <= T_max: 2 (moderate);
  *     sojourn > T_max: 3 (severe).
- *   Occupancy per sender group = the group's departures from congested
- *   queues within the current window (window_pkts congested departures);
- *   the congested group is the running maximum of (occupancy, group).
+ *   Occupancy per sender group = the group's departures from the congested
+ *   queue within the current window (window_packets congested departures);
+ *   the congested group is the running best of (occupancy, group).
  *   A backpressure message (feedback_h over Ethernet) goes to that group's
  *   upstream switch when (group, degree) differs from the last one sent, or
- *   the last one is refresh_ns old; a clear message when congestion ends.
+ *   a new refresh epoch began; a clear message when congestion ends.
  * Reaction point (ingress/egress of a port facing a downstream switch,
  * table reaction_point):
  *   backpressure from trusted ports records (group, degree, time) per port;
- *   packets of the named group go to the low-priority queue, everything
- *   else to the high-priority queue; after every RT(degree) real packets of
- *   the group one leaves as a fake while the real one recirculates.
+ *   while it is active every packet to that port carries the state (port-wide,
+ *   Algorithm 1 line 2) and is subject to the fake-packet cut; packets of the
+ *   named group go to the low-priority queue, everything else to the
+ *   high-priority queue; after every RT(degree) real flagged packets one
+ *   leaves as a fake while the real one recirculates. named_group_only = 1
+ *   flags only the named group's packets.
  */
 #include "../include/arch.p4"
 #include "../include/headers.p4"
@@ -36,34 +40,53 @@
 const bit<8> BFCC_DEGREE_MILD = 1;
 const bit<8> BFCC_DEGREE_MODERATE = 2;
 const bit<8> BFCC_DEGREE_SEVERE = 3;
-/* Written into occupancy_window_pkts by a non-congested departure: no window
- * is longer (window_pkts is 8 bits), so the next congested departure opens a
- * new window. */
-const bit<8> BFCC_WINDOW_CLOSED = 0xff;
+/* Written into occupancy_window.packets by a non-congested departure: no
+ * window is longer (window_packets is 8 bits), so the next congested
+ * departure opens a new window. */
+const bit<16> BFCC_WINDOW_CLOSED = 0xff;
+/* A group's first departure in a window: occupancy key ~1 ++ group. Keys
+ * are ~count ++ group, so the smallest key is the largest count, ties to
+ * the lower group id, and the group is the key's low byte. */
+const bit<8> BFCC_KEY_FIRST_COUNT = 0xfe;
+const bit<16> BFCC_KEY_ONE_COUNT = 0x100;
 
 typedef bit<4>  cp_id_t;
 typedef bit<12> vq_index_t;   /* cp_id ++ group */
 typedef bit<7>  qid_index_t;  /* QueueId_t of either chip */
 
+/* Two 16-bit halves of one register entry, updated by one RegisterAction.
+ * The control plane sees them as <register>.<member>; the model packs them
+ * as first member << 16 | second member. */
+struct bfcc_window_t {
+    bit<16> id;        /* window number */
+    bit<16> packets;   /* congested departures in it, BFCC_WINDOW_CLOSED = closed */
+}
+
+struct bfcc_tagged_key_t {
+    bit<16> window_id; /* window the key belongs to */
+    bit<16> key;       /* ~count ++ group */
+}
+
 struct ig_md_t {
     parsed_md_t parsed;
     bool        forged;
     bit<32>     now_ns;
-    bit<16>     bp_key;        /* group ++ degree; 0 = no backpressure */
+    bit<16>     bp_key;           /* group ++ degree; 0 = no backpressure */
     QueueId_t   high_qid;
     QueueId_t   low_qid;
-    bit<32>     bp_expiry_ns;
+    bit<1>      named_group_only;
+    /* bp_expiry_ns - 1: the oldest age still alive (2^32 - 1 when expiry
+     * is 0, i.e. never), so "expired" is one saturating difference != 0. */
+    bit<32>     bp_alive_max_ns;
     bit<32>     bp_age_ns;
-    bit<32>     bp_life_left_ns;
-    bit<1>      bp_expired;
+    bit<32>     bp_overage_ns;
 }
 
 struct eg_md_t {
     parsed_md_t parsed;
     queue_md_t  queue;
-    bit<32>     now_ns;
     /* reaction point */
-    bit<8>      rate_threshold;
+    bit<8>      rate_threshold_packets;
     MirrorId_t  recirculation_session;
     bit<1>      make_fake;
     /* congestion point */
@@ -71,25 +94,23 @@ struct eg_md_t {
     bit<32>     congestion_threshold_cells;
     bit<32>     t_min_ns;
     bit<32>     t_max_ns;
-    bit<8>      window_pkts;
-    bit<32>     refresh_ns;
-    bit<32>     depth_over_cells;
-    bit<32>     sojourn_over_min_ns;
-    bit<32>     sojourn_over_max_ns;
+    bit<16>     window_packets;
+    bit<32>     bp_epoch_ns;      /* global_tstamp & refresh_mask */
+    /* threshold - measure: bit 31 set <=> measure > threshold (both < 2^31) */
+    bit<32>     depth_margin_cells;
+    bit<32>     t_min_margin_ns;
+    bit<32>     t_max_margin_ns;
     bit<8>      degree;
-    bit<1>      new_window;
     bit<16>     window_id;
     vq_index_t  vq_index;
-    bit<1>      vq_same_window;
-    bit<8>      vq_count;
-    bit<16>     vq_key;         /* count ++ ~group: larger wins, ties to the lower id */
-    bit<16>     max_key;
+    bit<16>     vq_first_key;
+    bit<16>     vq_key;
+    bit<16>     best_key;
+    bit<8>      bp_tag;           /* refresh epoch (6 bits) ++ degree (2 bits) */
     bit<1>      bp_report;
     class_id_t  bp_group;
-    bit<16>     bp_key;
-    bit<16>     bp_last_key;
-    bit<32>     refresh_at_ns;
-    bit<1>      bp_send;
+    bit<16>     bp_key;           /* group ++ bp_tag; 0 = clear */
+    bit<16>     bp_prev_key;
     bit<8>      bp_msg_type;
     bit<8>      bp_degree;
     /* mirror header fields */
@@ -134,14 +155,18 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         }
     };
 
-    /* Expiry clears the record, so a port idle past the 32-bit timestamp
-     * wrap cannot see an old record look fresh again. */
     RegisterAction<bit<16>, PortId_t, bit<16>>(bp_state) bp_state_read = {
         void apply(inout bit<16> state, out bit<16> key) {
-            if (ig_md.bp_expired == 1) {
-                state = 0;
-            }
             key = state;
+        }
+    };
+
+    /* Expiry clears the record, so a port idle past the 32-bit timestamp
+     * wrap cannot see an old record look fresh again. */
+    RegisterAction<bit<16>, PortId_t, bit<16>>(bp_state) bp_state_expire = {
+        void apply(inout bit<16> state, out bit<16> key) {
+            state = 0;
+            key = 0;
         }
     };
 
@@ -171,11 +196,15 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     }
 
     /* Ports facing a downstream BFCC switch. bp_expiry_ns = 0: backpressure
-     * holds until cleared. */
-    action react(QueueId_t high_qid, QueueId_t low_qid, bit<32> bp_expiry_ns) {
+     * holds until cleared. named_group_only = 1: only the named group's
+     * packets carry the state (and are cut by fakes); 0 (the paper): every
+     * packet to the port does. */
+    action react(QueueId_t high_qid, QueueId_t low_qid, bit<32> bp_expiry_ns,
+                 bit<1> named_group_only) {
         ig_md.high_qid = high_qid;
         ig_md.low_qid = low_qid;
-        ig_md.bp_expiry_ns = bp_expiry_ns;
+        ig_md.bp_alive_max_ns = bp_expiry_ns - 1;
+        ig_md.named_group_only = named_group_only;
     }
 
     table reaction_point {
@@ -189,6 +218,26 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         ig_dprsr_md.drop_ctl = 1;
     }
 
+    /* age >= expiry <=> age |-| (expiry - 1) != 0, and never when expiry
+     * is 0. In an action so the gateway tests an ALU result against 0. */
+    action check_expiry() {
+        ig_md.bp_overage_ns = ig_md.bp_age_ns |-| ig_md.bp_alive_max_ns;
+    }
+
+    action to_low_queue() {
+        ig_tm_md.qid = ig_md.low_qid;
+        hdr.bfcc_bridged.bp_degree = ig_md.bp_key[7:0];
+    }
+
+    action to_high_queue() {
+        ig_tm_md.qid = ig_md.high_qid;
+    }
+
+    action to_high_queue_flagged() {
+        ig_tm_md.qid = ig_md.high_qid;
+        hdr.bfcc_bridged.bp_degree = ig_md.bp_key[7:0];
+    }
+
     apply {
         hdr.bridged.setValid();
         hdr.bridged.pkt_type = PKT_TYPE_BRIDGED;
@@ -199,7 +248,6 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         hdr.bfcc_bridged.setValid();
         hdr.bfcc_bridged.bp_degree = 0;
         ig_md.now_ns = ig_intr_md.ingress_mac_tstamp[31:0];
-        ig_md.bp_expired = 0;
 
         trust.apply(hdr, ig_intr_md, ig_dprsr_md, ig_md.forged);
         if (ig_md.forged) {
@@ -225,23 +273,28 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
             if (hdr.ipv4.isValid() && !hdr.feedback.isValid() && ig_dprsr_md.drop_ctl == 0) {
                 sender_group.apply();
-                /* Admission control (Algorithm 1, as the prose says): the
-                 * named group to the slowed low-priority queue. */
                 if (reaction_point.apply().hit) {
                     ig_md.bp_age_ns = bp_recorded_age.execute(ig_tm_md.ucast_egress_port);
-                    /* age >= expiry as a saturating difference tested
-                     * against 0, which a gateway compares cheaply. */
-                    ig_md.bp_life_left_ns = ig_md.bp_expiry_ns |-| ig_md.bp_age_ns;
-                    if (ig_md.bp_expiry_ns != 0 && ig_md.bp_life_left_ns == 0) {
-                        ig_md.bp_expired = 1;
-                    }
-                    ig_md.bp_key = bp_state_read.execute(ig_tm_md.ucast_egress_port);
-                    if (hdr.bridged.class_id != 0 && ig_md.bp_key[7:0] != 0
-                            && ig_md.bp_key[15:8] == hdr.bridged.class_id) {
-                        ig_tm_md.qid = ig_md.low_qid;
-                        hdr.bfcc_bridged.bp_degree = ig_md.bp_key[7:0];
+                    check_expiry();
+                    if (ig_md.bp_overage_ns != 0) {
+                        ig_md.bp_key = bp_state_expire.execute(ig_tm_md.ucast_egress_port);
                     } else {
-                        ig_tm_md.qid = ig_md.high_qid;
+                        ig_md.bp_key = bp_state_read.execute(ig_tm_md.ucast_egress_port);
+                    }
+                    /* Algorithm 1 (priorities as the prose says): while the
+                     * downstream switch reports congestion (degree and group
+                     * set), every packet to the port carries the state and
+                     * the named group takes the slowed low-priority queue. */
+                    if (ig_md.bp_key[7:0] != 0 && ig_md.bp_key[15:8] != 0) {
+                        if (ig_md.bp_key[15:8] == hdr.bridged.class_id) {
+                            to_low_queue();
+                        } else if (ig_md.named_group_only == 0) {
+                            to_high_queue_flagged();
+                        } else {
+                            to_high_queue();
+                        }
+                    } else {
+                        to_high_queue();
                     }
                     admitted_by_qid.count((qid_index_t)ig_tm_md.qid);
                 }
@@ -312,12 +365,12 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
 
     /* ---- reaction point: rate reduction (Algorithm 2, lines 15-19) ---- */
 
-    /* Real packets of the flagged group sent on a port since its last fake. */
+    /* Real flagged packets sent on a port since its last fake. */
     Register<bit<8>, PortId_t>(BFCC_PORTS, 0) rr_count;
 
     RegisterAction<bit<8>, PortId_t, bit<1>>(rr_count) rr_count_step = {
         void apply(inout bit<8> sent, out bit<1> fake) {
-            if (sent >= eg_md.rate_threshold) {
+            if (sent >= eg_md.rate_threshold_packets) {
                 sent = 0;
                 fake = 1;
             } else {
@@ -329,8 +382,8 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
 
     /* RT per degree (controller defaults 9, 3, 1) and the mirror session
      * whose port is a recirculation port. No entry: no reduction. */
-    action set_rate_threshold(bit<8> packets, MirrorId_t recirculation_session) {
-        eg_md.rate_threshold = packets;
+    action set_rate_threshold(bit<8> rt_packets, MirrorId_t recirculation_session) {
+        eg_md.rate_threshold_packets = rt_packets;
         eg_md.recirculation_session = recirculation_session;
     }
 
@@ -359,76 +412,68 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
 
     /* ---- congestion point (Algorithm 2, lines 1-13) ---- */
 
-    /* Windows: a window is window_pkts congested departures, or ends early
-     * at the first departure that sees no congestion. */
-    Register<bit<8>, cp_id_t>(BFCC_CONGESTION_POINTS, 0) occupancy_window_pkts;
-    Register<bit<16>, cp_id_t>(BFCC_CONGESTION_POINTS, 0) occupancy_window;
-    /* Per (congestion point, group): window the count belongs to, count. */
-    Register<bit<16>, vq_index_t>(BFCC_VQ_SLOTS, 0) vq_window;
-    Register<bit<8>, vq_index_t>(BFCC_VQ_SLOTS, 0) vq_departures;
-    /* Running maximum of count ++ ~group within the window. */
-    Register<bit<16>, cp_id_t>(BFCC_CONGESTION_POINTS, 0) congested_vq;
-    /* Last message sent (group ++ degree, 0 = clear) and when to repeat it. */
+    /* Windows: a window is window_packets congested departures, or ends
+     * early at the first departure that sees no congestion. Per
+     * (congestion point, group): the group's key and the window it belongs
+     * to. Per congestion point: the best key of the window. Each pair is one
+     * register entry, so one RegisterAction reads and updates both halves. */
+    Register<bfcc_window_t, cp_id_t>(BFCC_CONGESTION_POINTS) occupancy_window;
+    Register<bfcc_tagged_key_t, vq_index_t>(BFCC_VQ_SLOTS) vq_occupancy;
+    Register<bfcc_tagged_key_t, cp_id_t>(BFCC_CONGESTION_POINTS) congested_vq;
+    /* Last message sent: group ++ refresh epoch ++ degree, 0 = clear. */
     Register<bit<16>, cp_id_t>(BFCC_CONGESTION_POINTS, 0) bp_last_sent;
-    Register<bit<32>, cp_id_t>(BFCC_CONGESTION_POINTS, 0) bp_refresh_at_ns;
 
-    RegisterAction<bit<8>, cp_id_t, bit<1>>(occupancy_window_pkts) occupancy_window_pkts_count = {
-        void apply(inout bit<8> pkts, out bit<1> new_window) {
-            if (pkts >= eg_md.window_pkts) {
-                pkts = 1;
-                new_window = 1;
+    RegisterAction<bfcc_window_t, cp_id_t, bit<16>>(occupancy_window) occupancy_window_count = {
+        void apply(inout bfcc_window_t w, out bit<16> window_id) {
+            /* packets 0: never used since reset, i.e. closed, so the first
+             * window is 1 and no register's initial window 0 looks current. */
+            if (w.packets == 0 || w.packets >= eg_md.window_packets) {
+                w.packets = 1;
+                w.id = w.id + 1;
             } else {
-                pkts = pkts + 1;
-                new_window = 0;
+                w.packets = w.packets + 1;
             }
+            window_id = w.id;
         }
     };
 
-    RegisterAction<bit<8>, cp_id_t, void>(occupancy_window_pkts) occupancy_window_pkts_close = {
-        void apply(inout bit<8> pkts) {
-            pkts = BFCC_WINDOW_CLOSED;
+    RegisterAction<bfcc_window_t, cp_id_t, void>(occupancy_window) occupancy_window_close = {
+        void apply(inout bfcc_window_t w) {
+            w.packets = BFCC_WINDOW_CLOSED;
         }
     };
 
-    RegisterAction<bit<16>, cp_id_t, bit<16>>(occupancy_window) occupancy_window_step = {
-        void apply(inout bit<16> window_id, out bit<16> current) {
-            if (eg_md.new_window == 1) {
-                window_id = window_id + 1;
-            }
-            current = window_id;
-        }
-    };
-
-    RegisterAction<bit<16>, vq_index_t, bit<1>>(vq_window) vq_window_swap = {
-        void apply(inout bit<16> window_id, out bit<1> same) {
-            if (window_id == eg_md.window_id) {
-                same = 1;
+    /* A key from an older window restarts at count 1. */
+    RegisterAction<bfcc_tagged_key_t, vq_index_t, bit<16>>(vq_occupancy) vq_occupancy_step = {
+        void apply(inout bfcc_tagged_key_t v, out bit<16> key) {
+            if (v.window_id == eg_md.window_id) {
+                v.key = v.key - BFCC_KEY_ONE_COUNT;
             } else {
-                same = 0;
+                v.key = eg_md.vq_first_key;
             }
-            window_id = eg_md.window_id;
+            v.window_id = eg_md.window_id;
+            key = v.key;
         }
     };
 
-    RegisterAction<bit<8>, vq_index_t, bit<8>>(vq_departures) vq_departures_step = {
-        void apply(inout bit<8> count, out bit<8> new_count) {
-            if (eg_md.vq_same_window == 1) {
-                count = count |+| 1;
-            } else {
-                count = 1;
+    /* Running best (smallest key) of the window. The first departure of a
+     * window overwrites the previous window's best, so a group that stopped
+     * sending cannot hold it. */
+    RegisterAction<bfcc_tagged_key_t, cp_id_t, bit<16>>(congested_vq) congested_vq_step = {
+        void apply(inout bfcc_tagged_key_t b, out bit<16> best) {
+            if (b.window_id != eg_md.window_id || eg_md.vq_key < b.key) {
+                b.key = eg_md.vq_key;
             }
-            new_count = count;
+            b.window_id = eg_md.window_id;
+            best = b.key;
         }
     };
 
-    /* The first departure of a window overwrites the previous window's
-     * maximum, so a group that stopped sending cannot hold it. */
-    RegisterAction<bit<16>, cp_id_t, bit<16>>(congested_vq) congested_vq_step = {
-        void apply(inout bit<16> best, out bit<16> result) {
-            if (eg_md.new_window == 1 || eg_md.vq_key > best) {
-                best = eg_md.vq_key;
-            }
-            result = best;
+    /* A clear names the group the last message named: the best key holds
+     * it, since every update of the best also sends or records a message. */
+    RegisterAction<bfcc_tagged_key_t, cp_id_t, bit<16>>(congested_vq) congested_vq_read = {
+        void apply(inout bfcc_tagged_key_t b, out bit<16> best) {
+            best = b.key;
         }
     };
 
@@ -439,34 +484,19 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         }
     };
 
-    RegisterAction<bit<32>, cp_id_t, void>(bp_refresh_at_ns) bp_refresh_restart = {
-        void apply(inout bit<32> at) {
-            at = eg_md.refresh_at_ns;
-        }
-    };
-
-    /* Due once now - at is below 2^31 (wrap-safe for refresh_ns < 2^31). */
-    RegisterAction<bit<32>, cp_id_t, bit<1>>(bp_refresh_at_ns) bp_refresh_check = {
-        void apply(inout bit<32> at, out bit<1> due) {
-            if (eg_md.now_ns - at < 0x80000000) {
-                at = eg_md.refresh_at_ns;
-                due = 1;
-            } else {
-                due = 0;
-            }
-        }
-    };
-
-    /* Monitored egress ports and their controller-written thresholds.
-     * refresh_ns = 0: an unchanged message is never repeated. */
+    /* Monitored egress ports and their controller-written thresholds, in
+     * the chip's units (the controller converts the paper's packets and
+     * microseconds). refresh_mask selects bits 24:19 of the ns clock: an
+     * unchanged message is repeated at the first report of each new epoch
+     * (0: never repeated). */
     action monitor(bit<4> cp_id, bit<32> congestion_threshold_cells, bit<32> t_min_ns,
-                   bit<32> t_max_ns, bit<8> window_pkts, bit<32> refresh_ns) {
+                   bit<32> t_max_ns, bit<16> window_packets, bit<32> refresh_mask) {
         eg_md.cp_id = cp_id;
         eg_md.congestion_threshold_cells = congestion_threshold_cells;
         eg_md.t_min_ns = t_min_ns;
         eg_md.t_max_ns = t_max_ns;
-        eg_md.window_pkts = window_pkts;
-        eg_md.refresh_ns = refresh_ns;
+        eg_md.window_packets = window_packets;
+        eg_md.bp_epoch_ns = eg_prsr_md.global_tstamp[31:0] & refresh_mask;
     }
 
     table congestion_point {
@@ -474,6 +504,43 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         actions = { monitor; NoAction; }
         default_action = NoAction();
         size = BFCC_PORTS;
+    }
+
+    /* Threshold minus measure in the ALU, so the gateways below test one
+     * bit (measure > threshold while both stay below 2^31). */
+    action classify() {
+        eg_md.depth_margin_cells = eg_md.congestion_threshold_cells - eg_md.queue.depth_cells;
+        eg_md.t_min_margin_ns = eg_md.t_min_ns - eg_md.queue.sojourn_ns;
+        eg_md.t_max_margin_ns = eg_md.t_max_ns - eg_md.queue.sojourn_ns;
+        eg_md.vq_index = eg_md.cp_id ++ hdr.bridged.class_id;
+        eg_md.vq_first_key = BFCC_KEY_FIRST_COUNT ++ hdr.bridged.class_id;
+    }
+
+    action congested(bit<8> degree) {
+        eg_md.degree = degree;
+        eg_md.bp_degree = degree;
+        eg_md.bp_msg_type = (bit<8>)FEEDBACK_TYPE_BACKPRESSURE;
+    }
+
+    action recovered() {
+        eg_md.bp_degree = 0;
+        eg_md.bp_msg_type = (bit<8>)FEEDBACK_TYPE_BACKPRESSURE_CLEAR;
+        eg_md.bp_report = 1;
+    }
+
+    action tag() {
+        eg_md.bp_tag = eg_md.bp_epoch_ns[24:19] ++ eg_md.degree[1:0];
+        eg_md.bp_report = 1;
+    }
+
+    action name_best() {
+        eg_md.bp_group = eg_md.best_key[7:0];
+        eg_md.bp_key = eg_md.best_key[7:0] ++ eg_md.bp_tag;
+    }
+
+    action name_last() {
+        eg_md.bp_group = eg_md.best_key[7:0];
+        eg_md.bp_key = 0;
     }
 
     /* Where a group's upstream switch is: one mirror session per upstream
@@ -511,16 +578,16 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     }
 
     apply {
-        eg_md.now_ns = eg_prsr_md.global_tstamp[31:0];
         eg_md.make_fake = 0;
         eg_md.bp_report = 0;
-        eg_md.bp_send = 0;
 
         if (hdr.bp_mirror.isValid()) {
             build_backpressure();
         } else if (hdr.recirc_mirror.isValid()) {
             restore_real();
         } else if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
+            /* Stage 0: three independent lookups. */
+            queue_hook.apply(eg_intr_md, eg_md.queue);
             /* Reaction point first: a packet that leaves as a fake carries
              * the recirculation mirror, and a packet has only one mirror. */
             if (hdr.bfcc_bridged.bp_degree != 0) {
@@ -535,58 +602,41 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
             }
 
             if (congestion_point.apply().hit) {
-                queue_hook.apply(eg_intr_md, eg_md.queue);
-                eg_md.depth_over_cells = eg_md.queue.depth_cells |-| eg_md.congestion_threshold_cells;
-                eg_md.sojourn_over_min_ns = eg_md.queue.sojourn_ns |-| eg_md.t_min_ns;
-                eg_md.sojourn_over_max_ns = eg_md.queue.sojourn_ns |-| eg_md.t_max_ns;
-                eg_md.refresh_at_ns = eg_md.now_ns + eg_md.refresh_ns;
-                if (eg_md.depth_over_cells != 0) {
-                    if (eg_md.sojourn_over_max_ns != 0) {
-                        eg_md.degree = BFCC_DEGREE_SEVERE;
-                    } else if (eg_md.sojourn_over_min_ns != 0) {
-                        eg_md.degree = BFCC_DEGREE_MODERATE;
-                    } else {
-                        eg_md.degree = BFCC_DEGREE_MILD;
-                    }
-                    /* Ungrouped traffic neither counts nor names a group. */
-                    if (hdr.bridged.class_id != 0) {
-                        eg_md.new_window = occupancy_window_pkts_count.execute(eg_md.cp_id);
-                        eg_md.window_id = occupancy_window_step.execute(eg_md.cp_id);
-                        eg_md.vq_index = eg_md.cp_id ++ hdr.bridged.class_id;
-                        eg_md.vq_same_window = vq_window_swap.execute(eg_md.vq_index);
-                        eg_md.vq_count = vq_departures_step.execute(eg_md.vq_index);
-                        eg_md.vq_key = eg_md.vq_count ++ ~hdr.bridged.class_id;
-                        eg_md.max_key = congested_vq_step.execute(eg_md.cp_id);
-                        eg_md.bp_group = ~eg_md.max_key[7:0];
-                        eg_md.bp_key = eg_md.bp_group ++ eg_md.degree;
-                        eg_md.bp_report = 1;
-                    }
-                } else {
-                    occupancy_window_pkts_close.execute(eg_md.cp_id);
-                    eg_md.bp_key = 0;
-                    eg_md.bp_report = 1;
-                }
-
-                /* A fake's mirror is taken; the next packet reports. */
-                if (eg_md.bp_report == 1 && eg_md.make_fake == 0) {
-                    eg_md.bp_last_key = bp_last_sent_swap.execute(eg_md.cp_id);
-                    if (eg_md.bp_key != 0) {
-                        eg_md.bp_msg_type = (bit<8>)FEEDBACK_TYPE_BACKPRESSURE;
-                        eg_md.bp_degree = eg_md.degree;
-                        if (eg_md.bp_last_key != eg_md.bp_key) {
-                            bp_refresh_restart.execute(eg_md.cp_id);
-                            eg_md.bp_send = 1;
-                        } else if (eg_md.refresh_ns != 0) {
-                            eg_md.bp_send = bp_refresh_check.execute(eg_md.cp_id);
+                classify();
+                /* A departure that leaves as a fake neither counts nor
+                 * reports: its real packet recirculates and counts when it
+                 * departs, and the fake's mirror is taken. */
+                if (eg_md.make_fake == 0) {
+                    if (eg_md.depth_margin_cells[31:31] == 1) {
+                        if (eg_md.t_max_margin_ns[31:31] == 1) {
+                            congested(BFCC_DEGREE_SEVERE);
+                        } else if (eg_md.t_min_margin_ns[31:31] == 1) {
+                            congested(BFCC_DEGREE_MODERATE);
+                        } else {
+                            congested(BFCC_DEGREE_MILD);
                         }
-                    } else if (eg_md.bp_last_key != 0) {
-                        eg_md.bp_group = eg_md.bp_last_key[15:8];
-                        eg_md.bp_msg_type = (bit<8>)FEEDBACK_TYPE_BACKPRESSURE_CLEAR;
-                        eg_md.bp_degree = 0;
-                        eg_md.bp_send = 1;
+                        /* Ungrouped traffic neither counts nor names a group. */
+                        if (hdr.bridged.class_id != 0) {
+                            eg_md.window_id = occupancy_window_count.execute(eg_md.cp_id);
+                            eg_md.vq_key = vq_occupancy_step.execute(eg_md.vq_index);
+                            tag();
+                            eg_md.best_key = congested_vq_step.execute(eg_md.cp_id);
+                            name_best();
+                        }
+                    } else {
+                        recovered();
+                        occupancy_window_close.execute(eg_md.cp_id);
+                        eg_md.best_key = congested_vq_read.execute(eg_md.cp_id);
+                        name_last();
                     }
-                    if (eg_md.bp_send == 1) {
-                        bp_upstream.apply();
+
+                    /* One message per change of (group, epoch, degree), and
+                     * one clear after the last backpressure. */
+                    if (eg_md.bp_report == 1) {
+                        eg_md.bp_prev_key = bp_last_sent_swap.execute(eg_md.cp_id);
+                        if (eg_md.bp_prev_key != eg_md.bp_key) {
+                            bp_upstream.apply();
+                        }
                     }
                 }
             }
