@@ -31,7 +31,7 @@ from models import strict_yaml
 from .errors import ConfigError, ControllerError
 
 STATE_KEYS = {"program", "config", "live"}
-LOCK_WAIT_S = 30.0
+LOCK_WAIT_S = 120.0
 
 
 class StateBusy(ControllerError):

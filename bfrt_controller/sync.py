@@ -99,11 +99,13 @@ def _set(tree: dict[str, Any], path: Path, value: int) -> None:
     node[path[-1]] = value
 
 
-def carriers(app: SyncedApp) -> dict[Path, list[tuple[Location, str]]]:
-    """For each numeric live value: the (write location, field) that carry it verbatim."""
+def carriers(app: SyncedApp) -> dict[Path, list[tuple[Location, str, int]]]:
+    """For each numeric live value: the (write location, field, scale) that
+    carry it as field = scale x value (scale 1: verbatim; a threshold kept in
+    cells and written in bytes has the cell size)."""
     live = app.live_state()
     base = _by_location(app.intended_writes())
-    found: dict[Path, list[tuple[Location, str]]] = {}
+    found: dict[Path, list[tuple[Location, str, int]]] = {}
     try:
         for path, value in _leaves(live):
             for delta in (1, -1):
@@ -115,12 +117,14 @@ def carriers(app: SyncedApp) -> dict[Path, list[tuple[Location, str]]]:
                 # A value one step off may be invalid for the app (a bound, an order).
                 except Exception:
                     continue
-                hits = [
-                    (loc, name)
-                    for loc, (_, fields) in base.items()
-                    for name, v in fields.items()
-                    if v == value and moved.get(loc, (None, {}))[1].get(name) == value + delta
-                ]
+                hits = []
+                for loc, (_, fields) in base.items():
+                    after = moved.get(loc, (None, {}))[1]
+                    for name, v in fields.items():
+                        step = after.get(name, v) - v
+                        scale, rest = divmod(step, delta)
+                        if step and not rest and scale > 0 and v == scale * value:
+                            hits.append((loc, name, scale))
                 if hits:
                     found[path] = hits
                     break
@@ -144,8 +148,8 @@ def _read(switch: Switch, w: Write) -> dict[str, int] | None:
 
 
 def sync_with_switch(app: SyncedApp) -> SyncReport:
-    """Adopt the live values the switch holds, then push everything if it lost
-    any intended table entry (see the module doc)."""
+    """Push everything if the switch lost any intended table entry; otherwise
+    adopt the live values it holds (see the module doc)."""
     report = SyncReport()
     switch = app.switch
     writes = _by_location(app.intended_writes())
@@ -156,11 +160,33 @@ def sync_with_switch(app: SyncedApp) -> SyncReport:
             cache[loc] = _read(switch, writes[loc][0])
         return cache[loc]
 
+    missing = [
+        loc
+        for loc, (w, _) in writes.items()
+        if isinstance(w, EntryWrite) and _read_cached(cache, loc, switch, w) is None
+    ]
+    if missing:
+        # A switch that lost its tables holds defaults (a TM weight of 1), not
+        # values anyone chose: adopting them would push the defaults back.
+        report.missing = len(missing)
+        report.pushed = len(app.intended_writes())
+        log.warning(
+            "the switch lacks %d of the program's table entries (restarted?); "
+            "pushing the whole intended state (%d writes)",
+            len(missing),
+            report.pushed,
+        )
+        app.push_all()
+        return report
     live = app.live_state()
     adopted = copy.deepcopy(live)
     for path, where in carriers(app).items():
         old = dict(_leaves(live))[path]
-        seen = {v[name] for loc, name in where if (v := current(loc)) is not None and name in v}
+        seen = {
+            v[name] // scale
+            for loc, name, scale in where
+            if (v := current(loc)) is not None and name in v and v[name] % scale == 0
+        }
         if len(seen) > 1:
             log.warning("%s differs across the switch (%s); keeping %d", "/".join(path), seen, old)
             continue
@@ -171,21 +197,6 @@ def sync_with_switch(app: SyncedApp) -> SyncReport:
         app.restore_live(adopted)
         for what, (old, new) in report.adopted.items():
             log.info("live value from the switch: %s = %d (intended %d)", what, new, old)
-    missing = [
-        loc
-        for loc, (w, _) in _by_location(app.intended_writes()).items()
-        if isinstance(w, EntryWrite) and _read_cached(cache, loc, switch, w) is None
-    ]
-    report.missing = len(missing)
-    if missing:
-        report.pushed = len(app.intended_writes())
-        log.warning(
-            "the switch lacks %d of the program's table entries (restarted?); "
-            "pushing the whole intended state (%d writes)",
-            len(missing),
-            report.pushed,
-        )
-        app.push_all()
     return report
 
 

@@ -47,7 +47,8 @@ def tofcc(tmp_path: Path, *args: str) -> tuple[int, str]:
 def threshold_on_switch(fake: FakeBfrtGrpc, class_id: int) -> int:
     entries = fake.entries(n.ECN_THRESHOLD)
     ((_, params),) = [v for k, v in entries.items() if k[0][2] == class_id]
-    return int(params["threshold_cells"])
+    # The switch holds K_i in bytes; the controller speaks cells.
+    return int(params["threshold_bytes"]) // load_profile("tofino").cell_bytes
 
 
 def test_set_threshold_diffs_against_the_switch_not_the_config(
@@ -105,7 +106,8 @@ def test_carriers_map_live_values_to_entry_fields(fake: FakeBfrtGrpc) -> None:
     sw.connect()
     found = carriers(PmqecnApp(sw, cfg))
     (where,) = found[("1", "threshold_cells")]
-    assert where[0][1] == n.ECN_THRESHOLD and where[1] == "threshold_cells"
+    cell_bytes = load_profile("tofino").cell_bytes
+    assert where[0][1] == n.ECN_THRESHOLD and where[1:] == ("threshold_bytes", cell_bytes)
     assert ("1", "sojourn_ns") not in found  # a measurement, not written
 
 
@@ -117,7 +119,7 @@ def test_bfcc_set_adopts_live_params(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     sw.connect()
     app = BfccApp(sw, cfg)
     app.push_all()
-    name = "window_pkts"
+    name = "window_packets"
     original = getattr(app.params, name)
     app.set_params({name: original + 3})
     sw.close()

@@ -11,6 +11,7 @@ import pytest
 
 from bfrt_controller.backends.bfrt import BfrtSwitch, _message
 from bfrt_controller.errors import ControllerError, SwitchBusy, SwitchUnavailable, WriteError
+from bfrt_controller.pmqecn import names as n
 from bfrt_controller.switch import EntryWrite, MirrorSessionWrite, TmQueueWrite
 from bfrt_controller.testing import FakeBfrtGrpc, StatusCode
 from hw_profiles import HwProfile, load_profile
@@ -18,7 +19,7 @@ from models.switch.core import Match
 
 PROGRAM = "pmqecn"
 ADDR = "localhost:50052"
-RATES = "SwitchEgress.class_rates"
+RATES = n.CLASS_RATES
 MIRROR = "$mirror.cfg"
 
 
@@ -72,8 +73,8 @@ def refused_code(exc: Any) -> StatusCode:
 def rates(class_id: int, rate: int) -> EntryWrite:
     return EntryWrite(
         RATES,
-        {"hdr.bridged.class_id": Match(class_id)},
-        "SwitchEgress.set_rates",
+        {n.K_CLASS_ID: Match(class_id)},
+        n.SET_RATES,
         {"rate": rate, "target_rate": rate},
     )
 
