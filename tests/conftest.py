@@ -1,1 +1,21 @@
 from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def build_p4() -> ModuleType:
+    """scripts/build_p4.py as a module (it is a script, not in a package)."""
+    spec = importlib.util.spec_from_file_location("build_p4", REPO / "scripts" / "build_p4.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["build_p4"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module

@@ -3,25 +3,11 @@ bf_switchd and tofino-model load, left in build/<chip>/<program>/."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def build_p4() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("build_p4", REPO / "scripts" / "build_p4.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["build_p4"] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 def write_conf(outdir: Path, program: str, bfrt: Path) -> None:
