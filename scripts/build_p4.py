@@ -145,9 +145,11 @@ def read_resources(outdir: Path) -> Resources | None:
     leaves only that)."""
     for path in sorted(outdir.rglob("context.json")):
         try:
-            return resources_from_context(json.loads(path.read_text()))
+            res = resources_from_context(json.loads(path.read_text()))
         except (ValueError, TypeError, KeyError, AttributeError):
             continue
+        if res.gress:  # the compiler's own context.json has no tables until bfas fills it
+            return res
     for path in sorted(outdir.rglob("*.bfa")):
         stages = stages_from_bfa(path.read_text(errors="replace"))
         if stages:

@@ -83,6 +83,8 @@ def test_bfa_stage_sections_when_the_assembler_stopped(
     pipe = tmp_path / "pipe"
     pipe.mkdir()
     (pipe / "bfcc.bfa").write_text(bfa)
+    # What the compiler leaves when the assembler did not run: a table-less context.json.
+    (pipe / "context.json").write_text('{"tables": [], "phv_allocation": []}')
     res = build_p4.read_resources(tmp_path)
     assert res is not None
     assert {g: r.stages for g, r in res.gress.items()} == {"ingress": 8, "egress": 15}
