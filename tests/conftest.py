@@ -7,6 +7,10 @@ from types import ModuleType
 
 import pytest
 
+from bfrt_controller.backends.bfrt import BfrtSwitch
+from bfrt_controller.testing import FakeBfrtGrpc
+from hw_profiles import HwProfile
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -19,3 +23,17 @@ def build_p4() -> ModuleType:
     sys.modules["build_p4"] = module  # dataclasses look their module up by name
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def fake(profile: HwProfile) -> FakeBfrtGrpc:
+    """The fake BF-Runtime client serving PMQECN on the test module's `profile`."""
+    return FakeBfrtGrpc("pmqecn", profile)
+
+
+@pytest.fixture
+def sw(fake: FakeBfrtGrpc, profile: HwProfile) -> BfrtSwitch:
+    """A BF-Runtime switch connected to `fake`."""
+    s = BfrtSwitch("pmqecn", profile, client_module=fake)
+    s.connect()
+    return s

@@ -35,18 +35,6 @@ def profile(request: pytest.FixtureRequest) -> HwProfile:
     return load_profile(request.param)
 
 
-@pytest.fixture
-def fake(profile: HwProfile) -> FakeBfrtGrpc:
-    return FakeBfrtGrpc(PROGRAM, profile)
-
-
-@pytest.fixture
-def sw(fake: FakeBfrtGrpc, profile: HwProfile) -> BfrtSwitch:
-    s = BfrtSwitch(PROGRAM, profile, client_module=fake)
-    s.connect()
-    return s
-
-
 def threshold(class_id: int, cells: int, op: str = "upsert") -> EntryWrite:
     return EntryWrite(
         ECN,

@@ -28,18 +28,6 @@ def profile() -> HwProfile:
     return load_profile("tofino")
 
 
-@pytest.fixture
-def fake(profile: HwProfile) -> FakeBfrtGrpc:
-    return FakeBfrtGrpc(PROGRAM, profile)
-
-
-@pytest.fixture
-def sw(fake: FakeBfrtGrpc, profile: HwProfile) -> BfrtSwitch:
-    s = BfrtSwitch(PROGRAM, profile, client_module=fake)
-    s.connect()
-    return s
-
-
 def bound_client(fake: FakeBfrtGrpc, client_id: int = 0) -> Any:
     c = fake.ClientInterface(ADDR, client_id=client_id, device_id=0)
     c.bind_pipeline_config(PROGRAM)
