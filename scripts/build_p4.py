@@ -205,6 +205,55 @@ def conf_problem(outdir: Path, program: str) -> str | None:
     return f"{conf.name} names files that do not exist: {', '.join(absent)}" if absent else None
 
 
+def pipe_names(outdir: Path) -> list[str]:
+    """The pipelines the compiler's manifest.json lists (["pipe"] for one)."""
+    try:
+        manifest = json.loads((outdir / "manifest.json").read_text())
+        names = [p["pipe_name"] for prog in manifest["programs"] for p in prog["pipes"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ["pipe"]
+    return names or ["pipe"]
+
+
+def write_missing_conf(compiler: str, outdir: Path, program: str, target: str) -> str | None:
+    """p4lang/p4c's driver (34b86e9) lists p4c-gen-conf among its steps but never
+    enables it (the step list is fixed before the command is registered), so it
+    writes no <program>.conf; the SDE's bf-p4c does. Where the compiler left
+    none, run the p4c-gen-conf installed beside it with the arguments the driver
+    would have passed. Returns what was done, or None when nothing was needed or
+    possible (conf_problem then reports the absence)."""
+    if (outdir / f"{program}.conf").exists():
+        return None
+    driver = shutil.which(shlex.split(compiler)[0])
+    if driver is None:
+        return None
+    gen_conf = Path(driver).resolve().parent / "p4c-gen-conf"
+    if not gen_conf.exists():
+        return None
+    cmd = [
+        sys.executable,
+        str(gen_conf),
+        "--conf-type",
+        "BF-RT",
+        "--name",
+        program,
+        "--device",
+        target,
+        "--outputdir",
+        str(outdir),
+        "--bfrt-name",
+        str(outdir / "bf-rt.json"),
+        "--p4-version",
+        "p4-16",
+        "--pipe",
+        *pipe_names(outdir),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return f"p4c-gen-conf failed: {proc.stderr.strip()[-300:]}"
+    return f"{program}.conf written by {gen_conf} (the driver did not run it)"
+
+
 def build_one(
     compiler: str, program: str, target: str, production: bool, spare_stages: int
 ) -> BuildResult:
@@ -260,9 +309,10 @@ def build_one(
     if missing:
         result.message = f"bf-rt.json lacks names the model uses: {', '.join(missing)}"
         return result
+    conf_note = write_missing_conf(compiler, outdir, program, target)
     problem = conf_problem(outdir, program)
     if problem:
-        result.message = f"compiled but {problem}"
+        result.message = f"compiled but {problem}" + (f" ({conf_note})" if conf_note else "")
         return result
     if resources is None:
         result.message = f"compiled in {seconds:.0f}s but no stage count could be read"
@@ -273,6 +323,8 @@ def build_one(
         return result
     result.ok = True
     result.message = f"ok in {seconds:.0f}s, {describe(resources, mau_stages)}"
+    if conf_note:
+        result.message += f"; {conf_note}"
     return result
 
 

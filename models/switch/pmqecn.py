@@ -84,7 +84,6 @@ class IgMd:
     frame_bytes: int = 0
     vq_elapsed_ticks: int = 0
     threshold_bytes: int = 0
-    vq_grow_bytes: int = 0
     vq_shrink_bytes: int = 0
     vq_len_bytes: int = 0
     k_minus_vq_bytes: int = 0
@@ -242,7 +241,7 @@ class Pmqecn(TnaProgram):
     def vq_grow(self, index: int, md: IgMd) -> int:
         q = self.vq_bytes.read(index)
         if q < VQ_CAP_BYTES:
-            q = (q + md.vq_grow_bytes) & U32_MASK
+            q = (q - md.vq_shrink_bytes) & U32_MASK
             self.vq_bytes.write(index, q)
         return q
 
@@ -294,6 +293,9 @@ class Pmqecn(TnaProgram):
                 md.vq_id = 0
             # Counted where it is classified, whether or not routing dropped it.
             self.class_counters.count(hdr.bridged.class_id, len(data))
+            # The P4 gates each WRR and virtual-queue step separately so the
+            # two chains can share stages; they touch disjoint state, so
+            # running one chain after the other here decides the same.
             w = self.vq_weight.lookup({"ig_md.vq_id": md.vq_id})
             if w.hit and w.action == self.wrr.name:
                 md.wrr_weight = w.data["weight"]
@@ -344,12 +346,11 @@ class Pmqecn(TnaProgram):
             {"hdr.bridged.class_id": cls, "ig_md.vq_elapsed_ticks": md.vq_elapsed_ticks}
         )
         drain_bytes = d.data["drain_bytes"]
-        md.vq_grow_bytes = (md.frame_bytes - drain_bytes) & U32_MASK
         md.vq_shrink_bytes = (drain_bytes - md.frame_bytes) & U32_MASK
-        if md.vq_grow_bytes >> 31 == 1:
-            md.vq_len_bytes = self.vq_shrink(cls, md)
-        else:
+        if md.vq_shrink_bytes >> 31 == 1:
             md.vq_len_bytes = self.vq_grow(cls, md)
+        else:
+            md.vq_len_bytes = self.vq_shrink(cls, md)
         md.k_minus_vq_bytes = (md.threshold_bytes - md.vq_len_bytes) & U32_MASK
         if md.k_minus_vq_bytes >> 31 == 1:
             if md.mark_original == 1 and hdr.ipv4.ecn != ECN_NOT_ECT:

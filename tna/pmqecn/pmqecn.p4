@@ -37,6 +37,7 @@ struct ig_md_t {
     parsed_md_t parsed;
     bool        forged;
     vq_id_t     vq_id;
+    bit<1>      wrr_on;             /* vq_weight hit */
     bit<16>     wrr_weight;
     bit<8>      wrr_last_level;
     bit<8>      wrr_advance;
@@ -45,8 +46,7 @@ struct ig_md_t {
     bit<32>     frame_bytes;
     bit<32>     vq_elapsed_ticks;
     bit<32>     threshold_bytes;    /* K_i */
-    bit<32>     vq_grow_bytes;      /* frame - drain */
-    bit<32>     vq_shrink_bytes;    /* drain - frame */
+    bit<32>     vq_shrink_bytes;    /* drain - frame: negative when it grows */
     bit<32>     vq_len_bytes;       /* the length this packet leaves */
     bit<32>     k_minus_vq_bytes;   /* K_i - length: negative when over */
     bit<1>      mark_original;
@@ -134,12 +134,14 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     };
 
     /* The frame is added and the drain taken in one step: the length is
-     * max(q + frame - drain, 0). Two register actions, one per sign of
-     * frame - drain, each with one PHV operand; a packet runs one of them. */
+     * max(q + frame - drain, 0). Two register actions on the one PHV
+     * operand drain - frame, one per sign; a packet runs one of them. When
+     * the frame exceeds the drain, q - (drain - frame) wraps to
+     * q + (frame - drain), and the cap keeps it below 2^31. */
     RegisterAction<bit<32>, class_id_t, bit<32>>(vq_bytes) vq_grow = {
         void apply(inout bit<32> q, out bit<32> len) {
             if (q < VQ_CAP_BYTES) {
-                q = q + ig_md.vq_grow_bytes;
+                q = q - ig_md.vq_shrink_bytes;
             }
             len = q;
         }
@@ -180,6 +182,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * without one its packets keep the queue chosen by classify (the TM's
      * own DWRR then does the weighting: the default). */
     action wrr(bit<16> weight, bit<8> last_level) {
+        ig_md.wrr_on = 1;
         ig_md.wrr_weight = weight;
         ig_md.wrr_last_level = last_level;
     }
@@ -227,7 +230,9 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * mantissa) of the elapsed time, each giving the drain of the range's
      * lower end (tna/README.md gives the error). No entry: no drain. */
     action drain(bit<32> drain_bytes) {
-        ig_md.vq_grow_bytes = ig_md.frame_bytes - drain_bytes;
+        /* Action data may only be the first operand of a subtraction
+         * (tna/README.md, compiler idioms), so frame - drain is not
+         * computed here; its sign is this difference's, negated. */
         ig_md.vq_shrink_bytes = drain_bytes - ig_md.frame_bytes;
     }
 
@@ -268,8 +273,18 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         size = 512;
     }
 
+    /* The frame in a 32-bit field: an ALU operation's sources sit in
+     * containers of its destination's size, and total_len is 16 bits in a
+     * header, so the hash unit widens it (an identity hash, any container)
+     * and a 32-bit add then counts the Ethernet header. */
+    Hash<bit<32>>(HashAlgorithm_t.IDENTITY) widen;
+
+    action ip_length() {
+        ig_md.frame_bytes = widen.get({16w0, hdr.ipv4.total_len});
+    }
+
     action frame_size() {
-        ig_md.frame_bytes = (bit<32>)hdr.ipv4.total_len + 14;
+        ig_md.frame_bytes = ig_md.frame_bytes + 14;
     }
 
     /* In an action, so the gateway below tests one bit of an ALU result
@@ -286,10 +301,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         hdr.bridged.setValid();
         hdr.bridged.pkt_type = PKT_TYPE_BRIDGED;
         hdr.bridged.class_id = 0;
+        ig_md.wrr_on = 0;
         hdr.bridged.ingress_port = ig_intr_md.ingress_port;
         hdr.bridged.orig_src_mac = hdr.ethernet.src_addr;
         hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr;
         clock.apply(ig_intr_md, ig_md.now_ticks);
+        ip_length();
         frame_size();
 
         trust.apply(hdr, ig_intr_md, ig_dprsr_md, ig_md.forged);
@@ -298,34 +315,51 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
                 classify.apply();
                 class_counters.count(hdr.bridged.class_id);
-                if (vq_weight.apply().hit) {
-                    ig_md.wrr_advance = vq_used_step.execute(ig_md.vq_id);
-                    ig_md.wrr_level = vq_level_step.execute(ig_md.vq_id);
-                    wrr_level_queue.apply();
-                }
+                /* Two independent chains follow: the class's virtual queue
+                 * and the optional WRR. Each step is gated on its own
+                 * rather than inside one `if` per chain, because Tofino
+                 * runs one next-table chain per gress: a block spanning
+                 * several stages cannot interleave with its sibling, and
+                 * the two chains one after the other did not fit
+                 * (tna/README.md, "Stages"). */
+                vq_weight.apply();
                 if (hdr.bridged.class_id != 0) {
                     ig_md.vq_elapsed_ticks = vq_clock_step.execute(hdr.bridged.class_id);
                     ecn_threshold.apply();
+                }
+                if (ig_md.wrr_on == 1) {
+                    ig_md.wrr_advance = vq_used_step.execute(ig_md.vq_id);
+                }
+                if (hdr.bridged.class_id != 0) {
                     vq_drain.apply();
+                }
+                if (ig_md.wrr_on == 1) {
+                    ig_md.wrr_level = vq_level_step.execute(ig_md.vq_id);
+                }
+                if (hdr.bridged.class_id != 0) {
                     /* One of two register actions on vq_bytes, so one
-                     * read-modify-write per packet: the drain exceeds the
-                     * frame (grow's sign bit) or it does not. */
-                    if (ig_md.vq_grow_bytes[31:31] == 1) {
-                        ig_md.vq_len_bytes = vq_shrink.execute(hdr.bridged.class_id);
-                    } else {
+                     * read-modify-write per packet: the frame exceeds the
+                     * drain (the sign bit of drain - frame) or it does not. */
+                    if (ig_md.vq_shrink_bytes[31:31] == 1) {
                         ig_md.vq_len_bytes = vq_grow.execute(hdr.bridged.class_id);
+                    } else {
+                        ig_md.vq_len_bytes = vq_shrink.execute(hdr.bridged.class_id);
                     }
-                    compare_threshold();
-                    /* Over K_i: the length exceeds K_i (the paper's
-                     * Q_length > K_i); both are below 2^31. */
-                    if (ig_md.k_minus_vq_bytes[31:31] == 1) {
-                        if (ig_md.mark_original == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
-                            mark_ce();
-                        }
-                        if (ig_md.parsed.ipv4_plain) {
-                            class_rates.apply();
-                            feedback_session.apply();
-                        }
+                }
+                if (ig_md.wrr_on == 1) {
+                    wrr_level_queue.apply();
+                }
+                compare_threshold();
+                /* Over K_i: the length exceeds K_i (the paper's
+                 * Q_length > K_i); both are below 2^31. Class 0 has no
+                 * virtual queue (its difference above is not used). */
+                if (hdr.bridged.class_id != 0 && ig_md.k_minus_vq_bytes[31:31] == 1) {
+                    if (ig_md.mark_original == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                        mark_ce();
+                    }
+                    if (ig_md.parsed.ipv4_plain) {
+                        class_rates.apply();
+                        feedback_session.apply();
                     }
                 }
             }
