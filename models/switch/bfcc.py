@@ -250,8 +250,8 @@ class Bfcc(TnaProgram):
             Table(
                 f"{eg}.rate_threshold",
                 [KeyField("hdr.bfcc_bridged.bp_degree", 8, "exact")],
-                [self.set_rate_threshold, Action("NoAction")],
-                ("NoAction", {}),
+                [self.set_rate_threshold, Action(f"{eg}.no_rate_threshold")],
+                (f"{eg}.no_rate_threshold", {}),
                 size=4,
             )
         )
@@ -282,8 +282,8 @@ class Bfcc(TnaProgram):
             Table(
                 f"{eg}.congestion_point",
                 [KeyField("eg_intr_md.egress_port", 9, "exact")],
-                [self.monitor, Action("NoAction")],
-                ("NoAction", {}),
+                [self.monitor, Action(f"{eg}.unmonitored")],
+                (f"{eg}.unmonitored", {}),
                 size=BFCC_PORTS,
             )
         )
@@ -547,7 +547,11 @@ class Bfcc(TnaProgram):
         return BFCC_DEGREE_MILD
 
     def congestion_point_apply(self, hdr: BfccHeaders, md: EgMd) -> None:
-        """The `if (congestion_point.apply().hit)` block of SwitchEgress."""
+        """The congestion point's steps in SwitchEgress, for a monitored port.
+
+        The P4 gates each step on its own (cp_on, make_fake, cp_state) so the
+        steps can share stages with the reaction point's; the decisions are
+        the ones this nested form makes."""
         group = hdr.bridged.class_id
         # classify()
         md.depth_margin_cells = margin_u32(md.congestion_threshold_cells, md.queue.depth_cells)

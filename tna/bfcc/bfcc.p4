@@ -82,6 +82,11 @@ struct ig_md_t {
     bit<32>     bp_overage_ns;
 }
 
+/* What the congestion point decided for this departure. */
+const bit<2> CP_IDLE = 0;
+const bit<2> CP_CONGESTED = 1;
+const bit<2> CP_RECOVERED = 2;
+
 struct eg_md_t {
     parsed_md_t parsed;
     queue_md_t  queue;
@@ -89,7 +94,10 @@ struct eg_md_t {
     bit<8>      rate_threshold_packets;
     MirrorId_t  recirculation_session;
     bit<1>      make_fake;
+    bit<1>      rt_on;            /* rate_threshold hit */
     /* congestion point */
+    bit<1>      cp_on;            /* congestion_point hit */
+    bit<2>      cp_state;         /* CP_IDLE, CP_CONGESTED or CP_RECOVERED */
     cp_id_t     cp_id;
     bit<32>     congestion_threshold_cells;
     bit<32>     t_min_ns;
@@ -353,6 +361,13 @@ parser SwitchEgressParser(packet_in pkt, out headers_t hdr, out eg_md_t eg_md,
     }
 }
 
+/* Flags and action data written in stage 0 by different tables: each in a
+ * container of its own, since two tables cannot write one container in the
+ * same stage (packed together, they cost a stage). */
+@pa_solitary("egress", "eg_md.rt_on")
+@pa_solitary("egress", "eg_md.cp_on")
+@pa_solitary("egress", "eg_md.recirculation_session")
+@pa_solitary("egress", "eg_md.rate_threshold_packets")
 control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                      in egress_intrinsic_metadata_t eg_intr_md,
                      in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
@@ -383,14 +398,19 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     /* RT per degree (controller defaults 9, 3, 1) and the mirror session
      * whose port is a recirculation port. No entry: no reduction. */
     action set_rate_threshold(bit<8> rt_packets, MirrorId_t recirculation_session) {
+        eg_md.rt_on = 1;
         eg_md.rate_threshold_packets = rt_packets;
         eg_md.recirculation_session = recirculation_session;
     }
 
+    action no_rate_threshold() {
+        eg_md.rt_on = 0;
+    }
+
     table rate_threshold {
         key = { hdr.bfcc_bridged.bp_degree : exact; }
-        actions = { set_rate_threshold; NoAction; }
-        default_action = NoAction();
+        actions = { set_rate_threshold; no_rate_threshold; }
+        default_action = no_rate_threshold();
         size = 4;
     }
 
@@ -491,6 +511,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
      * (0: never repeated). */
     action monitor(bit<4> cp_id, bit<32> congestion_threshold_cells, bit<32> t_min_ns,
                    bit<32> t_max_ns, bit<16> window_packets, bit<32> refresh_mask) {
+        eg_md.cp_on = 1;
         eg_md.cp_id = cp_id;
         eg_md.congestion_threshold_cells = congestion_threshold_cells;
         eg_md.t_min_ns = t_min_ns;
@@ -499,10 +520,14 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.bp_epoch_ns = eg_prsr_md.global_tstamp[31:0] & refresh_mask;
     }
 
+    action unmonitored() {
+        eg_md.cp_on = 0;
+    }
+
     table congestion_point {
         key = { eg_intr_md.egress_port : exact; }
-        actions = { monitor; NoAction; }
-        default_action = NoAction();
+        actions = { monitor; unmonitored; }
+        default_action = unmonitored();
         size = BFCC_PORTS;
     }
 
@@ -517,12 +542,14 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     }
 
     action congested(bit<8> degree) {
+        eg_md.cp_state = CP_CONGESTED;
         eg_md.degree = degree;
         eg_md.bp_degree = degree;
         eg_md.bp_msg_type = (bit<8>)FEEDBACK_TYPE_BACKPRESSURE;
     }
 
     action recovered() {
+        eg_md.cp_state = CP_RECOVERED;
         eg_md.bp_degree = 0;
         eg_md.bp_msg_type = (bit<8>)FEEDBACK_TYPE_BACKPRESSURE_CLEAR;
         eg_md.bp_report = 1;
@@ -580,65 +607,83 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     apply {
         eg_md.make_fake = 0;
         eg_md.bp_report = 0;
+        eg_md.cp_state = CP_IDLE;
 
         if (hdr.bp_mirror.isValid()) {
             build_backpressure();
         } else if (hdr.recirc_mirror.isValid()) {
             restore_real();
         } else if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
-            /* Stage 0: three independent lookups. */
+            /* Reaction point and congestion point are two chains that
+             * share stages. Each step has its own gate, on flags the
+             * previous steps' actions set, rather than one nested `if` per
+             * chain: Tofino runs one next-table chain per gress, so a block
+             * spanning several stages cannot interleave with its sibling,
+             * and the two chains one after the other did not fit
+             * (tna/README.md, "Stages"). */
             queue_hook.apply(eg_intr_md, eg_md.queue);
+            rate_threshold.apply();
+            congestion_point.apply();
+
             /* Reaction point first: a packet that leaves as a fake carries
              * the recirculation mirror, and a packet has only one mirror. */
-            if (hdr.bfcc_bridged.bp_degree != 0) {
-                if (rate_threshold.apply().hit) {
-                    flagged_departures.count(eg_intr_md.egress_port);
-                    eg_md.make_fake = rr_count_step.execute(eg_intr_md.egress_port);
-                    if (eg_md.make_fake == 1) {
-                        make_fake();
-                        fakes_sent.count(eg_intr_md.egress_port);
+            if (eg_md.rt_on == 1 && hdr.bfcc_bridged.bp_degree != 0) {
+                flagged_departures.count(eg_intr_md.egress_port);
+                eg_md.make_fake = rr_count_step.execute(eg_intr_md.egress_port);
+            }
+            if (eg_md.cp_on == 1) {
+                classify();
+            }
+            if (eg_md.make_fake == 1) {
+                make_fake();
+                fakes_sent.count(eg_intr_md.egress_port);
+            }
+
+            /* A departure that leaves as a fake neither counts nor
+             * reports: its real packet recirculates and counts when it
+             * departs, and the fake's mirror is taken. */
+            if (eg_md.cp_on == 1 && eg_md.make_fake == 0) {
+                if (eg_md.depth_margin_cells[31:31] == 1) {
+                    if (eg_md.t_max_margin_ns[31:31] == 1) {
+                        congested(BFCC_DEGREE_SEVERE);
+                    } else if (eg_md.t_min_margin_ns[31:31] == 1) {
+                        congested(BFCC_DEGREE_MODERATE);
+                    } else {
+                        congested(BFCC_DEGREE_MILD);
                     }
+                } else {
+                    recovered();
                 }
             }
 
-            if (congestion_point.apply().hit) {
-                classify();
-                /* A departure that leaves as a fake neither counts nor
-                 * reports: its real packet recirculates and counts when it
-                 * departs, and the fake's mirror is taken. */
-                if (eg_md.make_fake == 0) {
-                    if (eg_md.depth_margin_cells[31:31] == 1) {
-                        if (eg_md.t_max_margin_ns[31:31] == 1) {
-                            congested(BFCC_DEGREE_SEVERE);
-                        } else if (eg_md.t_min_margin_ns[31:31] == 1) {
-                            congested(BFCC_DEGREE_MODERATE);
-                        } else {
-                            congested(BFCC_DEGREE_MILD);
-                        }
-                        /* Ungrouped traffic neither counts nor names a group. */
-                        if (hdr.bridged.class_id != 0) {
-                            eg_md.window_id = occupancy_window_count.execute(eg_md.cp_id);
-                            eg_md.vq_key = vq_occupancy_step.execute(eg_md.vq_index);
-                            tag();
-                            eg_md.best_key = congested_vq_step.execute(eg_md.cp_id);
-                            name_best();
-                        }
-                    } else {
-                        recovered();
-                        occupancy_window_close.execute(eg_md.cp_id);
-                        eg_md.best_key = congested_vq_read.execute(eg_md.cp_id);
-                        name_last();
-                    }
+            /* Ungrouped traffic neither counts nor names a group. */
+            if (eg_md.cp_state == CP_CONGESTED && hdr.bridged.class_id != 0) {
+                eg_md.window_id = occupancy_window_count.execute(eg_md.cp_id);
+            } else if (eg_md.cp_state == CP_RECOVERED) {
+                occupancy_window_close.execute(eg_md.cp_id);
+            }
+            if (eg_md.cp_state == CP_CONGESTED && hdr.bridged.class_id != 0) {
+                eg_md.vq_key = vq_occupancy_step.execute(eg_md.vq_index);
+                tag();
+            }
+            if (eg_md.cp_state == CP_CONGESTED && hdr.bridged.class_id != 0) {
+                eg_md.best_key = congested_vq_step.execute(eg_md.cp_id);
+            } else if (eg_md.cp_state == CP_RECOVERED) {
+                eg_md.best_key = congested_vq_read.execute(eg_md.cp_id);
+            }
+            if (eg_md.cp_state == CP_CONGESTED && hdr.bridged.class_id != 0) {
+                name_best();
+            } else if (eg_md.cp_state == CP_RECOVERED) {
+                name_last();
+            }
 
-                    /* One message per change of (group, epoch, degree), and
-                     * one clear after the last backpressure. */
-                    if (eg_md.bp_report == 1) {
-                        eg_md.bp_prev_key = bp_last_sent_swap.execute(eg_md.cp_id);
-                        if (eg_md.bp_prev_key != eg_md.bp_key) {
-                            bp_upstream.apply();
-                        }
-                    }
-                }
+            /* One message per change of (group, epoch, degree), and one
+             * clear after the last backpressure. */
+            if (eg_md.bp_report == 1) {
+                eg_md.bp_prev_key = bp_last_sent_swap.execute(eg_md.cp_id);
+            }
+            if (eg_md.bp_report == 1 && eg_md.bp_prev_key != eg_md.bp_key) {
+                bp_upstream.apply();
             }
         }
     }
