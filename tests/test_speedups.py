@@ -6,6 +6,7 @@ tests/net/test_speedups_ns3.py.)"""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import random
@@ -25,6 +26,7 @@ from bfrt_controller.switch import (
 )
 from hw_profiles import load_profile
 from models import speedups
+from models.baselines._rp_base import RpStage
 from models.switch.core import Match
 from models.switch.headers import Header
 
@@ -230,3 +232,64 @@ def test_a_refusal_after_an_accepted_batch_goes_back_to_that_batch() -> None:
     after_first = state(sw)
     refused(sw, [*CHANGES[5:], REFUSED["value too wide"]])
     assert state(sw) == after_first
+
+
+def _dcqcn_trace(events: list[tuple[str, int, int]], fast: bool) -> list[tuple[object, ...]]:
+    from models.baselines.dcqcn_rp import DcqcnReactionPoint, DcqcnRpParams
+
+    # A 1 KB byte counter, so the byte count reaches F and every phase runs.
+    params = DcqcnRpParams(
+        line_rate_bps=10e6, min_rate_bps=10e3, rai_bps=10e3, rhai_bps=50e3, byte_counter_bytes=1000
+    )
+    rp = DcqcnReactionPoint(params)
+    trace: list[tuple[object, ...]] = []
+    with contextlib.nullcontext() if fast else speedups.disabled():
+        for kind, now, n in events:
+            if kind == "cnp":
+                rp.on_feedback(now)
+            elif kind == "bytes":
+                rp.on_bytes_sent(n, now)
+            else:
+                rp.on_timer(now)
+            trace.append(
+                (
+                    rp.rate_bps,
+                    rp.target_rate_bps,
+                    rp.alpha,
+                    rp.timer_count,
+                    rp.byte_count,
+                    rp.stage,
+                    rp.next_timer_ns,
+                )
+            )
+    return trace
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_dcqcn_timer_loop_gives_the_reference_trace_bit_for_bit(seed: int) -> None:
+    """The inlined expiry loop of DcqcnReactionPoint._advance: the same rates,
+    alpha, counts and next deadline as the generic loop, after every event of
+    a random mix of CNPs, sends and timer calls (gaps from a few ns to many
+    timer periods, so phases change inside one advance)."""
+    rng = random.Random(seed)
+    now, events = 0, []
+    for _ in range(400):
+        now += rng.choice(
+            [1, 50, 5_000, 20_000, 54_999, 55_000, 110_000, 800_000, rng.randrange(1, 3_000_000)]
+        )
+        kind = rng.choices(["cnp", "bytes", "timer"], weights=[1, 40, 5])[0]
+        events.append((kind, now, rng.randrange(64, 1500)))
+    assert _dcqcn_trace(events, fast=True) == _dcqcn_trace(events, fast=False)
+
+
+def test_dcqcn_timer_loop_crosses_every_phase_in_one_advance() -> None:
+    """Byte count at F before the timer runs: one advance then goes from
+    additive to hyper increase at the F-th expiry, and on up the hyper steps."""
+    # Two CNPs: the second sets the target below line rate, so increases show.
+    events = [("cnp", 0, 0), ("cnp", 1, 0)] + [("bytes", t, 1000) for t in range(2, 7)]
+    events += [("timer", 12 * 55_000, 0), ("bytes", 12 * 55_000 + 1, 1000)]
+    events += [("timer", 40 * 55_000, 0)]
+    fast = _dcqcn_trace(events, fast=True)
+    assert fast == _dcqcn_trace(events, fast=False)
+    assert fast[7][5] is RpStage.HYPER_INCREASE and fast[7][3] == 11
+    assert fast[7][1] < 10e6  # the target was not capped: the phases mattered
