@@ -236,6 +236,9 @@ class Bfcc(Strict):
     window_packets: Annotated[int, Field(ge=1, le=255)] = 100
     refresh_ns: Annotated[int, Field(ge=0)] = 1_000_000
     expiry_ns: Annotated[int, Field(ge=0)] = 5_000_000
+    # Algorithms 1-2 flag every packet to a backpressured port (False); True
+    # flags only the named group, so the rest of the port is not cut.
+    named_group_only: bool = False
 
 
 SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | NoControl

@@ -231,6 +231,7 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
             "window_packets": p.window_packets,
             "refresh_ns": p.refresh_ns,
             "expiry_ns": p.expiry_ns,
+            "named_group_only": int(p.named_group_only),
         },
     }
     cfg = parse_bfcc(raw, f"{s.name}:{switch}")
