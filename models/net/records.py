@@ -94,4 +94,7 @@ class RunResult:
     feedback_sent: dict[str, int] = field(default_factory=dict)
     recirculated_packets: int = 0
     recirculated_bytes: int = 0
+    # What the switches' controllers reported about their own settings, e.g.
+    # thresholds the chip cannot measure ("<switch>: <report>"), once each.
+    notes: list[str] = field(default_factory=list)
     wall_s: float = 0.0

@@ -397,6 +397,19 @@ def _markdown(
         lines.append("")
     elif others:
         lines += ["No `none` run: no scheme here is shown to do better than no control.", ""]
+    noted = [r for r in runs if r.notes]
+    if noted:
+        lines += [
+            "## Notes from the controllers",
+            "",
+            "What each scheme's controller reported about the settings it wrote "
+            "(e.g. thresholds beyond what the chip can measure, written as its limit).",
+            "",
+        ]
+        for r in noted:
+            lines.append(f"- {r.scheme} {r.variant or ''}".rstrip() + ":")
+            lines += [f"  - {n}" for n in r.notes]
+        lines.append("")
     if rows:
         lines += [
             "## Against the paper",
@@ -467,6 +480,7 @@ def write_report(scenario: Scenario, runs: list[RunResult], out_dir: Path) -> Re
                 "metrics": metrics[(r.scheme, r.variant)].headline(),
                 "detail": metrics[(r.scheme, r.variant)].detail,
                 "flows": [dict(dataclasses.asdict(f), fct_ns=f.fct_ns) for f in r.flows],
+                "notes": r.notes,
             }
             for r in runs
         ],

@@ -9,14 +9,15 @@ operator would write); the baselines come from models/baselines.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.bfcc.app import BfccApp
+from bfrt_controller.bfcc.config import param_warnings, saturation_reports
 from bfrt_controller.bfcc.config import parse_config as parse_bfcc
-from bfrt_controller.bfcc.config import saturation_reports
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config as parse_pmqecn
 from hw_profiles import HwProfile
@@ -45,8 +46,6 @@ from .pipelines import (
 )
 from .topology import Topology, mac_text
 
-log = logging.getLogger(__name__)
-
 FEEDBACK_SESSION_BASE = 10
 RECIRCULATION_SESSION = 100
 BFCC_HIGH_QID, BFCC_LOW_QID = 2, 1
@@ -65,6 +64,21 @@ class SwitchSetup:
     # Called every `interval_s` of simulated time with the time in seconds.
     periodic: Callable[[float], None] | None = None
     interval_s: float = 0.0
+    # Reports from the controller about this switch's settings (RunResult.notes).
+    notes: list[str] = field(default_factory=list)
+
+
+@contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    """An app's warnings about its settings, which the run's notes carry,
+    kept off the terminal (a sweep would print them per switch and run)."""
+    lg = logging.getLogger(logger)
+    saved = lg.level
+    lg.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        lg.setLevel(saved)
 
 
 def _routes(topo: Topology, switch: str) -> list[dict[str, Any]]:
@@ -235,12 +249,16 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
         },
     }
     cfg = parse_bfcc(raw, f"{s.name}:{switch}")
-    for report in saturation_reports(cfg, cfg.params, profile):
-        log.warning("%s:%s: %s", s.name, switch, report)
+    # Into the run's report rather than the terminal: a sweep writes the same
+    # report for every switch and run.
+    notes = [*param_warnings(cfg.params), *saturation_reports(cfg, cfg.params, profile)]
     sw = ModelSwitch("bfcc", profile)
-    BfccApp(sw, cfg).push_all()
+    with _quiet("bfrt_controller.bfcc.app"):
+        BfccApp(sw, cfg).push_all()
     kinds = {q: "backpressure" for q in used_up}
-    return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), kinds)
+    return SwitchSetup(
+        TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), kinds, notes=notes
+    )
 
 
 def baseline_switch(

@@ -77,8 +77,10 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         (m.switch, m.toward): QueueLog(f"{m.switch}->{m.toward}") for m in s.monitor
     }
     periodic: list[tuple[float, Callable[[float], None]]] = []
+    notes: list[str] = []
     for w in s.switches:
         setup = schemes.switch_setup(topo, w, spec.scheme, profile, _seed(s.seed, spec.scheme, w))
+        notes += [f"{w}: {n}" for n in setup.notes]
         node = SwitchNode(w, sim, setup.pipeline, stats)
         node.made_kind = setup.made_kind
         switches[w] = node
@@ -161,6 +163,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         [monitors[(m.switch, m.toward)] for m in s.monitor],
         stats,
     )
+    result.notes = notes
     result.wall_s = time.perf_counter() - started
     del keep
     return result

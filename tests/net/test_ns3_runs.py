@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from models.net.records import RunResult
+from models.net.report import write_report
 from models.net.scenario import Pmqecn, Scenario, bundled_scenarios, load_scenario
 from models.net.simulate import RunSpec, run_one
 from models.net.topology import Topology
@@ -117,7 +118,6 @@ def test_same_seed_same_results_for_every_scheme(name: str) -> None:
 
 
 def test_report_from_a_run(smoke: dict[str, RunResult], tmp_path: Path) -> None:
-    from models.net.report import write_report
 
     s = load_scenario("bfcc-smoke")
     paths = write_report(s, list(smoke.values()), tmp_path)
