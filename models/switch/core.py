@@ -10,7 +10,10 @@ switch too.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from operator import and_
 from typing import Literal
+
+from models import speedups
 
 MatchKind = Literal["exact", "lpm", "ternary"]
 
@@ -92,6 +95,8 @@ class Table:
         self._has_ternary = any(k.match == "ternary" for k in keys)
         self._pos: dict[tuple[tuple[Match, ...], int], int] | None = None
         self._groups: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]] | None = None
+        self._ranked: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple], tuple]] = []
+        self._ranked_for: object = None
 
     @property
     def entries(self) -> list[Entry]:
@@ -245,13 +250,46 @@ class Table:
                 group[values] = (rank, e)
         return list(by_mask.items())
 
+    def _ranked_groups(self) -> list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple], tuple]]:
+        """The mask groups, best entry first: an entry's rank is unique (it
+        ends in the entry's position), so once the best hit so far outranks
+        every entry of the groups left, none of them can win."""
+        groups = self._groups
+        assert groups is not None
+        if self._ranked_for is not groups:
+            self._ranked = sorted(
+                ((masks, group, max(hit[0] for hit in group.values())) for masks, group in groups),
+                key=lambda item: item[2],
+                reverse=True,
+            )
+            self._ranked_for = groups
+        return self._ranked
+
     def lookup(self, values: dict[str, int]) -> LookupResult:
         if self._groups is None:
             self._groups = self._build_groups()
+        if speedups.ENABLED:
+            return self._lookup_ranked(values)
         key = [values[f] for f in self.keys]
         best: tuple | None = None
         for masks, group in self._groups:
             hit = group.get(tuple(v & m for v, m in zip(key, masks, strict=True)))
+            if hit is not None and (best is None or hit[0] > best[0]):
+                best = hit
+        if best is None:
+            return LookupResult(False, self.default[0], dict(self.default[1]))
+        e: Entry = best[1]
+        return LookupResult(True, e.action, dict(e.data))
+
+    def _lookup_ranked(self, values: dict[str, int]) -> LookupResult:
+        # A ternary table such as PMQECN's vq_drain spreads its entries over
+        # dozens of masks; the reference tries every mask on every packet.
+        key = tuple([values[f] for f in self.keys])
+        best: tuple | None = None
+        for masks, group, top in self._ranked_groups():
+            if best is not None and best[0] >= top:
+                break
+            hit = group.get(tuple(map(and_, key, masks)))
             if hit is not None and (best is None or hit[0] > best[0]):
                 best = hit
         if best is None:
