@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 
 from hw_profiles import HwProfile
 
-from .common import Cursor, FeedbackTrust, Ipv4Forward, ParserError, QueueMetadataHook
+from .common import (
+    Cursor,
+    FeedbackTrust,
+    Ipv4Forward,
+    ParserError,
+    QueueMetadataHook,
+    SourceGuard,
+)
 from .common import header_parser as parse_headers
 from .core import Action, Counter, KeyField, Register, Table
 from .headers import (
@@ -112,6 +119,7 @@ class BfccHeaders(Headers):
 class IgMd:
     parsed: ParsedMd = field(default_factory=ParsedMd)
     forged: bool = False
+    spoofed: bool = False
     now_ns: int = 0
     bp_key: int = 0
     high_qid: int = 0
@@ -197,6 +205,7 @@ class Bfcc(TnaProgram):
         # ---- SwitchIngress ------------------------------------------
         ig = "SwitchIngress"
         self.trust = FeedbackTrust(p4, f"{ig}.trust")
+        self.source_guard = SourceGuard(p4, f"{ig}.source_guard")
         self.forward = Ipv4Forward(p4, f"{ig}.forward")
         self.fake_drops = p4.counter(Counter(f"{ig}.fake_drops", BFCC_PORTS, "packets"))
         self.backpressure_received = p4.counter(
@@ -341,7 +350,8 @@ class Bfcc(TnaProgram):
         md.now_ns = ig_intr_md.ingress_mac_tstamp_ns & U32
 
         md.forged = self.trust.apply(hdr, port, len(data))
-        if md.forged:
+        md.spoofed = self.source_guard.apply(hdr, port, len(data))
+        if md.forged or md.spoofed:
             return IngressResult(drop=True)
         if hdr.ethernet.ether_type == ETHERTYPE_TOFCC_FAKE:
             self.fake_drops.count(port, len(data))

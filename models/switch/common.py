@@ -158,6 +158,45 @@ class FeedbackTrust:
         return True
 
 
+class SourceGuard:
+    """control SourceGuard. Returns True when the packet's source is outside
+    its ingress port's binding (dropped and counted); a port without entries
+    is not checked, and only IPv4 data (no feedback header) is."""
+
+    SIZE = 1024
+
+    def __init__(self, p4: P4Objects, path: str) -> None:
+        self.bound = Action(f"{path}.bound")
+        self.spoofed_source = Action(f"{path}.spoofed_source")
+        self.unbound = Action(f"{path}.unbound")
+        self.source_bindings = p4.table(
+            Table(
+                f"{path}.source_bindings",
+                [
+                    KeyField("ig_intr_md.ingress_port", 9, "exact"),
+                    KeyField("hdr.ipv4.src_addr", 32, "lpm"),
+                ],
+                [self.bound, self.spoofed_source, self.unbound],
+                (self.unbound.name, {}),
+                size=self.SIZE,
+            )
+        )
+        self.spoofed_source_drops: Counter = p4.counter(
+            Counter(f"{path}.spoofed_source_drops", 512, "packets")
+        )
+
+    def apply(self, hdr: Headers, ingress_port: int, pkt_len: int) -> bool:
+        if not hdr.ipv4.is_valid() or hdr.feedback.is_valid():
+            return False
+        r = self.source_bindings.lookup(
+            {"ig_intr_md.ingress_port": ingress_port, "hdr.ipv4.src_addr": hdr.ipv4.src_addr}
+        )
+        if r.action != self.spoofed_source.name:
+            return False
+        self.spoofed_source_drops.count(ingress_port, pkt_len)
+        return True
+
+
 class QueueMetadataHook:
     """control QueueMetadataHook (built with test hooks, as tofino-model runs it)."""
 

@@ -18,6 +18,7 @@ from .common import (
     Ipv4Forward,
     ParserError,
     QueueMetadataHook,
+    SourceGuard,
     egress_prefix_parser,
     header_parser,
 )
@@ -75,6 +76,7 @@ def sat_sub_u32(a: int, b: int) -> int:
 class IgMd:
     parsed: ParsedMd = field(default_factory=ParsedMd)
     forged: bool = False
+    spoofed: bool = False
     vq_id: int = 0
     wrr_weight: int = 0
     wrr_last_level: int = 0
@@ -113,6 +115,7 @@ class Pmqecn(TnaProgram):
         # ---- SwitchIngress ------------------------------------------
         ig = "SwitchIngress"
         self.trust = FeedbackTrust(p4, f"{ig}.trust")
+        self.source_guard = SourceGuard(p4, f"{ig}.source_guard")
         self.forward = Ipv4Forward(p4, f"{ig}.forward")
         self.clock = IngressClockHook(p4, f"{ig}.clock")
         self.class_counters = p4.counter(
@@ -271,7 +274,8 @@ class Pmqecn(TnaProgram):
         md.frame_bytes = hdr.ipv4.total_len + ETHERNET_HEADER_BYTES
 
         md.forged = self.trust.apply(hdr, ig_intr_md.ingress_port, len(data))
-        if md.forged:
+        md.spoofed = self.source_guard.apply(hdr, ig_intr_md.ingress_port, len(data))
+        if md.forged or md.spoofed:
             return IngressResult(drop=True)
         drop, egress_port = self.forward.apply(hdr)
         if hdr.ipv4.is_valid() and not hdr.feedback.is_valid():

@@ -29,6 +29,7 @@
 #include "../include/parsers.p4"
 #include "../include/forwarding.p4"
 #include "../include/trust.p4"
+#include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
 
 #define BFCC_PORTS 512
@@ -70,6 +71,7 @@ struct bfcc_tagged_key_t {
 struct ig_md_t {
     parsed_md_t parsed;
     bool        forged;
+    bit<1>      spoofed;          /* source outside its port's binding */
     bit<32>     now_ns;
     bit<16>     bp_key;           /* group ++ degree; 0 = no backpressure */
     QueueId_t   high_qid;
@@ -140,12 +142,17 @@ parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
     }
 }
 
+/* trust writes `forged` and source_guard `spoofed` in stage 0: each in a
+ * container of its own, or the second check costs a stage (tna/README.md,
+ * "Stages"). */
+@pa_solitary("ingress", "ig_md.spoofed")
 control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                       in ingress_intrinsic_metadata_t ig_intr_md,
                       in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                       inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     FeedbackTrust() trust;
+    SourceGuard() source_guard;
     Ipv4Forward() forward;
 
     Counter<bit<32>, PortId_t>(BFCC_PORTS, CounterType_t.PACKETS) fake_drops;
@@ -257,9 +264,17 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         hdr.bfcc_bridged.bp_degree = 0;
         ig_md.now_ns = ig_intr_md.ingress_mac_tstamp[31:0];
 
+        /* Side by side in stage 0: a forged or spoofed packet is counted
+         * there and dropped here, before it can name a sender group or
+         * touch bp_state. */
         trust.apply(hdr, ig_intr_md, ig_dprsr_md, ig_md.forged);
+        source_guard.apply(hdr, ig_intr_md, ig_md.spoofed);
         if (ig_md.forged) {
             /* already dropped and counted by trust */
+        } else if (ig_md.spoofed == 1) {
+            /* counted by source_guard; dropped on this branch, exclusive
+             * with forwarding's drops (include/source_guard.p4) */
+            drop();
         } else if (hdr.ethernet.ether_type == ETHERTYPE_TOFCC_FAKE) {
             /* A fake has done its job by taking a slot on the link. */
             drop();

@@ -19,6 +19,7 @@
 #include "../include/parsers.p4"
 #include "../include/forwarding.p4"
 #include "../include/trust.p4"
+#include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
 
 #define PMQECN_CLASSES 256
@@ -36,6 +37,7 @@ const bit<32> VQ_NO_THRESHOLD = 0x7FFFFFFF;
 struct ig_md_t {
     parsed_md_t parsed;
     bool        forged;
+    bit<1>      spoofed;            /* source outside its port's binding */
     vq_id_t     vq_id;
     bit<1>      wrr_on;             /* vq_weight hit */
     bit<16>     wrr_weight;
@@ -74,12 +76,20 @@ parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
     }
 }
 
+/* trust writes `forged` and source_guard `spoofed` in stage 0: each in a
+ * container of its own, or the second check costs a stage (tna/README.md,
+ * "Stages"). */
+@pa_solitary("ingress", "ig_md.spoofed")
+/* drop_spoofed writes drop_ctl in stage 1, where classify writes qid: packed
+ * in one container (as the compiler chose) they cost two stages. */
+@pa_solitary("ingress", "ig_intr_md_for_dprsr.drop_ctl")
 control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                       in ingress_intrinsic_metadata_t ig_intr_md,
                       in ingress_intrinsic_metadata_from_parser_t ig_prsr_md,
                       inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                       inout ingress_intrinsic_metadata_for_tm_t ig_tm_md) {
     FeedbackTrust() trust;
+    SourceGuard() source_guard;
     Ipv4Forward() forward;
     IngressClockHook() clock;
 
@@ -293,6 +303,14 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         ig_md.k_minus_vq_bytes = ig_md.threshold_bytes - ig_md.vq_len_bytes;
     }
 
+    /* Counted by source_guard, dropped here: one small step in stage 1,
+     * ahead of forwarding's own drops (include/source_guard.p4 says why the
+     * guard does not drop). As a third branch beside trust's and
+     * forwarding's it pushed forwarding to an eighth stage. */
+    action drop_spoofed() {
+        ig_dprsr_md.drop_ctl = 1;
+    }
+
     action mark_ce() {
         hdr.ipv4.ecn = ECN_CE;
     }
@@ -309,8 +327,15 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         ip_length();
         frame_size();
 
+        /* Both checks look at the packet as it arrived, side by side in
+         * stage 0; a forged or spoofed packet is counted there, dropped
+         * here and reaches no class counter, virtual queue or feedback. */
         trust.apply(hdr, ig_intr_md, ig_dprsr_md, ig_md.forged);
-        if (!ig_md.forged) {
+        source_guard.apply(hdr, ig_intr_md, ig_md.spoofed);
+        if (ig_md.spoofed == 1) {
+            drop_spoofed();
+        }
+        if (!ig_md.forged && ig_md.spoofed == 0) {
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
             if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
                 classify.apply();
