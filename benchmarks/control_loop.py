@@ -48,6 +48,12 @@ def config_for(ports: int) -> dict[str, Any]:
         "chip": "tofino",
         "routes": routes,
         "ports": [{"port": SENDER_PORT, "feedback_session": 1}],
+        # Host ports are bound to their hosts' sources (the receivers' /16s,
+        # the senders' 10.200/16), as a config must.
+        "source_bindings": [
+            *({"port": p, "prefixes": [f"10.{p}.0.0/16"]} for p in range(1, ports + 1)),
+            {"port": SENDER_PORT, "prefixes": ["10.200.0.0/16"]},
+        ],
         "scheduling": {"mode": "p4_wrr", "level_queues": [0, 1, 2]},
         "classes": classes,
         "optimizer": {

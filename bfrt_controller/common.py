@@ -1,7 +1,9 @@
 """What every program's controller shares, because every program shares the
-includes it configures (tna/include: routing and the trusted-port check).
+includes it configures (tna/include: routing, the trusted-port check and
+source binding).
 
-Config building blocks, the writes for routing and trust, and the batch
+Config building blocks, the writes for routing, trust and source binding,
+their validation, and the batch
 ordering live here once; program modules add only what is theirs.
 """
 
@@ -10,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -23,15 +25,26 @@ from .switch import EntryWrite, Switch, Write
 
 log = logging.getLogger("tofcc")
 
-# Control-plane names of the shared includes (forwarding.p4, trust.p4), the
-# same in every program.
+# Control-plane names of the shared includes (forwarding.p4, trust.p4,
+# source_guard.p4), the same in every program.
 IPV4_LPM = "SwitchIngress.forward.ipv4_lpm"
 ROUTE = "SwitchIngress.forward.route"
 TRUSTED_PORTS = "SwitchIngress.trust.trusted_ports"
 TRUSTED = "SwitchIngress.trust.trusted"
 UNTRUSTED_FEEDBACK_DROPS = "SwitchIngress.trust.untrusted_feedback_drops"
+SOURCE_BINDINGS = "SwitchIngress.source_guard.source_bindings"
+BOUND = "SwitchIngress.source_guard.bound"
+SPOOFED_SOURCE = "SwitchIngress.source_guard.spoofed_source"
+SPOOFED_SOURCE_DROPS = "SwitchIngress.source_guard.spoofed_source_drops"
 K_DST_ADDR = "hdr.ipv4.dst_addr"
+K_SRC_ADDR = "hdr.ipv4.src_addr"
 K_INGRESS_PORT = "ig_intr_md.ingress_port"
+
+# source_guard.p4's table size.
+SOURCE_BINDINGS_SIZE = 1024
+# A binding of exactly this prefix admits every source: the port is listed
+# (so the config says it on purpose) but not checked.
+ANY_SOURCE = "0.0.0.0/0"
 
 MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 
@@ -60,6 +73,18 @@ class Route(Strict):
     port: PortNumber
     src_mac: Mac
     dst_mac: Mac
+
+
+class SourceBinding(Strict):
+    """The IPv4 sources the hosts on one port may send from. A packet from
+    this port with any other source is dropped and counted
+    (tna/include/source_guard.p4); `0.0.0.0/0` alone leaves the port unchecked.
+    Strict: a port written "1" or true is refused, not read as 1."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    port: PortNumber
+    prefixes: Annotated[list[Prefix], Field(min_length=1)]
 
 
 def check_chip(config_chip: str, profile: HwProfile) -> None:
@@ -100,6 +125,86 @@ def route_writes(routes: Iterable[Route]) -> list[Write]:
 
 def trusted_port_writes(ports: Iterable[int]) -> list[Write]:
     return [EntryWrite(TRUSTED_PORTS, {K_INGRESS_PORT: Match(p)}, TRUSTED) for p in ports]
+
+
+def source_binding_entries(binding: SourceBinding) -> int:
+    """Entries one binding takes: its prefixes and, unless it admits every
+    source, the /0 that catches the rest."""
+    return len(binding.prefixes) + (0 if ANY_SOURCE in binding.prefixes else 1)
+
+
+def check_source_bindings(
+    bindings: list[SourceBinding],
+    trusted_ports: Iterable[int],
+    host_ports: Mapping[int, str],
+    check_port_field: Callable[[str, int], None],
+) -> None:
+    """Source bindings are well formed, fit the table, and bind every host
+    port. `host_ports` maps each port the config sends hosts' traffic to
+    (routes, feedback ports) to the field that says so; a host port that is
+    neither trusted nor bound would let its hosts send as anyone."""
+    seen_ports: dict[int, int] = {}
+    for i, b in enumerate(bindings):
+        field = f"source_bindings[{i}]"
+        check_port_field(f"{field}.port", b.port)
+        if b.port in seen_ports:
+            raise ConfigError(
+                f"{field}.port", f"port {b.port} repeats source_bindings[{seen_ports[b.port]}].port"
+            )
+        seen_ports[b.port] = i
+        seen_prefixes: dict[str, int] = {}
+        for j, prefix in enumerate(b.prefixes):
+            if prefix in seen_prefixes:
+                raise ConfigError(
+                    f"{field}.prefixes[{j}]",
+                    f"{prefix} repeats {field}.prefixes[{seen_prefixes[prefix]}]",
+                )
+            seen_prefixes[prefix] = j
+        if ANY_SOURCE in seen_prefixes and len(b.prefixes) > 1:
+            raise ConfigError(
+                f"{field}.prefixes[{seen_prefixes[ANY_SOURCE]}]",
+                f"{ANY_SOURCE} admits every source, so port {b.port}'s other prefixes bind "
+                f"nothing: give {ANY_SOURCE} alone (port not checked) or leave it out",
+            )
+    total = sum(source_binding_entries(b) for b in bindings)
+    if total > SOURCE_BINDINGS_SIZE:
+        raise ConfigError(
+            "source_bindings",
+            f"{total} entries (each prefix, plus one per checked port) exceed the "
+            f"{SOURCE_BINDINGS_SIZE}-entry source_bindings table",
+        )
+    trusted = set(trusted_ports)
+    for port, field in host_ports.items():
+        if port not in trusted and port not in seen_ports:
+            raise ConfigError(
+                field,
+                f"port {port} is a host port (not in trusted_ports) without source_bindings: "
+                "its hosts could send with anyone's address; bind the prefixes they use, "
+                f"or {ANY_SOURCE} to leave it unchecked",
+            )
+
+
+def source_binding_writes(bindings: Iterable[SourceBinding]) -> list[Write]:
+    """Per port: the bound prefixes first, then the /0 that drops the rest,
+    so a batch applied in order never drops a bound host's packet."""
+    writes: list[Write] = []
+    for b in bindings:
+        for prefix in b.prefixes:
+            writes.append(
+                EntryWrite(
+                    SOURCE_BINDINGS, {K_INGRESS_PORT: Match(b.port), K_SRC_ADDR: lpm(prefix)}, BOUND
+                )
+            )
+    for b in bindings:
+        if ANY_SOURCE not in b.prefixes:
+            writes.append(
+                EntryWrite(
+                    SOURCE_BINDINGS,
+                    {K_INGRESS_PORT: Match(b.port), K_SRC_ADDR: lpm(ANY_SOURCE)},
+                    SPOOFED_SOURCE,
+                )
+            )
+    return writes
 
 
 def by_table(writes: list[Write]) -> list[Write]:

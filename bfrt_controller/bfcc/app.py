@@ -22,6 +22,7 @@ from ..common import (
     lpm,
     mac_to_int,
     route_writes,
+    source_binding_writes,
     trusted_port_writes,
 )
 from ..switch import EntryWrite, MirrorSessionWrite, Switch, TmQueueWrite, Write
@@ -150,6 +151,7 @@ class BfccApp(IntendedStateApp):
             writes.append(MirrorSessionWrite(cfg.recirculation_session, self.recirculation_port))
         writes += route_writes(cfg.routes)
         writes += trusted_port_writes(cfg.trusted_ports)
+        writes += source_binding_writes(cfg.source_bindings)
         upstream = {u.port: u for u in cfg.upstream_ports}
         for g in cfg.groups:
             for s in g.senders:
@@ -332,16 +334,27 @@ class BfccApp(IntendedStateApp):
             | {u.port for u in cfg.upstream_ports}
             | {cp.port for cp in cfg.congestion_points}
             | {rp.port for rp in cfg.reaction_points}
+            | {b.port for b in cfg.source_bindings}
         )
+        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
         rows: list[dict[str, object]] = []
         for port in ports:
             trusted = self.switch.read_entry(n.TRUSTED_PORTS, {n.K_INGRESS_PORT: Match(port)})
+            # The prefixes the switch holds as bound for this port, as read back.
+            bound = []
+            for prefix in bindings.get(port, []):
+                key = {n.K_INGRESS_PORT: Match(port), n.K_SRC_ADDR: lpm(prefix)}
+                e = self.switch.read_entry(n.SOURCE_BINDINGS, key)
+                if e is not None and e.action == n.BOUND:
+                    bound.append(prefix)
             rows.append(
                 {
                     "section": PORTS,
                     "port": port,
                     "trusted": trusted is not None,
+                    "bound_sources": ", ".join(bound) or None,
                     "forged_drops": self.switch.read_counter(n.UNTRUSTED_FEEDBACK_DROPS, port)[0],
+                    "spoofed_drops": self.switch.read_counter(n.SPOOFED_SOURCE_DROPS, port)[0],
                     "fake_drops": self.switch.read_counter(n.FAKE_DROPS, port)[0],
                 }
             )

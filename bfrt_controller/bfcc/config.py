@@ -33,7 +33,15 @@ from models.switch.bfcc import (
     DEFAULT_RATE_THRESHOLDS,
 )
 
-from ..common import Mac, PortNumber, Route, Strict, ipv4_prefix
+from ..common import (
+    Mac,
+    PortNumber,
+    Route,
+    SourceBinding,
+    Strict,
+    check_source_bindings,
+    ipv4_prefix,
+)
 from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
 
@@ -156,6 +164,10 @@ class BfccConfig(Strict):
     routes: list[Route] = []
     # Switch-facing ports: feedback from any other port is a forgery.
     trusted_ports: list[PortNumber] = []
+    # The sources each host port's hosts may use (tna/include/source_guard.p4):
+    # a host sending with a sender of another group would be counted, and
+    # backpressured, as that group. Every untrusted routed port must be bound.
+    source_bindings: list[SourceBinding] = []
     groups: list[Group] = []
     upstream_ports: list[UpstreamPort] = []
     congestion_points: Annotated[
@@ -389,6 +401,17 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
     for i, p in enumerate(cfg.trusted_ports):
         port(f"trusted_ports[{i}]", p)
     _no_repeats("trusted_ports", cfg.trusted_ports)
+    host_ports: dict[int, str] = {}
+    for i, r in enumerate(cfg.routes):
+        host_ports.setdefault(r.port, f"routes[{i}].port")
+    # front_panel: the recirculation port carries real packets the switch
+    # already admitted, whatever their source.
+    check_source_bindings(
+        cfg.source_bindings,
+        cfg.trusted_ports,
+        host_ports,
+        lambda field, value: port(field, value, front_panel=True),
+    )
 
     for i, u in enumerate(cfg.upstream_ports):
         port(f"upstream_ports[{i}].port", u.port, front_panel=True)

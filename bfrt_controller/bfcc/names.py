@@ -6,12 +6,17 @@ the model's own tests hold to the P4 source.
 
 from __future__ import annotations
 
-# Shared includes (forwarding.p4, trust.p4): one definition for every program,
-# re-exported so each program's names stay in one module.
+# Shared includes (forwarding.p4, trust.p4, source_guard.p4): one definition
+# for every program, re-exported so each program's names stay in one module.
+from ..common import BOUND as BOUND
 from ..common import IPV4_LPM as IPV4_LPM
 from ..common import K_DST_ADDR as K_DST_ADDR
 from ..common import K_INGRESS_PORT as K_INGRESS_PORT
+from ..common import K_SRC_ADDR as K_SRC_ADDR
 from ..common import ROUTE as ROUTE
+from ..common import SOURCE_BINDINGS as SOURCE_BINDINGS
+from ..common import SPOOFED_SOURCE as SPOOFED_SOURCE
+from ..common import SPOOFED_SOURCE_DROPS as SPOOFED_SOURCE_DROPS
 from ..common import TRUSTED as TRUSTED
 from ..common import TRUSTED_PORTS as TRUSTED_PORTS
 from ..common import UNTRUSTED_FEEDBACK_DROPS as UNTRUSTED_FEEDBACK_DROPS
@@ -50,7 +55,6 @@ CONGESTED_VQ = f"{EG}.congested_vq"
 BP_LAST_SENT = f"{EG}.bp_last_sent"
 
 # Key fields.
-K_SRC_ADDR = "hdr.ipv4.src_addr"
 K_UCAST_EGRESS_PORT = "ig_tm_md.ucast_egress_port"
 K_EGRESS_PORT = "eg_intr_md.egress_port"
 K_BP_DEGREE = "hdr.bfcc_bridged.bp_degree"
@@ -62,13 +66,24 @@ BP_TRUNCATE_BYTES = 14
 ALL_TABLES = (
     IPV4_LPM,
     TRUSTED_PORTS,
+    SOURCE_BINDINGS,
     SENDER_GROUP,
     REACTION_POINT,
     RATE_THRESHOLD,
     CONGESTION_POINT,
     BP_UPSTREAM,
 )
-ALL_ACTIONS = (ROUTE, TRUSTED, SET_GROUP, REACT, SET_RATE_THRESHOLD, MONITOR, TO_UPSTREAM)
+ALL_ACTIONS = (
+    ROUTE,
+    TRUSTED,
+    BOUND,
+    SPOOFED_SOURCE,
+    SET_GROUP,
+    REACT,
+    SET_RATE_THRESHOLD,
+    MONITOR,
+    TO_UPSTREAM,
+)
 ALL_REGISTERS = (
     BP_STATE,
     BP_RECORDED_NS,
@@ -80,6 +95,7 @@ ALL_REGISTERS = (
 )
 ALL_COUNTERS = (
     UNTRUSTED_FEEDBACK_DROPS,
+    SPOOFED_SOURCE_DROPS,
     FAKE_DROPS,
     BACKPRESSURE_RECEIVED,
     ADMITTED_BY_QID,

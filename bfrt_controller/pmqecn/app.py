@@ -19,6 +19,7 @@ from ..common import (
     by_table,
     check_chip,
     route_writes,
+    source_binding_writes,
     ternary,
     trusted_port_writes,
 )
@@ -214,6 +215,7 @@ class PmqecnApp(IntendedStateApp):
             )
         writes += route_writes(cfg.routes)
         writes += trusted_port_writes(cfg.trusted_ports)
+        writes += source_binding_writes(cfg.source_bindings)
         for ps in cfg.ports:
             writes.append(
                 EntryWrite(

@@ -17,7 +17,7 @@ from hw_profiles import HwProfile, load_profile
 from models.optimize import ThresholdRule
 from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 
-from ..common import Prefix, Route, Strict, check_port
+from ..common import Prefix, Route, SourceBinding, Strict, check_port, check_source_bindings
 from ..errors import ConfigError
 from ..switch import MAX_TM_PRIORITY
 from ..validation import load_yaml, parse_model
@@ -111,6 +111,9 @@ class PmqecnConfig(Strict):
     chip: Literal["tofino", "tofino2"] = "tofino"
     routes: list[Route] = []
     trusted_ports: list[int] = []
+    # The sources each host port's hosts may use (tna/include/source_guard.p4);
+    # every untrusted port a route or a feedback session names must be bound.
+    source_bindings: list[SourceBinding] = []
     ports: list[PortSpec] = []
     scheduling: Scheduling = Scheduling()
     virtual_queue: VirtualQueue = VirtualQueue()
@@ -159,6 +162,12 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
                 f"mirror session {ps.feedback_session} outside {profile.mirror_session_min}.."
                 f"{profile.mirror_session_max} on {profile.chip}",
             )
+    host_ports: dict[int, str] = {}
+    for i, r in enumerate(cfg.routes):
+        host_ports.setdefault(r.port, f"routes[{i}].port")
+    for i, ps in enumerate(cfg.ports):
+        host_ports.setdefault(ps.port, f"ports[{i}].port")
+    check_source_bindings(cfg.source_bindings, cfg.trusted_ports, host_ports, port)
     for i, q in enumerate(cfg.scheduling.level_queues):
         queue(f"scheduling.level_queues[{i}]", q)
     for i, p in enumerate(cfg.scheduling.egress_ports):

@@ -6,12 +6,17 @@ scripts/build_p4.py holds the model to the compiler's bf-rt.json.
 
 from __future__ import annotations
 
-# Shared includes (forwarding.p4, trust.p4): one definition for every program,
-# re-exported so each program's names stay in one module.
+# Shared includes (forwarding.p4, trust.p4, source_guard.p4): one definition
+# for every program, re-exported so each program's names stay in one module.
+from ..common import BOUND as BOUND
 from ..common import IPV4_LPM as IPV4_LPM
 from ..common import K_DST_ADDR as K_DST_ADDR
 from ..common import K_INGRESS_PORT as K_INGRESS_PORT
+from ..common import K_SRC_ADDR as K_SRC_ADDR
 from ..common import ROUTE as ROUTE
+from ..common import SOURCE_BINDINGS as SOURCE_BINDINGS
+from ..common import SPOOFED_SOURCE as SPOOFED_SOURCE
+from ..common import SPOOFED_SOURCE_DROPS as SPOOFED_SOURCE_DROPS
 from ..common import TRUSTED as TRUSTED
 from ..common import TRUSTED_PORTS as TRUSTED_PORTS
 from ..common import UNTRUSTED_FEEDBACK_DROPS as UNTRUSTED_FEEDBACK_DROPS
@@ -52,7 +57,6 @@ QUEUE_MD_OVERRIDE = f"{EG}.queue_hook.queue_md_override"
 INGRESS_TSTAMP_OVERRIDE = f"{IG}.clock.ingress_tstamp_override"
 
 # Key fields.
-K_SRC_ADDR = "hdr.ipv4.src_addr"
 K_DSCP = "hdr.ipv4.dscp"
 K_PROTOCOL = "hdr.ipv4.protocol"
 K_VQ_ID = "ig_md.vq_id"
@@ -67,6 +71,7 @@ FEEDBACK_TRUNCATE_BYTES = 14 + 20
 ALL_TABLES = (
     IPV4_LPM,
     TRUSTED_PORTS,
+    SOURCE_BINDINGS,
     CLASSIFY,
     VQ_WEIGHT,
     WRR_LEVEL_QUEUE,
@@ -76,4 +81,4 @@ ALL_TABLES = (
     FEEDBACK_SESSION,
 )
 ALL_REGISTERS = (VQ_USED, VQ_LEVEL, VQ_BYTES, VQ_LAST_TICK, SOJOURN_SUM_NS, SOJOURN_PKTS)
-ALL_COUNTERS = (CLASS_COUNTERS, UNTRUSTED_FEEDBACK_DROPS)
+ALL_COUNTERS = (CLASS_COUNTERS, UNTRUSTED_FEEDBACK_DROPS, SPOOFED_SOURCE_DROPS)

@@ -99,6 +99,16 @@ def _switch_ports(topo: Topology, switch: str) -> list[int]:
     return [p for p, n in topo.ports[switch].items() if topo.is_switch(n)]
 
 
+def _source_bindings(topo: Topology, switch: str) -> list[dict[str, Any]]:
+    """Each host port bound to its host's address, as an operator binds host
+    ports (tna/include/source_guard.p4); switch-facing ports are trusted."""
+    return [
+        {"port": p, "prefixes": [f"{topo.ip_text(n)}/32"]}
+        for p, n in sorted(topo.ports[switch].items())
+        if not topo.is_switch(n)
+    ]
+
+
 def _senders(topo: Topology) -> list[str]:
     seen: list[str] = []
     for f in topo.scenario.flows:
@@ -145,6 +155,7 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
         "chip": s.chip,
         "routes": _routes(topo, switch),
         "trusted_ports": _switch_ports(topo, switch),
+        "source_bindings": _source_bindings(topo, switch),
         # Each port's own speed is its Gamma (the optimiser solves per port).
         "ports": [
             {
@@ -213,6 +224,7 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
         "chip": s.chip,
         "routes": _routes(topo, switch),
         "trusted_ports": up_ports,
+        "source_bindings": _source_bindings(topo, switch),
         "groups": groups,
         "upstream_ports": [
             {
