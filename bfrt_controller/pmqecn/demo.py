@@ -11,7 +11,7 @@ model, like tofino-model, has no real queues.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from rich.console import Console
 from rich.table import Table
@@ -27,7 +27,7 @@ from ..backends.model import ModelSwitch
 from ..switch import EntryWrite
 from .app import Change, PmqecnApp
 from .config import DEFAULT_CONFIG, load_config
-from .names import UNTRUSTED_FEEDBACK_DROPS, VQ_BYTES
+from .names import CLASS_COUNTERS, SPOOFED_SOURCE_DROPS, UNTRUSTED_FEEDBACK_DROPS, VQ_BYTES
 
 HOOK_TABLE = "SwitchEgress.queue_hook.queue_md_override"
 HOOK_INJECT = "SwitchEgress.queue_hook.inject"
@@ -167,6 +167,18 @@ def run_demo(console: Console) -> None:
     console.print(
         f"Forged feedback from host port 1: {len(out)} packets out, "
         f"untrusted_feedback_drops[1] = {drops}\n"
+    )
+
+    # A host on port 1 sending as video's source (10.0.2.2): past the source
+    # binding it would count as video and make feedback in video's name.
+    video = FLOWS["video"]
+    spoofed = replace(video, port=1).packet()
+    video_before = switch.read_counter(CLASS_COUNTERS, 2)[0]
+    out = switch.model.send(1, bytes(spoofed))
+    console.print(
+        f"Video's source sent from host port 1: {len(out)} packets out, "
+        f"spoofed_source_drops[1] = {switch.read_counter(SPOOFED_SOURCE_DROPS, 1)[0]}, "
+        f"video counted {switch.read_counter(CLASS_COUNTERS, 2)[0] - video_before} more\n"
     )
 
     changes = optimise_demo_interval(app, console)

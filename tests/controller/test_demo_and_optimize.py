@@ -28,6 +28,7 @@ def test_demo_shows_marking_feedback_and_new_thresholds() -> None:
     assert "ECN 11 to 10.0.1.1 (port 1)" in text  # voice feedback went to its source
     assert "ECN 11 CE" in text  # bulk's original CE-marked (mark_original)
     assert "untrusted_feedback_drops[1] = 1" in text
+    assert "spoofed_source_drops[1] = 1, video counted 0 more" in text
     assert "Optimiser wrote (one batch)" in text
     assert "threshold_cells" in text
     assert "after one optimise-and-apply cycle" in text
