@@ -303,10 +303,9 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         ig_md.k_minus_vq_bytes = ig_md.threshold_bytes - ig_md.vq_len_bytes;
     }
 
-    /* Counted by source_guard, dropped here: one small step in stage 1,
-     * ahead of forwarding's own drops (include/source_guard.p4 says why the
-     * guard does not drop). As a third branch beside trust's and
-     * forwarding's it pushed forwarding to an eighth stage. */
+    /* Counted by source_guard, dropped here: one small step in stage 1, on
+     * a branch exclusive with forwarding's own drops (include/source_guard.p4
+     * says why the guard does not drop). */
     action drop_spoofed() {
         ig_dprsr_md.drop_ctl = 1;
     }
@@ -332,10 +331,11 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
          * here and reaches no class counter, virtual queue or feedback. */
         trust.apply(hdr, ig_intr_md, ig_dprsr_md, ig_md.forged);
         source_guard.apply(hdr, ig_intr_md, ig_md.spoofed);
-        if (ig_md.spoofed == 1) {
+        if (ig_md.forged) {
+            /* already dropped and counted by trust */
+        } else if (ig_md.spoofed == 1) {
             drop_spoofed();
-        }
-        if (!ig_md.forged && ig_md.spoofed == 0) {
+        } else {
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
             if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
                 classify.apply();
