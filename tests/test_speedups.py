@@ -349,3 +349,27 @@ def test_ranked_table_lookup_is_the_reference_lookup(seed: int) -> None:
         for key, prio in rng.sample(keys, 60):
             t.delete(key, prio)
             keys.remove((key, prio))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ipv4_checksum_and_extract_match_the_reference(seed: int) -> None:
+    """Cursor.extract (one layout lookup) and Ipv4.checksum (words unpacked
+    in C) against the reference code: the same headers, offsets, checksums
+    and the same error for a packet cut short."""
+    from models.switch.common import Cursor, ParserError
+    from models.switch.headers import Ethernet, Ipv4
+
+    rng = random.Random(seed)
+    for _ in range(200):
+        data = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 60)))
+        results = []
+        for fast in (True, False):
+            with contextlib.nullcontext() if fast else speedups.disabled():
+                cur = Cursor(data)
+                try:
+                    eth = cur.extract(Ethernet)
+                    ip = cur.extract(Ipv4)
+                    results.append((eth, ip, cur.offset, ip.checksum()))
+                except ParserError as exc:
+                    results.append((str(exc), cur.offset))
+        assert results[0] == results[1]

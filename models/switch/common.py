@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from models import speedups
+
 from .core import Action, Counter, KeyField, P4Objects, Table
 from .headers import (
+    _LAYOUTS,
     ETHERTYPE_IPV4,
     ETHERTYPE_TOFCC_FEEDBACK,
     IP_PROTO_TCP,
@@ -23,6 +26,7 @@ from .headers import (
     QueueMd,
     Tcp,
     Udp,
+    _layout_of,
 )
 from .tna import EgressIntrinsic, IngressIntrinsic
 
@@ -41,6 +45,16 @@ class Cursor:
         self.offset = 0
 
     def extract(self, header_type: type[H]) -> H:
+        if speedups.ENABLED:
+            # One layout lookup, and the slice taken once, instead of a
+            # size_bytes() and an unpack() that each look the layout up.
+            lay = _LAYOUTS.get(header_type) or _layout_of(header_type)
+            end = self.offset + lay.size_bytes
+            if end > len(self.data):
+                raise ParserError(f"packet too short for {header_type.__name__}")
+            hdr: H = lay.unpack(self.data[self.offset : end])
+            self.offset = end
+            return hdr
         size = header_type.size_bytes()
         if self.offset + size > len(self.data):
             raise ParserError(f"packet too short for {header_type.__name__}")
