@@ -33,7 +33,16 @@ from models.switch.bfcc import (
     DEFAULT_RATE_THRESHOLDS,
 )
 
-from ..common import Mac, PortNumber, Route, Strict, ipv4_prefix
+from ..common import (
+    Mac,
+    PortNumber,
+    Route,
+    Strict,
+    check_routes,
+    ipv4_prefix,
+    no_repeats,
+    pipe_of,
+)
 from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
 
@@ -168,11 +177,6 @@ class BfccConfig(Strict):
     params: Params
 
 
-def pipe_of(port: int, profile: HwProfile) -> int:
-    """The pipe a port id belongs to: its top bits above the pipe-local port."""
-    return port >> (profile.port_id_bits - (profile.pipes - 1).bit_length())
-
-
 def recirculation_port(cfg: BfccConfig, profile: HwProfile) -> int | None:
     """The recirculation port of the reaction points' pipe (None without any):
     the recirculated real packet must see the same pipe's bp_state again."""
@@ -181,12 +185,7 @@ def recirculation_port(cfg: BfccConfig, profile: HwProfile) -> int | None:
     return profile.recirculation_ports[pipe_of(cfg.reaction_points[0].port, profile)]
 
 
-def _no_repeats(field: str, values: Iterable[object], what: str = "") -> None:
-    seen: dict[object, int] = {}
-    for i, v in enumerate(values):
-        if v in seen:
-            raise ConfigError(f"{field}[{i}]{what}", f"{v!r} repeats {field}[{seen[v]}]{what}")
-        seen[v] = i
+_no_repeats = no_repeats
 
 
 UNIT_WHY = {
@@ -384,8 +383,7 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
                 f"{profile.mirror_session_max} on {profile.chip}",
             )
 
-    for i, r in enumerate(cfg.routes):
-        port(f"routes[{i}].port", r.port)
+    check_routes(cfg.routes, profile)
     for i, p in enumerate(cfg.trusted_ports):
         port(f"trusted_ports[{i}]", p)
     _no_repeats("trusted_ports", cfg.trusted_ports)

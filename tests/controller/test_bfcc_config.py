@@ -255,6 +255,7 @@ def test_saturation_on_tofino_is_reported_not_hidden() -> None:
     assert saturation_reports(cfg, cfg.params, profile) == []
     # Tofino2's 32-bit deq_timedelta (the P4 tests bit 31) holds 150 ms.
     raw["chip"] = "tofino2"
+    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]  # CPU ports 2-5 on tofino2
     raw["congestion_points"] = [{"port": 2, "rate_mbps": 10}]
     cfg = parse_config(raw)
     assert saturation_reports(cfg, cfg.params, load_profile("tofino2")) == []
@@ -302,6 +303,7 @@ def test_mirror_session_range_follows_the_chip() -> None:
     raw["upstream_ports"][0]["mirror_session"] = 300
     parse_config(raw)  # fine on Tofino (10-bit ids)
     raw["chip"] = "tofino2"
+    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]  # CPU ports 2-5 on tofino2
     with pytest.raises(ConfigError, match=r"upstream_ports\[0\].mirror_session.*1..255 on tofino2"):
         parse_config(raw)
 
@@ -312,6 +314,7 @@ def test_queue_ids_follow_the_chip() -> None:
     with pytest.raises(ConfigError, match=r"reaction_points\[0\].high_qid"):
         parse_config(raw)
     raw["chip"] = "tofino2"  # 7-bit queue ids
+    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]  # CPU ports 2-5 on tofino2
     parse_config(raw)
 
 
@@ -322,6 +325,10 @@ def test_queue_ids_follow_the_chip() -> None:
 def test_recirculation_port_is_the_reaction_points_pipe(chip: str, port: int, recirc: int) -> None:
     raw = copy.deepcopy(RAW)
     raw["chip"] = chip
+    if chip == "tofino2":
+        raw["routes"] = [
+            dict(r, port=r["port"] + 8) for r in raw["routes"]
+        ]  # CPU ports 2-5 on tofino2
     raw["trusted_ports"] = [1, port]
     raw["reaction_points"][0]["port"] = port
     cfg = parse_config(raw)

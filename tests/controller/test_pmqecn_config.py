@@ -78,5 +78,6 @@ def test_mirror_session_range_follows_the_chip() -> None:
     raw["ports"][0]["feedback_session"] = 300
     parse_config(raw)  # fine on Tofino (10-bit ids)
     raw["chip"] = "tofino2"
+    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]  # CPU ports 2-5 on tofino2
     with pytest.raises(ConfigError, match=r"ports\[0\].feedback_session.*1..255 on tofino2"):
         parse_config(raw)
