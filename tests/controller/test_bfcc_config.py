@@ -354,3 +354,26 @@ def test_dubious_but_legal_params_warn() -> None:
         in param_warnings(Params(**base, expiry_ns=500_000, refresh_ns=1_000_000))[0]
     )
     assert param_warnings(Params(**base, expiry_ns=600_000, refresh_ns=1_000_000)) == []
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "words"),
+    [
+        (lambda r: r["routes"][0].update(port=68), "routes[0].port", "recirculation port"),
+        (lambda r: r["routes"][0].update(port=65), "routes[0].port", "CPU Ethernet"),
+        (lambda r: r["routes"][0].update(port=100), "routes[0].port", "does not exist"),
+        (
+            lambda r: r["routes"].append(dict(r["routes"][0], port=5)),
+            "routes[4].prefix",
+            "repeats routes[0].prefix",
+        ),
+        (lambda r: r["params"].update(threshold_packets=True), "params.threshold_packets", ""),
+        (lambda r: r["params"].update(t_max_us=1.5e5), "params.t_max_us", ""),
+    ],
+)
+def test_routes_and_types_as_strict_as_pmqecn(mutate: Any, field: str, words: str) -> None:
+    raw = copy.deepcopy(RAW)
+    mutate(raw)
+    with pytest.raises(ConfigError) as exc:
+        parse_config(raw)
+    assert field in str(exc.value) and words in str(exc.value), str(exc.value)
