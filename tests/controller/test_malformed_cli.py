@@ -381,6 +381,22 @@ CASES = [
         scenario(lambda r: r.update(link={"delay_us": 1e308})),
         ("link.delay_us",),
     ),
+    Case(
+        "eval-out-not-a-directory",
+        ("eval", "run", "bfcc-smoke", "--scheme", "none", "--out", "{tmp}/s.yaml/x"),
+        2,
+        ("--out",),
+        files=(("s.yaml", b"a file, not a directory"),),
+    ),
+    Case(
+        "eval-unknown-scheme", ("eval", "run", "bfcc-smoke", "--scheme", "bogus"), 2, ("--scheme",)
+    ),
+    Case("eval-unknown-scenario", ("eval", "check", "no-such-scenario"), 2, ("no-such-scenario",)),
+    eval_check(
+        "scenario-bfcc-inverted",
+        scenario(lambda r: r["schemes"].update(bfcc={"t_min_us": 9, "t_max_us": 5})),
+        ("schemes.bfcc", "t_min_us"),
+    ),
     eval_check("scenario-seed-bool", scenario(lambda r: r.update(seed=True)), ("seed",)),
 ]
 
