@@ -14,8 +14,8 @@ from typing import Annotated, Literal
 from pydantic import BeforeValidator, Field, model_validator
 
 from hw_profiles import HwProfile, load_profile
-from models.optimize import ThresholdRule
 from models.optimize.problem import DEFAULT_TARGET_UTILISATION
+from models.optimize.solution import ThresholdRule
 
 from ..common import (
     PortNumber,
