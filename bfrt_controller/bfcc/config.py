@@ -465,7 +465,10 @@ def parse_config(raw: object, source: str = "") -> BfccConfig:
             if name in WRONG_UNIT:
                 check_param_name(name, prefix)
     cfg = parse_model(BfccConfig, raw, source)
-    check_against(cfg, load_profile(cfg.chip))
+    try:
+        check_against(cfg, load_profile(cfg.chip))
+    except ConfigError as exc:
+        raise exc.within(source) from None
     return cfg
 
 

@@ -229,7 +229,10 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
 
 def parse_config(raw: object, source: str = "") -> PmqecnConfig:
     cfg = parse_model(PmqecnConfig, raw, source)
-    check_against(cfg, load_profile(cfg.chip))
+    try:
+        check_against(cfg, load_profile(cfg.chip))
+    except ConfigError as exc:
+        raise exc.within(source) from None
     return cfg
 
 

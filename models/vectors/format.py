@@ -8,6 +8,8 @@ the first thing wrong.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -36,6 +38,7 @@ class VectorFormatError(ValueError):
 IntValue = Annotated[int, BeforeValidator(parse_int_value)]
 Port = Annotated[int, Field(ge=0, le=511)]
 NonNeg = Annotated[int, Field(ge=0)]
+_MAC_TEXT = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
 # Tofino's largest frame (a jumbo frame fits; 2**40 bytes would be built in memory).
 MAX_FRAME_BYTES = 16384
 # IPv4 options fill at most 40 bytes (IHL 15 words less the 5-word header).
@@ -141,7 +144,9 @@ class EthSpec(Strict):
     @field_validator("dst", "src")
     @classmethod
     def _mac(cls, v: str) -> str:
-        parse_int_value(v)
+        # Built by scapy, which takes colon MACs only ("0" would fail at send time).
+        if not _MAC_TEXT.fullmatch(v):
+            raise ValueError(f"expected a MAC like 00:00:00:00:00:01, got {v!r}")
         return v
 
 
@@ -162,7 +167,11 @@ class Ipv4Spec(Strict):
     @field_validator("src", "dst")
     @classmethod
     def _addr(cls, v: str) -> str:
-        parse_int_value(v)
+        # Dotted quads only: scapy builds the packet from the text.
+        try:
+            ipaddress.IPv4Address(v)
+        except ValueError:
+            raise ValueError(f"expected a dotted IPv4 address, got {v!r}") from None
         return v
 
     @field_validator("options")

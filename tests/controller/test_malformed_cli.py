@@ -65,7 +65,7 @@ def apply_case(
         id,
         (*prog, "apply", "{tmp}/c.yaml"),
         code,
-        (*names,),
+        ("c.yaml", *names),  # the file and the field
         program,
         files=(("c.yaml", content),),
     )
@@ -83,7 +83,6 @@ def scenario(mutate: Callable[[Raw], object]) -> bytes:
     from models.net.scenario import SCENARIO_DIR
 
     raw: Raw = yaml.safe_load((SCENARIO_DIR / "bfcc-smoke.yaml").read_text())
-    raw.pop("extends", None)
     mutate(raw)
     return yaml.safe_dump(raw, sort_keys=False).encode()
 
