@@ -396,6 +396,14 @@ CASES = [
         scenario(lambda r: r["schemes"].update(bfcc={"t_min_us": 9, "t_max_us": 5})),
         ("schemes.bfcc", "t_min_us"),
     ),
+    eval_check("scenario-binary", b"\x00\xffnot text", ("s.yaml", "UTF-8")),
+    eval_check("scenario-deep", DEEP, ("s.yaml", "nesting")),
+    eval_check(
+        "scenario-dup-key",
+        scenario(lambda r: None).replace(b"\nflows:", b"\nflows: []\nflows:", 1),
+        ("s.yaml", "duplicate key 'flows'"),
+    ),
+    Case("scenario-directory", ("eval", "check", "{tmp}"), 2, ("directory",)),
     eval_check("scenario-seed-bool", scenario(lambda r: r.update(seed=True)), ("seed",)),
 ]
 
