@@ -24,8 +24,12 @@ EXIT_NO_NS3 = 5
 
 
 def _load(ref: str):  # type: ignore[no-untyped-def]
+    from .schemes import check_buildable
+
     try:
-        return load_scenario(ref)
+        s = load_scenario(ref)
+        check_buildable(s, ref)
+        return s
     except ScenarioError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)
         sys.exit(EXIT_BAD_SCENARIO)

@@ -404,6 +404,18 @@ CASES = [
         ("s.yaml", "duplicate key 'flows'"),
     ),
     Case("scenario-directory", ("eval", "check", "{tmp}"), 2, ("directory",)),
+    # Valid as a scenario, refused by the controller that `eval run` configures:
+    # `eval check` builds every scheme's switches, so it is refused there.
+    eval_check(
+        "scenario-bfcc-threshold-unreachable",
+        scenario(lambda r: r["schemes"].update(bfcc={"threshold_packets": 10**9})),
+        ("s.yaml", "schemes.bfcc", "threshold_packets"),
+    ),
+    eval_check(
+        "scenario-bfcc-t-max-u32",
+        scenario(lambda r: r["schemes"].update(bfcc={"t_max_us": 2**40})),
+        ("s.yaml", "schemes.bfcc", "t_max_us"),
+    ),
     eval_check("scenario-seed-bool", scenario(lambda r: r.update(seed=True)), ("seed",)),
 ]
 
