@@ -38,6 +38,7 @@ from ..common import (
     PortNumber,
     Route,
     Strict,
+    check_port,
     check_routes,
     ipv4_prefix,
     no_repeats,
@@ -350,24 +351,9 @@ def saturation_reports(cfg: BfccConfig, p: Params, profile: HwProfile) -> list[s
 
 def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
     """Consistency and chip limits; raises ConfigError naming the first bad field."""
-    recirc = set(profile.recirculation_ports)
 
     def port(field: str, value: int, front_panel: bool = False) -> None:
-        if value > profile.max_port:
-            raise ConfigError(field, f"port {value} exceeds {profile.chip}'s {profile.max_port}")
-        local = value & ((1 << (profile.port_id_bits - (profile.pipes - 1).bit_length())) - 1)
-        if local >= profile.ports_per_pipe:
-            raise ConfigError(
-                field,
-                f"port {value} does not exist: {profile.chip} has ports 0.."
-                f"{profile.ports_per_pipe - 1} in each pipe",
-            )
-        if front_panel and value in recirc:
-            raise ConfigError(
-                field,
-                f"port {value} is {profile.chip}'s recirculation port of pipe "
-                f"{pipe_of(value, profile)}, not a link to another switch",
-            )
+        check_port(field, value, profile, front_panel)
 
     def queue(field: str, value: int) -> None:
         if value > profile.max_queue_id:

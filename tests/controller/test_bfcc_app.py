@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 import yaml
@@ -131,10 +132,23 @@ def test_mirror_sessions_from_config_and_profile(app: BfccApp) -> None:
     assert (sessions[20].egress_port, sessions[20].max_pkt_len) == (68, 0)
 
 
+def on_tofino2(raw: dict[str, Any]) -> None:
+    """`raw`, written for Tofino's ports, on Tofino2: its front panel starts at
+    device port 8 (2-5 are CPU Ethernet ports, which no link may use)."""
+    shift = 8
+    raw["chip"] = "tofino2"
+    raw["routes"] = [dict(r, port=r["port"] + shift) for r in raw["routes"]]
+    raw["trusted_ports"] = [p + shift for p in raw["trusted_ports"]]
+    for key in ("upstream_ports", "congestion_points", "reaction_points"):
+        raw[key] = [dict(e, port=e["port"] + shift) for e in raw.get(key, [])]
+    for g in raw.get("groups", []):
+        if g.get("upstream_port") is not None:
+            g["upstream_port"] += shift
+
+
 def test_tofino2_recirculates_through_its_own_port() -> None:
     raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    raw["chip"] = "tofino2"
-    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]  # CPU ports 2-5 on tofino2
+    on_tofino2(raw)
     a = BfccApp(FlakyModelSwitch("bfcc", "tofino2"), parse_config(raw))
     a.push_all()
     assert counting(a).model.mirror_sessions[20].egress_port == 6
@@ -360,19 +374,18 @@ def test_paper_units_give_the_vectors_congestion_point(chip: str) -> None:
     vfile = load_vector_file(DEFAULT_VECTOR_ROOT / "bfcc" / "congestion_point.yaml")
     (entry,) = [e for e in vfile.setup.tables if e.table == n.CONGESTION_POINT]
     raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
-    raw["chip"] = chip
+    cp_port = 2
     if chip == "tofino2":
-        raw["routes"] = [
-            dict(r, port=r["port"] + 8) for r in raw["routes"]
-        ]  # CPU ports 2-5 on tofino2
-    raw["congestion_points"] = [{"port": 2, "rate_mbps": 10_000}]
+        on_tofino2(raw)
+        cp_port += 8
+    raw["congestion_points"] = [{"port": cp_port, "rate_mbps": 10_000}]
     raw["params"].update(
         threshold_packets=15, packet_bytes=80, t_min_us=80_000, t_max_us=150_000,
         window_packets=100, refresh_ns=0, expiry_ns=0,
     )  # fmt: skip
     a = BfccApp(FlakyModelSwitch("bfcc", chip), parse_config(raw))
     a.push_all()
-    got = a.switch.read_entry(n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(2)})
+    got = a.switch.read_entry(n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(cp_port)})
     assert got is not None
     assert got.data == dict(entry.data)
 

@@ -254,9 +254,8 @@ def test_saturation_on_tofino_is_reported_not_hidden() -> None:
     cfg = parse_config(raw)
     assert saturation_reports(cfg, cfg.params, profile) == []
     # Tofino2's 32-bit deq_timedelta (the P4 tests bit 31) holds 150 ms.
-    raw["chip"] = "tofino2"
-    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]  # CPU ports 2-5 on tofino2
-    raw["congestion_points"] = [{"port": 2, "rate_mbps": 10}]
+    on_tofino2(raw)
+    raw["congestion_points"] = [{"port": 10, "rate_mbps": 10}]
     cfg = parse_config(raw)
     assert saturation_reports(cfg, cfg.params, load_profile("tofino2")) == []
 
@@ -298,12 +297,25 @@ def test_refresh_rounds_down_to_an_epoch(refresh_ns: int, period_ns: int, mask: 
     assert refresh_mask(p) == mask
 
 
+def on_tofino2(raw: dict[str, Any]) -> None:
+    """`raw`, written for Tofino's ports, on Tofino2: its front panel starts at
+    device port 8 (2-5 are CPU Ethernet ports, which no link may use)."""
+    shift = 8
+    raw["chip"] = "tofino2"
+    raw["routes"] = [dict(r, port=r["port"] + shift) for r in raw["routes"]]
+    raw["trusted_ports"] = [p + shift for p in raw["trusted_ports"]]
+    for key in ("upstream_ports", "congestion_points", "reaction_points"):
+        raw[key] = [dict(e, port=e["port"] + shift) for e in raw.get(key, [])]
+    for g in raw.get("groups", []):
+        if g.get("upstream_port") is not None:
+            g["upstream_port"] += shift
+
+
 def test_mirror_session_range_follows_the_chip() -> None:
     raw = copy.deepcopy(RAW)
     raw["upstream_ports"][0]["mirror_session"] = 300
     parse_config(raw)  # fine on Tofino (10-bit ids)
-    raw["chip"] = "tofino2"
-    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]  # CPU ports 2-5 on tofino2
+    on_tofino2(raw)
     with pytest.raises(ConfigError, match=r"upstream_ports\[0\].mirror_session.*1..255 on tofino2"):
         parse_config(raw)
 
@@ -313,23 +325,19 @@ def test_queue_ids_follow_the_chip() -> None:
     raw["reaction_points"][0]["high_qid"] = 100
     with pytest.raises(ConfigError, match=r"reaction_points\[0\].high_qid"):
         parse_config(raw)
-    raw["chip"] = "tofino2"  # 7-bit queue ids
-    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]  # CPU ports 2-5 on tofino2
+    on_tofino2(raw)  # 7-bit queue ids
     parse_config(raw)
 
 
 @pytest.mark.parametrize(
     ("chip", "port", "recirc"),
-    [("tofino", 3, 68), ("tofino", 130, 196), ("tofino2", 3, 6), ("tofino2", 300, 262)],
+    [("tofino", 3, 68), ("tofino", 130, 196), ("tofino2", 11, 6), ("tofino2", 300, 262)],
 )
 def test_recirculation_port_is_the_reaction_points_pipe(chip: str, port: int, recirc: int) -> None:
     raw = copy.deepcopy(RAW)
-    raw["chip"] = chip
     if chip == "tofino2":
-        raw["routes"] = [
-            dict(r, port=r["port"] + 8) for r in raw["routes"]
-        ]  # CPU ports 2-5 on tofino2
-    raw["trusted_ports"] = [1, port]
+        on_tofino2(raw)
+    raw["trusted_ports"] = [raw["upstream_ports"][0]["port"], port]
     raw["reaction_points"][0]["port"] = port
     cfg = parse_config(raw)
     assert recirculation_port(cfg, load_profile(chip)) == recirc
@@ -377,3 +385,17 @@ def test_routes_and_types_as_strict_as_pmqecn(mutate: Any, field: str, words: st
     with pytest.raises(ConfigError) as exc:
         parse_config(raw)
     assert field in str(exc.value) and words in str(exc.value), str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("section", "port"),
+    [("congestion_points", 64), ("reaction_points", 66), ("upstream_ports", 65)],
+)
+def test_switch_facing_ports_are_not_cpu_ports(section: str, port: int) -> None:
+    raw = copy.deepcopy(RAW)
+    raw[section][0]["port"] = port
+    raw["trusted_ports"].append(port)
+    with pytest.raises(
+        ConfigError, match=rf"{section}\[0\].port: port {port} is one of tofino's CPU"
+    ):
+        parse_config(raw)
