@@ -31,6 +31,7 @@ from bfrt_controller.targets import open_switch
 from hw_profiles import PROFILE_DIR, HwProfile, ProfileError, load_profile, parse_profile
 from models import strict_yaml
 from models.net.scenario import SCENARIO_DIR, Scenario, ScenarioError, parse_scenario
+from models.net.schemes import check_buildable
 from models.vectors.format import (
     DEFAULT_VECTOR_ROOT,
     VectorFile,
@@ -228,6 +229,12 @@ def test_scenario_loader_accepts_or_names_the_file(raw: Any) -> None:
         return
     event("accepted")
     assert isinstance(s, Scenario)
+    # `eval check` builds every scheme: refused there by name, or buildable.
+    try:
+        check_buildable(s, "s.yaml")
+    except ScenarioError as exc:
+        assert str(exc).startswith("s.yaml: schemes."), str(exc)
+        event("refused by a scheme")
 
 
 # --- tofcc's parsers ---------------------------------------------------------
