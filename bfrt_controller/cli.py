@@ -27,7 +27,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from hw_profiles import load_profile
+from hw_profiles import ProfileError, load_profile
 
 from .bfcc import app as bfcc_app
 from .bfcc.config import PARAM_NAMES, check_param_name
@@ -396,6 +396,9 @@ def run(argv: list[str] | None = None) -> int:
     except ControllerError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         return exc.exit_code
+    except ProfileError as exc:  # an installed hw profile is broken: not the user's input
+        console.print(f"[red]error:[/red] hardware profile: {exc}", highlight=False, soft_wrap=True)
+        return 1
     except KeyboardInterrupt:
         return 130
     except SystemExit as exc:  # `eval` reports its own errors and exits

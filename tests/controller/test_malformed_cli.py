@@ -465,3 +465,21 @@ def test_malformed_input(
         ["model.yaml"],
         ["model.yaml", "model.yaml.lock"],
     )
+
+
+def test_a_broken_installed_profile_is_a_message_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import hw_profiles
+
+    broken = tmp_path / "tofino.yaml"
+    broken.write_text("chip: tofino\npipes: 2\n")
+    monkeypatch.setattr(hw_profiles, "PROFILE_DIR", tmp_path)
+    hw_profiles.load_profile.cache_clear()
+    try:
+        code = run(["--state", str(tmp_path / "s.yaml"), "status"])
+    finally:
+        hw_profiles.load_profile.cache_clear()
+    out = capsys.readouterr().out
+    assert code == 1 and "hardware profile" in out and "tofino.yaml" in out, out
+    assert not (tmp_path / "s.yaml").exists()
