@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
+import re
 import sys
 import time
 from pathlib import Path
@@ -25,12 +27,13 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from hw_profiles import load_profile
+from hw_profiles import ProfileError, load_profile
 
 from .bfcc import app as bfcc_app
 from .bfcc.config import PARAM_NAMES, check_param_name
 from .errors import ConfigError, ControllerError
 from .pmqecn import app as pmqecn_app
+from .pmqecn.config import MAX_INTERVAL_S
 from .programs import PROGRAMS, App, get_program
 from .state import default_state_path, load_state, save_state, state_lock
 from .supervisor import Supervisor
@@ -75,7 +78,9 @@ class Context:
             self._held.enter_context(state_lock(self.state_path))
         saved = load_state(self.state_path) if self.is_model and self.config_path is None else None
         if saved is not None and saved.get("program", self.program.name) == self.program.name:
-            cfg: Any = self.program.parse_config(saved["config"], str(self.state_path))
+            cfg: Any = self.program.parse_config(
+                saved["config"], f"state file {self.state_path}: config"
+            )
         else:
             saved = None
             cfg = self.program.load_config(self.config_path or self.program.default_config)
@@ -90,7 +95,7 @@ class Context:
         self._held.callback(switch.close)
         app = self.program.make_app(switch, cfg)
         if saved is not None:
-            app.restore_live(saved.get("live") or {})
+            app.restore_live(saved.get("live") or {}, f"state file {self.state_path}: live")
         if self.is_model:
             # The model starts empty every command: replay the intended state.
             app.push_all()
@@ -132,20 +137,35 @@ class Context:
             )
 
 
+# Plain ASCII decimal: int() would also take "1_000", " 5", "٣" and "²" (via isdigit).
+_DECIMAL = re.compile(r"-?[0-9]+")
+# Longer than any field tofcc writes (32 bits); int() of a huge string is slow.
+_MAX_DIGITS = 20
+
+
+def _parse_int(field: str, value: str) -> int:
+    if len(value) > _MAX_DIGITS or not _DECIMAL.fullmatch(value):
+        raise ConfigError(field, f"expected an integer, got {value!r}")
+    return int(value)
+
+
 def _parse_pairs(app: pmqecn_app.PmqecnApp, pairs: tuple[str, ...], what: str) -> dict[int, int]:
     out: dict[int, int] = {}
+    given: dict[int, str] = {}
     by_name = {c.name: c.id for c in app.config.classes}
     for pair in pairs:
         cls, sep, value = pair.partition("=")
         if not sep:
             raise ConfigError(what, f"expected CLASS=VALUE, got {pair!r}")
-        cid = by_name.get(cls) if not cls.isdigit() else int(cls)
+        cid = int(cls) if _DECIMAL.fullmatch(cls) and len(cls) <= _MAX_DIGITS else by_name.get(cls)
         if cid is None or cid not in app.live:
             raise ConfigError(what, f"unknown class {cls!r} (known: {', '.join(by_name)})")
-        try:
-            out[cid] = int(value)
-        except ValueError:
-            raise ConfigError(f"{what} {cls}", f"expected an integer, got {value!r}") from None
+        name = app.config.class_by_id(cid).name
+        if cid in given:
+            # Two values for one class in one command: which one was meant?
+            raise ConfigError(f"{what} {cls}", f"class {name} given twice ({given[cid]}, {pair})")
+        given[cid] = pair
+        out[cid] = _parse_int(f"{what} {cls}", value)
     return out
 
 
@@ -176,7 +196,8 @@ def _print_changes(changes: list[pmqecn_app.Change], app: pmqecn_app.PmqecnApp) 
 )
 @click.option(
     "--client-id",
-    type=click.IntRange(min=0),
+    # BF-Runtime's client_id is a uint32.
+    type=click.IntRange(min=0, max=0xFFFFFFFF),
     default=0,
     show_default=True,
     help="BF-Runtime client id (grpc:// only); the server refuses a second client with the same id",
@@ -264,10 +285,9 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
         if not sep:
             raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
         check_param_name(name)
-        try:
-            out[name] = int(value)
-        except ValueError:
-            raise ConfigError(name, f"expected an integer, got {value!r}") from None
+        if name in out:
+            raise ConfigError(name, f"given twice ({name}={out[name]}, {pair})")
+        out[name] = _parse_int(name, value)
     return out
 
 
@@ -312,11 +332,21 @@ def apply(obj: Context, config_file: Path) -> None:
 @cli.command(help="Measure, solve the M/M/1/N model, write K_i, weights and lambda_i*.")
 @click.option("--once", is_flag=True, help="one cycle (default when --interval is absent)")
 @click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
-@click.option("--count", type=int, default=0, help="stop after this many cycles (0: forever)")
+@click.option(
+    "--count",
+    type=click.IntRange(min=0),
+    default=None,
+    help="with --interval: stop after this many cycles (0 or absent: forever)",
+)
 @click.pass_obj
-def optimize(obj: Context, once: bool, interval: float | None, count: int) -> None:
-    if interval is not None and interval <= 0:
-        raise ConfigError("--interval", f"must be positive, got {interval}")
+def optimize(obj: Context, once: bool, interval: float | None, count: int | None) -> None:
+    if interval is not None and not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
+        raise ConfigError(
+            "--interval", f"must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {interval}"
+        )
+    if count is not None and (interval is None or once):
+        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
+    count = count or 0
     app = obj.pmqecn()
     if interval is None or once:
         app.start(time.monotonic())
@@ -353,16 +383,32 @@ def _add_eval() -> None:
 _add_eval()
 
 
-def main() -> None:
+def run(argv: list[str] | None = None) -> int:
+    """Run tofcc on `argv` (default: the process's) and return its exit code;
+    every error a user can cause ends here as a message and a documented code."""
     try:
-        cli.main(standalone_mode=False)
+        cli.main(args=argv, prog_name="tofcc", standalone_mode=False)
     except click.exceptions.Abort:
-        sys.exit(130)
+        return 130
     except click.ClickException as exc:
         exc.show()
-        sys.exit(2)
+        return 2
     except ControllerError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
-        sys.exit(exc.exit_code)
+        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        return exc.exit_code
+    except ProfileError as exc:  # an installed hw profile is broken: not the user's input
+        console.print(f"[red]error:[/red] hardware profile: {exc}", highlight=False, soft_wrap=True)
+        return 1
     except KeyboardInterrupt:
-        sys.exit(130)
+        return 130
+    except SystemExit as exc:  # `eval` reports its own errors and exits
+        return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
+    return 0
+
+
+def main() -> None:
+    sys.exit(run())
+
+
+if __name__ == "__main__":
+    main()

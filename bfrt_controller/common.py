@@ -50,9 +50,16 @@ MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
 
 
 class Strict(BaseModel):
-    """Config models reject unknown fields: a typo must not pass silently."""
+    """Config models reject unknown fields (a typo must not pass silently),
+    values of another type (`true` is not 1, "20" is not 20, 20.0 is not a
+    count of cells) and nan/inf."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+
+
+def as_tuple(value: object) -> object:
+    """YAML and JSON have lists only; strict mode takes a tuple field from a tuple."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def ipv4_prefix(v: str) -> str:
@@ -92,9 +99,54 @@ def check_chip(config_chip: str, profile: HwProfile) -> None:
         raise ConfigError("chip", f"config is for {config_chip} but the switch is {profile.chip}")
 
 
-def check_port(field: str, value: int, profile: HwProfile) -> None:
+def pipe_of(port: int, profile: HwProfile) -> int:
+    """The pipe a port id belongs to: its top bits above the pipe-local port."""
+    return port >> (profile.port_id_bits - (profile.pipes - 1).bit_length())
+
+
+def check_port(field: str, value: int, profile: HwProfile, front_panel: bool = False) -> None:
+    """`value` is a port of the chip; with `front_panel`, one that leads to a
+    host or switch: not a recirculation or CPU port (a route there loops or
+    hands tenants' traffic to the control plane)."""
     if value > profile.max_port:
         raise ConfigError(field, f"port {value} exceeds {profile.chip}'s {profile.max_port}")
+    local = value & ((1 << (profile.port_id_bits - (profile.pipes - 1).bit_length())) - 1)
+    if local >= profile.ports_per_pipe:
+        raise ConfigError(
+            field,
+            f"port {value} does not exist: {profile.chip} has ports 0.."
+            f"{profile.ports_per_pipe - 1} in each pipe",
+        )
+    if not front_panel:
+        return
+    if value in profile.recirculation_ports or value in profile.pktgen_ports:
+        raise ConfigError(
+            field,
+            f"port {value} is {profile.chip}'s recirculation port of pipe "
+            f"{pipe_of(value, profile)}, not a front-panel port",
+        )
+    if value in profile.cpu_eth_ports:
+        raise ConfigError(
+            field,
+            f"port {value} is one of {profile.chip}'s CPU Ethernet ports, not a front-panel port",
+        )
+
+
+def no_repeats(field: str, values: Iterable[object], what: str = "") -> None:
+    """Refuse a value given twice, naming the second and where the first was."""
+    seen: dict[object, int] = {}
+    for i, v in enumerate(values):
+        if v in seen:
+            raise ConfigError(f"{field}[{i}]{what}", f"{v!r} repeats {field}[{seen[v]}]{what}")
+        seen[v] = i
+
+
+def check_routes(routes: list[Route], profile: HwProfile) -> None:
+    """Routes lead to front-panel ports, one route per prefix (the LPM table
+    holds one entry per key: a second would silently replace the first)."""
+    for i, r in enumerate(routes):
+        check_port(f"routes[{i}].port", r.port, profile, front_panel=True)
+    no_repeats("routes", (r.prefix for r in routes), ".prefix")
 
 
 def mac_to_int(text: str) -> int:

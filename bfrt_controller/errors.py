@@ -17,6 +17,11 @@ class ConfigError(ControllerError, ValueError):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.reason = message
+
+    def within(self, source: str) -> ConfigError:
+        """The same error, naming the file (or state) the field was read from."""
+        return ConfigError(f"{source}: {self.field}", self.reason) if source else self
 
 
 class WriteError(ControllerError):

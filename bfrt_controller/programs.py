@@ -34,7 +34,9 @@ class App(Protocol):
         """Run-time changes on top of the config (for the model target's state file)."""
         ...
 
-    def restore_live(self, state: dict[str, Any]) -> None: ...
+    def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
+        """Take the saved run-time changes; ConfigError naming `source`'s field if corrupt."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from hw_profiles import HwProfile
 
 from .errors import ConfigError
@@ -20,8 +22,11 @@ def open_switch(
     if target.startswith("grpc://"):
         address = target.removeprefix("grpc://")
         host, _, port = address.rpartition(":")
-        if not host or not port.isdigit():
-            raise ConfigError("--target", f"expected grpc://HOST:PORT, got {target!r}")
+        # ASCII digits only: str.isdigit() and int() also take "５" and "²".
+        if not host or not re.fullmatch(r"[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
+            raise ConfigError(
+                "--target", f"expected grpc://HOST:PORT with PORT 1..65535, got {target!r}"
+            )
         from .backends.bfrt import BfrtSwitch
 
         return BfrtSwitch(

@@ -94,6 +94,12 @@ _INT_LIST_KEYS = {"recirculation_ports", "pktgen_ports", "cpu_eth_ports"}
 # Integers where 0 is a real value (a port number), not a missing size.
 _ZERO_OK_KEYS = {"front_panel_port_min"}
 _STR_KEYS = {"chip", "p4_target", "p4_arch"}
+# Upper bounds: far above any Tofino, low enough that arithmetic on them stays
+# cheap (`1 << port_id_bits` with 2**40 bits exhausts memory).
+_MAX_BITS = 32
+_BIT_KEYS = {"port_id_bits", "queue_id_bits", "enq_qdepth_bits", "deq_timedelta_bits"}
+_MAX_VALUE = {"pipes": 16, "mau_stages": 64, "cell_bytes": 4096, "max_port_gbps": 10_000}
+_MAX_INT = 1 << 32
 
 
 def parse_profile(raw: Any, source: str) -> HwProfile:
@@ -101,6 +107,9 @@ def parse_profile(raw: Any, source: str) -> HwProfile:
     if not isinstance(raw, dict):
         raise ProfileError(f"{source}: top level must be a mapping, got {type(raw).__name__}")
     expected = [f.name for f in fields(HwProfile)]
+    for key in raw:
+        if not isinstance(key, str):
+            raise ProfileError(f"{source}: key {key!r} must be a string")
     unknown = sorted(set(raw) - set(expected))
     if unknown:
         raise ProfileError(f"{source}: unknown key '{unknown[0]}'")
@@ -129,6 +138,9 @@ def parse_profile(raw: Any, source: str) -> HwProfile:
                 )
             if value < 0 or (value == 0 and key not in _ZERO_OK_KEYS):
                 raise ProfileError(f"{source}: key '{key}' must be positive, got {value}")
+            limit = _MAX_BITS if key in _BIT_KEYS else _MAX_VALUE.get(key, _MAX_INT)
+            if value > limit:
+                raise ProfileError(f"{source}: key '{key}' must be at most {limit}, got {value}")
         values[key] = value
     profile = HwProfile(**values)
     if profile.chip not in KNOWN_CHIPS:
@@ -142,7 +154,42 @@ def parse_profile(raw: Any, source: str) -> HwProfile:
                     f"{source}: key '{key}' port {port} exceeds the {profile.port_id_bits}-bit "
                     "port id"
                 )
+    _cross_check(profile, source)
     return profile
+
+
+def _cross_check(p: HwProfile, source: str) -> None:
+    """Relations between keys that the code relies on (port ids split into
+    pipe and local port; one recirculation port per pipe, in that pipe)."""
+    if p.pipes & (p.pipes - 1):
+        raise ProfileError(f"{source}: key 'pipes' must be a power of two, got {p.pipes}")
+    local_bits = p.port_id_bits - (p.pipes - 1).bit_length()
+    if local_bits < 1 or p.ports_per_pipe > 1 << local_bits:
+        raise ProfileError(
+            f"{source}: key 'ports_per_pipe' {p.ports_per_pipe} does not fit the "
+            f"{p.port_id_bits}-bit port id beside {p.pipes} pipes"
+        )
+    if p.queues_per_port_group > 1 << p.queue_id_bits:
+        raise ProfileError(
+            f"{source}: key 'queues_per_port_group' {p.queues_per_port_group} exceeds the "
+            f"{p.queue_id_bits}-bit queue id"
+        )
+    if p.front_panel_port_min >= p.ports_per_pipe:
+        raise ProfileError(
+            f"{source}: key 'front_panel_port_min' {p.front_panel_port_min} is not a port of "
+            f"pipe 0 (ports_per_pipe {p.ports_per_pipe})"
+        )
+    for key in ("recirculation_ports", "pktgen_ports"):
+        ports = getattr(p, key)
+        if len(ports) != p.pipes:
+            raise ProfileError(
+                f"{source}: key '{key}' must name one port per pipe ({p.pipes}), got {len(ports)}"
+            )
+        for pipe, port in enumerate(ports):
+            if port >> local_bits != pipe or port & ((1 << local_bits) - 1) >= p.ports_per_pipe:
+                raise ProfileError(
+                    f"{source}: key '{key}' entry {pipe} (port {port}) is not a port of pipe {pipe}"
+                )
 
 
 def load_profile_file(path: str | Path) -> HwProfile:
@@ -151,7 +198,11 @@ def load_profile_file(path: str | Path) -> HwProfile:
         raw = strict_yaml.load_file(path)
     except strict_yaml.YamlFileError as exc:
         raise ProfileError(str(exc)) from None
-    return parse_profile(raw, str(path))
+    profile = parse_profile(raw, str(path))
+    # tofino2.yaml holding `chip: tofino` would give one chip the other's facts.
+    if path.stem in KNOWN_CHIPS and profile.chip != path.stem:
+        raise ProfileError(f"{path}: key 'chip' is '{profile.chip}' but the file is {path.name}")
+    return profile
 
 
 @functools.cache

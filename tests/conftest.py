@@ -1,17 +1,36 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from bfrt_controller.backends.bfrt import BfrtSwitch
 from bfrt_controller.testing import FakeBfrtGrpc
 from hw_profiles import HwProfile
 
 REPO = Path(__file__).resolve().parents[1]
+
+# Property-based tests (tests/test_properties_*.py). "ci", the default, is
+# bounded and derandomised so the suite stays fast and a failure reproduces;
+# "long" is the fuzzing run: TOFCC_HYPOTHESIS_PROFILE=long pytest
+# tests/test_properties_*.py (or --hypothesis-profile=long).
+settings.register_profile(
+    "ci",
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile(
+    "long", max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("TOFCC_HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

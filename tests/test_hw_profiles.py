@@ -64,6 +64,16 @@ def _write(tmp_path: Path, mutate) -> Path:  # type: ignore[no-untyped-def]
         (lambda r: r.update(pktgen_ports=[68, "x"]), "key 'pktgen_ports' must hold"),
         (lambda r: r.update(recirculation_ports=[9999]), "key 'recirculation_ports' port 9999"),
         (lambda r: r.update(mirror_session_min=2000), "key 'mirror_session_min' exceeds"),
+        (lambda r: r.update(pipes=2**40), "key 'pipes' must be at most 16"),
+        (lambda r: r.update(port_id_bits=2**40), "key 'port_id_bits' must be at most 32"),
+        (lambda r: r.update(buffer_cells=2**70), "key 'buffer_cells' must be at most"),
+        (lambda r: r.update(pipes=3), "key 'pipes' must be a power of two"),
+        (lambda r: r.update(recirculation_ports=[68]), "one port per pipe (4), got 1"),
+        (lambda r: r.update(pktgen_ports=[68, 196, 324, 68]), "entry 3 (port 68)"),
+        (lambda r: r.update(ports_per_pipe=200), "key 'ports_per_pipe' 200 does not fit"),
+        (lambda r: r.update(queues_per_port_group=64), "key 'queues_per_port_group' 64"),
+        (lambda r: r.update(front_panel_port_min=72), "key 'front_panel_port_min' 72"),
+        (lambda r: r.update({7: 1}), "key 7 must be a string"),
     ],
 )
 def test_bad_profile_names_file_and_key(tmp_path: Path, mutate, message: str) -> None:  # type: ignore[no-untyped-def]
@@ -84,3 +94,22 @@ def test_not_a_mapping(tmp_path: Path) -> None:
 def test_unknown_chip_name() -> None:
     with pytest.raises(ProfileError, match="unknown chip"):
         load_profile("tofino3")
+
+
+def test_chip_must_match_the_file_name(tmp_path: Path) -> None:
+    raw = yaml.safe_load((PROFILE_DIR / "tofino.yaml").read_text())
+    path = tmp_path / "tofino2.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    with pytest.raises(ProfileError, match=r"key .chip. is .tofino. but the file is tofino2\.yaml"):
+        load_profile_file(path)
+    path.rename(tmp_path / "lab.yaml")  # any other name: the file's own chip stands
+    assert load_profile_file(tmp_path / "lab.yaml").chip == "tofino"
+
+
+def test_unreadable_profile_names_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "tofino.yaml"
+    path.write_bytes(b"\xff\xfe binary")
+    with pytest.raises(ProfileError, match=r"tofino\.yaml: not UTF-8"):
+        load_profile_file(path)
+    with pytest.raises(ProfileError, match="is a directory"):
+        load_profile_file(tmp_path)

@@ -99,6 +99,32 @@ def test_good_file_parses() -> None:
             ["vector 'one'", "tcp and udp are exclusive"],
         ),
         (lambda r: r.pop("program"), ["f.yaml", "field program"]),
+        (
+            lambda r: r["vectors"][0]["steps"][0]["send"]["packet"].update(payload_len=2**40),
+            ["vector 'one'", "packet.payload_len", "16384"],
+        ),
+        (
+            lambda r: r["vectors"][0]["steps"][0]["send"]["packet"]["ipv4"].update(options="zz"),
+            ["vector 'one'", "packet.ipv4.options", "not hex"],
+        ),
+        (
+            lambda r: r["vectors"][0]["steps"][0]["send"]["packet"]["ipv4"].update(options="0101"),
+            ["vector 'one'", "packet.ipv4.options", "4-byte words"],
+        ),
+        (
+            lambda r: r["vectors"][0]["steps"][0]["send"]["packet"]["ipv4"].update(
+                options="01" * 44
+            ),
+            ["vector 'one'", "packet.ipv4.options", "more than 40"],
+        ),
+        (
+            lambda r: r["vectors"][0]["steps"][0]["send"]["packet"].update(payload="0g"),
+            ["vector 'one'", "not hex"],
+        ),
+        (
+            lambda r: r["vectors"][1]["steps"][0]["send"]["packet"].update(hex="00" * 20000),
+            ["vector 'two'", "more than 16384"],
+        ),
     ],
 )
 def test_malformed_names_file_vector_and_field(mutate: Any, fragments: list[str]) -> None:

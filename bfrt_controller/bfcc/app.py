@@ -25,6 +25,7 @@ from ..common import (
     source_binding_writes,
     trusted_port_writes,
 )
+from ..errors import ConfigError
 from ..switch import EntryWrite, MirrorSessionWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
@@ -183,11 +184,14 @@ class BfccApp(IntendedStateApp):
     def live_state(self) -> dict[str, Any]:
         return {"params": self.params.model_dump()}
 
-    def restore_live(self, state: dict[str, Any]) -> None:
+    def restore_live(self, state: dict[str, Any], source: str = "saved") -> None:
+        unknown = sorted(str(k) for k in state if k != "params")
+        if unknown:
+            raise ConfigError(f"{source}.{unknown[0]}", "unknown key (known: params)")
         if "params" not in state:
             return
-        p = parse_model(Params, state["params"], "saved params")
-        check_params(p, self.profile, "saved params.")
+        p = parse_model(Params, state["params"], f"{source}.params")
+        check_params(p, self.profile, f"{source}.params.")
         self.params = p
 
     # ---- operator changes ------------------------------------------

@@ -39,8 +39,12 @@ from ..common import (
     Route,
     SourceBinding,
     Strict,
+    check_port,
+    check_routes,
     check_source_bindings,
     ipv4_prefix,
+    no_repeats,
+    pipe_of,
 )
 from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
@@ -180,11 +184,6 @@ class BfccConfig(Strict):
     params: Params
 
 
-def pipe_of(port: int, profile: HwProfile) -> int:
-    """The pipe a port id belongs to: its top bits above the pipe-local port."""
-    return port >> (profile.port_id_bits - (profile.pipes - 1).bit_length())
-
-
 def recirculation_port(cfg: BfccConfig, profile: HwProfile) -> int | None:
     """The recirculation port of the reaction points' pipe (None without any):
     the recirculated real packet must see the same pipe's bp_state again."""
@@ -193,12 +192,7 @@ def recirculation_port(cfg: BfccConfig, profile: HwProfile) -> int | None:
     return profile.recirculation_ports[pipe_of(cfg.reaction_points[0].port, profile)]
 
 
-def _no_repeats(field: str, values: Iterable[object], what: str = "") -> None:
-    seen: dict[object, int] = {}
-    for i, v in enumerate(values):
-        if v in seen:
-            raise ConfigError(f"{field}[{i}]{what}", f"{v!r} repeats {field}[{seen[v]}]{what}")
-        seen[v] = i
+_no_repeats = no_repeats
 
 
 UNIT_WHY = {
@@ -363,24 +357,9 @@ def saturation_reports(cfg: BfccConfig, p: Params, profile: HwProfile) -> list[s
 
 def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
     """Consistency and chip limits; raises ConfigError naming the first bad field."""
-    recirc = set(profile.recirculation_ports)
 
     def port(field: str, value: int, front_panel: bool = False) -> None:
-        if value > profile.max_port:
-            raise ConfigError(field, f"port {value} exceeds {profile.chip}'s {profile.max_port}")
-        local = value & ((1 << (profile.port_id_bits - (profile.pipes - 1).bit_length())) - 1)
-        if local >= profile.ports_per_pipe:
-            raise ConfigError(
-                field,
-                f"port {value} does not exist: {profile.chip} has ports 0.."
-                f"{profile.ports_per_pipe - 1} in each pipe",
-            )
-        if front_panel and value in recirc:
-            raise ConfigError(
-                field,
-                f"port {value} is {profile.chip}'s recirculation port of pipe "
-                f"{pipe_of(value, profile)}, not a link to another switch",
-            )
+        check_port(field, value, profile, front_panel)
 
     def queue(field: str, value: int) -> None:
         if value > profile.max_queue_id:
@@ -396,8 +375,7 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
                 f"{profile.mirror_session_max} on {profile.chip}",
             )
 
-    for i, r in enumerate(cfg.routes):
-        port(f"routes[{i}].port", r.port)
+    check_routes(cfg.routes, profile)
     for i, p in enumerate(cfg.trusted_ports):
         port(f"trusted_ports[{i}]", p)
     _no_repeats("trusted_ports", cfg.trusted_ports)
@@ -490,7 +468,10 @@ def parse_config(raw: object, source: str = "") -> BfccConfig:
             if name in WRONG_UNIT:
                 check_param_name(name, prefix)
     cfg = parse_model(BfccConfig, raw, source)
-    check_against(cfg, load_profile(cfg.chip))
+    try:
+        check_against(cfg, load_profile(cfg.chip))
+    except ConfigError as exc:
+        raise exc.within(source) from None
     return cfg
 
 

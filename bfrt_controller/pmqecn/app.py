@@ -10,12 +10,15 @@ from __future__ import annotations
 import logging
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import Field
 
 from models.switch.core import Match
 
 from ..common import (
     IntendedStateApp,
+    Strict,
     by_table,
     check_chip,
     route_writes,
@@ -25,6 +28,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..switch import EntryWrite, MirrorSessionWrite, RegisterWrite, Switch, TmQueueWrite, Write
+from ..validation import parse_model
 from . import names as n
 from .config import ClassSpec, PmqecnConfig, check_against
 from .drain import drain_entries
@@ -32,6 +36,16 @@ from .drain import drain_entries
 log = logging.getLogger("tofcc.pmqecn")
 
 U32_MAX = 0xFFFFFFFF
+
+
+class SavedClass(Strict):
+    """One class's ClassLive as the model target's state file holds it."""
+
+    threshold_cells: Annotated[int, Field(ge=0)]
+    weight: Annotated[int, Field(ge=1, le=0xFFFF)]
+    target_rate_pps: Annotated[int, Field(ge=0, le=U32_MAX)]
+    rate_pps: Annotated[int, Field(ge=0, le=U32_MAX)] = 0
+    sojourn_ns: Annotated[float, Field(ge=0)] = 0.0
 
 
 @dataclass
@@ -247,10 +261,20 @@ class PmqecnApp(IntendedStateApp):
     def live_state(self) -> dict[str, Any]:
         return {str(cid): asdict(live) for cid, live in self.live.items()}
 
-    def restore_live(self, state: dict[str, Any]) -> None:
-        for cid, values in state.items():
-            if int(cid) in self.live:
-                self.live[int(cid)] = ClassLive(**values)
+    def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
+        """Validate every saved class first (a corrupt state file is an error
+        naming the field, never half-restored), then take them all."""
+        restored: dict[int, ClassLive] = {}
+        for key, values in state.items():
+            cid = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() else None
+            if cid is None or cid not in self.live:
+                raise ConfigError(
+                    f"{source}.{key}", f"not a class id of the config (known: {sorted(self.live)})"
+                )
+            saved = parse_model(SavedClass, values, f"{source}.{key}")
+            self._check_threshold(f"{source}.{key}.threshold_cells", saved.threshold_cells)
+            restored[cid] = ClassLive(**saved.model_dump())
+        self.live.update(restored)
 
     # ---- operator changes ------------------------------------------
     def _check_threshold(self, field_name: str, cells: int) -> None:

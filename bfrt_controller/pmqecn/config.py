@@ -11,13 +11,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import BeforeValidator, Field, model_validator
 
 from hw_profiles import HwProfile, load_profile
-from models.optimize import ThresholdRule
 from models.optimize.problem import DEFAULT_TARGET_UTILISATION
+from models.optimize.solution import ThresholdRule
 
-from ..common import Prefix, Route, SourceBinding, Strict, check_port, check_source_bindings
+from ..common import (
+    PortNumber,
+    Prefix,
+    Route,
+    SourceBinding,
+    Strict,
+    as_tuple,
+    check_port,
+    check_routes,
+    check_source_bindings,
+    no_repeats,
+)
 from ..errors import ConfigError
 from ..switch import MAX_TM_PRIORITY
 from ..validation import load_yaml, parse_model
@@ -25,16 +36,22 @@ from .drain import DRAIN_TABLE_SIZE, entries_per_class
 
 MAX_CLASSES = 255
 MAX_WRR_LEVELS = 32  # wrr_level_queue size
+# Beyond any chip (12.8 Tb/s of 64-byte frames is 1.9e10 packets/s): a bound
+# that keeps the optimiser's arithmetic finite, not a statement about hardware.
+MAX_RATE_PPS = 1e11
+# One controller cycle a day at most; `time.sleep` overflows far below 1e308.
+MAX_INTERVAL_S = 86_400.0
+Rate = Annotated[float, Field(gt=0, le=MAX_RATE_PPS)]
 
 
 class PortSpec(Strict):
     """A port whose attached senders get feedback, and the mirror session that carries it."""
 
-    port: Annotated[int, Field(ge=0)]
+    port: PortNumber
     feedback_session: Annotated[int, Field(ge=1)]
     # Gamma and C for the classes leaving through this port, when its speed
     # differs from optimizer.service_rate_pps (a 10G port beside 100G ones).
-    service_rate_pps: Annotated[float, Field(gt=0)] | None = None
+    service_rate_pps: Rate | None = None
 
 
 class ClassMatch(Strict):
@@ -53,13 +70,13 @@ class ClassSpec(Strict):
     queue: Annotated[int, Field(ge=0)]
     qos: Literal["A", "B", "C"]
     # (delay, qos-specific) weights of the class's two objectives (Eqs. 11-13).
-    objective_weights: tuple[Annotated[float, Field(ge=0)], Annotated[float, Field(ge=0)]] = (
-        1.0,
-        1.0,
-    )
+    objective_weights: Annotated[
+        tuple[Annotated[float, Field(ge=0, le=1e6)], Annotated[float, Field(ge=0, le=1e6)]],
+        BeforeValidator(as_tuple),
+    ] = (1.0, 1.0)
     # The egress port whose service rate the class shares: classes are
     # optimised per port. None: all such classes share one port.
-    port: Annotated[int, Field(ge=0)] | None = None
+    port: PortNumber | None = None
     threshold_cells: Annotated[int, Field(ge=0)]
     mark_original: bool = False
     weight: Annotated[int, Field(ge=1, le=0xFFFF)] = 1
@@ -75,8 +92,10 @@ class Scheduling(Strict):
     within one round of levels (tna/README.md)."""
 
     mode: Literal["p4_wrr", "tm_dwrr"] = "tm_dwrr"
-    level_queues: Annotated[list[int], Field(min_length=1, max_length=MAX_WRR_LEVELS)] = [0]
-    egress_ports: list[int] = []
+    level_queues: Annotated[
+        list[Annotated[int, Field(ge=0)]], Field(min_length=1, max_length=MAX_WRR_LEVELS)
+    ] = [0]
+    egress_ports: list[PortNumber] = []
     weight_quantum: Annotated[int, Field(ge=1, le=0xFFFF)] = 16
 
 
@@ -89,12 +108,13 @@ class VirtualQueue(Strict):
 
 
 class Optimizer(Strict):
-    interval_s: Annotated[float, Field(gt=0)] = 1.0
+    interval_s: Annotated[float, Field(gt=0, le=MAX_INTERVAL_S)] = 1.0
+    # At most the chip's buffer (checked against the profile): a packet takes a cell or more.
     capacity_packets: Annotated[int, Field(ge=2)] = 1000
-    service_rate_pps: Annotated[float, Field(gt=0)]
-    arrival_cap_pps: Annotated[float, Field(gt=0)]
-    link_capacity_pps: Annotated[float, Field(gt=0)]
-    links: Annotated[int, Field(ge=1)] = 1
+    service_rate_pps: Rate
+    arrival_cap_pps: Rate
+    link_capacity_pps: Rate
+    links: Annotated[int, Field(ge=1, le=1024)] = 1
     mean_packet_bytes: Annotated[int, Field(ge=64, le=9216)] = 1000
     # The load each port's lambda_i* steer it to: no class is told to go below
     # its weighted share of target_utilisation x its port's service rate.
@@ -110,7 +130,7 @@ class PmqecnConfig(Strict):
     program: Literal["pmqecn"] = "pmqecn"
     chip: Literal["tofino", "tofino2"] = "tofino"
     routes: list[Route] = []
-    trusted_ports: list[int] = []
+    trusted_ports: list[PortNumber] = []
     # The sources each host port's hosts may use (tna/include/source_guard.p4);
     # every untrusted port a route or a feedback session names must be bound.
     source_bindings: list[SourceBinding] = []
@@ -141,8 +161,8 @@ class PmqecnConfig(Strict):
 def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
     """Chip limits; raises ConfigError naming the first field out of range."""
 
-    def port(field: str, value: int) -> None:
-        check_port(field, value, profile)
+    def port(field: str, value: int, front_panel: bool = True) -> None:
+        check_port(field, value, profile, front_panel)
 
     def queue(field: str, value: int) -> None:
         if value > profile.max_queue_id:
@@ -150,10 +170,11 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
                 field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
             )
 
-    for i, r in enumerate(cfg.routes):
-        port(f"routes[{i}].port", r.port)
+    check_routes(cfg.routes, profile)
     for i, p in enumerate(cfg.trusted_ports):
-        port(f"trusted_ports[{i}]", p)
+        # Any existing port may face a switch; trust only lets feedback in.
+        port(f"trusted_ports[{i}]", p, front_panel=False)
+    no_repeats("trusted_ports", cfg.trusted_ports)
     for i, ps in enumerate(cfg.ports):
         port(f"ports[{i}].port", ps.port)
         if not profile.valid_mirror_session(ps.feedback_session):
@@ -162,6 +183,10 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
                 f"mirror session {ps.feedback_session} outside {profile.mirror_session_min}.."
                 f"{profile.mirror_session_max} on {profile.chip}",
             )
+    # One port_info entry per port; a session shared by two ports would send
+    # feedback for a sender on one port out of the other (another tenant's).
+    no_repeats("ports", (ps.port for ps in cfg.ports), ".port")
+    no_repeats("ports", (ps.feedback_session for ps in cfg.ports), ".feedback_session")
     host_ports: dict[int, str] = {}
     for i, r in enumerate(cfg.routes):
         host_ports.setdefault(r.port, f"routes[{i}].port")
@@ -172,6 +197,13 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
         queue(f"scheduling.level_queues[{i}]", q)
     for i, p in enumerate(cfg.scheduling.egress_ports):
         port(f"scheduling.egress_ports[{i}]", p)
+    no_repeats("scheduling.egress_ports", cfg.scheduling.egress_ports)
+    if cfg.optimizer.capacity_packets > profile.buffer_cells:
+        raise ConfigError(
+            "optimizer.capacity_packets",
+            f"{cfg.optimizer.capacity_packets} packets cannot fit in {profile.chip}'s buffer "
+            f"of {profile.buffer_cells} cells",
+        )
     if cfg.scheduling.mode == "tm_dwrr" and not cfg.scheduling.egress_ports:
         raise ConfigError(
             "scheduling.egress_ports", "tm_dwrr needs the ports whose queues to weight"
@@ -208,7 +240,10 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
 
 def parse_config(raw: object, source: str = "") -> PmqecnConfig:
     cfg = parse_model(PmqecnConfig, raw, source)
-    check_against(cfg, load_profile(cfg.chip))
+    try:
+        check_against(cfg, load_profile(cfg.chip))
+    except ConfigError as exc:
+        raise exc.within(source) from None
     return cfg
 
 

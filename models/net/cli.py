@@ -24,8 +24,12 @@ EXIT_NO_NS3 = 5
 
 
 def _load(ref: str):  # type: ignore[no-untyped-def]
+    from .schemes import check_buildable
+
     try:
-        return load_scenario(ref)
+        s = load_scenario(ref)
+        check_buildable(s, ref)
+        return s
     except ScenarioError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False)
         sys.exit(EXIT_BAD_SCENARIO)
@@ -79,6 +83,17 @@ def run(scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...]) -> No
             highlight=False,
         )
         sys.exit(EXIT_BAD_SCENARIO)
+    for s in loaded:
+        # Before minutes of simulation, not after: the reports must have a home.
+        try:
+            (out_root / s.name).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            console.print(
+                f"[red]error:[/red] --out {out_root}: cannot create {out_root / s.name}: "
+                f"{exc.strerror or exc}",
+                highlight=False,
+            )
+            sys.exit(EXIT_BAD_SCENARIO)
     if logging.getLogger().getEffectiveLevel() > logging.INFO:
         # The simulated controllers log every refused optimiser cycle; that is
         # for `tofcc -v eval run`, not for the progress bars.

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -64,8 +65,14 @@ def _check_rate(text: str) -> str:
 
 class Strict(BaseModel):
     # No inf or nan anywhere: an infinite delay or time would only fail
-    # once ns-3 is running.
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # once ns-3 is running. Strict types: `seed: true` is not seed 1.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+
+# The longest run is 600 s; no delay or timer of a scenario is longer
+# (ns-3's 64-bit time in ns overflows near 9.2e18 ns, so 1e308 us fails late).
+MAX_US = 600e6
+Micros = Annotated[float, Field(gt=0, le=MAX_US)]
 
 
 Rate = Annotated[str, Field(pattern=_RATE.pattern), AfterValidator(_check_rate)]
@@ -76,12 +83,12 @@ class Link(Strict):
     a: Name
     b: Name
     rate: Rate | None = None  # default: the scenario's link.rate
-    delay_us: Annotated[float, Field(ge=0)] | None = None
+    delay_us: Annotated[float, Field(ge=0, le=MAX_US)] | None = None
 
 
 class LinkDefaults(Strict):
     rate: Rate = "10Mbps"
-    delay_us: Annotated[float, Field(ge=0)] = 10.0
+    delay_us: Annotated[float, Field(ge=0, le=MAX_US)] = 10.0
 
 
 class Flow(Strict):
@@ -126,10 +133,10 @@ class DcqcnHost(Strict):
     the last two from the authors' ns-3 config, the paper gives none).
     """
 
-    cnp_interval_us: Annotated[float, Field(gt=0)] = 50.0
+    cnp_interval_us: Micros = 50.0
     g: Annotated[float, Field(gt=0, lt=1)] = 1 / 256
-    alpha_timer_us: Annotated[float, Field(gt=0)] = 55.0
-    rate_timer_us: Annotated[float, Field(gt=0)] = 55.0
+    alpha_timer_us: Micros = 55.0
+    rate_timer_us: Micros = 55.0
     byte_counter_bytes: Annotated[int, Field(ge=1)] = 10_000_000
     fast_recovery_steps: Annotated[int, Field(ge=1)] = 5
     rai: Rate | None = None
@@ -170,7 +177,7 @@ class Tcn(DcqcnHost):
     # DCQCN's NP and RP at DCQCN's paper settings (DcqcnHost).
     lam: Annotated[float, Field(gt=0, le=1)] = 0.17
     # None: measured from the topology (propagation plus one MTU per hop, both ways).
-    base_rtt_us: Annotated[float, Field(gt=0)] | None = None
+    base_rtt_us: Micros | None = None
 
 
 class P4qcn(Strict):
@@ -181,12 +188,12 @@ class P4qcn(Strict):
     # N = 5, so 5 us. Byte counter: QCN's 150 KB (seed 003 gives none).
     qmin_packets: Annotated[int, Field(ge=0)] = 11
     qmax_packets: Annotated[int, Field(ge=1)] = 11
-    feedback_interval_us: Annotated[float, Field(gt=0)] = 5.0
+    feedback_interval_us: Micros = 5.0
     fast_recovery_cycles: Annotated[int, Field(ge=1)] = 5
     beta: Annotated[float, Field(gt=0, le=1)] = 1.0
     byte_counter_bytes: Annotated[int, Field(ge=1)] = 150_000
     # QCN's RP timer; None: byte counter only, as P4QCN's paper describes.
-    rate_timer_us: Annotated[float, Field(gt=0)] | None = None
+    rate_timer_us: Micros | None = None
     rai: Rate = "5Mbps"
     # No paper value: the project's floor.
     min_rate: Rate = "100kbps"
@@ -215,7 +222,7 @@ class Pmqecn(Strict):
     initial_rate: Rate = "1Mbps"
     ra: Rate = "5Mbps"
     rounds: Annotated[int, Field(ge=1)] = 5
-    rp_timer_us: Annotated[float, Field(gt=0)] = 10_000.0
+    rp_timer_us: Micros = 10_000.0
     # The controller's K_i rule (optimizer.threshold_rule): ls (the mean queue
     # at the optimum, the controller's default) or omega_n (Alg. 2 step 3,
     # K_i = omega_i N).
@@ -240,6 +247,13 @@ class Bfcc(Strict):
     # flags only the named group, so the rest of the port is not cut.
     named_group_only: bool = False
 
+    @model_validator(mode="after")
+    def _order(self) -> Bfcc:
+        # The controller refuses the same (bfcc/config.py check_params).
+        if self.t_min_us >= self.t_max_us:
+            raise ValueError("t_min_us must be below t_max_us, else degree 2 is unreachable")
+        return self
+
 
 SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | NoControl
 _KIND_MODEL: dict[str, type[Strict]] = {
@@ -256,7 +270,7 @@ class Schemes(Strict):
     """One entry per scheme to run. Besides the kinds, `<kind>-<tag>` runs a
     named variant of a kind with its own parameters (`dcqcn-10ms`)."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False)
+    model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False, strict=True)
 
     pmqecn: Pmqecn | None = None
     bfcc: Bfcc | None = None
@@ -320,8 +334,13 @@ def kind_of(scheme: str) -> str:
     return scheme.split("-", 1)[0]
 
 
+def _as_tuple(value: object) -> object:
+    # YAML has lists; strict mode takes a tuple only from a tuple.
+    return tuple(value) if isinstance(value, list) else value
+
+
 Number = float
-ClaimValue = Number | tuple[Number, Number]
+ClaimValue = Annotated[Number | tuple[Number, Number], BeforeValidator(_as_tuple)]
 
 
 class Claim(Strict):

@@ -454,3 +454,32 @@ def notifier(scheme: str, s: sc.Scenario) -> CnpNotifier | None:
     if isinstance(p, sc.DcqcnHost):
         return CnpNotifier(round(p.cnp_interval_us * 1000))
     return None
+
+
+def check_buildable(s: sc.Scenario, source: str = "") -> None:
+    """Build, without ns-3, every switch pipeline and sender rate controller
+    `eval run` would build, for every scheme and link rate: a scenario whose
+    parameters the controller or a baseline refuses is then refused by
+    `eval check` (ScenarioError naming the scheme), not minutes into a run."""
+    from bfrt_controller.errors import ConfigError
+    from hw_profiles import load_profile
+
+    profile = load_profile(s.chip)
+    # The setups' warnings (saturated thresholds) are for `eval run`'s log,
+    # once per run, not once per switch and rate here.
+    logging.disable(logging.WARNING)
+    try:
+        for variant in list(s.link_rates) or [""]:
+            topo = Topology(s, variant or None)
+            for scheme in s.schemes.enabled():
+                where = f"{scheme} at {variant}" if variant else scheme
+                try:
+                    for w in s.switches:
+                        switch_setup(topo, w, scheme, profile, 0)
+                    for f in s.flows:
+                        rate = max(1, round(topo.access_rate(f.src) * f.load))
+                        rate_controller(scheme, s, rate)
+                except (ConfigError, ValueError) as exc:
+                    raise sc.ScenarioError(source, f"schemes.{scheme}", f"{where}: {exc}") from None
+    finally:
+        logging.disable(logging.NOTSET)

@@ -8,6 +8,8 @@ the first thing wrong.
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -36,10 +38,26 @@ class VectorFormatError(ValueError):
 IntValue = Annotated[int, BeforeValidator(parse_int_value)]
 Port = Annotated[int, Field(ge=0, le=511)]
 NonNeg = Annotated[int, Field(ge=0)]
+_MAC_TEXT = re.compile(r"[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}")
+# Tofino's largest frame (a jumbo frame fits; 2**40 bytes would be built in memory).
+MAX_FRAME_BYTES = 16384
+# IPv4 options fill at most 40 bytes (IHL 15 words less the 5-word header).
+MAX_IPV4_OPTION_BYTES = 40
+
+
+def _hex_bytes(text: str, limit: int) -> bytes:
+    """Bytes of an even-length hex string, at most `limit` of them."""
+    try:
+        data = bytes.fromhex(text)
+    except ValueError:
+        raise ValueError(f"not hex bytes: {text[:40]!r}") from None
+    if len(data) > limit:
+        raise ValueError(f"{len(data)} bytes, more than {limit}")
+    return data
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class KeyMatch(Strict):
@@ -126,7 +144,9 @@ class EthSpec(Strict):
     @field_validator("dst", "src")
     @classmethod
     def _mac(cls, v: str) -> str:
-        parse_int_value(v)
+        # Built by scapy, which takes colon MACs only ("0" would fail at send time).
+        if not _MAC_TEXT.fullmatch(v):
+            raise ValueError(f"expected a MAC like 00:00:00:00:00:01, got {v!r}")
         return v
 
 
@@ -147,7 +167,18 @@ class Ipv4Spec(Strict):
     @field_validator("src", "dst")
     @classmethod
     def _addr(cls, v: str) -> str:
-        parse_int_value(v)
+        # Dotted quads only: scapy builds the packet from the text.
+        try:
+            ipaddress.IPv4Address(v)
+        except ValueError:
+            raise ValueError(f"expected a dotted IPv4 address, got {v!r}") from None
+        return v
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, v: str | None) -> str | None:
+        if v is not None and len(_hex_bytes(v, MAX_IPV4_OPTION_BYTES)) % 4:
+            raise ValueError("IPv4 options fill whole 4-byte words")
         return v
 
 
@@ -188,7 +219,7 @@ class PacketSpec(Strict):
     udp: UdpSpec | None = None
     feedback: FeedbackSpec | None = None
     payload: str | None = None  # hex
-    payload_len: NonNeg | None = None
+    payload_len: Annotated[int, Field(ge=0, le=MAX_FRAME_BYTES)] | None = None
     hex: str | None = None
 
     @model_validator(mode="after")
@@ -199,7 +230,7 @@ class PacketSpec(Strict):
                 for f in ("eth", "ipv4", "tcp", "udp", "feedback", "payload", "payload_len")
             ):
                 raise ValueError("hex excludes every other field")
-            bytes.fromhex(self.hex)
+            _hex_bytes(self.hex, MAX_FRAME_BYTES)
             return self
         if self.eth is None:
             raise ValueError("eth is required unless hex is given")
@@ -210,7 +241,7 @@ class PacketSpec(Strict):
         if self.payload is not None and self.payload_len is not None:
             raise ValueError("payload and payload_len are exclusive")
         if self.payload is not None:
-            bytes.fromhex(self.payload)
+            _hex_bytes(self.payload, MAX_FRAME_BYTES)
         return self
 
 

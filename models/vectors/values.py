@@ -25,7 +25,7 @@ def parse_int_value(raw: object) -> int:
                 return int(text, 16)
             except ValueError:
                 raise ValueError(f"bad hex value {raw!r}") from None
-        if text.isdigit():
+        if text.isascii() and text.isdigit():
             return int(text)
         try:
             return int(ipaddress.IPv4Address(text))

@@ -22,6 +22,7 @@ from bfrt_controller.bfcc.config import (
     threshold_cells,
 )
 from bfrt_controller.errors import ConfigError
+from bfrt_controller.testing.configs import bfcc_on_tofino2 as on_tofino2
 from hw_profiles import load_profile
 
 RAW: dict[str, Any] = yaml.safe_load(DEFAULT_CONFIG.read_text())
@@ -254,8 +255,8 @@ def test_saturation_on_tofino_is_reported_not_hidden() -> None:
     cfg = parse_config(raw)
     assert saturation_reports(cfg, cfg.params, profile) == []
     # Tofino2's 32-bit deq_timedelta (the P4 tests bit 31) holds 150 ms.
-    raw["chip"] = "tofino2"
-    raw["congestion_points"] = [{"port": 2, "rate_mbps": 10}]
+    on_tofino2(raw)
+    raw["congestion_points"] = [{"port": 10, "rate_mbps": 10}]
     cfg = parse_config(raw)
     assert saturation_reports(cfg, cfg.params, load_profile("tofino2")) == []
 
@@ -301,7 +302,7 @@ def test_mirror_session_range_follows_the_chip() -> None:
     raw = copy.deepcopy(RAW)
     raw["upstream_ports"][0]["mirror_session"] = 300
     parse_config(raw)  # fine on Tofino (10-bit ids)
-    raw["chip"] = "tofino2"
+    on_tofino2(raw)
     with pytest.raises(ConfigError, match=r"upstream_ports\[0\].mirror_session.*1..255 on tofino2"):
         parse_config(raw)
 
@@ -311,19 +312,21 @@ def test_queue_ids_follow_the_chip() -> None:
     raw["reaction_points"][0]["high_qid"] = 100
     with pytest.raises(ConfigError, match=r"reaction_points\[0\].high_qid"):
         parse_config(raw)
-    raw["chip"] = "tofino2"  # 7-bit queue ids
+    on_tofino2(raw)  # 7-bit queue ids
     parse_config(raw)
 
 
 @pytest.mark.parametrize(
     ("chip", "port", "recirc"),
-    [("tofino", 3, 68), ("tofino", 130, 196), ("tofino2", 3, 6), ("tofino2", 300, 262)],
+    [("tofino", 3, 68), ("tofino", 130, 196), ("tofino2", 11, 6), ("tofino2", 300, 262)],
 )
 def test_recirculation_port_is_the_reaction_points_pipe(chip: str, port: int, recirc: int) -> None:
     raw = copy.deepcopy(RAW)
-    raw["chip"] = chip
-    # Port 3 stays trusted: its route would otherwise make it an unbound host port.
-    raw["trusted_ports"] = sorted({1, 3, port})
+    if chip == "tofino2":
+        on_tofino2(raw)
+    # Ports 1 and 3 stay trusted: port 3's route would otherwise make it an
+    # unbound host port.
+    raw["trusted_ports"] = sorted({*raw["trusted_ports"], port})
     raw["reaction_points"][0]["port"] = port
     cfg = parse_config(raw)
     assert recirculation_port(cfg, load_profile(chip)) == recirc
@@ -348,3 +351,40 @@ def test_dubious_but_legal_params_warn() -> None:
         in param_warnings(Params(**base, expiry_ns=500_000, refresh_ns=1_000_000))[0]
     )
     assert param_warnings(Params(**base, expiry_ns=600_000, refresh_ns=1_000_000)) == []
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "words"),
+    [
+        (lambda r: r["routes"][0].update(port=68), "routes[0].port", "recirculation port"),
+        (lambda r: r["routes"][0].update(port=65), "routes[0].port", "CPU Ethernet"),
+        (lambda r: r["routes"][0].update(port=100), "routes[0].port", "does not exist"),
+        (
+            lambda r: r["routes"].append(dict(r["routes"][0], port=5)),
+            "routes[4].prefix",
+            "repeats routes[0].prefix",
+        ),
+        (lambda r: r["params"].update(threshold_packets=True), "params.threshold_packets", ""),
+        (lambda r: r["params"].update(t_max_us=1.5e5), "params.t_max_us", ""),
+    ],
+)
+def test_routes_and_types_as_strict_as_pmqecn(mutate: Any, field: str, words: str) -> None:
+    raw = copy.deepcopy(RAW)
+    mutate(raw)
+    with pytest.raises(ConfigError) as exc:
+        parse_config(raw)
+    assert field in str(exc.value) and words in str(exc.value), str(exc.value)
+
+
+@pytest.mark.parametrize(
+    ("section", "port"),
+    [("congestion_points", 64), ("reaction_points", 66), ("upstream_ports", 65)],
+)
+def test_switch_facing_ports_are_not_cpu_ports(section: str, port: int) -> None:
+    raw = copy.deepcopy(RAW)
+    raw[section][0]["port"] = port
+    raw["trusted_ports"].append(port)
+    with pytest.raises(
+        ConfigError, match=rf"{section}\[0\].port: port {port} is one of tofino's CPU"
+    ):
+        parse_config(raw)

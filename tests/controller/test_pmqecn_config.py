@@ -78,5 +78,133 @@ def test_mirror_session_range_follows_the_chip() -> None:
     raw["ports"][0]["feedback_session"] = 300
     parse_config(raw)  # fine on Tofino (10-bit ids)
     raw["chip"] = "tofino2"
+    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]  # CPU ports 2-5 on tofino2
     with pytest.raises(ConfigError, match=r"ports\[0\].feedback_session.*1..255 on tofino2"):
         parse_config(raw)
+
+
+def _set_port(path: str, value: int) -> Any:
+    """A mutation putting `value` at `path` ("routes.0.port", "trusted_ports.0")."""
+
+    def mutate(raw: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        node: Any = raw
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        if last.isdigit():
+            node[int(last)] = value
+        else:
+            node[last] = value
+
+    return mutate
+
+
+# Every field of a PMQECN config that names a port, as the error names it.
+PORT_FIELDS = {
+    "routes.0.port": "routes[0].port",
+    "trusted_ports.0": "trusted_ports[0]",
+    "ports.0.port": "ports[0].port",
+    "scheduling.egress_ports.0": "scheduling.egress_ports[0]",
+    "classes.0.port": "classes[0].port",
+}
+
+
+@pytest.mark.parametrize("path", list(PORT_FIELDS))
+@pytest.mark.parametrize(
+    ("port", "words"),
+    [
+        (-1, "greater than or equal to 0"),
+        (512, "exceeds"),
+        (100, "does not exist"),
+        (200, "does not exist"),
+    ],
+)
+def test_every_port_field_is_a_port_of_the_chip(path: str, port: int, words: str) -> None:
+    err = _err(_set_port(path, port))
+    assert PORT_FIELDS[path] in str(err) and words in str(err), str(err)
+
+
+@pytest.mark.parametrize("path", [p for p in PORT_FIELDS if p != "trusted_ports.0"])
+@pytest.mark.parametrize(
+    ("port", "words"), [(68, "recirculation port of pipe 0"), (324, "pipe 2"), (64, "CPU")]
+)
+def test_traffic_and_feedback_never_go_to_recirculation_or_cpu_ports(
+    path: str, port: int, words: str
+) -> None:
+    """A route to the recirculation port loops (the model stops it after 16
+    passes; hardware would not); one to a CPU port hands tenants' traffic to
+    the control plane."""
+    err = _err(_set_port(path, port))
+    assert PORT_FIELDS[path] in str(err) and words in str(err), str(err)
+
+
+def test_tofino2_ports_follow_its_profile() -> None:
+    raw = copy.deepcopy(RAW)
+    raw["chip"] = "tofino2"
+    with pytest.raises(ConfigError, match=r"routes\[1\].port: port 2 is one of tofino2's CPU"):
+        parse_config(raw)
+    raw["routes"] = [dict(r, port=r["port"] + 8) for r in raw["routes"]]
+    raw["routes"][0]["port"] = 6
+    with pytest.raises(ConfigError, match=r"routes\[0\].port: port 6 is tofino2's recirculation"):
+        parse_config(raw)
+
+
+@pytest.mark.parametrize(
+    ("mutate", "field", "words"),
+    [
+        (
+            lambda r: r["ports"][1].update(feedback_session=11),
+            "ports[1].feedback_session",
+            "11 repeats ports[0].feedback_session",
+        ),
+        (
+            lambda r: r["ports"].append({"port": 1, "feedback_session": 14}),
+            "ports[3].port",
+            "1 repeats ports[0].port",
+        ),
+        (
+            lambda r: r.update(trusted_ports=[5, 6, 5]),
+            "trusted_ports[2]",
+            "repeats trusted_ports[0]",
+        ),
+        (
+            lambda r: r["routes"].append(dict(r["routes"][1], port=6)),
+            "routes[5].prefix",
+            "'10.0.2.0/24' repeats routes[1].prefix",
+        ),
+        (
+            lambda r: r["scheduling"].update(egress_ports=[4, 4]),
+            "scheduling.egress_ports[1]",
+            "repeats",
+        ),
+        (lambda r: r["ports"][0].update(feedback_session=0), "ports[0].feedback_session", ""),
+        (lambda r: r["ports"][0].update(feedback_session=-3), "ports[0].feedback_session", ""),
+        (lambda r: r["classes"][0].update(id=256), "classes[0].id", ""),
+        (lambda r: r["classes"][0].update(vq=0), "classes[0].vq", ""),
+        (lambda r: r["classes"][0].update(priority=-1), "classes[0].priority", ""),
+        (lambda r: r["classes"][0].update(queue=-1), "classes[0].queue", ""),
+        (lambda r: r["classes"][0].update(weight=0), "classes[0].weight", ""),
+        (lambda r: r["classes"][0]["match"].update(protocol=256), "classes[0].match.protocol", ""),
+        (
+            lambda r: r["scheduling"].update(level_queues=[0, 32]),
+            "scheduling.level_queues[1]",
+            "max queue id 31",
+        ),
+        (
+            lambda r: r["scheduling"].update(level_queues=[-2]),
+            "scheduling.level_queues[0]",
+            "",
+        ),
+        (
+            lambda r: r["optimizer"].update(capacity_packets=10**9),
+            "optimizer.capacity_packets",
+            "buffer",
+        ),
+        (lambda r: r["classes"][0].update(threshold_cells=True), "classes[0].threshold_cells", ""),
+        (lambda r: r["ports"][0].update(port="1"), "ports[0].port", ""),
+    ],
+)
+def test_pmqecn_ids_are_checked_as_strictly_as_bfcc(mutate: Any, field: str, words: str) -> None:
+    err = _err(mutate)
+    assert field in str(err), str(err)
+    assert words in str(err), str(err)

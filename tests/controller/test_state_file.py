@@ -114,3 +114,74 @@ def test_a_held_lock_makes_the_next_command_wait_then_give_up(tmp_path: Path) ->
         pass
     with state_lock(state, wait_s=0.1):  # released when the holder is done
         pass
+
+
+def _ten_class_config(path: Path) -> None:
+    """The default config with ten classes: twenty fields (K_i, weight) to change."""
+    import yaml
+
+    from bfrt_controller.pmqecn.config import DEFAULT_CONFIG
+
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["virtual_queue"] = {"drain_mantissa_bits": 3}  # ten classes fit the drain table
+    raw["classes"] = [
+        {
+            "name": f"c{i}",
+            "id": i,
+            "match": {"dscp": i},
+            "priority": i,
+            "vq": i,
+            "queue": i - 1,
+            "qos": "ABC"[i % 3],
+            "threshold_cells": 10 * i,
+            "weight": i,
+        }
+        for i in range(1, 11)
+    ]
+    path.write_text(yaml.safe_dump(raw))
+
+
+def test_twenty_concurrent_tofcc_processes_changing_different_fields(tmp_path: Path) -> None:
+    """Issue 13's acceptance: twenty real `tofcc --target model` processes at
+    once, each changing its own field, leave a valid state holding every
+    change whose command exited 0; one that did not must say why."""
+    import os
+    import subprocess
+    import sys
+
+    state = tmp_path / "state.yaml"
+    config = tmp_path / "ten.yaml"
+    _ten_class_config(config)
+    assert invoke(state, "apply", str(config))[0] == 0
+    changes = [("set-threshold", f"c{i}", 100 + i) for i in range(1, 11)]
+    changes += [("set-weight", f"c{i}", 20 + i) for i in range(1, 11)]
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    tofcc = (sys.executable, "-m", "bfrt_controller.cli")
+    procs = [
+        subprocess.Popen(
+            [*tofcc, "--target", "model", "--state", str(state), command, f"{name}={value}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            env=env,
+        )
+        for command, name, value in changes
+    ]
+    outcomes = [(p.wait(timeout=300), p.stdout.read() if p.stdout else "") for p in procs]
+
+    code, text = invoke(state, "status", "--json")
+    assert code == 0, text
+    rows = {r["name"]: r for r in json.loads(text)}
+    assert len(rows) == 10  # the applied config, not a fall-back to the default
+    landed = 0
+    for (command, name, value), (rc, out) in zip(changes, outcomes, strict=True):
+        field = "threshold_cells" if command == "set-threshold" else "weight"
+        if rc == 0:
+            assert rows[name][field] == value, (command, name, out)
+            landed += 1
+        else:  # a loser: the documented busy exit, a message, and nothing of it applied
+            assert rc == StateBusy.exit_code and "held by another tofcc command" in out, out
+            assert rows[name][field] != value
+    assert landed == 20  # the lock queues them: none waits long enough to give up
+    assert load_state(state) is not None
+    assert not [p for p in state.parent.iterdir() if p.name.endswith(".tmp")]
