@@ -373,3 +373,42 @@ def test_ipv4_checksum_and_extract_match_the_reference(seed: int) -> None:
                 except ParserError as exc:
                     results.append((str(exc), cur.offset))
         assert results[0] == results[1]
+
+
+def test_add_or_modify_fast_path_is_the_reference() -> None:
+    """Table.add_or_modify normalising the key once: the same entries, the
+    same order and the same refusals (unknown action, full table) as add()
+    or modify() each normalising it."""
+    from models.switch.core import Action, KeyField, P4ModelError, Table
+
+    def table() -> Table:
+        return Table(
+            "t",
+            [KeyField("a", 8, "exact"), KeyField("b", 8, "ternary")],
+            [Action("set_v", (("v", 8),)), Action("NoAction")],
+            ("NoAction", {}),
+            size=40,
+        )
+
+    rng = random.Random(3)
+    ops = []
+    for _ in range(300):
+        key = {"a": Match(rng.randrange(8)), "b": Match(rng.randrange(256), mask=0xF0)}
+        action = rng.choice(["set_v", "set_v", "set_v", "bogus"])
+        ops.append((key, action, {"v": rng.randrange(256)}, rng.randrange(3)))
+    outcomes = []
+    for fast in (True, False):
+        t = table()
+        log = []
+        with contextlib.nullcontext() if fast else speedups.disabled():
+            for key, action, data, prio in ops:
+                try:
+                    t.add_or_modify(key, action, data, prio)
+                    log.append("ok")
+                except P4ModelError as exc:
+                    log.append(str(exc))
+        outcomes.append((log, [(e.key, e.action, e.data, e.priority) for e in t.entries]))
+    assert outcomes[0] == outcomes[1]
+    assert any("table full" in r for r in outcomes[0][0]) and any(
+        "unknown" in r for r in outcomes[0][0]
+    )

@@ -199,6 +199,22 @@ class Table:
         self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
     ) -> None:
         nkey = self._normalise_key(key)
+        if speedups.ENABLED:
+            # The key normalised once (add and modify would each do it again):
+            # the controller's drain-table rewrites are thousands of these.
+            self._check_action(action, data)
+            i = self._find(nkey, priority)
+            if i is not None:
+                self._entries[i] = Entry(nkey, action, dict(data), priority)
+                self._groups = None
+                return
+            if len(self._entries) >= self.size:
+                raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
+            self._entries.append(Entry(nkey, action, dict(data), priority))
+            if self._pos is not None:
+                self._pos.setdefault(self._key_id(nkey, priority), len(self._entries) - 1)
+            self._groups = None
+            return
         if self._find(nkey, priority) is None:
             self.add(key, action, data, priority)
         else:
@@ -292,10 +308,12 @@ class Table:
             hit = group.get(tuple(map(and_, key, masks)))
             if hit is not None and (best is None or hit[0] > best[0]):
                 best = hit
+        # The action data is the entry's own dict, not a copy: the pipelines
+        # only read it (a copy per lookup was a measurable share of a run).
         if best is None:
-            return LookupResult(False, self.default[0], dict(self.default[1]))
+            return LookupResult(False, self.default[0], self.default[1])
         e: Entry = best[1]
-        return LookupResult(True, e.action, dict(e.data))
+        return LookupResult(True, e.action, e.data)
 
 
 class Register:
