@@ -177,11 +177,22 @@ class Table:
         self._check_action(action, data)
         if self._find(nkey, priority) is not None:
             raise P4ModelError(f"{self.name}: entry already exists for key {key}")
+        self._append(nkey, action, data, priority)
+
+    def _append(
+        self, nkey: dict[str, Match], action: str, data: dict[str, int], priority: int
+    ) -> None:
         if len(self._entries) >= self.size:
             raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
         self._entries.append(Entry(nkey, action, dict(data), priority))
         if self._pos is not None:
             self._pos.setdefault(self._key_id(nkey, priority), len(self._entries) - 1)
+        self._groups = None
+
+    def _replace(
+        self, i: int, nkey: dict[str, Match], action: str, data: dict[str, int], priority: int
+    ) -> None:
+        self._entries[i] = Entry(nkey, action, dict(data), priority)
         self._groups = None
 
     def modify(
@@ -192,8 +203,7 @@ class Table:
         i = self._find(nkey, priority)
         if i is None:
             raise P4ModelError(f"{self.name}: no entry for key {key}")
-        self._entries[i] = Entry(nkey, action, dict(data), priority)
-        self._groups = None
+        self._replace(i, nkey, action, data, priority)
 
     def add_or_modify(
         self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
@@ -204,16 +214,10 @@ class Table:
             # the controller's drain-table rewrites are thousands of these.
             self._check_action(action, data)
             i = self._find(nkey, priority)
-            if i is not None:
-                self._entries[i] = Entry(nkey, action, dict(data), priority)
-                self._groups = None
-                return
-            if len(self._entries) >= self.size:
-                raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
-            self._entries.append(Entry(nkey, action, dict(data), priority))
-            if self._pos is not None:
-                self._pos.setdefault(self._key_id(nkey, priority), len(self._entries) - 1)
-            self._groups = None
+            if i is None:
+                self._append(nkey, action, data, priority)
+            else:
+                self._replace(i, nkey, action, data, priority)
             return
         if self._find(nkey, priority) is None:
             self.add(key, action, data, priority)
