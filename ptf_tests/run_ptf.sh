@@ -86,7 +86,9 @@ if $start; then
   grpc_port=${BFRT_GRPC_PORT:-50052}
   for i in $(seq 300); do
     if (exec 3<>"/dev/tcp/127.0.0.1/$grpc_port") 2>/dev/null; then break; fi
-    if ! kill -0 -- "-${groups[1]}" 2>/dev/null; then
+    # The group exists only once the child has run setsid(); until then its
+    # pid stands for it (a loaded machine showed the gap as a false "exited").
+    if ! kill -0 -- "-${groups[1]}" 2>/dev/null && ! kill -0 "${groups[1]}" 2>/dev/null; then
       echo "run_ptf.sh: bf_switchd exited; see $logs/switchd.log" >&2
       tail -20 "$logs/switchd.log" >&2
       exit 1
