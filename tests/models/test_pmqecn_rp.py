@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from models.hosts import Phase, ReactionPoint, RpConfig
@@ -140,15 +142,8 @@ def test_bad_config(kwargs: dict[str, object], name: str) -> None:
 
 # ---- lambda* as a target, taken at most once per feedback interval -----------------
 
-FB = RpConfig(
-    line_rate=10 * MBPS,
-    min_rate=0.1 * MBPS,
-    initial_rate=8 * MBPS,
-    r_a=0.5 * MBPS,
-    n_c=5,
-    timer_period=0.01,
-    feedback_interval=0.2,
-)
+# CFG with its feedback taken once per 0.2 s and QCN's 150 KB byte counter.
+FB = dataclasses.replace(CFG, byte_counter=150_000, feedback_interval=0.2)
 
 
 def test_a_burst_of_feedback_in_one_interval_moves_the_rate_once() -> None:
