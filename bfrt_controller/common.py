@@ -290,3 +290,35 @@ class IntendedStateApp(ABC):
         writes = self.intended_writes()
         self.switch.write(writes)
         log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)
+
+
+# The port rows both programs' `status` show, under this section title.
+PORTS_SECTION = "ports"
+PORT_GUARD_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("port", "port"),
+    ("trusted", "trusted"),
+    ("bound sources", "bound_sources"),
+    ("forged drops", "forged_drops"),
+    ("spoofed drops", "spoofed_drops"),
+)
+
+
+def port_guard_row(switch: Switch, port: int, prefixes: Iterable[str]) -> dict[str, object]:
+    """A port's trust and source binding as the switch holds them (read back,
+    not the intended state), with the drops each guard counted there."""
+    trusted = switch.read_entry(TRUSTED_PORTS, {K_INGRESS_PORT: Match(port)})
+    bound = []
+    for prefix in prefixes:
+        e = switch.read_entry(
+            SOURCE_BINDINGS, {K_INGRESS_PORT: Match(port), K_SRC_ADDR: lpm(prefix)}
+        )
+        if e is not None and e.action == BOUND:
+            bound.append(prefix)
+    return {
+        "section": PORTS_SECTION,
+        "port": port,
+        "trusted": trusted is not None,
+        "bound_sources": ", ".join(bound) or None,
+        "forged_drops": switch.read_counter(UNTRUSTED_FEEDBACK_DROPS, port)[0],
+        "spoofed_drops": switch.read_counter(SPOOFED_SOURCE_DROPS, port)[0],
+    }

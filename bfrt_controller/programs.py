@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from .common import PORT_GUARD_COLUMNS, PORTS_SECTION
 from .errors import ConfigError
 from .switch import Switch
 from .validation import load_yaml
@@ -55,7 +56,7 @@ class Program:
 
 
 def _pmqecn() -> Program:
-    from .pmqecn.app import PmqecnApp
+    from .pmqecn.app import CLASSES, PmqecnApp
     from .pmqecn.config import DEFAULT_CONFIG, parse_config
 
     return Program(
@@ -63,17 +64,24 @@ def _pmqecn() -> Program:
         DEFAULT_CONFIG,
         parse_config,
         PmqecnApp,
+        (),
         (
-            ("class", "name"),
-            ("id", "id"),
-            ("qos", "qos"),
-            ("queue", "queue"),
-            ("K cells", "threshold_cells"),
-            ("weight", "weight"),
-            ("lambda pps", "rate_pps"),
-            ("lambda* pps", "target_rate_pps"),
-            ("W ns", "sojourn_ns"),
-            ("packets", "packets"),
+            (
+                CLASSES,
+                (
+                    ("class", "name"),
+                    ("id", "id"),
+                    ("qos", "qos"),
+                    ("queue", "queue"),
+                    ("K cells", "threshold_cells"),
+                    ("weight", "weight"),
+                    ("lambda pps", "rate_pps"),
+                    ("lambda* pps", "target_rate_pps"),
+                    ("W ns", "sojourn_ns"),
+                    ("packets", "packets"),
+                ),
+            ),
+            (PORTS_SECTION, PORT_GUARD_COLUMNS),
         ),
     )
 
@@ -139,15 +147,7 @@ def _bfcc() -> Program:
                     ("session", "mirror_session"),
                 ),
             ),
-            (
-                app.PORTS,
-                (
-                    ("port", "port"),
-                    ("trusted", "trusted"),
-                    ("forged drops", "forged_drops"),
-                    ("fake drops", "fake_drops"),
-                ),
-            ),
+            (app.PORTS, (*PORT_GUARD_COLUMNS, ("fake drops", "fake_drops"))),
         ),
     )
 

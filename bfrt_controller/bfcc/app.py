@@ -16,11 +16,13 @@ from typing import Any
 from models.switch.core import Match
 
 from ..common import (
+    PORTS_SECTION,
     IntendedStateApp,
     by_table,
     check_chip,
     lpm,
     mac_to_int,
+    port_guard_row,
     route_writes,
     source_binding_writes,
     trusted_port_writes,
@@ -56,7 +58,7 @@ CONGESTION_POINTS = "congestion points"
 REACTION_POINTS = "reaction points"
 RATE_THRESHOLDS = "rate thresholds"
 GROUPS = "groups"
-PORTS = "ports"
+PORTS = PORTS_SECTION
 
 
 @dataclass
@@ -343,23 +345,7 @@ class BfccApp(IntendedStateApp):
         bindings = {b.port: b.prefixes for b in cfg.source_bindings}
         rows: list[dict[str, object]] = []
         for port in ports:
-            trusted = self.switch.read_entry(n.TRUSTED_PORTS, {n.K_INGRESS_PORT: Match(port)})
-            # The prefixes the switch holds as bound for this port, as read back.
-            bound = []
-            for prefix in bindings.get(port, []):
-                key = {n.K_INGRESS_PORT: Match(port), n.K_SRC_ADDR: lpm(prefix)}
-                e = self.switch.read_entry(n.SOURCE_BINDINGS, key)
-                if e is not None and e.action == n.BOUND:
-                    bound.append(prefix)
-            rows.append(
-                {
-                    "section": PORTS,
-                    "port": port,
-                    "trusted": trusted is not None,
-                    "bound_sources": ", ".join(bound) or None,
-                    "forged_drops": self.switch.read_counter(n.UNTRUSTED_FEEDBACK_DROPS, port)[0],
-                    "spoofed_drops": self.switch.read_counter(n.SPOOFED_SOURCE_DROPS, port)[0],
-                    "fake_drops": self.switch.read_counter(n.FAKE_DROPS, port)[0],
-                }
-            )
+            row = port_guard_row(self.switch, port, bindings.get(port, []))
+            row["fake_drops"] = self.switch.read_counter(n.FAKE_DROPS, port)[0]
+            rows.append(row)
         return rows

@@ -21,6 +21,7 @@ from ..common import (
     Strict,
     by_table,
     check_chip,
+    port_guard_row,
     route_writes,
     source_binding_writes,
     ternary,
@@ -32,6 +33,9 @@ from ..validation import parse_model
 from . import names as n
 from .config import ClassSpec, PmqecnConfig, check_against
 from .drain import drain_entries
+
+# status() sections.
+CLASSES = "classes"
 
 log = logging.getLogger("tofcc.pmqecn")
 
@@ -406,7 +410,22 @@ class PmqecnApp(IntendedStateApp):
 
     # ---- what the switch holds ------------------------------------
     def status(self) -> list[dict[str, object]]:
-        """Per class, as read back from the switch (not from the intended state)."""
+        """Per class, then per port (trust, source binding, what each guard
+        dropped), as read back from the switch (not from the intended state)."""
+        cfg = self.config
+        ports = sorted(
+            {r.port for r in cfg.routes}
+            | set(cfg.trusted_ports)
+            | {ps.port for ps in cfg.ports}
+            | {b.port for b in cfg.source_bindings}
+        )
+        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
+        return [
+            *self._class_rows(),
+            *(port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports),
+        ]
+
+    def _class_rows(self) -> list[dict[str, object]]:
         rows: list[dict[str, object]] = []
         sched = self.config.scheduling
         for c in self.config.classes:
@@ -421,6 +440,7 @@ class PmqecnApp(IntendedStateApp):
             packets, nbytes = self.switch.read_counter(n.CLASS_COUNTERS, c.id)
             rows.append(
                 {
+                    "section": CLASSES,
                     "name": c.name,
                     "id": c.id,
                     "qos": c.qos,

@@ -21,10 +21,10 @@ def run(tmp_path: Path, *args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def status(tmp_path: Path) -> list[dict[str, object]]:
+def status(tmp_path: Path, section: str = "classes") -> list[dict[str, object]]:
     code, out = run(tmp_path, "status", "--json")
     assert code == 0, out
-    return json.loads(out)
+    return [r for r in json.loads(out) if r["section"] == section]
 
 
 def test_status_json_shows_the_default(tmp_path: Path) -> None:
@@ -40,6 +40,15 @@ def test_status_table_is_readable(tmp_path: Path) -> None:
     code, out = run(tmp_path, "status")
     assert code == 0
     assert "voice" in out and "K cells" in out and "lambda* pps" in out
+    assert "bound sources" in out and "spoofed drops" in out
+
+
+def test_status_shows_each_ports_guards_as_the_switch_holds_them(tmp_path: Path) -> None:
+    ports = {r["port"]: r for r in status(tmp_path, "ports")}
+    bound = [p for p, r in ports.items() if r["bound_sources"]]
+    trusted = [p for p, r in ports.items() if r["trusted"]]
+    assert bound and trusted and not set(bound) & set(trusted)
+    assert all(r["spoofed_drops"] == 0 and r["forged_drops"] == 0 for r in ports.values())
 
 
 def test_set_threshold_persists_on_the_model_target(tmp_path: Path) -> None:
