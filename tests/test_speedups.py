@@ -351,6 +351,52 @@ def test_ranked_table_lookup_is_the_reference_lookup(seed: int) -> None:
             keys.remove((key, prio))
 
 
+def test_remembered_lookups_follow_every_change_of_the_table() -> None:
+    """The fast lookup remembers answers per key; every way a table changes
+    (add, modify, delete, a new default, the undo log putting entries and
+    default back, clear) must make it answer as the reference again."""
+    from models.switch.core import Action, KeyField, Table
+
+    rng = random.Random(7)
+    t = Table(
+        "t",
+        [KeyField("a", 8, "exact"), KeyField("b", 8, "ternary")],
+        [Action("set_v", (("v", 16),)), Action("NoAction")],
+        ("NoAction", {}),
+        size=64,
+    )
+    pool = [{"a": rng.randrange(4), "b": rng.randrange(256)} for _ in range(12)]
+
+    def agree() -> None:
+        for values in pool * 3:  # each key more than once: answers come from memory
+            fast = t.lookup(values)
+            with speedups.disabled():
+                ref = t.lookup(values)
+            assert (fast.hit, fast.action, fast.data) == (ref.hit, ref.action, ref.data)
+
+    def key(a: int, b: int, mask: int) -> dict[str, Match]:
+        return {"a": Match(a), "b": Match(b & mask, mask=mask)}
+
+    agree()
+    t.add(key(1, 0, 0), "set_v", {"v": 1}, priority=5)
+    agree()
+    t.add_or_modify(key(1, 0, 0), "set_v", {"v": 2}, priority=5)
+    agree()
+    saved = (list(t.entries), t.default)
+    t.set_default("set_v", {"v": 9})
+    agree()
+    t.add(key(1, pool[0]["b"], 0xFF), "set_v", {"v": 3}, priority=1)
+    agree()
+    t.entries, t.default = saved  # what the model backend's undo log does
+    agree()
+    t.delete(key(1, 0, 0), priority=5)
+    agree()
+    t.set_default("set_v", {"v": 4})
+    t.clear()
+    agree()
+    assert t.lookup(pool[0]).action == "NoAction"
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_ipv4_checksum_and_extract_match_the_reference(seed: int) -> None:
     """Cursor.extract (one layout lookup) and Ipv4.checksum (words unpacked

@@ -69,6 +69,11 @@ def _check_width(what: str, value: int, width: int) -> None:
         raise P4ModelError(f"{what}: value {value} does not fit in {width} bits")
 
 
+# Keys remembered per table state: enough for every flow or class key of a
+# run, while a key on a timestamp (elapsed-time tables) stops growing there.
+MEMO_KEYS = 4096
+
+
 class Table:
     """A match-action table. Ternary ties break on the lower priority value."""
 
@@ -97,6 +102,11 @@ class Table:
         self._groups: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]] | None = None
         self._ranked: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple], tuple]] = []
         self._ranked_for: object = None
+        # Results by key value, valid for one state of the table (its mask
+        # groups and default, both replaced, never changed in place, when the
+        # table changes): most packets of a run look up a few keys many times.
+        self._memo: dict[tuple[int, ...], LookupResult] = {}
+        self._memo_for: tuple[object, object] = (None, None)
 
     @property
     def entries(self) -> list[Entry]:
@@ -305,6 +315,19 @@ class Table:
         # A ternary table such as PMQECN's vq_drain spreads its entries over
         # dozens of masks; the reference tries every mask on every packet.
         key = tuple([values[f] for f in self.keys])
+        state = (self._groups, self.default)
+        if self._memo_for[0] is not state[0] or self._memo_for[1] is not state[1]:
+            self._memo = {}
+            self._memo_for = state
+        memo = self._memo
+        found = memo.get(key)
+        if found is None:
+            found = self._search_ranked(key)
+            if len(memo) < MEMO_KEYS:
+                memo[key] = found
+        return found
+
+    def _search_ranked(self, key: tuple[int, ...]) -> LookupResult:
         best: tuple | None = None
         for masks, group, top in self._ranked_groups():
             if best is not None and best[0] >= top:
