@@ -27,7 +27,7 @@ from bfrt_controller.switch import (
 from hw_profiles import load_profile
 from models import speedups
 from models.baselines._rp_base import RpStage
-from models.switch.core import Match
+from models.switch.core import Match, P4ModelError
 from models.switch.headers import Header
 
 
@@ -296,6 +296,74 @@ def test_dcqcn_timer_loop_crosses_every_phase_in_one_advance() -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_pmqecn_rp_clock_only_timer_calls_give_the_reference_trace(seed: int) -> None:
+    """PMQECN's host reaction point moves only its clock on a timer call that
+    ends no cycle (the fast path); every state after every event of a random
+    mix of feedback, sends and timer calls equals the reference's."""
+    from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
+
+    def trace(fast: bool) -> list[object]:
+        rng = random.Random(seed)
+        rp = ReactionPoint(RpConfig(byte_counter=20_000, feedback_interval=0.05))
+        out: list[object] = []
+        now = 0.0
+        with contextlib.nullcontext() if fast else speedups.disabled():
+            for _ in range(600):
+                now += rng.choice([1e-6, 1e-4, 0.003, 0.01, 0.0099999, 0.025, rng.random() / 20])
+                kind = rng.choices(["fb", "bytes", "timer"], weights=[1, 10, 20])[0]
+                if kind == "fb":
+                    rp.on_feedback(rng.uniform(1e6, 9e6), rng.uniform(0.5e6, 9e6), now)
+                elif kind == "bytes":
+                    rp.on_bytes_sent(rng.randrange(64, 1500), now)
+                else:
+                    rp.on_timer(now)
+                out.append(rp.state)
+        return out
+
+    fast, ref = trace(True), trace(False)
+    assert fast == ref
+    assert len({s.phase for s in fast}) == 2  # both phases were crossed
+
+
+def test_remembered_key_forms_refuse_what_the_checks_refuse() -> None:
+    """add_or_modify remembers a key's normal form; a key equal to a
+    remembered one but of another type (True, 1.0 for 1) is still refused
+    with the reference's message, and a remembered key still adds the same
+    entry."""
+    from models.switch.core import Action, KeyField, Table
+
+    def table() -> Table:
+        return Table(
+            "t",
+            [KeyField("a", 8, "exact"), KeyField("b", 8, "ternary")],
+            [Action("set_v", (("v", 8),))],
+            ("set_v", {"v": 0}),
+            size=8,
+        )
+
+    fast, ref = table(), table()
+    good = [{"a": Match(1)}, {"a": Match(2), "b": Match(1, mask=1)}]
+    for _ in range(2):  # the second round answers from memory
+        for key in good:
+            fast.add_or_modify(dict(key), "set_v", {"v": 1})
+            with speedups.disabled():
+                ref.add_or_modify(dict(key), "set_v", {"v": 1})
+    assert [(e.key, e.data) for e in fast.entries] == [(e.key, e.data) for e in ref.entries]
+    # Each equal (==, same hash) to a remembered key.
+    for bad in (
+        {"a": Match(True)},
+        {"a": Match(1.0)},
+        {"a": Match(2), "b": Match(1, mask=True)},
+        {"a": Match(2), "b": Match(True, mask=1)},
+    ):
+        with pytest.raises(P4ModelError) as fast_err:
+            fast.add_or_modify(bad, "set_v", {"v": 2})
+        with speedups.disabled(), pytest.raises(P4ModelError) as ref_err:
+            ref.add_or_modify(bad, "set_v", {"v": 2})
+        assert str(fast_err.value) == str(ref_err.value)
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_ranked_table_lookup_is_the_reference_lookup(seed: int) -> None:
     """Table.lookup's fast path (mask groups best-first, stop once nothing
     left can win) answers as trying every group: ternary entries of many
@@ -425,7 +493,7 @@ def test_add_or_modify_fast_path_is_the_reference() -> None:
     """Table.add_or_modify normalising the key once: the same entries, the
     same order and the same refusals (unknown action, full table) as add()
     or modify() each normalising it."""
-    from models.switch.core import Action, KeyField, P4ModelError, Table
+    from models.switch.core import Action, KeyField, Table
 
     def table() -> Table:
         return Table(

@@ -107,6 +107,7 @@ class Table:
         # table changes): most packets of a run look up a few keys many times.
         self._memo: dict[tuple[int, ...], LookupResult] = {}
         self._memo_for: tuple[object, object] = (None, None)
+        self._normal_keys: dict[tuple[tuple[object, ...], ...], dict[str, Match]] = {}
 
     @property
     def entries(self) -> list[Entry]:
@@ -144,6 +145,28 @@ class Table:
             _check_width(f"{self.name}: {action}.{pname}", data[pname], width)
 
     def _normalise_key(self, key: dict[str, Match]) -> dict[str, Match]:
+        if not speedups.ENABLED:
+            return self._normalise_key_checked(key)
+        # A controller rewrites the same keys cycle after cycle (PMQECN's
+        # drain table: thousands per weight change); a key's normal form
+        # depends on nothing but the key and the table's fixed key fields.
+        # The dict is shared by the entries made from it, never changed.
+        try:
+            # The types too: Match(True) and Match(1.0) equal Match(1) and
+            # hash alike, but the checks refuse them.
+            ident = tuple(
+                (f, m, type(m.value), type(m.prefix_len), type(m.mask)) for f, m in key.items()
+            )
+            found = self._normal_keys.get(ident)
+        except TypeError:  # an unhashable value: let the checks name it
+            return self._normalise_key_checked(key)
+        if found is None:
+            found = self._normalise_key_checked(key)
+            if len(self._normal_keys) < MEMO_KEYS:
+                self._normal_keys[ident] = found
+        return found
+
+    def _normalise_key_checked(self, key: dict[str, Match]) -> dict[str, Match]:
         for fname in key:
             if fname not in self.keys:
                 raise P4ModelError(
