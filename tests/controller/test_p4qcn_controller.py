@@ -134,6 +134,16 @@ def test_pushed_state_sends_feedback_and_marks() -> None:
     fb = Ether(out[1])
     assert fb[IP].dst == "10.0.1.1" and fb[IP].tos & 3 == ECN_CE
     assert fb[UDP].dport == UDP_PORT_TOFCC_FEEDBACK
+    # A sender beyond the uplink: the feedback goes back out of the uplink,
+    # to the MAC the packet came from.
+    remote = bytes(
+        Ether(dst="02:00:00:00:00:05", src="00:00:00:00:05:05")
+        / IP(src="10.9.0.1", dst="10.0.4.4")
+        / UDP(sport=5000, dport=6000)
+    )
+    out = {o.port: o.data for o in model.send(5, remote)}
+    assert set(out) == {4, 5}
+    assert Ether(out[5]).dst == "00:00:00:00:05:05" and Ether(out[5])[IP].dst == "10.9.0.1"
     app.set_queues({(4, 0): {"mode": "three_point"}})
     out = {o.port: o.data for o in model.send(1, pkt)}
     assert set(out) == {4} and Ether(out[4])[IP].tos & 3 == ECN_CE
