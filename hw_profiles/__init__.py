@@ -181,6 +181,11 @@ def _cross_check(p: HwProfile, source: str) -> None:
             f"{source}: key 'queues_per_port_group' {p.queues_per_port_group} exceeds the "
             f"{p.queue_id_bits}-bit queue id"
         )
+    if p.capacity_gbps < p.max_port_gbps:
+        raise ProfileError(
+            f"{source}: key 'capacity_gbps' {p.capacity_gbps} is below one port at "
+            f"max_port_gbps {p.max_port_gbps}"
+        )
     if p.front_panel_port_min >= p.ports_per_pipe:
         raise ProfileError(
             f"{source}: key 'front_panel_port_min' {p.front_panel_port_min} is not a port of "

@@ -103,3 +103,21 @@ def test_margin_kept_too_narrow_is_caught(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(p4qcn_model, "U16_MASK", 0x7FFF)
     with pytest.raises(VectorMismatch):
         _run("congestion_point.yaml", "at_q_max_always_feeds_back")
+
+
+def test_production_build_has_no_test_hook() -> None:
+    """-DTOFCC_NO_TEST_HOOKS removes the three hook tables and nothing else."""
+    from pathlib import Path
+
+    from models.switch.p4_source import read_program
+
+    source = Path(__file__).resolve().parents[1] / "tna/p4qcn/p4qcn.p4"
+    profile = load_profile("tofino")
+    with_hooks = read_program(source, profile)
+    without = read_program(source, profile, test_hooks=False)
+    assert set(with_hooks.tables) - set(without.tables) == {
+        "SwitchEgress.queue_hook.queue_md_override",
+        "SwitchEgress.random_hook.random_override",
+        "SwitchIngress.clock.ingress_tstamp_override",
+    }
+    assert set(without.tables) <= set(with_hooks.tables)
