@@ -310,3 +310,18 @@ def test_cli_thresholds_set_and_refusals(
         == 2
     )
     assert run(["--program", "bfcc", "--state", state, "set", "x=1", "--queue", "4/0"]) == 2
+
+
+def test_tofino2_example_runs_both_architectures() -> None:
+    path = Path(__file__).resolve().parents[2] / "examples" / "p4qcn-tofino2.yaml"
+    raw = yaml.safe_load(path.read_text())
+    app = P4qcnApp(FlakyModelSwitch("p4qcn", chip="tofino2"), parse_config(raw, str(path)))
+    app.push_all()
+    t = p4qcn_thresholds(load_profile("tofino2"), 400, 3.0, processing_ns=500.0)
+    assert all(q.q_max_cells == t.q_p4qcn_cells for q in app.config.queues)
+    for port in (12, 14):
+        assert _level(app, port, 0, 615) == 0
+        assert _level(app, port, 0, 616) == level_of(1 / 616)
+        assert _level(app, port, 0, t.q_p4qcn_cells) == LEVEL_ALWAYS
+    modes = {r["port"]: r["mode"] for r in app.status() if r["section"] == QUEUES}
+    assert modes == {12: "two_point", 14: "three_point"}
