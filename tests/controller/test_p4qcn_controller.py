@@ -325,3 +325,61 @@ def test_tofino2_example_runs_both_architectures() -> None:
         assert _level(app, port, 0, t.q_p4qcn_cells) == LEVEL_ALWAYS
     modes = {r["port"]: r["mode"] for r in app.status() if r["section"] == QUEUES}
     assert modes == {12: "two_point", 14: "three_point"}
+
+
+def test_vectors_entries_are_what_the_controller_writes() -> None:
+    """congestion_point.yaml's port-2 entries (Q_min 8, Q_max 16, N 50 us) are
+    among the controller's entries for that queue, level for level."""
+    from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
+
+    vfile = load_vector_file(DEFAULT_VECTOR_ROOT / "p4qcn" / "congestion_point.yaml")
+    vector_entries = {
+        (e.key[n.K_DEPTH_CELLS].value, e.key[n.K_DEPTH_CELLS].mask): dict(e.data)
+        for e in vfile.setup.tables
+        if e.table == n.FEEDBACK_PROBABILITY and e.key[n.K_EGRESS_PORT].value == 2
+    }
+    raw = copy.deepcopy(RAW)
+    raw["routes"].append(
+        {"prefix": "10.0.9.0/24", "port": 2, "src_mac": "02:00:00:00:00:02",
+         "dst_mac": "00:00:00:00:02:02"}
+    )  # fmt: skip
+    raw["queues"] = [{"port": 2, "queue": 0, "q_min_cells": 8, "q_max_cells": 16}]
+    app = _app(raw)
+    written = {
+        (w.key[n.K_DEPTH_CELLS].value, w.key[n.K_DEPTH_CELLS].mask): dict(w.data)
+        for w in app.queue_writes(app.config.queues[0])
+    }
+    assert len(vector_entries) == 5
+    for key, data in vector_entries.items():
+        assert written[key] == data, key
+
+
+def test_bfrt_backend_takes_the_same_batches() -> None:
+    from bfrt_controller.backends.bfrt import BfrtSwitch
+    from bfrt_controller.testing import FakeBfrtGrpc
+
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("p4qcn", profile)
+    sw = BfrtSwitch("p4qcn", profile, client_module=fake)
+    sw.connect()
+    app = P4qcnApp(sw, parse_config(_cfg(q_min_cells=100, q_max_cells=140)))
+    app.push_all()
+    sessions = fake.mirror_sessions()
+    assert sessions[11][1]["$max_pkt_len"] == n.FEEDBACK_TRUNCATE_BYTES
+    before = len(fake.writes())
+    app.set_queues({(4, 0): {"q_min_cells": 120}})
+    calls = fake.writes()[before:]
+    # One batch: the stale ranges deleted, then the new ones written, each one
+    # call to the one table (the backend undoes the first if the second fails).
+    stale = len(ternary_entries(100, 140, None, 64)) - len(
+        {(e.value, e.mask) for e in ternary_entries(100, 140, None, 64)}
+        & {(e.value, e.mask) for e in ternary_entries(120, 140, None, 64)}
+    )
+    table = f"pipe.{n.FEEDBACK_PROBABILITY}"
+    assert [(c.table, c.op, c.count) for c in calls] == [
+        (table, "DELETE", stale),
+        (table, "INSERT_OR_MODIFY", len(ternary_entries(120, 140, None, 64))),
+    ]
+    total = len(ternary_entries(120, 140, None, 64))
+    row = next(r for r in app.status() if r["section"] == QUEUES)
+    assert row["entries"] == f"{total}/{total}" and row["q_min_cells"] == 120
