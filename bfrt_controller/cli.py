@@ -294,11 +294,20 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
 @cli.command(
     "set",
     help="Set BFCC parameters, all or none: tofcc --program bfcc set t_min_us=80000 rt1_packets=9 "
-    f"(names: {', '.join(PARAM_NAMES)})",
+    f"(names: {', '.join(PARAM_NAMES)}). P4QCN: tofcc --program p4qcn set q_min_cells=100 "
+    "q_max_cells=300 [--queue 4/0] (q_min_cells, q_max_cells, feedback_interval_us, mode).",
 )
 @click.argument("pairs", nargs=-1, required=True)
+@click.option("--queue", "queues", multiple=True, help="p4qcn: PORT/QUEUE to change (default all)")
 @click.pass_obj
-def set_params(obj: Context, pairs: tuple[str, ...]) -> None:
+def set_params(obj: Context, pairs: tuple[str, ...], queues: tuple[str, ...]) -> None:
+    if obj.program.name == "p4qcn":
+        from .p4qcn.commands import set_queues
+
+        set_queues(obj, pairs, queues, console)
+        return
+    if queues:
+        raise ConfigError("--queue", "only for --program p4qcn")
     obj.require("bfcc")
     # Parsed before the switch is opened: a typo never reaches it.
     changes = _parse_params(pairs)
@@ -381,6 +390,15 @@ def _add_eval() -> None:
 
 
 _add_eval()
+
+
+def _add_p4qcn() -> None:
+    from .p4qcn.commands import thresholds
+
+    cli.add_command(thresholds)
+
+
+_add_p4qcn()
 
 
 def run(argv: list[str] | None = None) -> int:
