@@ -70,7 +70,12 @@ FEC_NAMES = {
     "fc": "BF_FEC_TYP_FIRECODE",
     "rs": "BF_FEC_TYP_REED_SOLOMON",
 }
-AN_NAMES = {"default": "PM_AN_DEFAULT", "on": "PM_AN_FORCE_ENABLE", "off": "PM_AN_FORCE_DISABLE"}
+# Not on/off: YAML 1.1 reads an unquoted `off` as false.
+AN_NAMES = {
+    "default": "PM_AN_DEFAULT",
+    "enable": "PM_AN_FORCE_ENABLE",
+    "disable": "PM_AN_FORCE_DISABLE",
+}
 # The driver keeps one enum per FEC; both names of it are the same FEC.
 _FEC_CANONICAL = {
     "BF_FEC_TYP_FC": "BF_FEC_TYP_FIRECODE",
@@ -179,7 +184,7 @@ class FrontPanelPort(Strict):
     port: str  # connector/lane, e.g. "1/0"
     speed: Literal["1G", "10G", "25G", "40G", "50G", "100G", "200G", "400G"]
     fec: Literal["none", "fc", "rs"] = "none"
-    autoneg: Literal["default", "on", "off"] = "default"
+    autoneg: Literal["default", "enable", "disable"] = "default"
     lanes: Annotated[int, Field(ge=1, le=8)] | None = None  # None: the speed's default
     enable: bool = True
 

@@ -95,7 +95,7 @@ def cfg(*ports: dict[str, object], board: str = "tofino-32q") -> PortsConfig:
 def test_a_good_config_becomes_port_writes_in_its_order(profile: HwProfile) -> None:
     c = cfg(
         {"port": "1/0", "speed": "100G", "fec": "rs"},
-        {"port": "2/0", "speed": "25G", "autoneg": "off"},
+        {"port": "2/0", "speed": "25G", "autoneg": "disable"},
         {"port": "2/1", "speed": "25G", "enable": False},
         {"port": "3/2", "speed": "50G", "fec": "rs"},
     )
