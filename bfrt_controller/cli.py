@@ -326,6 +326,8 @@ def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
     if dry_run:
         _show_diff(obj, config_file)
         return
+    if _apply_deployment(obj, config_file):
+        return
     cfg = obj.program.load_config(config_file)
     obj.config_path = config_file
     app = obj.open_app()
@@ -370,6 +372,36 @@ def optimize(obj: Context, once: bool, interval: float | None, count: int | None
         _print_changes(sup.run(lambda: app.optimize_once(time.monotonic())), app)
         obj.save(app)
         done += 1
+
+
+def _apply_deployment(obj: Context, path: Path) -> bool:
+    """Apply a deployment file: every switch gets its ports and its program's
+    state, one batch each. A switch that refuses keeps its state (rolled
+    back) and the others are still written; the first error is the exit
+    code. False when `path` is a program config, not a deployment file."""
+    from .service import is_service_config, make_target_app, resolve
+    from .validation import load_yaml
+
+    raw = load_yaml(path)
+    if not is_service_config(raw):
+        return False
+    _, targets = resolve(raw, str(path), path.parent)  # the whole file, before any write
+    failed: ControllerError | None = None
+    for t in targets:
+        switch = open_switch(t.spec.target, t.spec.program, t.profile, client_id=t.spec.client_id)
+        try:
+            switch.connect()
+            app = make_target_app(t, switch)
+            app.push_all()
+            console.print(f"{t.name}: applied {len(app.intended_writes())} writes")
+        except ControllerError as exc:
+            console.print(f"[red]{t.name}: {exc}[/red]", highlight=False, soft_wrap=True)
+            failed = failed or exc
+        finally:
+            switch.close()
+    if failed is not None:
+        raise failed
+    return True
 
 
 def _live_model(obj: Context, profile: Any) -> Any:

@@ -372,16 +372,14 @@ class Daemon:
         return Target(t, switch, app, _supervisor(app), next_due_s=self.clock())
 
     def _connect(self, t: Target, now_s: float) -> None:
-        """Open the session and bring the switch to the intended state: on a
-        switch that still holds the program, adopt its live values (sync.py);
-        otherwise push everything, ports first."""
+        """Open the session and bring the switch to the intended state, ports
+        first, as one batch. On a switch that still holds the program, the
+        live values it holds (what the optimiser or an operator set) are
+        adopted first (sync.py), so a daemon restart does not reset them."""
         t.switch.connect()
-        if t.resolved.spec.target == "model":
+        if t.resolved.spec.target == "model" or not sync_with_switch(t.app).missing:
+            # sync pushed everything itself when the switch lacked the program.
             t.app.push_all()
-        else:
-            report = sync_with_switch(t.app)
-            if not report.missing:
-                t.switch.write(t.app.port_writes())
         start = STARTS.get(t.resolved.spec.program)
         if start is not None:
             start(t.app.inner, now_s)

@@ -770,9 +770,20 @@ class BfrtSwitch(Switch):
             try:
                 _require_uint("$PORT: $DEV_PORT", w.dev_port, 32)
                 self._port_data(w)  # names checked by the client before anything is sent
-            except (P4ModelError, KeyError, ValueError, TypeError, AssertionError) as exc:
+                prior = self.read_port(w.dev_port)
+            except SwitchUnavailable:
+                raise
+            # The server may refuse even a read of a port it does not have.
+            except (
+                ControllerError,
+                P4ModelError,
+                KeyError,
+                ValueError,
+                TypeError,
+                AssertionError,
+            ) as exc:
                 raise WriteError(i, w.describe(), _message(exc)) from None
-            plans.append((i, w, self.read_port(w.dev_port)))
+            plans.append((i, w, prior))
         done: list[tuple[PortWrite, PortState | None]] = []
         for i, w, prior in plans:
             done.append((w, prior))

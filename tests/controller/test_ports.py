@@ -177,6 +177,16 @@ def test_fake_adds_a_port_and_reads_back_oper_status(sw: BfrtSwitch, fake: FakeB
     assert st is not None and not st.up and st.enable
 
 
+def test_the_model_reads_back_oper_status_too(profile: HwProfile) -> None:
+    m = ModelSwitch("pmqecn", profile)
+    m.link_down.add(4)
+    m.write([p100(0), p100(4), p100(8, enable=False)])
+    up = {d: st.up for d in (0, 4, 8) if (st := m.read_port(d)) is not None}
+    assert up == {0: True, 4: False, 8: False}
+    m.restart()
+    assert m.read_port(0) is None
+
+
 def test_rewriting_a_port_as_it_is_sends_nothing(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None:
     """A `$SPEED` modify deletes and re-adds the port: a re-push must not flap links."""
     sw.write([p100(28)])

@@ -250,6 +250,31 @@ def test_a_reload_writes_the_new_config_as_one_batch(tmp_path: Path) -> None:
     assert thr is not None and thr.data["threshold_bytes"] == 33 * 80
 
 
+def test_a_good_reload_on_the_fake_server_removes_what_the_old_config_alone_had(
+    tmp_path: Path,
+) -> None:
+    d, fakes, clock = fleet(tmp_path)
+    d.step()
+    fake = fakes["s2"]
+    assert len(fake.entries(LPM)) == 2 and set(fake.ports()) == {1, 2, 3}
+    raw = yaml.safe_load((tmp_path / "fleet.yaml").read_text())
+    s2 = raw["targets"][1]
+    s2["config"]["routes"].pop(1)  # 10.0.1.0/24 towards S1
+    s2["front_panel"]["ports"].pop(2)  # 32/3
+    s2["config"]["params"]["threshold_packets"] = 20
+    (tmp_path / "fleet.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    s1_port_writes = [c for c in fakes["s1"].writes() if c.table == "$PORT"]
+    d.request_reload()
+    clock.now_s += 1.0
+    d.step()
+    assert (d.reloads_ok, d.reloads_failed) == (1, 0)
+    assert len(fake.entries(LPM)) == 1
+    assert set(fake.ports()) == {1, 2}
+    assert d.targets["s2"].app.config.params.threshold_packets == 20
+    # s1 was reloaded with an unchanged config: its switch saw no port writes.
+    assert [c for c in fakes["s1"].writes() if c.table == "$PORT"] == s1_port_writes
+
+
 def test_a_bad_reload_keeps_the_running_config_and_the_switch(tmp_path: Path) -> None:
     made: dict[str, Recording] = {}
     clock = Clock()
@@ -485,3 +510,21 @@ def test_apply_dry_run_and_diff_write_nothing(
     assert tofcc(["--state", str(state), "diff", "--config", str(cfg)]) == 0
     assert "0 change(s)" in capsys.readouterr().out
     assert state.read_text() == saved
+
+
+def test_run_refuses_a_bad_deployment_file_with_exit_2(tmp_path: Path) -> None:
+    t = pmqecn_target()
+    t["front_panel"]["ports"][0]["port"] = "40/0"
+    assert tofcc(["run", "--config", str(write_deploy(tmp_path / "d.yaml", t))]) == 2
+
+
+def test_diff_and_apply_take_a_deployment_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_deploy(tmp_path / "d.yaml", pmqecn_target("leaf1"))
+    assert tofcc(["diff", "--config", str(path)]) == 0
+    out = capsys.readouterr().out
+    # A model target starts empty: its ports and entries are all to add.
+    assert "leaf1:" in out and "$PORT 1" in out and "add" in out
+    assert tofcc(["apply", str(path)]) == 0
+    assert "leaf1: applied" in capsys.readouterr().out
