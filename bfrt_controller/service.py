@@ -399,15 +399,24 @@ class Daemon:
                     t.stats.connect_failures += 1
                     raise
             step = CYCLES.get(t.resolved.spec.program)
-            restarts = t.restarts_detected
+            restarts, reconnects = t.restarts_detected, t.reconnects
             changes = t.supervisor.run(lambda: step(t.app.inner, now_s) if step else 0)
             if t.restarts_detected != restarts:
-                _event("restart-detected", switch=t.name, pushed=len(t.app.intended_writes()))
+                _event("restart-detected", level=logging.WARNING, switch=t.name, repushed=True)
+            if t.reconnects != reconnects:
+                _event("reconnected", level=logging.WARNING, switch=t.name, repushed=True)
             t.stats.changes_written += changes
             rows = t.app.status()
             with self.lock:
                 t.rows = rows
                 t.stats.cycles += 1
+            if changes:
+                _event(
+                    "cycle",
+                    switch=t.name,
+                    changes=changes,
+                    duration_s=f"{self.clock() - began:.3f}",
+                )
             t.next_due_s = now_s + t.resolved.interval_s
         except SwitchUnavailable as exc:
             t.connected = False
@@ -476,9 +485,12 @@ class Daemon:
         now = self.clock()
         new_targets: dict[str, Target] = {}
         refused = 0
+        replaced: list[Target] = []
         for r in resolved:
             old = self.targets.get(r.name)
             if old is None or old.resolved.endpoint() != r.endpoint():
+                if old is not None:
+                    replaced.append(old)  # another switch or program under the same name
                 new_targets[r.name] = self._make_target(r)
                 continue
             try:
@@ -517,10 +529,11 @@ class Daemon:
             new_targets[r.name] = replacement
         with self.lock:
             for name, t in self.targets.items():
-                if name not in new_targets:
+                if name not in new_targets or t in replaced:
+                    # Released now: the program is free for its next writer.
                     with contextlib.suppress(Exception):
                         t.switch.close()
-                    _event("switch-removed", switch=name)
+                    _event("switch-removed", switch=name, target=t.resolved.spec.target)
             self.targets = new_targets
             self.config = config
         if refused:

@@ -339,13 +339,22 @@ def fleet(tmp_path: Path) -> tuple[Daemon, dict[str, FakeBfrtGrpc], Clock]:
 
     def factory(r: ResolvedTarget) -> Switch:
         address = r.spec.target.removeprefix("grpc://")
-        return BfrtSwitch("bfcc", r.profile, address=address, client_module=fakes[r.name])
+        return BfrtSwitch(
+            "bfcc",
+            r.profile,
+            address=address,
+            client_id=r.spec.client_id,
+            client_module=fakes[r.name],
+        )
 
     clock = Clock()
     return Daemon(path, factory, clock, wait=clock.wait), fakes, clock
 
 
-def test_a_two_switch_fleet_survives_one_switch_restarting(tmp_path: Path) -> None:
+def test_a_two_switch_fleet_survives_one_switch_restarting(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("INFO", logger="tofcc")
     d, fakes, clock = fleet(tmp_path)
     d.step()
     s1, s2 = d.targets["s1"], d.targets["s2"]
@@ -360,6 +369,24 @@ def test_a_two_switch_fleet_survives_one_switch_restarting(tmp_path: Path) -> No
     assert s2.reconnects == 1 and s1.reconnects == 0
     assert fakes["s2"].snapshot() == pushed  # the whole intended state, ports too
     assert s1.stats.cycle_errors == s2.stats.cycle_errors == 0
+    events = [r.getMessage() for r in caplog.records if r.name == "tofcc.service"]
+    assert "event=reconnected switch=s2 repushed=True" in events
+    assert not any("switch=s1" in e and "reconnected" in e for e in events)
+
+
+def test_a_target_moved_to_another_switch_releases_the_old_one(tmp_path: Path) -> None:
+    d, fakes, clock = fleet(tmp_path)
+    d.step()
+    assert fakes["s2"].switch.bound == {"bfcc": 0}
+    raw = yaml.safe_load((tmp_path / "fleet.yaml").read_text())
+    raw["targets"][1]["client_id"] = 7  # a new session for s2
+    (tmp_path / "fleet.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    d.request_reload()
+    clock.now_s += 1.0
+    d.step()
+    # The old session let go of the program and the new one bound it.
+    assert fakes["s2"].switch.bound == {"bfcc": 7}
+    assert d.targets["s2"].connected
 
 
 def test_an_unreachable_switch_backs_off_while_the_other_keeps_cycling(tmp_path: Path) -> None:
