@@ -207,6 +207,29 @@ def test_cycles_follow_the_interval_and_sigterm_ends_the_loop(tmp_path: Path) ->
     assert d.stopping
 
 
+def test_a_switch_that_lost_its_state_without_losing_the_session_is_re_pushed(
+    tmp_path: Path,
+) -> None:
+    made: dict[str, Recording] = {}
+    clock = Clock()
+    d = Daemon(write_deploy(tmp_path / "d.yaml", pmqecn_target()), recording_factory(made), clock)
+    d.step()
+    sw = made["leaf1"]
+    routes = list(sw.model.table(LPM).entries)
+    ports = dict(sw.ports)
+    sw.restart()  # tables, registers and ports gone; the model "session" stays
+    assert sw.read_port(1) is None and not sw.model.table(LPM).entries
+    before = len(sw.batches)
+    clock.now_s += 1.0
+    d.step()
+    t = d.targets["leaf1"]
+    assert (t.restarts_detected, t.reconnects) == (1, 0)
+    # One batch put everything back, ports first.
+    assert len(sw.batches[before]) == len(t.app.intended_writes())
+    assert isinstance(sw.batches[before][0], PortWrite)
+    assert sw.model.table(LPM).entries == routes and dict(sw.ports) == ports
+
+
 def test_sighup_reloads_between_cycles(tmp_path: Path) -> None:
     made: dict[str, Recording] = {}
     clock = Clock()
