@@ -21,6 +21,9 @@ What the switch's `$PORT` table takes, verified in open-p4studio 1f97778f
   port's *current* FEC, so a speed and FEC change together is a delete and
   an add; a read of a port never added is BF_OBJECT_NOT_FOUND; FEC reads back
   as the first alias in std::map order (BF_FEC_TYP_FC, BF_FEC_TYP_REED_SOLOMON).
+- bf_pm/bf_pm_intf.c bf_pm_port_add_with_lanes / bf_pm_port_delete: adding a
+  port already added succeeds and keeps its speed, deleting one not added
+  succeeds: a mode change must delete before it adds.
 - bf_pm/bf_pm_intf.c pm_port_valid_speed_and_channel_internal: which
   channel (lane of the MAC) may start which speed on how many lanes, and
   which FEC each speed allows (CHIP_RULES below); dvm/dvm.c

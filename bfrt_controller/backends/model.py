@@ -96,9 +96,8 @@ class ModelSwitch(Switch):
     def _apply_port(self, w: PortWrite) -> None:
         """What the `$PORT` table refuses, the model refuses (ports.py)."""
         if w.delete:
-            if w.dev_port not in self.ports:
-                raise P4ModelError(f"$PORT: device port {w.dev_port} is not added")
-            del self.ports[w.dev_port]
+            # bf_pm_port_delete: deleting a port that is not added succeeds.
+            self.ports.pop(w.dev_port, None)
             return
         for name, value, choices in (
             ("$SPEED", w.speed, SPEED_CHOICES),

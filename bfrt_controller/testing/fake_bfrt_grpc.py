@@ -31,9 +31,12 @@ Read from open-p4studio (pkgsrc/bf-drivers) and modelled here:
 - `$PORT` (bf_rt_port/bf_rt_port_table_impl.cpp, bf_pm/bf_pm_intf.c; see
   bfrt_controller/ports.py): an add needs `$SPEED` and `$FEC`; a port that
   is not a front-panel MAC port, a speed on a lane count or channel the chip
-  cannot take, or a FEC the speed refuses is INVALID_ARGUMENT; adding an added
-  port is ALREADY_EXISTS, modifying, deleting or reading one not added
-  NOT_FOUND; a modify with `$SPEED` is checked against the port's current
+  cannot take, or a FEC the speed refuses is INVALID_ARGUMENT; adding an
+  added port succeeds without touching its speed, lanes or FEC and deleting
+  a port not added succeeds (bf_pm_intf.c bf_pm_port_add_with_lanes and
+  bf_pm_port_delete return BF_SUCCESS for both); reading a port not added is
+  NOT_FOUND, and so (our reading of portMgrPortFecGet failing) is modifying
+  one; a modify with `$SPEED` is checked against the port's current
   FEC; FEC reads back as the first alias in std::map order; `$PORT_UP` is
   read-only. Port changes are not in pipe_mgr's transaction: an aborted
   call keeps them, as with TM.
@@ -1173,14 +1176,14 @@ class FakeSwitch:
         self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
     ) -> None:
         ports: dict[int, dict[str, Any]] = self.state[spec.name]
+        port: dict[str, Any]
         if key is None:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "a $DEV_PORT is required")
         dev_port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
         if not is_mac_port(self.profile, dev_port):
             raise _Refused(StatusCode.INVALID_ARGUMENT, f"dev_port {dev_port} is not a port")
         if op == "DELETE":
-            if ports.pop(dev_port, None) is None:
-                raise _Refused(StatusCode.NOT_FOUND, f"dev_port {dev_port} is not added")
+            ports.pop(dev_port, None)  # bf_pm_port_delete: BF_SUCCESS when not added
             return
         if data is None:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "port data is required")
@@ -1190,11 +1193,17 @@ class FakeSwitch:
         if op == "INSERT_OR_MODIFY":
             op = "MODIFY" if dev_port in ports else "INSERT"
         if op == "INSERT":
-            if dev_port in ports:
-                raise _Refused(StatusCode.ALREADY_EXISTS, f"dev_port {dev_port} is already added")
             if "$SPEED" not in values or "$FEC" not in values:
                 raise _Refused(StatusCode.INVALID_ARGUMENT, "a port add needs $SPEED and $FEC")
-            port: dict[str, Any] = {"$AUTO_NEGOTIATION": "PM_AN_DEFAULT", "$PORT_ENABLE": False}
+            if dev_port in ports:
+                # bf_pm_port_add_with_lanes: "port already exists", BF_SUCCESS, mode
+                # untouched; tableEntryAdd then applies the other fields.
+                values = {
+                    k: v for k, v in values.items() if k not in ("$SPEED", "$FEC", "$N_LANES")
+                }
+                port = dict(ports[dev_port])
+            else:
+                port = {"$AUTO_NEGOTIATION": "PM_AN_DEFAULT", "$PORT_ENABLE": False}
         elif op == "MODIFY":
             if dev_port not in ports:
                 raise _Refused(StatusCode.NOT_FOUND, f"dev_port {dev_port} is not added")

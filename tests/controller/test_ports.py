@@ -258,6 +258,28 @@ def test_a_refused_table_write_puts_ports_back(
     assert held[8] is None
 
 
+def test_the_fake_keeps_an_added_ports_speed_on_a_second_add(
+    fake: FakeBfrtGrpc, sw: BfrtSwitch
+) -> None:
+    """bf_pm_port_add_with_lanes returns BF_SUCCESS for a port already added
+    and leaves its speed: why the backend deletes before it re-adds."""
+    sw.write([p100(28)])
+    t = sw._bfrt().table_get("$PORT")
+    key = t.make_key([fake.KeyTuple("$DEV_PORT", 28)])
+    data = t.make_data(
+        [
+            fake.DataTuple("$SPEED", str_val="BF_SPEED_25G"),
+            fake.DataTuple("$FEC", str_val="BF_FEC_TYP_NONE"),
+            fake.DataTuple("$PORT_ENABLE", bool_val=False),
+        ]
+    )
+    t.entry_add(fake.Target(), [key], [data])
+    port = fake.ports()[28]
+    assert (port["$SPEED"], port["$PORT_ENABLE"]) == ("BF_SPEED_100G", False)
+    t.entry_del(fake.Target(), [t.make_key([fake.KeyTuple("$DEV_PORT", 40)])])  # not added: fine
+    assert set(fake.ports()) == {28}
+
+
 def test_a_port_add_without_fec_is_refused_by_the_fake(fake: FakeBfrtGrpc, sw: BfrtSwitch) -> None:
     """bf_rt_port_table_impl.cpp tableEntryAdd: both $SPEED and $FEC, or BF_INVALID_ARG."""
     t = sw._bfrt().table_get("$PORT")  # the bound writer's session
