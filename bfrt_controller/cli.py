@@ -462,6 +462,39 @@ def _show_diff(obj: Context, config_file: Path) -> None:
         console.print(table)
 
 
+@cli.command(help="Show the front-panel ports of a deployment file's switches as they hold them.")
+@click.option(
+    "--config",
+    "deploy_file",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="deployment file (targets with front_panel)",
+)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
+    from .ports import PORT_STATUS_COLUMNS, port_rows
+    from .service import load_service_config
+
+    _, targets = load_service_config(deploy_file)
+    out: dict[str, list[dict[str, object]]] = {}
+    for t in targets:
+        if t.spec.front_panel is None or t.board is None:
+            out[t.name] = []
+            continue
+        # Read-only: works beside the daemon that holds the switch.
+        read_only = t.spec.target != "model"
+        sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=read_only)
+        sw.connect()
+        obj._held.callback(sw.close)
+        out[t.name] = port_rows(sw, t.spec.front_panel, t.board)
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+        return
+    for name, rows in out.items():
+        _print_rows(f"{name}: front panel", PORT_STATUS_COLUMNS, rows)
+
+
 @cli.command(help="Show what an apply of CONFIG would change on the live switch; writes nothing.")
 @click.option(
     "--config",

@@ -578,3 +578,19 @@ def test_diff_and_apply_take_a_deployment_file(
     assert "leaf1:" in out and "$PORT 1" in out and "add" in out
     assert tofcc(["apply", str(path)]) == 0
     assert "leaf1: applied" in capsys.readouterr().out
+
+
+def test_ports_lists_each_switchs_front_panel(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    path = write_deploy(tmp_path / "d.yaml", pmqecn_target("leaf1"))
+    assert tofcc(["ports", "--config", str(path), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["leaf1"]
+    # A model target holds nothing between commands: configured, not added, down.
+    assert [(r["name"], r["dev_port"], r["speed"], r["up"]) for r in rows] == [
+        ("32/1", 1, None, False),
+        ("32/2", 2, None, False),
+        ("32/3", 3, None, False),
+    ]
