@@ -594,3 +594,57 @@ def test_ports_lists_each_switchs_front_panel(
         ("32/2", 2, None, False),
         ("32/3", 3, None, False),
     ]
+
+
+def test_tofcc_run_as_a_process_serves_metrics_reloads_on_sighup_and_exits_on_sigterm(
+    tmp_path: Path,
+) -> None:
+    """The CLI's wiring end to end: real signals to a real process."""
+    import os
+    import re
+    import subprocess
+    import sys
+    import time
+
+    path = write_deploy(tmp_path / "d.yaml", bfcc_target("s1", "bfcc-two-tier-s1.yaml"))
+    TOFCC = [sys.executable, "-m", "bfrt_controller.cli"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        [*TOFCC, "run", "--config", str(path), "--metrics-port", "0"],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    lines: list[str] = []
+
+    def wait_for(pattern: str, timeout_s: float = 60.0) -> re.Match[str]:
+        assert proc.stderr is not None
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            if m := re.search(pattern, line):
+                return m
+        raise AssertionError(f"no {pattern!r} in:\n{''.join(lines)}")
+
+    try:
+        url = wait_for(r"event=metrics url=(\S+)").group(1)
+        wait_for(r"event=connected switch=s1")
+        deadline = time.monotonic() + 30
+        while True:
+            m = scrape(url)
+            if m.get(("tofcc_cycles_total", (("switch", "s1"),)), 0) >= 1:
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGHUP)
+        wait_for(r"event=reloaded switches=s1 refused=0")
+        proc.send_signal(signal.SIGTERM)
+        wait_for(r"event=stopped")
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
