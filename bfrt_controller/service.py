@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import signal
 import threading
 import time
@@ -65,6 +66,8 @@ from .validation import load_yaml, parse_model
 log = logging.getLogger("tofcc.service")
 
 DEFAULT_INTERVAL_S = 1.0
+# What targets.open_switch takes (ASCII digits: int() would also take "５").
+_GRPC = re.compile(r"grpc://[^\s/]+:([0-9]{1,5})")
 # Backoff for a switch that cannot be reached: doubles from the first to the
 # last, so a dead switch costs one connect attempt per MAX_BACKOFF_S.
 FIRST_BACKOFF_S = 1.0
@@ -93,13 +96,14 @@ class ServiceConfig(Strict):
 
     @model_validator(mode="after")
     def _unique(self) -> ServiceConfig:
-        for attr in ("name",):
-            seen: dict[str, int] = {}
-            for i, t in enumerate(self.targets):
-                v = getattr(t, attr)
-                if v in seen:
-                    raise ValueError(f"targets[{i}].{attr} {v!r} repeats targets[{seen[v]}].{attr}")
-                seen[v] = i
+        # The name labels the switch's metrics and log lines: one per switch.
+        seen: dict[str, int] = {}
+        for i, t in enumerate(self.targets):
+            if t.name in seen:
+                raise ValueError(
+                    f"targets[{i}].name {t.name!r} repeats targets[{seen[t.name]}].name"
+                )
+            seen[t.name] = i
         return self
 
 
@@ -124,8 +128,9 @@ class ResolvedTarget:
         optimizer = getattr(self.config, "optimizer", None)
         return float(getattr(optimizer, "interval_s", DEFAULT_INTERVAL_S))
 
-    def endpoint(self) -> tuple[str, str, int]:
-        return (self.spec.target, self.spec.program, self.spec.client_id)
+    def endpoint(self) -> tuple[str, str, int, str]:
+        """What the target's session depends on: another value needs a new one."""
+        return (self.spec.target, self.spec.program, self.spec.client_id, self.profile.chip)
 
 
 def is_service_config(raw: object) -> bool:
@@ -161,9 +166,11 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
         board = None
         if spec.front_panel is not None:
             board = check_ports(spec.front_panel, profile, f"{at}.front_panel")
-        if not (spec.target == "model" or spec.target.startswith("grpc://")):
+        m = _GRPC.fullmatch(spec.target)
+        if spec.target != "model" and (m is None or not 1 <= int(m.group(1)) <= 65535):
             raise ConfigError(
-                f"{at}.target", f"expected 'model' or grpc://HOST:PORT, got {spec.target!r}"
+                f"{at}.target",
+                f"expected 'model' or grpc://HOST:PORT with PORT 1..65535, got {spec.target!r}",
             )
         out.append(ResolvedTarget(spec, program, config, profile, board))
     endpoints: dict[tuple[str, str], int] = {}
@@ -495,6 +502,9 @@ class Daemon:
         """Take the config file again (see the module doc); False if it was refused."""
         try:
             config, resolved = load_service_config(self.config_path)
+            # Every new app and switch object first, before anything is written:
+            # an app that refuses its config (or a missing SDE) refuses the reload.
+            plans = [(r, self.targets.get(r.name), self._plan(r)) for r in resolved]
         except ControllerError as exc:
             self.reloads_failed += 1
             _event("reload-refused", level=logging.ERROR, why=exc, kept="running config")
@@ -502,55 +512,41 @@ class Daemon:
         now = self.clock()
         new_targets: dict[str, Target] = {}
         refused = 0
-        replaced: list[Target] = []
-        for r in resolved:
-            old = self.targets.get(r.name)
-            if old is None or old.resolved.endpoint() != r.endpoint():
-                if old is not None:
-                    replaced.append(old)  # another switch or program under the same name
-                new_targets[r.name] = self._make_target(r)
+        for r, old, planned in plans:
+            if isinstance(planned, Target):  # a new switch (or program, chip, client)
+                new_targets[r.name] = planned
                 continue
-            try:
-                app = make_target_app(r, old.switch)
-            except ConfigError as exc:  # chip checks against the live switch
-                refused += 1
-                new_targets[r.name] = old
-                _event("reload-refused", level=logging.ERROR, switch=r.name, why=exc)
-                continue
+            assert old is not None
+            app = planned
             replacement = Target(
-                r,
-                old.switch,
-                app,
-                _supervisor(app),
-                stats=old.stats,
-                connected=old.connected,
-                next_due_s=now,
+                r, old.switch, app, _supervisor(app), old.stats, old.connected, next_due_s=now
             )
             replacement.supervisor.reconnects = old.supervisor.reconnects
             replacement.supervisor.restarts_detected = old.supervisor.restarts_detected
             if old.connected:
                 try:
                     old.switch.write(reload_writes(old.app, app))
+                    start = STARTS.get(r.spec.program)
+                    if start is not None:
+                        start(app.inner, now)
                 except SwitchUnavailable:
                     # Whatever the switch kept, the next connect pushes the new state.
                     replacement.connected = False
-                except (WriteError, ControllerError) as exc:
+                except ControllerError as exc:  # WriteError: rolled back by the backend
                     refused += 1
                     self.reload_batches_refused += 1
                     new_targets[r.name] = old
                     _event("reload-refused", level=logging.ERROR, switch=r.name, why=exc)
                     continue
-                start = STARTS.get(r.spec.program)
-                if start is not None and replacement.connected:
-                    start(app.inner, now)
             new_targets[r.name] = replacement
         with self.lock:
             for name, t in self.targets.items():
-                if name not in new_targets or t in replaced:
+                kept = new_targets.get(name)
+                if kept is None or kept.switch is not t.switch:
                     # Released now: the program is free for its next writer.
                     with contextlib.suppress(Exception):
                         t.switch.close()
-                    _event("switch-removed", switch=name, target=t.resolved.spec.target)
+                    _event("switch-released", switch=name, target=t.resolved.spec.target)
             self.targets = new_targets
             self.config = config
         if refused:
@@ -559,6 +555,14 @@ class Daemon:
             self.reloads_ok += 1
         _event("reloaded", switches=",".join(new_targets), refused=refused)
         return not refused
+
+    def _plan(self, r: ResolvedTarget) -> Target | TargetApp:
+        """A new Target when `r` needs a switch of its own; else the new app on
+        the running target's switch."""
+        old = self.targets.get(r.name)
+        if old is None or old.resolved.endpoint() != r.endpoint():
+            return self._make_target(r)
+        return make_target_app(r, old.switch)
 
 
 def _wait_on(event: threading.Event, timeout_s: float) -> None:

@@ -135,6 +135,8 @@ BAD_DEPLOY = [
     ),
     (lambda t: t.update(program="ecmp"), r"targets\[0\]\.program"),
     (lambda t: t.update(target="tcp://x"), r"targets\[0\]\.target"),
+    (lambda t: t.update(target="grpc://sw:99999"), r"targets\[0\]\.target.*1\.\.65535"),
+    (lambda t: t.update(target="grpc://sw"), r"targets\[0\]\.target"),
     (lambda t: t.update(colour="red"), r"targets\[0\]\.colour"),
 ]
 
@@ -296,6 +298,30 @@ def test_a_good_reload_on_the_fake_server_removes_what_the_old_config_alone_had(
     assert d.targets["s2"].app.config.params.threshold_packets == 20
     # s1 was reloaded with an unchanged config: its switch saw no port writes.
     assert [c for c in fakes["s1"].writes() if c.table == "$PORT"] == s1_port_writes
+
+
+def test_a_reload_adds_and_removes_switches(tmp_path: Path) -> None:
+    d, fakes, clock = fleet(tmp_path)
+    d.step()
+    raw = yaml.safe_load((tmp_path / "fleet.yaml").read_text())
+    raw["targets"] = [raw["targets"][1], pmqecn_target("m1")]
+    (tmp_path / "fleet.yaml").write_text(yaml.safe_dump(raw, sort_keys=False))
+    d.switch_factory = _with_model(d.switch_factory)
+    d.request_reload()
+    clock.now_s += 1.0
+    d.step()
+    assert list(d.targets) == ["s2", "m1"]
+    assert fakes["s1"].switch.bound == {}  # s1's session let go of the program
+    assert d.targets["m1"].connected and d.targets["s2"].connected
+
+
+def _with_model(factory: Any) -> Any:
+    def make(r: ResolvedTarget) -> Switch:
+        if r.spec.target == "model":
+            return Recording(r.spec.program, r.profile.chip)
+        return factory(r)  # type: ignore[no-any-return]
+
+    return make
 
 
 def test_a_bad_reload_keeps_the_running_config_and_the_switch(tmp_path: Path) -> None:
