@@ -10,8 +10,13 @@ from models import speedups
 from .core import Action, Counter, KeyField, P4Objects, Table
 from .headers import (
     _LAYOUTS,
+    ECN_CE,
     ETHERTYPE_IPV4,
     ETHERTYPE_TOFCC_FEEDBACK,
+    FEEDBACK_IPV4_TOTAL_LEN,
+    FEEDBACK_TTL,
+    FEEDBACK_UDP_LEN,
+    FEEDBACK_VERSION,
     IP_PROTO_TCP,
     IP_PROTO_UDP,
     PKT_TYPE_MIRROR_FEEDBACK,
@@ -112,6 +117,43 @@ def egress_prefix_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> None:
         return
     hdr.bridged = pkt.extract(BridgedMd)
     header_parser(pkt, hdr, parsed)
+
+
+def rebuild_feedback(hdr: Headers, msg_type: int) -> None:
+    """include/feedback.p4's FeedbackRebuild: the mirrored copy turned into
+    the one feedback packet toward the flow's source, its message from the
+    mirror header; `msg_type` is the program's."""
+    m: FbMirror = hdr.fb_mirror
+    hdr.ethernet.dst_addr = m.orig_src_mac
+    hdr.ethernet.src_addr = m.orig_dst_mac
+    source = hdr.ipv4.src_addr
+    hdr.ipv4.src_addr = hdr.ipv4.dst_addr
+    hdr.ipv4.dst_addr = source
+    hdr.ipv4.ecn = ECN_CE
+    hdr.ipv4.total_len = FEEDBACK_IPV4_TOTAL_LEN
+    hdr.ipv4.identification = 0
+    hdr.ipv4.flags = 0
+    hdr.ipv4.frag_offset = 0
+    hdr.ipv4.ttl = FEEDBACK_TTL
+    hdr.ipv4.protocol = IP_PROTO_UDP
+    udp = hdr.udp
+    udp.set_valid()
+    udp.src_port = m.flow_dst_port
+    udp.dst_port = UDP_PORT_TOFCC_FEEDBACK
+    udp.length = FEEDBACK_UDP_LEN
+    udp.checksum = 0
+    fb = hdr.feedback
+    fb.set_valid()
+    fb.version = FEEDBACK_VERSION
+    fb.msg_type = msg_type
+    fb.class_id = m.class_id
+    fb.queue_id = m.queue_id
+    fb.degree = 0
+    fb.flow_protocol = m.flow_protocol
+    fb.reserved = 0
+    fb.flow_src_port = m.flow_src_port
+    fb.rate = m.rate
+    fb.target_rate = m.target_rate
 
 
 class Ipv4Forward:

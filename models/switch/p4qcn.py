@@ -22,20 +22,15 @@ from .common import (
     RandomHook,
     SourceGuard,
     header_parser,
+    rebuild_feedback,
 )
 from .core import Action, Counter, KeyField, Register, Table
 from .headers import (
     ECN_CE,
     ECN_NOT_ECT,
-    FEEDBACK_IPV4_TOTAL_LEN,
-    FEEDBACK_TTL,
     FEEDBACK_TYPE_QCN,
-    FEEDBACK_UDP_LEN,
-    FEEDBACK_VERSION,
-    IP_PROTO_UDP,
     PKT_TYPE_BRIDGED,
     PKT_TYPE_MIRROR_FEEDBACK,
-    UDP_PORT_TOFCC_FEEDBACK,
     BridgedMd,
     Ethernet,
     FbMirror,
@@ -243,39 +238,6 @@ class P4qcn(TnaProgram):
         return IngressResult(drop=False, egress_port=egress_port, data=out + pkt.payload)
 
     # ---- egress -----------------------------------------------------
-    def build_feedback(self, hdr: P4qcnHeaders) -> None:
-        m: FbMirror = hdr.fb_mirror
-        hdr.ethernet.dst_addr = m.orig_src_mac
-        hdr.ethernet.src_addr = m.orig_dst_mac
-        source = hdr.ipv4.src_addr
-        hdr.ipv4.src_addr = hdr.ipv4.dst_addr
-        hdr.ipv4.dst_addr = source
-        hdr.ipv4.ecn = ECN_CE
-        hdr.ipv4.total_len = FEEDBACK_IPV4_TOTAL_LEN
-        hdr.ipv4.identification = 0
-        hdr.ipv4.flags = 0
-        hdr.ipv4.frag_offset = 0
-        hdr.ipv4.ttl = FEEDBACK_TTL
-        hdr.ipv4.protocol = IP_PROTO_UDP
-        udp = hdr.udp
-        udp.set_valid()
-        udp.src_port = m.flow_dst_port
-        udp.dst_port = UDP_PORT_TOFCC_FEEDBACK
-        udp.length = FEEDBACK_UDP_LEN
-        udp.checksum = 0
-        fb = hdr.feedback
-        fb.set_valid()
-        fb.version = FEEDBACK_VERSION
-        fb.msg_type = FEEDBACK_TYPE_QCN
-        fb.class_id = 0
-        fb.queue_id = m.queue_id
-        fb.degree = 0
-        fb.flow_protocol = m.flow_protocol
-        fb.reserved = 0
-        fb.flow_src_port = m.flow_src_port
-        fb.rate = 0
-        fb.target_rate = 0
-
     def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:
         hdr = P4qcnHeaders()
         md = EgMd()
@@ -283,7 +245,7 @@ class P4qcn(TnaProgram):
         egress_parser(pkt, hdr, md.parsed)
 
         if hdr.fb_mirror.is_valid():
-            self.build_feedback(hdr)
+            rebuild_feedback(hdr, FEEDBACK_TYPE_QCN)
         elif hdr.ipv4.is_valid() and not hdr.feedback.is_valid():
             self.congestion_point(eg_intr_md, hdr, md, len(data))
 

@@ -21,20 +21,15 @@ from .common import (
     SourceGuard,
     egress_prefix_parser,
     header_parser,
+    rebuild_feedback,
 )
 from .core import Action, Counter, KeyField, Register, Table
 from .headers import (
     ECN_CE,
     ECN_NOT_ECT,
-    FEEDBACK_IPV4_TOTAL_LEN,
-    FEEDBACK_TTL,
     FEEDBACK_TYPE_PMQECN_RATE,
-    FEEDBACK_UDP_LEN,
-    FEEDBACK_VERSION,
-    IP_PROTO_UDP,
     PKT_TYPE_BRIDGED,
     PKT_TYPE_MIRROR_FEEDBACK,
-    UDP_PORT_TOFCC_FEEDBACK,
     FbMirror,
     Headers,
     ParsedMd,
@@ -388,39 +383,6 @@ class Pmqecn(TnaProgram):
                     md.mirror = True
 
     # ---- egress -----------------------------------------------------
-    def build_feedback(self, hdr: Headers) -> None:
-        m: FbMirror = hdr.fb_mirror
-        hdr.ethernet.dst_addr = m.orig_src_mac
-        hdr.ethernet.src_addr = m.orig_dst_mac
-        source = hdr.ipv4.src_addr
-        hdr.ipv4.src_addr = hdr.ipv4.dst_addr
-        hdr.ipv4.dst_addr = source
-        hdr.ipv4.ecn = ECN_CE
-        hdr.ipv4.total_len = FEEDBACK_IPV4_TOTAL_LEN
-        hdr.ipv4.identification = 0
-        hdr.ipv4.flags = 0
-        hdr.ipv4.frag_offset = 0
-        hdr.ipv4.ttl = FEEDBACK_TTL
-        hdr.ipv4.protocol = IP_PROTO_UDP
-        udp = hdr.udp
-        udp.set_valid()
-        udp.src_port = m.flow_dst_port
-        udp.dst_port = UDP_PORT_TOFCC_FEEDBACK
-        udp.length = FEEDBACK_UDP_LEN
-        udp.checksum = 0
-        fb = hdr.feedback
-        fb.set_valid()
-        fb.version = FEEDBACK_VERSION
-        fb.msg_type = FEEDBACK_TYPE_PMQECN_RATE
-        fb.class_id = m.class_id
-        fb.queue_id = m.queue_id
-        fb.degree = 0
-        fb.flow_protocol = m.flow_protocol
-        fb.reserved = 0
-        fb.flow_src_port = m.flow_src_port
-        fb.rate = m.rate
-        fb.target_rate = m.target_rate
-
     def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:
         hdr = Headers()
         md = EgMd()
@@ -428,7 +390,7 @@ class Pmqecn(TnaProgram):
         egress_prefix_parser(pkt, hdr, md.parsed)
 
         if hdr.fb_mirror.is_valid():
-            self.build_feedback(hdr)
+            rebuild_feedback(hdr, FEEDBACK_TYPE_PMQECN_RATE)
         elif hdr.bridged.class_id != 0 and not hdr.feedback.is_valid():
             md.queue = self.queue_hook.apply(eg_intr_md)
             cls = hdr.bridged.class_id

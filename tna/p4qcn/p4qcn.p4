@@ -28,6 +28,7 @@
 #include "../include/trust.p4"
 #include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
+#include "../include/feedback.p4"
 
 #define P4QCN_PORTS 512
 #define P4QCN_FLOW_SLOTS 4096
@@ -275,41 +276,12 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         size = P4QCN_PORTS;
     }
 
-    action build_feedback() {
-        hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;
-        hdr.ethernet.src_addr = hdr.fb_mirror.orig_dst_mac;
-        ipv4_addr_t source = hdr.ipv4.src_addr;
-        hdr.ipv4.src_addr = hdr.ipv4.dst_addr;
-        hdr.ipv4.dst_addr = source;
-        hdr.ipv4.ecn = ECN_CE;
-        hdr.ipv4.total_len = FEEDBACK_IPV4_TOTAL_LEN;
-        hdr.ipv4.identification = 0;
-        hdr.ipv4.flags = 0;
-        hdr.ipv4.frag_offset = 0;
-        hdr.ipv4.ttl = FEEDBACK_TTL;
-        hdr.ipv4.protocol = IP_PROTO_UDP;
-        hdr.udp.setValid();
-        hdr.udp.src_port = hdr.fb_mirror.flow_dst_port;
-        hdr.udp.dst_port = UDP_PORT_TOFCC_FEEDBACK;
-        hdr.udp.length = FEEDBACK_UDP_LEN;
-        hdr.udp.checksum = 0;
-        hdr.feedback.setValid();
-        hdr.feedback.version = FEEDBACK_VERSION;
-        hdr.feedback.msg_type = FEEDBACK_TYPE_QCN;
-        hdr.feedback.class_id = 0;
-        hdr.feedback.queue_id = hdr.fb_mirror.queue_id;
-        hdr.feedback.degree = 0;
-        hdr.feedback.flow_protocol = hdr.fb_mirror.flow_protocol;
-        hdr.feedback.reserved = 0;
-        hdr.feedback.flow_src_port = hdr.fb_mirror.flow_src_port;
-        hdr.feedback.rate = 0;
-        hdr.feedback.target_rate = 0;
-    }
+    FeedbackRebuild(FEEDBACK_TYPE_QCN) rebuild_feedback;
 
     apply {
         eg_md.send_feedback = 0;
         if (hdr.fb_mirror.isValid()) {
-            build_feedback();
+            rebuild_feedback.apply(hdr);
         } else if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
             queue_hook.apply(eg_intr_md, eg_md.queue);
             random_hook.apply(eg_intr_md, eg_md.random);

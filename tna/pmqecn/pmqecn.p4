@@ -21,6 +21,7 @@
 #include "../include/trust.p4"
 #include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
+#include "../include/feedback.p4"
 
 #define PMQECN_CLASSES 256
 #define PMQECN_VQS 256
@@ -482,40 +483,11 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         }
     };
 
-    action build_feedback() {
-        hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;
-        hdr.ethernet.src_addr = hdr.fb_mirror.orig_dst_mac;
-        ipv4_addr_t source = hdr.ipv4.src_addr;
-        hdr.ipv4.src_addr = hdr.ipv4.dst_addr;
-        hdr.ipv4.dst_addr = source;
-        hdr.ipv4.ecn = ECN_CE;
-        hdr.ipv4.total_len = FEEDBACK_IPV4_TOTAL_LEN;
-        hdr.ipv4.identification = 0;
-        hdr.ipv4.flags = 0;
-        hdr.ipv4.frag_offset = 0;
-        hdr.ipv4.ttl = FEEDBACK_TTL;
-        hdr.ipv4.protocol = IP_PROTO_UDP;
-        hdr.udp.setValid();
-        hdr.udp.src_port = hdr.fb_mirror.flow_dst_port;
-        hdr.udp.dst_port = UDP_PORT_TOFCC_FEEDBACK;
-        hdr.udp.length = FEEDBACK_UDP_LEN;
-        hdr.udp.checksum = 0;
-        hdr.feedback.setValid();
-        hdr.feedback.version = FEEDBACK_VERSION;
-        hdr.feedback.msg_type = FEEDBACK_TYPE_PMQECN_RATE;
-        hdr.feedback.class_id = hdr.fb_mirror.class_id;
-        hdr.feedback.queue_id = hdr.fb_mirror.queue_id;
-        hdr.feedback.degree = 0;
-        hdr.feedback.flow_protocol = hdr.fb_mirror.flow_protocol;
-        hdr.feedback.reserved = 0;
-        hdr.feedback.flow_src_port = hdr.fb_mirror.flow_src_port;
-        hdr.feedback.rate = hdr.fb_mirror.rate;
-        hdr.feedback.target_rate = hdr.fb_mirror.target_rate;
-    }
+    FeedbackRebuild(FEEDBACK_TYPE_PMQECN_RATE) rebuild_feedback;
 
     apply {
         if (hdr.fb_mirror.isValid()) {
-            build_feedback();
+            rebuild_feedback.apply(hdr);
         } else if (hdr.bridged.class_id != 0 && !hdr.feedback.isValid()) {
             queue_hook.apply(eg_intr_md, eg_md.queue);
             sojourn_sum_add.execute(hdr.bridged.class_id);
