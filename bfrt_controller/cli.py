@@ -30,7 +30,7 @@ from rich.table import Table
 from hw_profiles import ProfileError, load_profile
 
 from .bfcc import app as bfcc_app
-from .bfcc.config import PARAM_NAMES, check_param_name
+from .bfcc.config import CHOICE_PARAMS, PARAM_NAMES, check_param_name
 from .errors import ConfigError, ControllerError
 from .pmqecn import app as pmqecn_app
 from .pmqecn.config import MAX_INTERVAL_S
@@ -278,8 +278,8 @@ def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
     _print_changes(changes, app)
 
 
-def _parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
-    out: dict[str, int] = {}
+def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
+    out: dict[str, int | str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep:
@@ -287,7 +287,9 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
         check_param_name(name)
         if name in out:
             raise ConfigError(name, f"given twice ({name}={out[name]}, {pair})")
-        out[name] = _parse_int(name, value)
+        # A choice is a word (sender_reaction=match_switch); the app's model
+        # refuses a word it does not know, naming the field and the choices.
+        out[name] = value if name in CHOICE_PARAMS else _parse_int(name, value)
     return out
 
 

@@ -145,6 +145,7 @@ def _bfcc() -> Program:
                     ("senders", "senders"),
                     ("upstream port", "upstream_port"),
                     ("session", "mirror_session"),
+                    ("notify port", "notify_port"),
                 ),
             ),
             (app.PORTS, (*PORT_GUARD_COLUMNS, ("fake drops", "fake_drops"))),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from models.switch.core import Match
+from models.switch.headers import FEEDBACK_TYPE_BACKPRESSURE, FEEDBACK_TYPE_BACKPRESSURE_CLEAR
 
 from ..common import (
     PORTS_SECTION,
@@ -43,6 +44,7 @@ from .config import (
     refresh_mask,
     refresh_period_ns,
     saturation_reports,
+    sender_notify_targets,
     sojourn_thresholds,
     threshold_cells,
 )
@@ -64,8 +66,8 @@ PORTS = PORTS_SECTION
 @dataclass
 class Change:
     what: str
-    old: int
-    new: int
+    old: int | str
+    new: int | str
     why: str
 
 
@@ -85,6 +87,10 @@ class BfccApp(IntendedStateApp):
         self.config = config
         self.params: Params = config.params
         self.recirculation_port = recirculation_port(config, switch.profile)
+        # Groups attached here. Under none a group split over two host ports
+        # just has no entry; check_against (config) and set_params (a run-time
+        # switch to match_switch) refuse it.
+        self.notify_targets = sender_notify_targets(config, strict=False)
         for w in [
             *param_warnings(self.params),
             *saturation_reports(config, self.params, switch.profile),
@@ -122,6 +128,21 @@ class BfccApp(IntendedStateApp):
                         {"rt_packets": rt, "recirculation_session": cfg.recirculation_session},
                     )
                 )
+        # Every attached group has its two entries whatever the reaction, so
+        # `set sender_reaction=...` modifies entries instead of adding or
+        # deleting them; `consume` is what a miss does.
+        for target in self.notify_targets:
+            for msg_type in (FEEDBACK_TYPE_BACKPRESSURE, FEEDBACK_TYPE_BACKPRESSURE_CLEAR):
+                key = {n.K_FB_MSG_TYPE: Match(msg_type), n.K_FB_CLASS_ID: Match(target.group)}
+                if p.sender_reaction == "match_switch":
+                    data = {
+                        "port": target.port,
+                        "src_mac": mac_to_int(target.src_mac),
+                        "dst_mac": mac_to_int(target.dst_mac),
+                    }
+                    writes.append(EntryWrite(n.SENDER_NOTIFY, key, n.NOTIFY_SENDERS, data))
+                else:
+                    writes.append(EntryWrite(n.SENDER_NOTIFY, key, n.CONSUME, {}))
         profile = self.switch.profile
         for cp_id, cp in enumerate(cfg.congestion_points):
             t = sojourn_thresholds(p, cp.rate_mbps, profile)
@@ -197,13 +218,18 @@ class BfccApp(IntendedStateApp):
         self.params = p
 
     # ---- operator changes ------------------------------------------
-    def set_params(self, changes: Mapping[str, int], why: str = "operator") -> list[Change]:
+    def set_params(self, changes: Mapping[str, int | str], why: str = "operator") -> list[Change]:
         """Validate every value first, then write every entry that carries a
         tunable as one batch; keep the old values if the switch refuses it."""
         for name in changes:
             check_param_name(name)
         new = parse_model(Params, {**self.params.model_dump(), **changes})
         check_params(new, self.profile, changed=changes)
+        if new.sender_reaction == "match_switch":
+            try:
+                sender_notify_targets(self.config)
+            except ConfigError as exc:
+                raise ConfigError("sender_reaction", f"match_switch: {exc}") from None
         old = self.params
         diff = [
             Change(name, getattr(old, name), getattr(new, name), why)
@@ -223,7 +249,7 @@ class BfccApp(IntendedStateApp):
             self.switch.write(by_table(writes))
         self.params = new
         for ch in diff:
-            log.info("%s %d -> %d (%s)", ch.what, ch.old, ch.new, ch.why)
+            log.info("%s %s -> %s (%s)", ch.what, ch.old, ch.new, ch.why)
         return diff
 
     # ---- what the switch holds ------------------------------------
@@ -321,6 +347,10 @@ class BfccApp(IntendedStateApp):
                 if e is not None and e.data.get("group") == g.id:
                     installed.append(s)
             u = self.switch.read_entry(n.BP_UPSTREAM, {n.K_BP_GROUP: Match(g.id)})
+            relay = self.switch.read_entry(
+                n.SENDER_NOTIFY,
+                {n.K_FB_MSG_TYPE: Match(FEEDBACK_TYPE_BACKPRESSURE), n.K_FB_CLASS_ID: Match(g.id)},
+            )
             rows.append(
                 {
                     "section": GROUPS,
@@ -328,6 +358,10 @@ class BfccApp(IntendedStateApp):
                     "senders": ", ".join(installed),
                     "upstream_port": g.upstream_port,
                     "mirror_session": u.data["session_id"] if u else None,
+                    # The host port its senders are told on (match_switch), as the switch holds it.
+                    "notify_port": relay.data["port"]
+                    if relay and relay.action == n.NOTIFY_SENDERS
+                    else None,
                 }
             )
         return rows

@@ -15,10 +15,11 @@ name in the chip's units is refused with the one to use.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args, get_origin
 
 from pydantic import AfterValidator, Field
 
@@ -150,6 +151,11 @@ class Params(Strict):
     # 0 (the paper): while backpressure is active every packet to the port
     # is flagged and cut by fakes; 1: only the named group's packets.
     named_group_only: Annotated[int, Field(ge=0, le=1)] = 0
+    # What a sender does about backpressure naming its group (seed 001
+    # 4.2.2 says both): "none", the switches alone slow it; "match_switch",
+    # its first-hop switch relays the message (sender_notify) and the sender
+    # cuts its rate to RT/(RT+1), as the switch cuts the port.
+    sender_reaction: Literal["none", "match_switch"] = "none"
 
     def rate_thresholds(self) -> dict[int, int]:
         return {
@@ -160,6 +166,12 @@ class Params(Strict):
 
 
 PARAM_NAMES = tuple(Params.model_fields)
+# Params whose value is a word, not a number (`set sender_reaction=match_switch`).
+CHOICE_PARAMS: dict[str, tuple[str, ...]] = {
+    name: get_args(f.annotation)
+    for name, f in Params.model_fields.items()
+    if get_origin(f.annotation) is Literal
+}
 
 
 class BfccConfig(Strict):
@@ -355,6 +367,67 @@ def saturation_reports(cfg: BfccConfig, p: Params, profile: HwProfile) -> list[s
     return out
 
 
+@dataclass(frozen=True)
+class SenderNotify:
+    """Where group `group`'s senders are told of backpressure naming it: the
+    host port their route leaves by, with that route's MACs."""
+
+    group: int
+    port: int
+    src_mac: str
+    dst_mac: str
+
+
+def _route_of(cfg: BfccConfig, sender: str) -> tuple[int, Route] | None:
+    """The route (index, route) the switch uses toward `sender`: the longest
+    prefix holding it."""
+    net = ipaddress.IPv4Network(sender)
+    best: tuple[int, Route] | None = None
+    for i, r in enumerate(cfg.routes):
+        rnet = ipaddress.IPv4Network(r.prefix)
+        if net.subnet_of(rnet) and (
+            best is None or rnet.prefixlen > ipaddress.IPv4Network(best[1].prefix).prefixlen
+        ):
+            best = (i, r)
+    return best
+
+
+def sender_notify_targets(cfg: BfccConfig, strict: bool = True) -> list[SenderNotify]:
+    """The groups whose senders are attached here (their route leaves by a
+    host port, i.e. not a trusted switch-facing one), and that port. Senders
+    behind another switch are told by their own first-hop switch. A relayed
+    message must never leave by a trusted port: the switch there would take
+    it for backpressure about this switch's port. Raises ConfigError for a
+    group whose attached senders sit behind two host ports (the relay is
+    one unicast copy); with `strict` False such a group is left out."""
+    trusted = set(cfg.trusted_ports)
+    out: list[SenderNotify] = []
+    for gi, g in enumerate(cfg.groups):
+        if g.upstream_port is not None:
+            continue
+        found: tuple[int, int, Route] | None = None
+        split = False
+        for si, s in enumerate(g.senders):
+            hit = _route_of(cfg, s)
+            if hit is None or hit[1].port in trusted:
+                continue
+            if found is not None and found[2].port != hit[1].port:
+                split = True
+                if not strict:
+                    break
+                raise ConfigError(
+                    f"groups[{gi}].senders[{si}]",
+                    f"{s} is behind port {hit[1].port} but groups[{gi}].senders[{found[0]}] "
+                    f"behind port {found[2].port}: sender_reaction match_switch relays a "
+                    "group's backpressure to one host port (split the group)",
+                )
+            found = found or (si, hit[0], hit[1])
+        if found is not None and not split:
+            r = found[2]
+            out.append(SenderNotify(g.id, r.port, r.src_mac, r.dst_mac))
+    return out
+
+
 def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
     """Consistency and chip limits; raises ConfigError naming the first bad field."""
 
@@ -459,6 +532,8 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
                 )
 
     check_params(cfg.params, profile, "params.")
+    if cfg.params.sender_reaction == "match_switch":
+        sender_notify_targets(cfg)
 
 
 def parse_config(raw: object, source: str = "") -> BfccConfig:

@@ -43,6 +43,11 @@ ADMITTED_BY_QID = f"{IG}.admitted_by_qid"
 FLAGGED_DEPARTURES = f"{EG}.flagged_departures"
 FAKES_SENT = f"{EG}.fakes_sent"
 
+# Sender reaction: backpressure and clear relayed to the named group's senders.
+SENDER_NOTIFY = f"{IG}.sender_notify"
+NOTIFY_SENDERS = f"{IG}.notify_senders"
+CONSUME = f"{IG}.consume"
+
 # Congestion point (egress).
 CONGESTION_POINT = f"{EG}.congestion_point"
 MONITOR = f"{EG}.monitor"
@@ -59,6 +64,8 @@ K_UCAST_EGRESS_PORT = "ig_tm_md.ucast_egress_port"
 K_EGRESS_PORT = "eg_intr_md.egress_port"
 K_BP_DEGREE = "hdr.bfcc_bridged.bp_degree"
 K_BP_GROUP = "eg_md.bp_group"
+K_FB_MSG_TYPE = "hdr.feedback.msg_type"
+K_FB_CLASS_ID = "hdr.feedback.class_id"
 
 # A backpressure copy keeps only its Ethernet header; egress rebuilds the rest.
 BP_TRUNCATE_BYTES = 14
@@ -72,6 +79,7 @@ ALL_TABLES = (
     RATE_THRESHOLD,
     CONGESTION_POINT,
     BP_UPSTREAM,
+    SENDER_NOTIFY,
 )
 ALL_ACTIONS = (
     ROUTE,
@@ -83,6 +91,8 @@ ALL_ACTIONS = (
     SET_RATE_THRESHOLD,
     MONITOR,
     TO_UPSTREAM,
+    NOTIFY_SENDERS,
+    CONSUME,
 )
 ALL_REGISTERS = (
     BP_STATE,
@@ -110,4 +120,6 @@ ALL_KEYS = (
     K_EGRESS_PORT,
     K_BP_DEGREE,
     K_BP_GROUP,
+    K_FB_MSG_TYPE,
+    K_FB_CLASS_ID,
 )

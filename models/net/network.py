@@ -23,6 +23,7 @@ from .records import FlowRecord, PacketLog, QueueLog, RunResult
 from .tm import EgressTm
 
 ETHERTYPE_FAKE = b"\x88\xb5"
+ETHERTYPE_FEEDBACK = b"\x88\xb6"
 PPP_HEADER_BYTES = 2
 # A sender whose next packet is further away than this re-reads its rate
 # controller first, so a rate that recovers is not held back by a long gap
@@ -378,6 +379,9 @@ class HostNode:
         self.sim.send(self.device, frame)
 
     def receive(self, frame: bytes) -> None:
+        if frame[12:14] == ETHERTYPE_FEEDBACK:
+            self._relayed_feedback(frame)
+            return
         p = frames.parse(frame)
         if p is None or p.dst_ip != self.ip:
             return
@@ -398,6 +402,19 @@ class HostNode:
             if sender is not None:
                 sender.flow.feedback_received += 1
                 sender.rc.on_feedback(None, now)
+
+    def _relayed_feedback(self, frame: bytes) -> None:
+        """BFCC backpressure its first-hop switch relayed to this host
+        (sender_reaction match_switch): the feedback header straight over
+        Ethernet, about the host's group, so every sender of the host hears it."""
+        fb = frames.read_feedback(frame[14:])
+        if fb is None:
+            return
+        now = self.sim.now()
+        self.stats.count("relayed")
+        for sender in self.senders.values():
+            sender.flow.feedback_received += 1
+            sender.rc.on_feedback(fb, now)
 
     def _data(self, p: frames.Parsed, now: int) -> None:
         flow_id, _seq, sent_ns = frames.read_data(p.payload)

@@ -246,6 +246,10 @@ class Bfcc(Strict):
     # Algorithms 1-2 flag every packet to a backpressured port (False); True
     # flags only the named group, so the rest of the port is not cut.
     named_group_only: bool = False
+    # Seed 001 4.2.2 both ways: "none", the senders keep their rate;
+    # "match_switch", the first-hop switch relays the backpressure and the
+    # sender cuts its rate to RT/(RT+1) as the switch does (models/hosts/bfcc_sender.py).
+    sender_reaction: Literal["none", "match_switch"] = "none"
 
     @model_validator(mode="after")
     def _order(self) -> Bfcc:

@@ -31,7 +31,9 @@ from models.baselines import (
     RedEcnParams,
     tcn_threshold_ns,
 )
+from models.hosts.bfcc_sender import BfccSender, SenderReactionConfig
 from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
+from models.switch.bfcc import DEFAULT_RATE_THRESHOLDS
 
 from . import frames
 from . import scenario as sc
@@ -258,6 +260,7 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
             "refresh_ns": p.refresh_ns,
             "expiry_ns": p.expiry_ns,
             "named_group_only": int(p.named_group_only),
+            "sender_reaction": p.sender_reaction,
         },
     }
     cfg = parse_bfcc(raw, f"{s.name}:{switch}")
@@ -320,7 +323,8 @@ def switch_setup(
 
 
 class FixedRate:
-    """BFCC's senders: no end-host reaction, the switches do the work."""
+    """BFCC's senders under sender_reaction none: no end-host reaction, the
+    switches do the work."""
 
     def __init__(self, rate_bps: float) -> None:
         self.rate = rate_bps
@@ -403,8 +407,36 @@ def dcqcn_rp_params(h: sc.DcqcnHost, line_rate_bps: int) -> DcqcnRpParams:
     )
 
 
+class BfccSenderRate:
+    """BFCC's sender reaction (sender_reaction match_switch): the rate the
+    relayed backpressure leaves, models/hosts/bfcc_sender.py."""
+
+    def __init__(self, cfg: SenderReactionConfig) -> None:
+        self.sender = BfccSender(cfg)
+
+    def rate_bps(self, now_ns: int) -> float:
+        return self.sender.rate_bps(now_ns)
+
+    def on_sent(self, nbytes: int, now_ns: int) -> None:
+        pass
+
+    def on_feedback(self, fb: frames.Feedback | None, now_ns: int) -> None:
+        if fb is not None:
+            self.sender.on_message(fb.msg_type, fb.class_id, fb.degree, now_ns)
+
+
 def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateController:
     p = s.schemes.get(scheme)
+    if isinstance(p, sc.Bfcc) and p.sender_reaction == "match_switch":
+        # The switches' RT (the controller's defaults) and expiry: the cut
+        # and its lifetime are the switch's.
+        return BfccSenderRate(
+            SenderReactionConfig(
+                base_rate_bps=line_rate_bps,
+                rate_thresholds=dict(DEFAULT_RATE_THRESHOLDS),
+                expiry_ns=p.expiry_ns,
+            )
+        )
     if isinstance(p, sc.Bfcc | sc.NoControl):
         return FixedRate(line_rate_bps)
     if isinstance(p, sc.Pmqecn):

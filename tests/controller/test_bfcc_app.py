@@ -239,9 +239,11 @@ def test_set_params_writes_one_batch_of_what_changed(app: BfccApp) -> None:
         ({"refresh_ns": 1000}, "refresh_ns: 1000 ns is below the shortest refresh period"),
         ({"colour": 3}, "colour: unknown parameter"),
         ({"rt2_packets": 5, "expiry_ns": 1 << 32}, "expiry_ns"),
+        ({"sender_reaction": "maybe"}, "sender_reaction: Input should be 'none' or 'match_sw"),
+        ({"sender_reaction": 1}, "sender_reaction: Input should be 'none' or 'match_switch'"),
     ],
 )
-def test_bad_params_write_nothing(app: BfccApp, changes: dict[str, int], field: str) -> None:
+def test_bad_params_write_nothing(app: BfccApp, changes: dict[str, object], field: str) -> None:
     sw = counting(app)
     before = list(sw.batches)
     with pytest.raises(ConfigError) as exc:
@@ -392,3 +394,58 @@ def test_saturated_thresholds_are_logged_and_shown(caplog: pytest.LogCaptureFixt
     (cp,) = section(a, CONGESTION_POINTS)
     assert (cp["t_min_ns"], cp["t_max_ns"], cp["saturated"]) == (200_000, 250_000, "-")
     assert "never reported" not in caplog.text
+
+
+# ---- sender reaction ------------------------------------------------------
+
+
+def attached_group_config(sender_reaction: str, senders: Sequence[str]) -> dict[str, object]:
+    """The default switch with a group 4 whose senders are attached here,
+    behind host port 4 (10.0.4.0/24, host MAC 00:00:00:00:04:04)."""
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["groups"].append({"id": 4, "senders": list(senders)})
+    raw["params"]["sender_reaction"] = sender_reaction
+    return raw
+
+
+def test_match_switch_relays_backpressure_to_the_attached_group() -> None:
+    """The relay is written for the group attached here, to its host port and
+    host; a message about a group behind the upstream switch stays consumed."""
+    raw = attached_group_config("match_switch", ["10.0.4.1/32", "10.0.4.2/32"])
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    app.push_all()
+    sw = counting(app)
+    out = sw.model.send(3, feedback(2, 4, 2))
+    assert [(o.port, Ether(o.data).dst, Ether(o.data).src) for o in out] == [
+        (4, "00:00:00:00:04:04", "02:00:00:00:00:04")
+    ]
+    assert messages(out, port=4) == [(2, 4, 2)]
+    assert messages(sw.model.send(3, feedback(3, 4, 0)), port=4) == [(3, 4, 0)]
+    assert sw.model.send(3, feedback(2, 1, 2)) == []  # group 1 sits behind port 1's switch
+    rows = {r["group"]: r for r in section(app, GROUPS)}
+    assert (rows[4]["notify_port"], rows[1]["notify_port"]) == (4, None)
+    # Back to none: one batch turns the two entries into consume; the state
+    # is still recorded, nothing leaves.
+    before = len(sw.batches)
+    app.set_params({"sender_reaction": "none"})
+    assert sw.batches[before:] == [2]
+    assert sw.model.send(3, feedback(2, 4, 3)) == []
+    assert section(app, GROUPS)[3]["notify_port"] is None
+    (rp,) = section(app, REACTION_POINTS)
+    assert (rp["slowed_group"], rp["slowed_degree"]) == (4, 3)
+
+
+def test_a_group_split_over_two_host_ports_is_refused_for_match_switch() -> None:
+    senders = ["10.0.4.1/32", "10.0.2.9/32"]
+    split = r"groups\[3\]\.senders\[1\]: 10.0.2.9/32 is behind port 2"
+    with pytest.raises(ConfigError, match=split):
+        parse_config(attached_group_config("match_switch", senders))
+    # Under none it loads (no relay for that group), and switching it on is
+    # refused naming the field, with nothing written.
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(attached_group_config("none", senders)))
+    app.push_all()
+    before = list(counting(app).batches)
+    with pytest.raises(ConfigError, match="sender_reaction: match_switch: groups"):
+        app.set_params({"sender_reaction": "match_switch"})
+    assert counting(app).batches == before
+    assert app.params.sender_reaction == "none"
