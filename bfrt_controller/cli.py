@@ -37,6 +37,7 @@ from .pmqecn.config import MAX_INTERVAL_S
 from .programs import PROGRAMS, App, get_program
 from .state import default_state_path, load_state, save_state, state_lock
 from .supervisor import Supervisor
+from .switch import TmShapingWrite
 from .sync import holds_state, sync_with_switch
 from .targets import open_switch
 
@@ -365,6 +366,47 @@ def optimize(obj: Context, once: bool, interval: float | None, count: int | None
         time.sleep(interval)
         _print_changes(sup.run(lambda: app.optimize_once(time.monotonic())), app)
         obj.save(app)
+        done += 1
+
+
+@cli.command(
+    help="BFCC reduction shaping: shape each reaction point's port (or low queue) in the TM "
+    "to RT/(RT+1) while the switch holds backpressure, unshape it after."
+)
+@click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
+@click.option(
+    "--count",
+    type=click.IntRange(min=0),
+    default=None,
+    help="with --interval: stop after this many cycles (0 or absent: forever)",
+)
+@click.pass_obj
+def shape(obj: Context, interval: float | None, count: int | None) -> None:
+    obj.require("bfcc")
+    if interval is not None and not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
+        raise ConfigError(
+            "--interval", f"must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {interval}"
+        )
+    if count is not None and interval is None:
+        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
+    app = obj.bfcc()
+    if app.params.reduction != "shaping":
+        raise ConfigError("reduction", "is fakes: set reduction=shaping first")
+
+    def report(writes: list[TmShapingWrite]) -> None:
+        for w in writes:
+            console.print(w.describe())
+        if not writes:
+            console.print("nothing changed")
+
+    if interval is None:
+        report(app.shape_once())
+        return
+    sup = Supervisor(app, probe=lambda: holds_state(app))
+    done, count = 0, count or 0
+    while count == 0 or done < count:
+        time.sleep(interval)
+        report(sup.run(app.shape_once))
         done += 1
 
 

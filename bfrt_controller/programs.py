@@ -127,6 +127,7 @@ def _bfcc() -> Program:
                     ("bp received", "backpressure_received"),
                     ("flagged", "flagged_departures"),
                     ("fakes", "fakes_sent"),
+                    ("shaped kb/s", "shaped_kbps"),
                 ),
             ),
             (

@@ -12,6 +12,8 @@ from models.switch.tna import TnaProgram
 
 from ..errors import WriteError
 from ..switch import (
+    MAX_SHAPING_BURST_BYTES,
+    MAX_SHAPING_KBPS,
     MAX_TM_PRIORITY,
     EntryState,
     EntryWrite,
@@ -19,6 +21,7 @@ from ..switch import (
     RegisterWrite,
     Switch,
     TmQueueWrite,
+    TmShapingWrite,
     Write,
 )
 
@@ -32,6 +35,8 @@ class ModelSwitch(Switch):
         self.model: TnaProgram = make_model(program, profile)
         self.tm_weights: dict[tuple[int, int], int] = {}
         self.tm_priorities: dict[tuple[int, int], int] = {}
+        # Shaped ports (queue None) and queues: (max_rate_kbps, max_burst_bytes).
+        self.tm_shaping: dict[tuple[int, int | None], tuple[int, int]] = {}
         self.restarts = 0
 
     def connect(self) -> None:
@@ -42,6 +47,7 @@ class ModelSwitch(Switch):
         self.model.reset()
         self.tm_weights.clear()
         self.tm_priorities.clear()
+        self.tm_shaping.clear()
         self.restarts += 1
 
     def _apply(self, w: Write) -> None:
@@ -82,6 +88,12 @@ class ModelSwitch(Switch):
                 if not 0 <= w.max_priority <= MAX_TM_PRIORITY:
                     raise P4ModelError(f"tm.queue.sched_cfg: max_priority {w.max_priority} invalid")
                 self.tm_priorities[(w.port, w.queue)] = w.max_priority
+        elif isinstance(w, TmShapingWrite):
+            check_shaping(w, self.profile.max_port, self.profile.max_queue_id)
+            if w.max_rate_kbps is None:
+                self.tm_shaping.pop((w.port, w.queue), None)
+            else:
+                self.tm_shaping[(w.port, w.queue)] = (w.max_rate_kbps, w.max_burst_bytes)
 
     def write(self, writes: Sequence[Write]) -> None:
         if not speedups.ENABLED:
@@ -93,6 +105,7 @@ class ModelSwitch(Switch):
         undo: list[Callable[[], None]] = []
         saved_tables: set[str] = set()
         weights, priorities = dict(self.tm_weights), dict(self.tm_priorities)
+        shaping = dict(self.tm_shaping)
         for i, w in enumerate(writes):
             try:
                 self._remember(w, undo, saved_tables)
@@ -105,6 +118,8 @@ class ModelSwitch(Switch):
                 self.tm_weights.update(weights)
                 self.tm_priorities.clear()
                 self.tm_priorities.update(priorities)
+                self.tm_shaping.clear()
+                self.tm_shaping.update(shaping)
                 raise WriteError(i, w.describe(), str(exc)) from None
 
     def _remember(self, w: Write, undo: list[Callable[[], None]], saved_tables: set[str]) -> None:
@@ -150,12 +165,16 @@ class ModelSwitch(Switch):
     def _write_reference(self, writes: Sequence[Write]) -> None:
         """The original rollback: a deep copy of the whole switch per batch."""
         saved = (self.model.snapshot(), dict(self.tm_weights), dict(self.tm_priorities))
+        shaping = dict(self.tm_shaping)
         for i, w in enumerate(writes):
             try:
                 self._apply(w)
             except P4ModelError as exc:
                 self.model.restore(saved[0])
                 self.tm_weights, self.tm_priorities = saved[1], saved[2]
+                # In place: the simulated pipeline holds this dict.
+                self.tm_shaping.clear()
+                self.tm_shaping.update(shaping)
                 raise WriteError(i, w.describe(), str(exc)) from None
 
     def read_register(self, name: str, index: int) -> int:
@@ -179,3 +198,25 @@ class ModelSwitch(Switch):
 
     def read_tm_priority(self, port: int, queue: int) -> int:
         return self.tm_priorities.get((port, queue), 0)
+
+    def read_tm_shaping(self, port: int, queue: int | None = None) -> int | None:
+        got = self.tm_shaping.get((port, queue))
+        return None if got is None else got[0]
+
+
+def check_shaping(w: TmShapingWrite, max_port: int, max_queue_id: int) -> None:
+    """What the SDE's shaping tables refuse (both backends check the same):
+    a port or queue the chip lacks, a rate or burst outside uint32. A rate of
+    0 kb/s is refused here (the SDE does not say it refuses it; a shaper
+    that stops the port is never what BFCC means)."""
+    table = "tm.port.sched_shaping" if w.queue is None else "tm.queue.sched_shaping"
+    if isinstance(w.port, bool) or not 0 <= w.port <= max_port:
+        raise P4ModelError(f"{table}: port {w.port} invalid")
+    if w.queue is not None and (isinstance(w.queue, bool) or not 0 <= w.queue <= max_queue_id):
+        raise P4ModelError(f"{table}: queue {w.queue} invalid")
+    if w.max_rate_kbps is not None and (
+        isinstance(w.max_rate_kbps, bool) or not 1 <= w.max_rate_kbps <= MAX_SHAPING_KBPS
+    ):
+        raise P4ModelError(f"{table}: max_rate {w.max_rate_kbps} kb/s invalid")
+    if isinstance(w.max_burst_bytes, bool) or not 1 <= w.max_burst_bytes <= MAX_SHAPING_BURST_BYTES:
+        raise P4ModelError(f"{table}: max_burst_size {w.max_burst_bytes} invalid")

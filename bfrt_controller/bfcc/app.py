@@ -29,7 +29,14 @@ from ..common import (
     trusted_port_writes,
 )
 from ..errors import ConfigError
-from ..switch import EntryWrite, MirrorSessionWrite, Switch, TmQueueWrite, Write
+from ..switch import (
+    EntryWrite,
+    MirrorSessionWrite,
+    Switch,
+    TmQueueWrite,
+    TmShapingWrite,
+    Write,
+)
 from ..validation import parse_model
 from . import names as n
 from .config import (
@@ -39,12 +46,14 @@ from .config import (
     check_against,
     check_param_name,
     check_params,
+    check_shaping_rates,
     param_warnings,
     recirculation_port,
     refresh_mask,
     refresh_period_ns,
     saturation_reports,
     sender_notify_targets,
+    shaped_rate_kbps,
     sojourn_thresholds,
     threshold_cells,
 )
@@ -120,10 +129,16 @@ class BfccApp(IntendedStateApp):
         if cfg.reaction_points:
             assert cfg.recirculation_session is not None  # check_against
             for degree, rt in p.rate_thresholds().items():
+                key = {n.K_BP_DEGREE: Match(degree)}
+                if p.reduction == "shaping":
+                    # The TM does the cut (shape_once): no fakes. An entry
+                    # either way, so `set reduction=` only modifies.
+                    writes.append(EntryWrite(n.RATE_THRESHOLD, key, n.NO_RATE_THRESHOLD, {}))
+                    continue
                 writes.append(
                     EntryWrite(
                         n.RATE_THRESHOLD,
-                        {n.K_BP_DEGREE: Match(degree)},
+                        key,
                         n.SET_RATE_THRESHOLD,
                         {"rt_packets": rt, "recirculation_session": cfg.recirculation_session},
                     )
@@ -225,6 +240,7 @@ class BfccApp(IntendedStateApp):
             check_param_name(name)
         new = parse_model(Params, {**self.params.model_dump(), **changes})
         check_params(new, self.profile, changed=changes)
+        check_shaping_rates(self.config, new, "")
         if new.sender_reaction == "match_switch":
             try:
                 sender_notify_targets(self.config)
@@ -250,7 +266,51 @@ class BfccApp(IntendedStateApp):
         self.params = new
         for ch in diff:
             log.info("%s %s -> %s (%s)", ch.what, ch.old, ch.new, ch.why)
+        # A shaper set under the old reduction (or on the other target) goes now,
+        # not at the next cycle.
+        if any(ch.what in ("reduction", "named_group_only") for ch in diff):
+            self.shape_once()
         return diff
+
+    # ---- the shaping loop -------------------------------------------
+    def shaping_targets(self) -> list[tuple[int, int | None, int | None]]:
+        """(port, queue or None for the whole port, max rate in kb/s or None)
+        each reaction point should have now: while the switch holds
+        backpressure (bp_state names a group and a degree) and reduction is
+        shaping, the port (or, with named_group_only, its low queue) at
+        RT(degree)/(RT(degree)+1) of its rate; otherwise unshaped."""
+        p = self.params
+        rts = p.rate_thresholds()
+        out: list[tuple[int, int | None, int | None]] = []
+        for rp in self.config.reaction_points:
+            queue = None if p.named_group_only == 0 else rp.low_qid
+            rate: int | None = None
+            if p.reduction == "shaping":
+                group, degree = _bp_key(self.switch.read_register(n.BP_STATE, rp.port))
+                if group and degree in rts:
+                    assert rp.rate_mbps is not None  # check_shaping_rates
+                    rate = shaped_rate_kbps(rp.rate_mbps, rts[degree])
+            out.append((rp.port, queue, rate))
+        return out
+
+    def shape_once(self) -> list[TmShapingWrite]:
+        """One cycle of the shaping loop: read each reaction point's
+        backpressure record, compare the shapers the switch holds with
+        shaping_targets() and write the difference as one batch (nothing when
+        nothing changed). The record is the data plane's own: it expires
+        there (bp_expiry_ns) when a packet to the port finds it stale."""
+        writes: list[TmShapingWrite] = []
+        for rp, (port, queue, rate) in zip(
+            self.config.reaction_points, self.shaping_targets(), strict=True
+        ):
+            want: dict[int | None, int | None] = {None: None, rp.low_qid: None}
+            want[queue] = rate
+            for q, kbps in want.items():
+                if self.switch.read_tm_shaping(port, q) != kbps:
+                    writes.append(TmShapingWrite(port, q, kbps))
+        if writes:
+            self.switch.write(writes)
+        return writes
 
     # ---- what the switch holds ------------------------------------
     def status(self) -> list[dict[str, object]]:
@@ -316,6 +376,9 @@ class BfccApp(IntendedStateApp):
                         0
                     ],
                     "fakes_sent": self.switch.read_counter(n.FAKES_SENT, rp.port)[0],
+                    # reduction shaping: the TM max rate on the port or its low queue.
+                    "shaped_kbps": self.switch.read_tm_shaping(rp.port)
+                    or self.switch.read_tm_shaping(rp.port, rp.low_qid),
                 }
             )
         return rows
@@ -330,8 +393,9 @@ class BfccApp(IntendedStateApp):
                 {
                     "section": RATE_THRESHOLDS,
                     "degree": degree,
-                    "rt_packets": e.data["rt_packets"] if e else None,
-                    "recirculation_session": e.data["recirculation_session"] if e else None,
+                    # No RT under reduction shaping (the entry is no_rate_threshold).
+                    "rt_packets": e.data.get("rt_packets") if e else None,
+                    "recirculation_session": e.data.get("recirculation_session") if e else None,
                     # Mirror sessions are not read back through Switch: the profile's port.
                     "recirculation_port": self.recirculation_port,
                 }

@@ -112,11 +112,14 @@ class CongestionPoint(Strict):
 
 class ReactionPoint(Strict):
     """A port facing a downstream BFCC switch: the named group goes to
-    `low_qid`, everything else to `high_qid` (strict priority between them)."""
+    `low_qid`, everything else to `high_qid` (strict priority between them).
+    `rate_mbps` is the port's speed, which `params.reduction: shaping` cuts
+    to RT/(RT+1) (required then)."""
 
     port: PortNumber
     high_qid: Annotated[int, Field(ge=0)]
     low_qid: Annotated[int, Field(ge=0)]
+    rate_mbps: Annotated[int, Field(ge=1)] | None = None
 
 
 class Params(Strict):
@@ -156,6 +159,13 @@ class Params(Strict):
     # its first-hop switch relays the message (sender_notify) and the sender
     # cuts its rate to RT/(RT+1), as the switch cuts the port.
     sender_reaction: Literal["none", "match_switch"] = "none"
+    # How a reaction point cuts the port toward a congested switch (4.2.2's
+    # RT/(RT+1)): "fakes", the paper's fake packets (a fake takes a slot only
+    # when the port is saturated); "shaping", the controller shapes the port
+    # (or, with named_group_only, the low queue) in the TM to RT/(RT+1) of
+    # its rate_mbps while the switch holds backpressure: no fakes, no
+    # recirculation, at the controller's polling delay.
+    reduction: Literal["fakes", "shaping"] = "fakes"
 
     def rate_thresholds(self) -> dict[int, int]:
         return {
@@ -428,6 +438,24 @@ def sender_notify_targets(cfg: BfccConfig, strict: bool = True) -> list[SenderNo
     return out
 
 
+def check_shaping_rates(cfg: BfccConfig, p: Params, prefix: str = "") -> None:
+    """Shaping cuts a fraction of each reaction point's rate: it must be known."""
+    if p.reduction != "shaping":
+        return
+    for i, rp in enumerate(cfg.reaction_points):
+        if rp.rate_mbps is None:
+            raise ConfigError(
+                f"{prefix}reaction_points[{i}].rate_mbps",
+                f"required with reduction shaping: port {rp.port} is shaped to RT/(RT+1) "
+                "of its rate",
+            )
+
+
+def shaped_rate_kbps(rate_mbps: int, rt_packets: int) -> int:
+    """The TM max rate that keeps RT of every RT+1 slots, as the fakes do (floor)."""
+    return rate_mbps * 1000 * rt_packets // (rt_packets + 1)
+
+
 def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
     """Consistency and chip limits; raises ConfigError naming the first bad field."""
 
@@ -532,6 +560,7 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
                 )
 
     check_params(cfg.params, profile, "params.")
+    check_shaping_rates(cfg, cfg.params)
     if cfg.params.sender_reaction == "match_switch":
         sender_notify_targets(cfg)
 

@@ -34,6 +34,7 @@ REACTION_POINT = f"{IG}.reaction_point"
 REACT = f"{IG}.react"
 RATE_THRESHOLD = f"{EG}.rate_threshold"
 SET_RATE_THRESHOLD = f"{EG}.set_rate_threshold"
+NO_RATE_THRESHOLD = f"{EG}.no_rate_threshold"
 BP_STATE = f"{IG}.bp_state"
 BP_RECORDED_NS = f"{IG}.bp_recorded_ns"
 RR_COUNT = f"{EG}.rr_count"
@@ -89,6 +90,7 @@ ALL_ACTIONS = (
     SET_GROUP,
     REACT,
     SET_RATE_THRESHOLD,
+    NO_RATE_THRESHOLD,
     MONITOR,
     TO_UPSTREAM,
     NOTIFY_SENDERS,

@@ -183,6 +183,8 @@ class SwitchPort:
         self.switch, self.number, self.device = switch, number, device
         self.rate_bps, self.tm, self.monitor = rate_bps, tm, monitor
         self.busy = False
+        # A shaped port whose queues wait for their buckets: when it looks again.
+        self.wake_at: int | None = None
 
     def enqueue(self, frame: bytes, qid: int, data: bool) -> None:
         """`data`: the frame is a host's data packet (pipelines may have
@@ -207,6 +209,8 @@ class SwitchPort:
             d = self.tm.dequeue(now)
             if d is None:
                 self.busy = False
+                if self.tm.packets:
+                    self._wait_for_shaper(now)
                 return
             out = sw.pipeline.egress(self.number, d, now)
             for port, frame in out.extra:
@@ -230,6 +234,22 @@ class SwitchPort:
                     sw.stats.count("fake")
                 sw.sim.send(self.device, frame)
             return
+
+    def _wait_for_shaper(self, now: int) -> None:
+        """Frames wait on a TM shaper: look again when the first may leave (an
+        arrival in an unshaped queue meanwhile still goes at once)."""
+        at = self.tm.next_eligible_ns(now)
+        if at is None or (self.wake_at is not None and self.wake_at <= at):
+            return
+        self.wake_at = at
+
+        def wake() -> None:
+            if self.wake_at == at:
+                self.wake_at = None
+            if not self.busy:
+                self._transmit_next()
+
+        self.switch.sim.later(at - now, wake)
 
 
 class SwitchNode:

@@ -247,7 +247,15 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
             for q in sorted(topo.ports[switch])
         ][:16],
         "reaction_points": [
-            {"port": q, "high_qid": BFCC_HIGH_QID, "low_qid": BFCC_LOW_QID} for q in up_ports
+            {
+                "port": q,
+                "high_qid": BFCC_HIGH_QID,
+                "low_qid": BFCC_LOW_QID,
+                "rate_mbps": max(
+                    1, int(topo.link_between(switch, topo.ports[switch][q]).rate_bps // 1e6)
+                ),
+            }
+            for q in up_ports
         ],
         "recirculation_session": RECIRCULATION_SESSION if up_ports else None,
         "params": {
@@ -261,6 +269,7 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
             "expiry_ns": p.expiry_ns,
             "named_group_only": int(p.named_group_only),
             "sender_reaction": p.sender_reaction,
+            "reduction": p.reduction,
         },
     }
     cfg = parse_bfcc(raw, f"{s.name}:{switch}")
@@ -269,11 +278,21 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
     notes = [*param_warnings(cfg.params), *saturation_reports(cfg, cfg.params, profile)]
     sw = ModelSwitch("bfcc", profile)
     with _quiet("bfrt_controller.bfcc.app"):
-        BfccApp(sw, cfg).push_all()
+        app = BfccApp(sw, cfg)
+        app.push_all()
     kinds = {q: "backpressure" for q in used_up}
-    return SwitchSetup(
-        TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), kinds, notes=notes
+    setup = SwitchSetup(
+        TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights, sw.tm_shaping),
+        kinds,
+        notes=notes,
     )
+    if p.reduction == "shaping" and cfg.reaction_points:
+
+        def shape(now_s: float) -> None:
+            app.shape_once()
+
+        setup.periodic, setup.interval_s = shape, p.shaping_interval_us / 1e6
+    return setup
 
 
 def baseline_switch(

@@ -449,3 +449,100 @@ def test_a_group_split_over_two_host_ports_is_refused_for_match_switch() -> None
         app.set_params({"sender_reaction": "match_switch"})
     assert counting(app).batches == before
     assert app.params.sender_reaction == "none"
+
+
+# ---- reduction: shaping ---------------------------------------------------
+
+
+def shaping_config(named_group_only: int = 0) -> dict[str, object]:
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["reaction_points"][0]["rate_mbps"] = 10_000
+    raw["params"]["reduction"] = "shaping"
+    raw["params"]["named_group_only"] = named_group_only
+    return raw
+
+
+def test_shaping_cuts_the_port_in_the_tm_instead_of_fakes() -> None:
+    """Severe backpressure on port 3: one cycle shapes port 3 to RT/(RT+1) =
+    1/2 of its 10 Gb/s; no packet leaves as a fake; a milder degree moves the
+    shaper, a clear removes it; a cycle with no change writes nothing."""
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(shaping_config()))
+    app.push_all()
+    sw = counting(app)
+    assert app.shape_once() == []
+    sw.model.send(3, feedback(2, 1, 3))
+    assert sw.read_tm_shaping(3) is None  # not before the controller's cycle
+    (w,) = app.shape_once()
+    assert (w.port, w.queue, w.max_rate_kbps) == (3, None, 5_000_000)
+    assert sw.read_tm_shaping(3) == 5_000_000
+    assert app.shape_once() == []
+    out: list[Output] = []
+    for _ in range(6):
+        out += sw.model.send(1, sender(1, "10.0.3.3"))
+    assert (fakes(out), len(out)) == (0, 6)
+    assert sw.read_counter(n.ADMITTED_BY_QID, 1)[0] == 6  # still the low queue
+    (rp,) = section(app, REACTION_POINTS)
+    assert (rp["shaped_kbps"], rp["fakes_sent"]) == (5_000_000, 0)
+    sw.model.send(3, feedback(2, 1, 1))
+    app.shape_once()
+    assert sw.read_tm_shaping(3) == 9_000_000  # RT 9: 9/10
+    sw.model.send(3, feedback(3, 1, 0))
+    app.shape_once()
+    assert sw.read_tm_shaping(3) is None
+
+
+def test_named_group_only_shapes_the_low_queue() -> None:
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(shaping_config(named_group_only=1)))
+    app.push_all()
+    sw = counting(app)
+    sw.model.send(3, feedback(2, 1, 2))
+    app.shape_once()
+    assert (sw.read_tm_shaping(3, 1), sw.read_tm_shaping(3)) == (7_500_000, None)
+    # Port-wide again: the queue's shaper goes and the port's comes, in the set.
+    app.set_params({"named_group_only": 0})
+    assert (sw.read_tm_shaping(3, 1), sw.read_tm_shaping(3)) == (None, 7_500_000)
+    # Back to fakes: the shaper goes at once and the RT entries cut again.
+    app.set_params({"reduction": "fakes"})
+    assert sw.read_tm_shaping(3) is None
+    assert [r["rt_packets"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 1]
+    out = sw.model.send(1, sender(1, "10.0.3.3")) + sw.model.send(1, sender(1, "10.0.3.3"))
+    out += sw.model.send(1, sender(1, "10.0.3.3")) + sw.model.send(1, sender(1, "10.0.3.3"))
+    assert fakes(out) == 1  # RT 3
+
+
+def test_shaping_needs_each_reaction_points_rate() -> None:
+    raw = shaping_config()
+    del raw["reaction_points"][0]["rate_mbps"]  # type: ignore[index]
+    with pytest.raises(ConfigError, match=r"reaction_points\[0\]\.rate_mbps: required"):
+        parse_config(raw)
+    raw["params"]["reduction"] = "fakes"  # type: ignore[index]
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    app.push_all()
+    before = list(counting(app).batches)
+    with pytest.raises(ConfigError, match=r"reaction_points\[0\]\.rate_mbps: required"):
+        app.set_params({"reduction": "shaping"})
+    assert counting(app).batches == before and app.params.reduction == "fakes"
+    with pytest.raises(ConfigError, match="reduction: Input should be 'fakes' or 'shaping'"):
+        app.set_params({"reduction": "pause"})
+
+
+def test_shaping_on_the_bfrt_backend() -> None:
+    """The same cycle on BF-Runtime: the port's shaper row and its enable bit."""
+    from bfrt_controller.backends.bfrt import BfrtSwitch
+    from bfrt_controller.testing import FakeBfrtGrpc
+
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("bfcc", profile)
+    sw = BfrtSwitch("bfcc", profile, client_module=fake)
+    sw.connect()
+    app = BfccApp(sw, parse_config(shaping_config()))
+    app.push_all()
+    fake.set_register(n.BP_STATE, 3, 0x0103, pipe=0)  # what the data plane records
+    (w,) = app.shape_once()
+    assert w.max_rate_kbps == 5_000_000
+    assert fake.tm_row("tm.port.sched_shaping", 0, 3)["max_rate"] == 5_000_000
+    assert fake.tm_row("tm.port.sched_cfg", 0, 3) == {"max_rate_enable": True}
+    assert app.shape_once() == []
+    fake.set_register(n.BP_STATE, 3, 0, pipe=0)
+    app.shape_once()
+    assert fake.tm_row("tm.port.sched_cfg", 0, 3) == {"max_rate_enable": False}

@@ -161,3 +161,32 @@ def test_bfcc_match_switch_relays_backpressure_to_the_sender() -> None:
     plain = switch_setup(topo, "s1", "bfcc", profile, 0).pipeline
     assert plain.ingress(up, bp, 1_000) is None
     assert isinstance(rate_controller("bfcc", s, 5_000_000), FixedRate)
+
+
+def test_bfcc_shape_setup_polls_and_shapes_the_tm_the_port_reads() -> None:
+    """bfcc-smoke's S1 under bfcc-shape: the controller cycle runs every 1 ms
+    and writes the shaper into the table the harness's TM reads."""
+    from hw_profiles import load_profile
+    from models.net.scenario import load_scenario
+    from models.net.schemes import switch_setup
+    from models.net.tm import EgressTm
+    from models.net.topology import Topology
+
+    s = load_scenario("bfcc-smoke")
+    topo = Topology(s)
+    up = topo.next_hop("s1", "rx")
+    setup = switch_setup(topo, "s1", "bfcc-shape", load_profile(s.chip), 0)
+    assert setup.periodic is not None and setup.interval_s == 0.001
+    tm = EgressTm(10**6, 80, up, setup.pipeline.tm_shaping())
+    bp = bytes(
+        Ether(
+            dst=topo.port_mac("s1", up).hex(":"),
+            src=topo.neighbour_mac("s1", up).hex(":"),
+            type=0x88B6,
+        )
+        / TofccFeedback(msg_type=2, class_id=1, degree=1)
+    )
+    assert setup.pipeline.ingress(up, bp, 1_000) is None  # recorded and consumed
+    assert tm.shaping.get((up, None)) is None
+    setup.periodic(0.001)
+    assert tm.shaping[(up, None)][0] == 10_000 * 9 // 10  # 10 Mb/s x 9/10 in kb/s
