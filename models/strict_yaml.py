@@ -10,6 +10,7 @@ catch one exception type.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,30 @@ class _StrictLoader(yaml.SafeLoader):
                 )
             seen[key] = key_node
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        # YAML 1.1 reads 010 as 8 and 0009 as the string "0009" (which a lax
+        # int field then takes as 9): in a vector or config a leading zero is a
+        # slip, never an octal number, so both are refused.
+        text = str(node.value).replace("_", "").lstrip("+-")
+        if len(text) > 1 and text[0] == "0" and text[1].isdigit():
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"{node.value!r} has a leading zero (YAML 1.1 reads it as octal or as text):"
+                " write the decimal number",
+                node.start_mark,
+            )
+        return super().construct_yaml_int(node)  # type: ignore[no-untyped-call, no-any-return]
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:int", _StrictLoader.construct_yaml_int)
+# Digits with a leading zero that are not valid octal ("0009") resolve as
+# text in YAML 1.1; route them through the int constructor so they are
+# refused like "010" rather than read as a string.
+_StrictLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^[-+]?0[0-9_]+$"), list("-+0")
+)
 
 
 def _check_depth(node: yaml.Node) -> None:

@@ -27,7 +27,7 @@ from bfrt_controller.switch import (
 from hw_profiles import load_profile
 from models import speedups
 from models.baselines._rp_base import RpStage
-from models.switch.core import Match
+from models.switch.core import Match, P4ModelError
 from models.switch.headers import Header
 
 
@@ -296,6 +296,74 @@ def test_dcqcn_timer_loop_crosses_every_phase_in_one_advance() -> None:
 
 
 @pytest.mark.parametrize("seed", range(6))
+def test_pmqecn_rp_clock_only_timer_calls_give_the_reference_trace(seed: int) -> None:
+    """PMQECN's host reaction point moves only its clock on a timer call that
+    ends no cycle (the fast path); every state after every event of a random
+    mix of feedback, sends and timer calls equals the reference's."""
+    from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
+
+    def trace(fast: bool) -> list[object]:
+        rng = random.Random(seed)
+        rp = ReactionPoint(RpConfig(byte_counter=20_000, feedback_interval=0.05))
+        out: list[object] = []
+        now = 0.0
+        with contextlib.nullcontext() if fast else speedups.disabled():
+            for _ in range(600):
+                now += rng.choice([1e-6, 1e-4, 0.003, 0.01, 0.0099999, 0.025, rng.random() / 20])
+                kind = rng.choices(["fb", "bytes", "timer"], weights=[1, 10, 20])[0]
+                if kind == "fb":
+                    rp.on_feedback(rng.uniform(1e6, 9e6), rng.uniform(0.5e6, 9e6), now)
+                elif kind == "bytes":
+                    rp.on_bytes_sent(rng.randrange(64, 1500), now)
+                else:
+                    rp.on_timer(now)
+                out.append(rp.state)
+        return out
+
+    fast, ref = trace(True), trace(False)
+    assert fast == ref
+    assert len({s.phase for s in fast}) == 2  # both phases were crossed
+
+
+def test_remembered_key_forms_refuse_what_the_checks_refuse() -> None:
+    """add_or_modify remembers a key's normal form; a key equal to a
+    remembered one but of another type (True, 1.0 for 1) is still refused
+    with the reference's message, and a remembered key still adds the same
+    entry."""
+    from models.switch.core import Action, KeyField, Table
+
+    def table() -> Table:
+        return Table(
+            "t",
+            [KeyField("a", 8, "exact"), KeyField("b", 8, "ternary")],
+            [Action("set_v", (("v", 8),))],
+            ("set_v", {"v": 0}),
+            size=8,
+        )
+
+    fast, ref = table(), table()
+    good = [{"a": Match(1)}, {"a": Match(2), "b": Match(1, mask=1)}]
+    for _ in range(2):  # the second round answers from memory
+        for key in good:
+            fast.add_or_modify(dict(key), "set_v", {"v": 1})
+            with speedups.disabled():
+                ref.add_or_modify(dict(key), "set_v", {"v": 1})
+    assert [(e.key, e.data) for e in fast.entries] == [(e.key, e.data) for e in ref.entries]
+    # Each equal (==, same hash) to a remembered key.
+    for bad in (
+        {"a": Match(True)},
+        {"a": Match(1.0)},
+        {"a": Match(2), "b": Match(1, mask=True)},
+        {"a": Match(2), "b": Match(True, mask=1)},
+    ):
+        with pytest.raises(P4ModelError) as fast_err:
+            fast.add_or_modify(bad, "set_v", {"v": 2})
+        with speedups.disabled(), pytest.raises(P4ModelError) as ref_err:
+            ref.add_or_modify(bad, "set_v", {"v": 2})
+        assert str(fast_err.value) == str(ref_err.value)
+
+
+@pytest.mark.parametrize("seed", range(6))
 def test_ranked_table_lookup_is_the_reference_lookup(seed: int) -> None:
     """Table.lookup's fast path (mask groups best-first, stop once nothing
     left can win) answers as trying every group: ternary entries of many
@@ -351,6 +419,52 @@ def test_ranked_table_lookup_is_the_reference_lookup(seed: int) -> None:
             keys.remove((key, prio))
 
 
+def test_remembered_lookups_follow_every_change_of_the_table() -> None:
+    """The fast lookup remembers answers per key; every way a table changes
+    (add, modify, delete, a new default, the undo log putting entries and
+    default back, clear) must make it answer as the reference again."""
+    from models.switch.core import Action, KeyField, Table
+
+    rng = random.Random(7)
+    t = Table(
+        "t",
+        [KeyField("a", 8, "exact"), KeyField("b", 8, "ternary")],
+        [Action("set_v", (("v", 16),)), Action("NoAction")],
+        ("NoAction", {}),
+        size=64,
+    )
+    pool = [{"a": rng.randrange(4), "b": rng.randrange(256)} for _ in range(12)]
+
+    def agree() -> None:
+        for values in pool * 3:  # each key more than once: answers come from memory
+            fast = t.lookup(values)
+            with speedups.disabled():
+                ref = t.lookup(values)
+            assert (fast.hit, fast.action, fast.data) == (ref.hit, ref.action, ref.data)
+
+    def key(a: int, b: int, mask: int) -> dict[str, Match]:
+        return {"a": Match(a), "b": Match(b & mask, mask=mask)}
+
+    agree()
+    t.add(key(1, 0, 0), "set_v", {"v": 1}, priority=5)
+    agree()
+    t.add_or_modify(key(1, 0, 0), "set_v", {"v": 2}, priority=5)
+    agree()
+    saved = (list(t.entries), t.default)
+    t.set_default("set_v", {"v": 9})
+    agree()
+    t.add(key(1, pool[0]["b"], 0xFF), "set_v", {"v": 3}, priority=1)
+    agree()
+    t.entries, t.default = saved  # what the model backend's undo log does
+    agree()
+    t.delete(key(1, 0, 0), priority=5)
+    agree()
+    t.set_default("set_v", {"v": 4})
+    t.clear()
+    agree()
+    assert t.lookup(pool[0]).action == "NoAction"
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_ipv4_checksum_and_extract_match_the_reference(seed: int) -> None:
     """Cursor.extract (one layout lookup) and Ipv4.checksum (words unpacked
@@ -379,7 +493,7 @@ def test_add_or_modify_fast_path_is_the_reference() -> None:
     """Table.add_or_modify normalising the key once: the same entries, the
     same order and the same refusals (unknown action, full table) as add()
     or modify() each normalising it."""
-    from models.switch.core import Action, KeyField, P4ModelError, Table
+    from models.switch.core import Action, KeyField, Table
 
     def table() -> Table:
         return Table(

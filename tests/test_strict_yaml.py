@@ -21,6 +21,11 @@ BAD: list[tuple[bytes, str]] = [
     (b"\x89PNG\r\n\x1a\n\x00\x00", "not UTF-8"),
     (b"[" * 50_000 + b"]" * 50_000, "nesting deeper than"),
     (b"a: [1, 2\n", "not valid YAML"),
+    # YAML 1.1 would read these as 8 and as the text "0009" (an int field
+    # then takes 9): a port number written with a leading zero is a slip.
+    (b"sport: 010\n", "'010' has a leading zero"),
+    (b"udp: {sport: 0009}\n", "'0009' has a leading zero"),
+    (b"n: -007\n", "'-007' has a leading zero"),
 ]
 
 
@@ -45,6 +50,16 @@ def test_directories_and_missing_files(tmp_path: Path) -> None:
 def test_ordinary_documents_still_load() -> None:
     assert strict_yaml.loads("a: 1\nb: [x, {c: 2}]\n") == {"a": 1, "b": ["x", {"c": 2}]}
     assert strict_yaml.loads("") is None
+    assert strict_yaml.loads("[0, -0, 10, 0x1f, 1_000, 0.5, '0009', 00:00:00:00:05:fe]") == [
+        0,
+        0,
+        10,
+        31,
+        1000,
+        0.5,
+        "0009",
+        "00:00:00:00:05:fe",
+    ]
     assert strict_yaml.loads("- {a: 1}\n- {a: 1}\n") == [{"a": 1}, {"a": 1}]  # equal items ok
     merged = strict_yaml.loads("base: &b {x: 1, y: 2}\nuse: {<<: *b, y: 3}\n")
     assert merged["use"] == {"x": 1, "y": 3}  # a merge's override is not a duplicate

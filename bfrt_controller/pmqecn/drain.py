@@ -14,6 +14,7 @@ of zero matches none and drains nothing (the table's default).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 # The P4's clock tick (IngressClockHook: bits 37..6 of the ns timestamp).
 TICK_NS = 64
@@ -44,17 +45,25 @@ def drain_entries(rate_bytes_per_s: int, mantissa_bits: int) -> list[DrainEntry]
         raise ValueError(f"rate_bytes_per_s must be non-negative, got {rate_bytes_per_s}")
     if not 1 <= mantissa_bits <= ELAPSED_BITS:
         raise ValueError(f"mantissa_bits must be 1..{ELAPSED_BITS}, got {mantissa_bits}")
+    per_tick = rate_bytes_per_s * TICK_NS
+    return [
+        DrainEntry(value, mask, min(per_tick * value // 1_000_000_000, DRAIN_MAX_BYTES))
+        for value, mask in _ranges(mantissa_bits)
+    ]
+
+
+@cache
+def _ranges(mantissa_bits: int) -> tuple[tuple[int, int], ...]:
+    """(lower end, ternary mask) of every entry, the same for every rate:
+    the controller rewrites all of them at each weight change."""
     full = (1 << ELAPSED_BITS) - 1
-    out: list[DrainEntry] = []
+    out: list[tuple[int, int]] = []
     for lead in range(ELAPSED_BITS):
         kept = min(lead, mantissa_bits - 1)
         low = lead - kept
         mask = full >> low << low
-        for m in range(1 << kept):
-            value = (1 << lead) | (m << low)
-            drain = rate_bytes_per_s * TICK_NS * value // 1_000_000_000
-            out.append(DrainEntry(value, mask, min(drain, DRAIN_MAX_BYTES)))
-    return out
+        out.extend(((1 << lead) | (m << low), mask) for m in range(1 << kept))
+    return tuple(out)
 
 
 def drain_bytes(rate_bytes_per_s: int, mantissa_bits: int, elapsed_ticks: int) -> int:

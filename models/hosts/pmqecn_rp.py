@@ -49,6 +49,8 @@ from dataclasses import dataclass, replace
 from enum import Enum
 from numbers import Integral, Real
 
+from models import speedups
+
 
 class Phase(Enum):
     FAST_RECOVERY = "fast_recovery"
@@ -115,6 +117,14 @@ class RpState:
     feedback_target: float | None = None
     answer: tuple[float, float] | None = None
     answer_time: float = -math.inf
+
+
+def _with_now(s: RpState, now: float) -> RpState:
+    """`replace(s, now=now)` without its per-call field walk and checks."""
+    out = object.__new__(RpState)
+    out.__dict__.update(s.__dict__)
+    out.__dict__["now"] = now
+    return out
 
 
 class _MeanRate:
@@ -236,7 +246,14 @@ class ReactionPoint:
         elapsed = (t - self._state.timer_epoch) / self.config.timer_period
         due = math.floor(elapsed + 1e-9)
         cycles = max(0, due - self._state.timer_cycles)
-        self._state = replace(self._state, now=t, timer_cycles=self._state.timer_cycles + cycles)
+        if cycles == 0 and speedups.ENABLED:
+            # The harness asks at every packet; most asks end no cycle and
+            # move only the clock, which `replace` made a measurable cost.
+            self._state = _with_now(self._state, t)
+        else:
+            self._state = replace(
+                self._state, now=t, timer_cycles=self._state.timer_cycles + cycles
+            )
         self._run_cycles(cycles)
         self._sent.set_rate(t, self._state.rate)
         return cycles

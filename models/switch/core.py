@@ -69,6 +69,11 @@ def _check_width(what: str, value: int, width: int) -> None:
         raise P4ModelError(f"{what}: value {value} does not fit in {width} bits")
 
 
+# Keys remembered per table state: enough for every flow or class key of a
+# run, while a key on a timestamp (elapsed-time tables) stops growing there.
+MEMO_KEYS = 4096
+
+
 class Table:
     """A match-action table. Ternary ties break on the lower priority value."""
 
@@ -97,6 +102,12 @@ class Table:
         self._groups: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]] | None = None
         self._ranked: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple], tuple]] = []
         self._ranked_for: object = None
+        # Results by key value, valid for one state of the table (its mask
+        # groups and default, both replaced, never changed in place, when the
+        # table changes): most packets of a run look up a few keys many times.
+        self._memo: dict[tuple[int, ...], LookupResult] = {}
+        self._memo_for: tuple[object, object] = (None, None)
+        self._normal_keys: dict[tuple[tuple[object, ...], ...], dict[str, Match]] = {}
 
     @property
     def entries(self) -> list[Entry]:
@@ -134,6 +145,28 @@ class Table:
             _check_width(f"{self.name}: {action}.{pname}", data[pname], width)
 
     def _normalise_key(self, key: dict[str, Match]) -> dict[str, Match]:
+        if not speedups.ENABLED:
+            return self._normalise_key_checked(key)
+        # A controller rewrites the same keys cycle after cycle (PMQECN's
+        # drain table: thousands per weight change); a key's normal form
+        # depends on nothing but the key and the table's fixed key fields.
+        # The dict is shared by the entries made from it, never changed.
+        try:
+            # The types too: Match(True) and Match(1.0) equal Match(1) and
+            # hash alike, but the checks refuse them.
+            ident = tuple(
+                (f, m, type(m.value), type(m.prefix_len), type(m.mask)) for f, m in key.items()
+            )
+            found = self._normal_keys.get(ident)
+        except TypeError:  # an unhashable value: let the checks name it
+            return self._normalise_key_checked(key)
+        if found is None:
+            found = self._normalise_key_checked(key)
+            if len(self._normal_keys) < MEMO_KEYS:
+                self._normal_keys[ident] = found
+        return found
+
+    def _normalise_key_checked(self, key: dict[str, Match]) -> dict[str, Match]:
         for fname in key:
             if fname not in self.keys:
                 raise P4ModelError(
@@ -305,6 +338,19 @@ class Table:
         # A ternary table such as PMQECN's vq_drain spreads its entries over
         # dozens of masks; the reference tries every mask on every packet.
         key = tuple([values[f] for f in self.keys])
+        state = (self._groups, self.default)
+        if self._memo_for[0] is not state[0] or self._memo_for[1] is not state[1]:
+            self._memo = {}
+            self._memo_for = state
+        memo = self._memo
+        found = memo.get(key)
+        if found is None:
+            found = self._search_ranked(key)
+            if len(memo) < MEMO_KEYS:
+                memo[key] = found
+        return found
+
+    def _search_ranked(self, key: tuple[int, ...]) -> LookupResult:
         best: tuple | None = None
         for masks, group, top in self._ranked_groups():
             if best is not None and best[0] >= top:
