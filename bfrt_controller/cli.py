@@ -406,7 +406,7 @@ def shape(obj: Context, interval: float | None, count: int | None) -> None:
     done, count = 0, count or 0
     while count == 0 or done < count:
         time.sleep(interval)
-        report(sup.run(app.shape_once))
+        report(sup.run(lambda: app.shape_once(time.monotonic())))
         done += 1
 
 

@@ -160,6 +160,11 @@ class Switch(ABC):
         """The shaper's max rate in kb/s on the port (queue None) or queue;
         None when it is off."""
 
+    @abstractmethod
+    def read_port_tx_bytes(self, port: int) -> int:
+        """Bytes the port has transmitted since power-on (BF-Runtime
+        `$PORT_STAT` `$OctetsTransmittedTotal`)."""
+
     @property
     def description(self) -> str:
         return f"{type(self).__name__}({self.program} on {self.profile.chip})"

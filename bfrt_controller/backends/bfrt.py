@@ -59,6 +59,7 @@ from .model import MAX_DWRR_WEIGHT, check_shaping
 
 ALL_PIPES = 0xFFFF
 MIRROR_TABLE = "$mirror.cfg"
+PORT_STAT_TABLE = "$PORT_STAT"
 # The model's limit for $max_pkt_len, so both backends refuse the same sessions.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 MATCH_PRIORITY_BITS = 32
@@ -915,6 +916,17 @@ class BfrtSwitch(Switch):
         if not field("sched_cfg", "max_rate_enable"):
             return None
         return int(field("sched_shaping", "max_rate"))
+
+    def read_port_tx_bytes(self, port: int) -> int:
+        # open-p4studio bf_rt_port_tf1.json (tf2 the same): $PORT_STAT, key
+        # $DEV_PORT (uint32), $OctetsTransmittedTotal (uint64).
+        if not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
+        t = self._bfrt().table_get(PORT_STAT_TABLE)
+        data = self._get(PORT_STAT_TABLE, t.make_key([self.gc.KeyTuple("$DEV_PORT", port)]))
+        if data is None:
+            raise ControllerError(f"{PORT_STAT_TABLE}: no $DEV_PORT {port} on this device")
+        return int(data.to_dict()["$OctetsTransmittedTotal"])
 
     @property
     def description(self) -> str:

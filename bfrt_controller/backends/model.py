@@ -37,6 +37,9 @@ class ModelSwitch(Switch):
         self.tm_priorities: dict[tuple[int, int], int] = {}
         # Shaped ports (queue None) and queues: (max_rate_kbps, max_burst_bytes).
         self.tm_shaping: dict[tuple[int, int | None], tuple[int, int]] = {}
+        # Bytes each port has sent: the model has no wire, so whoever runs the
+        # packets (the ns-3 harness) counts them here.
+        self.port_tx_bytes: dict[int, int] = {}
         self.restarts = 0
 
     def connect(self) -> None:
@@ -48,6 +51,7 @@ class ModelSwitch(Switch):
         self.tm_weights.clear()
         self.tm_priorities.clear()
         self.tm_shaping.clear()
+        self.port_tx_bytes.clear()
         self.restarts += 1
 
     def _apply(self, w: Write) -> None:
@@ -202,6 +206,11 @@ class ModelSwitch(Switch):
     def read_tm_shaping(self, port: int, queue: int | None = None) -> int | None:
         got = self.tm_shaping.get((port, queue))
         return None if got is None else got[0]
+
+    def read_port_tx_bytes(self, port: int) -> int:
+        if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
+        return self.port_tx_bytes.get(port, 0)
 
 
 def check_shaping(w: TmShapingWrite, max_port: int, max_queue_id: int) -> None:

@@ -9,6 +9,7 @@ The data plane decides everything else (who is congested, whom to slow).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -100,6 +101,12 @@ class BfccApp(IntendedStateApp):
         # just has no entry; check_against (config) and set_params (a run-time
         # switch to match_switch) refuse it.
         self.notify_targets = sender_notify_targets(config, strict=False)
+        # shaping_base carried: each reaction point's last byte-counter sample
+        # (bytes, seconds), its rate over the last cycle, and the rate held
+        # as the base while its backpressure lasts.
+        self._tx_sample: dict[int, tuple[int, float]] = {}
+        self._carried_kbps: dict[int, float] = {}
+        self._base_kbps: dict[int, float] = {}
         for w in [
             *param_warnings(self.params),
             *saturation_reports(config, self.params, switch.profile),
@@ -273,12 +280,23 @@ class BfccApp(IntendedStateApp):
         return diff
 
     # ---- the shaping loop -------------------------------------------
-    def shaping_targets(self) -> list[tuple[int, int | None, int | None]]:
+    def _measure(self, port: int, now_s: float) -> None:
+        """The port's carried rate over the last cycle, from its byte counter."""
+        sent = self.switch.read_port_tx_bytes(port)
+        last = self._tx_sample.get(port)
+        self._tx_sample[port] = (sent, now_s)
+        if last is not None and now_s > last[1] and sent >= last[0]:
+            self._carried_kbps[port] = (sent - last[0]) * 8 / 1000 / (now_s - last[1])
+
+    def shaping_targets(self, now_s: float = 0.0) -> list[tuple[int, int | None, int | None]]:
         """(port, queue or None for the whole port, max rate in kb/s or None)
         each reaction point should have now: while the switch holds
         backpressure (bp_state names a group and a degree) and reduction is
         shaping, the port (or, with named_group_only, its low queue) at
-        RT(degree)/(RT(degree)+1) of its rate; otherwise unshaped."""
+        RT(degree)/(RT(degree)+1) of its base; otherwise unshaped. The base is
+        the line rate, or (shaping_base carried) the rate the port carried in
+        the cycle before the backpressure began, held until it ends: a
+        shaped port's own rate is never the base of the next cut."""
         p = self.params
         rts = p.rate_thresholds()
         out: list[tuple[int, int | None, int | None]] = []
@@ -286,22 +304,45 @@ class BfccApp(IntendedStateApp):
             queue = None if p.named_group_only == 0 else rp.low_qid
             rate: int | None = None
             if p.reduction == "shaping":
+                assert rp.rate_mbps is not None  # check_shaping_rates
+                line_kbps = rp.rate_mbps * 1000
+                if p.shaping_base == "carried":
+                    self._measure(rp.port, now_s)
                 group, degree = _bp_key(self.switch.read_register(n.BP_STATE, rp.port))
                 if group and degree in rts:
-                    assert rp.rate_mbps is not None  # check_shaping_rates
-                    rate = shaped_rate_kbps(rp.rate_mbps, rts[degree])
+                    if p.shaping_base == "line":
+                        rate = shaped_rate_kbps(rp.rate_mbps, rts[degree])
+                    else:
+                        # Choice: a base of at least 1 % of the line, so a port
+                        # that happened to be idle for one cycle is not shut.
+                        # Before the first full cycle has been measured the
+                        # line stands in, and is not held as the base.
+                        carried = self._carried_kbps.get(rp.port)
+                        if carried is None:
+                            base = float(line_kbps)
+                        else:
+                            base = self._base_kbps.setdefault(
+                                rp.port, min(max(carried, line_kbps / 100), line_kbps)
+                            )
+                        rt = rts[degree]
+                        rate = max(1, int(base * rt // (rt + 1)))
+                else:
+                    self._base_kbps.pop(rp.port, None)
             out.append((rp.port, queue, rate))
         return out
 
-    def shape_once(self) -> list[TmShapingWrite]:
+    def shape_once(self, now_s: float | None = None) -> list[TmShapingWrite]:
         """One cycle of the shaping loop: read each reaction point's
         backpressure record, compare the shapers the switch holds with
         shaping_targets() and write the difference as one batch (nothing when
         nothing changed). The record is the data plane's own: it expires
-        there (bp_expiry_ns) when a packet to the port finds it stale."""
+        there (bp_expiry_ns) when a packet to the port finds it stale.
+        `now_s`: the loop's clock (time.monotonic() unless given), for the
+        carried rate."""
+        now = time.monotonic() if now_s is None else now_s
         writes: list[TmShapingWrite] = []
         for rp, (port, queue, rate) in zip(
-            self.config.reaction_points, self.shaping_targets(), strict=True
+            self.config.reaction_points, self.shaping_targets(now), strict=True
         ):
             want: dict[int | None, int | None] = {None: None, rp.low_qid: None}
             want[queue] = rate

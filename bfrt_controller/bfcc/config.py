@@ -166,6 +166,11 @@ class Params(Strict):
     # its rate_mbps while the switch holds backpressure: no fakes, no
     # recirculation, at the controller's polling delay.
     reduction: Literal["fakes", "shaping"] = "fakes"
+    # What shaping takes RT/(RT+1) of: "line", the reaction point's
+    # rate_mbps; "carried", the rate the port carried over the controller
+    # cycle before the backpressure began (its $PORT_STAT byte counter), so
+    # the cut bites at any load, like a fake on a saturated port.
+    shaping_base: Literal["line", "carried"] = "line"
 
     def rate_thresholds(self) -> dict[int, int]:
         return {

@@ -418,6 +418,14 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
     )
     specs.append(
         TableSpec(
+            "$PORT_STAT",
+            "port_stat",
+            {"$DEV_PORT": KeySpec("$DEV_PORT", 32, "Exact")},
+            fields={"$OctetsTransmittedTotal": FieldSpec("$OctetsTransmittedTotal", 64)},
+        )
+    )
+    specs.append(
+        TableSpec(
             f"{tf}.tm.port.sched_cfg",
             "tm_port_sched",
             {"dev_port": KeySpec("dev_port", 32, "Exact")},
@@ -817,7 +825,7 @@ class FakeSwitch:
                     "$COUNTER_SPEC_PKTS": [[0] * s.size for _ in range(pipes)],
                     "$COUNTER_SPEC_BYTES": [[0] * s.size for _ in range(pipes)],
                 }
-            elif s.kind in ("mirror", "tm_sched", "tm_port_sched"):
+            elif s.kind in ("mirror", "tm_sched", "tm_port_sched", "port_stat"):
                 state[s.name] = {}
         return state
 
@@ -1300,6 +1308,10 @@ class FakeSwitch:
                 raise _Refused(StatusCode.NOT_FOUND, f"$mirror.cfg: no session {sid}")
             action, fields = st[sid]
             return self._data(table, fields, action)
+        if spec.kind == "port_stat":
+            port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
+            self.port_cfg(port)  # NOT_FOUND for a port the device lacks
+            return self._data(table, {"$OctetsTransmittedTotal": st.get(port, 0)}, None)
         if spec.kind == "tm_port":
             port = _uint("dev_port", key.field_dict["dev_port"].value, 32)
             pipe, pg_id, nr, queues = self.port_cfg(port)
@@ -1430,6 +1442,11 @@ class FakeBfrtGrpc:
         spec = self.switch.spec(f"{tf}.{table}")
         st = self.switch.state[spec.name]
         return dict(st.get((pipe, *key), dict(spec.tm_defaults)))
+
+    def transmit(self, port: int, nbytes: int) -> None:
+        """Traffic leaving `port` ($PORT_STAT's octet counter)."""
+        st = self.switch.state["$PORT_STAT"]
+        st[port] = st.get(port, 0) + nbytes
 
     def tm_weight(self, pipe: int, pg_id: int, pg_queue: int) -> int:
         return int(self.tm_queue(pipe, pg_id, pg_queue)["dwrr_weight"])

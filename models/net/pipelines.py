@@ -80,9 +80,13 @@ class TnaPipeline(Pipeline):
         tm_priorities: dict[tuple[int, int], int],
         tm_weights: dict[tuple[int, int], int],
         tm_shaping: Shaping | None = None,
+        port_tx_bytes: dict[int, int] | None = None,
     ) -> None:
         self.program = program
         self._shaping: Shaping = tm_shaping if tm_shaping is not None else {}
+        # The switch's per-port byte counters ($PORT_STAT), which the
+        # controller reads: every frame egress lets out counts.
+        self._tx = port_tx_bytes
         self.profile = profile
         self.recirculation_ports = frozenset(profile.recirculation_ports)
         self._prio = tm_priorities
@@ -121,6 +125,8 @@ class TnaPipeline(Pipeline):
         )
         r = p.egress(md, d.frame)
         out = EgressOut(None if r.drop else r.data)
+        if self._tx is not None and not r.drop:
+            self._tx[port] = self._tx.get(port, 0) + len(r.data)
         if r.mirror is not None:
             s = p.mirror_sessions.get(r.mirror.session_id)
             # No copy for a missing or disabled session, as on hardware.

@@ -256,6 +256,9 @@ class Bfcc(Strict):
     # `shaping_interval_us` (a BF-Runtime register read and TM write take
     # hundreds of us to a few ms on a real switch).
     reduction: Literal["fakes", "shaping"] = "fakes"
+    # RT/(RT+1) of the line rate, or of the rate the port carried in the
+    # cycle before the backpressure (bfcc/config.py Params.shaping_base).
+    shaping_base: Literal["line", "carried"] = "line"
     shaping_interval_us: Annotated[float, Field(gt=0, le=1_000_000)] = 1000.0
 
     @model_validator(mode="after")

@@ -270,6 +270,7 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
             "named_group_only": int(p.named_group_only),
             "sender_reaction": p.sender_reaction,
             "reduction": p.reduction,
+            "shaping_base": p.shaping_base,
         },
     }
     cfg = parse_bfcc(raw, f"{s.name}:{switch}")
@@ -282,14 +283,16 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
         app.push_all()
     kinds = {q: "backpressure" for q in used_up}
     setup = SwitchSetup(
-        TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights, sw.tm_shaping),
+        TnaPipeline(
+            sw.model, profile, sw.tm_priorities, sw.tm_weights, sw.tm_shaping, sw.port_tx_bytes
+        ),
         kinds,
         notes=notes,
     )
     if p.reduction == "shaping" and cfg.reaction_points:
 
         def shape(now_s: float) -> None:
-            app.shape_once()
+            app.shape_once(now_s)
 
         setup.periodic, setup.interval_s = shape, p.shaping_interval_us / 1e6
     return setup

@@ -546,3 +546,67 @@ def test_shaping_on_the_bfrt_backend() -> None:
     fake.set_register(n.BP_STATE, 3, 0, pipe=0)
     app.shape_once()
     assert fake.tm_row("tm.port.sched_cfg", 0, 3) == {"max_rate_enable": False}
+
+
+def test_carried_base_shapes_a_fraction_of_what_the_port_carried() -> None:
+    """shaping_base carried: the base is the rate over the cycle before the
+    backpressure (here 2 Gb/s on a 10 Gb/s port), held while it lasts, so
+    the shaped port's lower rate is not cut again; a new episode measures
+    afresh."""
+    raw = shaping_config()
+    raw["params"]["shaping_base"] = "carried"  # type: ignore[index]
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    app.push_all()
+    sw = counting(app)
+    sw.port_tx_bytes[3] = 0
+    assert app.shape_once(0.0) == []
+    sw.port_tx_bytes[3] = 250_000  # 2 Gb/s over 1 ms
+    sw.model.send(3, feedback(2, 1, 2))
+    (w,) = app.shape_once(0.001)
+    assert w.max_rate_kbps == 1_500_000  # 3/4 of 2 Gb/s, not of the line
+    sw.port_tx_bytes[3] += 187_500  # the shaped 1.5 Gb/s
+    assert app.shape_once(0.002) == []  # held: no compounding
+    sw.model.send(3, feedback(2, 1, 3))
+    app.shape_once(0.003)
+    assert sw.read_tm_shaping(3) == 1_000_000  # 1/2 of the same base
+    sw.model.send(3, feedback(3, 1, 0))
+    app.shape_once(0.004)
+    assert sw.read_tm_shaping(3) is None
+    sw.port_tx_bytes[3] += 50_000  # 400 Mb/s in the next cycle
+    sw.model.send(3, feedback(2, 1, 1))
+    app.shape_once(0.005)
+    assert sw.read_tm_shaping(3) == 360_000  # 9/10 of the new base
+    with pytest.raises(ConfigError, match="shaping_base: Input should be 'line' or 'carried'"):
+        app.set_params({"shaping_base": "peak"})
+
+
+def test_port_tx_bytes_on_the_bfrt_backend() -> None:
+    from bfrt_controller.backends.bfrt import BfrtSwitch
+    from bfrt_controller.errors import ControllerError
+    from bfrt_controller.testing import FakeBfrtGrpc
+
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("bfcc", profile)
+    sw = BfrtSwitch("bfcc", profile, client_module=fake)
+    sw.connect()
+    assert sw.read_port_tx_bytes(3) == 0
+    fake.transmit(3, 1500)
+    assert sw.read_port_tx_bytes(3) == 1500
+    with pytest.raises(ControllerError):
+        sw.read_port_tx_bytes(100)  # no such port on the device
+
+
+def test_carried_base_waits_for_a_measured_cycle() -> None:
+    """Backpressure before the loop has measured a whole cycle: the line
+    stands in for that cycle only, then the carried rate becomes the base."""
+    raw = shaping_config()
+    raw["params"]["shaping_base"] = "carried"  # type: ignore[index]
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    app.push_all()
+    sw = counting(app)
+    sw.model.send(3, feedback(2, 1, 1))
+    app.shape_once(0.001)  # first sample: nothing measured yet
+    assert sw.read_tm_shaping(3) == 9_000_000
+    sw.port_tx_bytes[3] = 1_000_000  # 8 Gb/s over the next 1 ms
+    app.shape_once(0.002)
+    assert sw.read_tm_shaping(3) == 7_200_000
