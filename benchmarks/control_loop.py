@@ -26,7 +26,13 @@ from bfrt_controller.pmqecn.config import parse_config
 from hw_profiles import load_profile
 
 KINDS = (("voice", "A", 46, 20), ("video", "B", 34, 40), ("bulk", "C", 10, 60))
-SENDER_PORT = 100
+SENDER_PORT = 0
+
+
+def port_of(i: int) -> int:
+    """Receiver i's device port: pipe 0's front panel is 0..63 (0 is the
+    sender's), so the 64th receiver is pipe 1's first port."""
+    return i if i < 64 else 128 + i - 64
 
 
 def config_for(ports: int) -> dict[str, Any]:
@@ -34,14 +40,14 @@ def config_for(ports: int) -> dict[str, Any]:
     classes, routes = [], []
     for p in range(1, ports + 1):
         routes.append(
-            {"prefix": f"10.{p}.0.0/16", "port": p, "src_mac": "02:00:00:00:00:01",
+            {"prefix": f"10.{p}.0.0/16", "port": port_of(p), "src_mac": "02:00:00:00:00:01",
              "dst_mac": "00:00:00:00:00:02"}
         )  # fmt: skip
         for k, (name, qos, dscp, k_cells) in enumerate(KINDS):
             cid = (p - 1) * 3 + k + 1
             classes.append(
                 {"id": cid, "name": f"{name}-{p}", "priority": cid, "vq": cid, "queue": k,
-                 "qos": qos, "threshold_cells": k_cells, "port": p,
+                 "qos": qos, "threshold_cells": k_cells, "port": port_of(p),
                  "match": {"dst": f"10.{p}.0.0/16", "dscp": dscp}}
             )  # fmt: skip
     return {
@@ -51,7 +57,7 @@ def config_for(ports: int) -> dict[str, Any]:
         # Host ports are bound to their hosts' sources (the receivers' /16s,
         # the senders' 10.200/16), as a config must.
         "source_bindings": [
-            *({"port": p, "prefixes": [f"10.{p}.0.0/16"]} for p in range(1, ports + 1)),
+            *({"port": port_of(p), "prefixes": [f"10.{p}.0.0/16"]} for p in range(1, ports + 1)),
             {"port": SENDER_PORT, "prefixes": ["10.200.0.0/16"]},
         ],
         "scheduling": {"mode": "p4_wrr", "level_queues": [0, 1, 2]},

@@ -297,11 +297,20 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
 @cli.command(
     "set",
     help="Set BFCC parameters, all or none: tofcc --program bfcc set t_min_us=80000 rt1_packets=9 "
-    f"(names: {', '.join(PARAM_NAMES)})",
+    f"(names: {', '.join(PARAM_NAMES)}). P4QCN: tofcc --program p4qcn set q_min_cells=100 "
+    "q_max_cells=300 [--queue 4/0] (q_min_cells, q_max_cells, feedback_interval_us, mode).",
 )
 @click.argument("pairs", nargs=-1, required=True)
+@click.option("--queue", "queues", multiple=True, help="p4qcn: PORT/QUEUE to change (default all)")
 @click.pass_obj
-def set_params(obj: Context, pairs: tuple[str, ...]) -> None:
+def set_params(obj: Context, pairs: tuple[str, ...], queues: tuple[str, ...]) -> None:
+    if obj.program.name == "p4qcn":
+        from .p4qcn.commands import set_queues
+
+        set_queues(obj, pairs, queues, console)
+        return
+    if queues:
+        raise ConfigError("--queue", "only for --program p4qcn")
     obj.require("bfcc")
     # Parsed before the switch is opened: a typo never reaches it.
     changes = _parse_params(pairs)
@@ -321,8 +330,16 @@ def set_params(obj: Context, pairs: tuple[str, ...]) -> None:
 
 @cli.command(help="Validate CONFIG and write its whole state as one batch.")
 @click.argument("config_file", type=click.Path(path_type=Path))
+@click.option(
+    "--dry-run", is_flag=True, help="write nothing: show what the apply would change (tofcc diff)"
+)
 @click.pass_obj
-def apply(obj: Context, config_file: Path) -> None:
+def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
+    if dry_run:
+        _show_diff(obj, config_file)
+        return
+    if _apply_deployment(obj, config_file):
+        return
     cfg = obj.program.load_config(config_file)
     obj.config_path = config_file
     app = obj.open_app()
@@ -410,6 +427,192 @@ def shape(obj: Context, interval: float | None, count: int | None) -> None:
         done += 1
 
 
+def _apply_deployment(obj: Context, path: Path) -> bool:
+    """Apply a deployment file: every switch gets its ports and its program's
+    state, one batch each. A switch that refuses keeps its state (rolled
+    back) and the others are still written; the first error is the exit
+    code. False when `path` is a program config, not a deployment file."""
+    from .service import is_service_config, make_target_app, resolve
+    from .validation import load_yaml
+
+    raw = load_yaml(path)
+    if not is_service_config(raw):
+        return False
+    _, targets = resolve(raw, str(path), path.parent)  # the whole file, before any write
+    failed: ControllerError | None = None
+    for t in targets:
+        switch = open_switch(t.spec.target, t.spec.program, t.profile, client_id=t.spec.client_id)
+        try:
+            switch.connect()
+            app = make_target_app(t, switch)
+            app.push_all()
+            console.print(f"{t.name}: applied {len(app.intended_writes())} writes")
+        except ControllerError as exc:
+            console.print(f"[red]{t.name}: {exc}[/red]", highlight=False, soft_wrap=True)
+            failed = failed or exc
+        finally:
+            switch.close()
+    if failed is not None:
+        raise failed
+    return True
+
+
+def _live_model(obj: Context, profile: Any) -> Any:
+    """The model target's switch as its state file left it (the model keeps
+    no state between commands; the state file is what it holds)."""
+    switch = open_switch("model", obj.program.name, profile)
+    saved = load_state(obj.state_path)
+    if saved is not None and saved.get("program") == obj.program.name:
+        cfg: Any = obj.program.parse_config(saved["config"], f"state file {obj.state_path}: config")
+        if cfg.chip == profile.chip:
+            app = obj.program.make_app(switch, cfg)
+            app.restore_live(saved.get("live") or {}, f"state file {obj.state_path}: live")
+            app.push_all()
+    return switch
+
+
+def _show_diff(obj: Context, config_file: Path) -> None:
+    """Print, per switch, what an apply of `config_file` would change. A
+    deployment file (with `targets:`) is diffed against each of its switches;
+    a program config against --target."""
+    from .diff import diff_writes
+    from .service import TargetApp, is_service_config, make_target_app, resolve
+    from .validation import load_yaml
+
+    raw = load_yaml(config_file)
+    plans: list[tuple[str, Any, Any]] = []  # (switch name, switch, app)
+    if is_service_config(raw):
+        _, targets = resolve(raw, str(config_file), config_file.parent)
+        for t in targets:
+            if t.spec.target == "model":
+                sw = open_switch("model", t.spec.program, t.profile)
+            else:
+                sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=True)
+                sw.connect()
+                obj._held.callback(sw.close)
+            plans.append((t.name, sw, make_target_app(t, sw)))
+    else:
+        cfg = obj.program.load_config(config_file)
+        profile = load_profile(cfg.chip)
+        if obj.is_model:
+            sw = _live_model(obj, profile)
+        else:
+            sw = open_switch(obj.target, obj.program.name, profile, read_only=True)
+            sw.connect()
+            obj._held.callback(sw.close)
+        plans.append((obj.target, sw, TargetApp(obj.program.make_app(sw, cfg), None, None)))
+    for name, sw, app in plans:
+        diffs = diff_writes(sw, app.intended_writes())
+        changes = [d for d in diffs if d.change != "unknown"]
+        if not diffs:
+            console.print(f"{name}: no changes ({len(app.intended_writes())} writes checked)")
+            continue
+        table = Table(title=f"{name}: {len(changes)} change(s) an apply would write")
+        for col in ("change", "where", "switch holds", "config wants"):
+            table.add_column(col)
+        for d in diffs:
+            table.add_row(d.change, d.where, d.current, d.intended)
+        console.print(table)
+
+
+@cli.command(help="Show the front-panel ports of a deployment file's switches as they hold them.")
+@click.option(
+    "--config",
+    "deploy_file",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="deployment file (targets with front_panel)",
+)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_obj
+def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
+    from .ports import PORT_STATUS_COLUMNS, port_rows
+    from .service import load_service_config
+
+    _, targets = load_service_config(deploy_file)
+    out: dict[str, list[dict[str, object]]] = {}
+    for t in targets:
+        if t.spec.front_panel is None or t.board is None:
+            out[t.name] = []
+            continue
+        # Read-only: works beside the daemon that holds the switch.
+        read_only = t.spec.target != "model"
+        sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=read_only)
+        sw.connect()
+        obj._held.callback(sw.close)
+        out[t.name] = port_rows(sw, t.spec.front_panel, t.board)
+    if as_json:
+        click.echo(json.dumps(out, indent=2))
+        return
+    for name, rows in out.items():
+        _print_rows(f"{name}: front panel", PORT_STATUS_COLUMNS, rows)
+
+
+@cli.command(help="Show what an apply of CONFIG would change on the live switch; writes nothing.")
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="a deployment file (targets:) or a program config (against --target)",
+)
+@click.pass_obj
+def diff(obj: Context, config_file: Path) -> None:
+    _show_diff(obj, config_file)
+
+
+@cli.command(
+    "run",
+    help="Run the switches of a deployment file as a service: push, then cycle "
+    "(PMQECN optimises) under the supervisor; SIGHUP reloads the file, SIGTERM stops.",
+)
+@click.option(
+    "--config",
+    "deploy_file",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="deployment file: targets (switch, program, config, front_panel) and metrics",
+)
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="serve /metrics on this port (overrides the file's metrics.port; 0: any free port)",
+)
+@click.pass_obj
+def run_service(obj: Context, deploy_file: Path, metrics_port: int | None) -> None:
+    from .service import Daemon, signal_handlers
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        logging.Formatter(
+            "ts=%(asctime)s level=%(levelname)s logger=%(name)s %(message)s",
+            "%Y-%m-%dT%H:%M:%S%z",
+        )
+    )
+    tofcc_log = logging.getLogger("tofcc")
+    tofcc_log.addHandler(handler)
+    tofcc_log.setLevel(logging.INFO)
+    tofcc_log.propagate = False
+    daemon = Daemon(deploy_file)
+    spec = daemon.config.metrics
+    server = None
+    if spec is not None or metrics_port is not None:
+        from .metrics import serve
+
+        address = spec.address if spec is not None else "127.0.0.1"
+        port = metrics_port if metrics_port is not None else spec.port if spec else 0
+        server = serve(daemon, address, port)
+        tofcc_log.info("event=metrics url=http://%s:%d/metrics", address, server.server_port)
+    try:
+        with signal_handlers(daemon):
+            daemon.run()
+    finally:
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+
 @cli.command(help="Run PMQECN on the reference model over a short packet trace.")
 def demo() -> None:
     from .pmqecn.demo import run_demo
@@ -425,6 +628,15 @@ def _add_eval() -> None:
 
 
 _add_eval()
+
+
+def _add_p4qcn() -> None:
+    from .p4qcn.commands import thresholds
+
+    cli.add_command(thresholds)
+
+
+_add_p4qcn()
 
 
 def run(argv: list[str] | None = None) -> int:

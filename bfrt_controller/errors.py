@@ -33,6 +33,7 @@ class WriteError(ControllerError):
         super().__init__(f"write #{index} ({what}) refused: {message}; batch rolled back")
         self.index = index
         self.what = what
+        self.reason = message
 
 
 class SwitchUnavailable(ControllerError):

@@ -154,7 +154,39 @@ def _bfcc() -> Program:
     )
 
 
-PROGRAMS: dict[str, Callable[[], Program]] = {"pmqecn": _pmqecn, "bfcc": _bfcc}
+def _p4qcn() -> Program:
+    from .p4qcn import app
+    from .p4qcn.config import DEFAULT_CONFIG, parse_config
+
+    return Program(
+        "p4qcn",
+        DEFAULT_CONFIG,
+        parse_config,
+        app.P4qcnApp,
+        (),
+        (
+            (
+                app.QUEUES,
+                (
+                    ("port", "port"),
+                    ("queue", "queue"),
+                    ("mode", "mode"),
+                    ("Q_min cells", "q_min_cells"),
+                    ("Q_max cells", "q_max_cells"),
+                    ("N ticks", "interval_ticks"),
+                    ("entries", "entries"),
+                    ("chosen", "chosen"),
+                    ("feedback", "feedback_sent"),
+                    ("suppressed", "feedback_suppressed"),
+                    ("CE marked", "ce_marked"),
+                ),
+            ),
+            (PORTS_SECTION, PORT_GUARD_COLUMNS),
+        ),
+    )
+
+
+PROGRAMS: dict[str, Callable[[], Program]] = {"pmqecn": _pmqecn, "bfcc": _bfcc, "p4qcn": _p4qcn}
 
 
 def get_program(name: str) -> Program:

@@ -109,7 +109,52 @@ class TmShapingWrite:
         return f"{where}: max_rate {self.max_rate_kbps} kb/s, burst {self.max_burst_bytes} B"
 
 
-Write = EntryWrite | RegisterWrite | MirrorSessionWrite | TmQueueWrite | TmShapingWrite
+@dataclass(frozen=True)
+class PortWrite:
+    """A front-panel port in BF-Runtime's `$PORT` table: added (or changed) with
+    this speed, FEC, autonegotiation policy and lane count, and enabled or not.
+    Values are the table's own choice strings (ports.py turns a config's
+    `100G`/`rs`/`default` into them). `delete` removes the port."""
+
+    dev_port: int
+    speed: str = "BF_SPEED_NONE"
+    fec: str = "BF_FEC_TYP_NONE"
+    autoneg: str = "PM_AN_DEFAULT"
+    lanes: int = 0
+    enable: bool = True
+    delete: bool = False
+
+    def describe(self) -> str:
+        if self.delete:
+            return f"delete $PORT {self.dev_port}"
+        return (
+            f"$PORT {self.dev_port}: {self.speed} x{self.lanes} {self.fec} {self.autoneg} "
+            f"{'enabled' if self.enable else 'disabled'}"
+        )
+
+
+@dataclass(frozen=True)
+class PortState:
+    """A port as the switch holds it; `up` is the operational (link) state."""
+
+    speed: str
+    fec: str
+    autoneg: str
+    lanes: int
+    enable: bool
+    up: bool
+
+    def matches(self, w: PortWrite) -> bool:
+        return (self.speed, self.fec, self.autoneg, self.lanes, self.enable) == (
+            w.speed,
+            w.fec,
+            w.autoneg,
+            w.lanes,
+            w.enable,
+        )
+
+
+Write = EntryWrite | RegisterWrite | MirrorSessionWrite | TmQueueWrite | TmShapingWrite | PortWrite
 
 
 @dataclass(frozen=True)
@@ -164,6 +209,10 @@ class Switch(ABC):
     def read_port_tx_bytes(self, port: int) -> int:
         """Bytes the port has transmitted since power-on (BF-Runtime
         `$PORT_STAT` `$OctetsTransmittedTotal`)."""
+
+    def read_port(self, dev_port: int) -> PortState | None:
+        """The `$PORT` entry of a device port; None when the port is not added."""
+        raise NotImplementedError(f"{type(self).__name__} has no port table")
 
     @property
     def description(self) -> str:

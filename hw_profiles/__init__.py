@@ -46,6 +46,7 @@ class HwProfile:
     recirculation_ports: tuple[int, ...]
     pktgen_ports: tuple[int, ...]
     max_port_gbps: int
+    capacity_gbps: int  # switching capacity: ports at a speed = capacity / speed
     front_panel_port_min: int  # first front-panel device port of pipe 0
     cpu_eth_ports: tuple[int, ...]
 
@@ -98,7 +99,13 @@ _STR_KEYS = {"chip", "p4_target", "p4_arch"}
 # cheap (`1 << port_id_bits` with 2**40 bits exhausts memory).
 _MAX_BITS = 32
 _BIT_KEYS = {"port_id_bits", "queue_id_bits", "enq_qdepth_bits", "deq_timedelta_bits"}
-_MAX_VALUE = {"pipes": 16, "mau_stages": 64, "cell_bytes": 4096, "max_port_gbps": 10_000}
+_MAX_VALUE = {
+    "pipes": 16,
+    "mau_stages": 64,
+    "cell_bytes": 4096,
+    "max_port_gbps": 10_000,
+    "capacity_gbps": 1_000_000,
+}
 _MAX_INT = 1 << 32
 
 
@@ -173,6 +180,11 @@ def _cross_check(p: HwProfile, source: str) -> None:
         raise ProfileError(
             f"{source}: key 'queues_per_port_group' {p.queues_per_port_group} exceeds the "
             f"{p.queue_id_bits}-bit queue id"
+        )
+    if p.capacity_gbps < p.max_port_gbps:
+        raise ProfileError(
+            f"{source}: key 'capacity_gbps' {p.capacity_gbps} is below one port at "
+            f"max_port_gbps {p.max_port_gbps}"
         )
     if p.front_panel_port_min >= p.ports_per_pipe:
         raise ProfileError(

@@ -74,6 +74,7 @@ def _write(tmp_path: Path, mutate) -> Path:  # type: ignore[no-untyped-def]
         (lambda r: r.update(queues_per_port_group=64), "key 'queues_per_port_group' 64"),
         (lambda r: r.update(front_panel_port_min=72), "key 'front_panel_port_min' 72"),
         (lambda r: r.update({7: 1}), "key 7 must be a string"),
+        (lambda r: r.update(capacity_gbps=50), "key 'capacity_gbps' 50 is below one port"),
     ],
 )
 def test_bad_profile_names_file_and_key(tmp_path: Path, mutate, message: str) -> None:  # type: ignore[no-untyped-def]

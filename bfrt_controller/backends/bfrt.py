@@ -36,7 +36,7 @@ import os
 import queue
 import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from hw_profiles import HwProfile
@@ -49,6 +49,8 @@ from ..switch import (
     EntryState,
     EntryWrite,
     MirrorSessionWrite,
+    PortState,
+    PortWrite,
     RegisterWrite,
     Switch,
     TmQueueWrite,
@@ -60,6 +62,7 @@ from .model import MAX_DWRR_WEIGHT, check_shaping
 ALL_PIPES = 0xFFFF
 MIRROR_TABLE = "$mirror.cfg"
 PORT_STAT_TABLE = "$PORT_STAT"
+PORT_TABLE = "$PORT"
 # The model's limit for $max_pkt_len, so both backends refuse the same sessions.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 MATCH_PRIORITY_BITS = 32
@@ -456,7 +459,9 @@ class BfrtSwitch(Switch):
             return self._check_register(i, w)
         if isinstance(w, MirrorSessionWrite):
             return self._check_mirror(i, w)
-        assert isinstance(w, TmQueueWrite)  # shaping: _check_shaping
+        # Port writes never get here: write() sends them first (_write_with_ports);
+        # shaping writes go to _check_shaping.
+        assert isinstance(w, TmQueueWrite)
         return self._check_tm(i, w)
 
     def _check_entry(self, i: int, w: EntryWrite) -> tuple[_Op, _Slot | None]:
@@ -718,6 +723,9 @@ class BfrtSwitch(Switch):
                 "writes need the program's one writer"
             )
         self._bfrt()
+        if any(isinstance(w, PortWrite) for w in writes):
+            self._write_with_ports(writes)
+            return
         ops: list[_Op] = []
         slots: dict[Hashable, _Slot] = {}
         for i, w in enumerate(writes):
@@ -764,6 +772,131 @@ class BfrtSwitch(Switch):
                 applied = [op for done in groups[:n] for op in done.ops]
                 self._undo(applied, slots, failed, why)
                 raise WriteError(failed.index, failed.what, why) from None
+
+    # -- $PORT -----------------------------------------------------------------
+    # The port manager takes no part in pipe_mgr's transaction (as with TM), so
+    # each port is one call of its own, written before the batch's tables, and
+    # put back from what was read before if anything later is refused. A port
+    # already as intended is not written: a `$SPEED` modify deletes and re-adds
+    # the port (bf_rt_port_table_impl.cpp tableEntryMod), a link flap on every
+    # re-push; a speed, lane or FEC change is a delete and an add, because a
+    # modify checks the new speed against the old FEC.
+    def _port_key(self, dev_port: int) -> Any:
+        t = self._bfrt().table_get(PORT_TABLE)
+        return t.make_key([self.gc.KeyTuple("$DEV_PORT", dev_port)])
+
+    def _port_data(self, values: PortWrite | PortState, mode_too: bool = True) -> Any:
+        fields: dict[str, Any] = {
+            "$AUTO_NEGOTIATION": values.autoneg,
+            "$PORT_ENABLE": values.enable,
+        }
+        if mode_too:
+            fields = {
+                "$SPEED": values.speed,
+                "$FEC": values.fec,
+                "$N_LANES": values.lanes,
+                **fields,
+            }
+        return self._make_data(PORT_TABLE, fields, None)
+
+    def _port_call(self, call: str, dev_port: int, data: Any = None) -> None:
+        t = self._bfrt().table_get(PORT_TABLE)
+        key = self._port_key(dev_port)
+        atomic = self.gc.bfruntime_pb2.WriteRequest.CONTINUE_ON_ERROR
+        if call == "entry_del":
+            self._rpc(functools.partial(t.entry_del, self._target(), [key], atomicity=atomic))
+        else:
+            fn = getattr(t, call)
+            self._rpc(functools.partial(fn, self._target(), [key], [data], atomicity=atomic))
+
+    def _port_apply(self, w: PortWrite, prior: PortState | None) -> None:
+        from ..ports import same_port
+
+        if w.delete:
+            if prior is not None:
+                self._port_call("entry_del", w.dev_port)
+            return
+        if prior is None:
+            self._port_call("entry_add", w.dev_port, self._port_data(w))
+        elif same_port(prior, w):
+            return
+        elif same_port(prior, replace(w, autoneg=prior.autoneg, enable=prior.enable)):
+            self._port_call("entry_mod", w.dev_port, self._port_data(w, mode_too=False))
+        else:
+            self._port_call("entry_del", w.dev_port)
+            self._port_call("entry_add", w.dev_port, self._port_data(w))
+
+    def _port_restore(self, done: list[tuple[PortWrite, PortState | None]]) -> None:
+        """Put every port of `done` back as it was, newest first."""
+        problems: list[str] = []
+        for w, prior in reversed(done):
+            try:
+                if self.read_port(w.dev_port) is not None:
+                    self._port_call("entry_del", w.dev_port)
+                if prior is not None:
+                    self._port_call("entry_add", w.dev_port, self._port_data(prior))
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                problems.append(f"$PORT {w.dev_port}: {_message(exc)}")
+        if problems:
+            raise ControllerError(
+                f"rollback of $PORT incomplete, ports are inconsistent: {'; '.join(problems)}"
+            )
+
+    def _write_with_ports(self, writes: Sequence[Write]) -> None:
+        ports = [(i, w) for i, w in enumerate(writes) if isinstance(w, PortWrite)]
+        rest_index = [i for i, w in enumerate(writes) if not isinstance(w, PortWrite)]
+        plans: list[tuple[int, PortWrite, PortState | None]] = []
+        for i, w in ports:
+            try:
+                _require_uint("$PORT: $DEV_PORT", w.dev_port, 32)
+                self._port_data(w)  # names checked by the client before anything is sent
+                prior = self.read_port(w.dev_port)
+            except SwitchUnavailable:
+                raise
+            # The server may refuse even a read of a port it does not have.
+            except (
+                ControllerError,
+                P4ModelError,
+                KeyError,
+                ValueError,
+                TypeError,
+                AssertionError,
+            ) as exc:
+                raise WriteError(i, w.describe(), _message(exc)) from None
+            plans.append((i, w, prior))
+        done: list[tuple[PortWrite, PortState | None]] = []
+        for i, w, prior in plans:
+            done.append((w, prior))
+            try:
+                self._port_apply(w, prior)
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                why = _message(exc)
+                self._port_restore(done)
+                raise WriteError(i, w.describe(), why) from None
+        rest = [writes[i] for i in rest_index]
+        try:
+            self.write(rest)
+        except WriteError as exc:
+            self._port_restore(done)
+            raise WriteError(rest_index[exc.index], exc.what, exc.reason) from None
+
+    def read_port(self, dev_port: int) -> PortState | None:
+        data = self._get(PORT_TABLE, self._port_key(dev_port))
+        if data is None:
+            return None
+        d = data.to_dict()
+        return PortState(
+            str(d["$SPEED"]),
+            str(d["$FEC"]),
+            str(d["$AUTO_NEGOTIATION"]),
+            int(d["$N_LANES"]),
+            bool(d["$PORT_ENABLE"]),
+            bool(d.get("$PORT_UP", False)),
+        )
 
     @staticmethod
     def _refused_op(g: _Group, exc: BaseException) -> tuple[_Op, str]:

@@ -11,6 +11,7 @@ from models.switch.registry import make_model
 from models.switch.tna import TnaProgram
 
 from ..errors import WriteError
+from ..ports import AN_CHOICES, FEC_CHOICES, SPEED_CHOICES, mode_refusal
 from ..switch import (
     MAX_SHAPING_BURST_BYTES,
     MAX_SHAPING_KBPS,
@@ -18,6 +19,8 @@ from ..switch import (
     EntryState,
     EntryWrite,
     MirrorSessionWrite,
+    PortState,
+    PortWrite,
     RegisterWrite,
     Switch,
     TmQueueWrite,
@@ -40,6 +43,10 @@ class ModelSwitch(Switch):
         # Bytes each port has sent: the model has no wire, so whoever runs the
         # packets (the ns-3 harness) counts them here.
         self.port_tx_bytes: dict[int, int] = {}
+        # `$PORT`: ports added, as the switch holds them; a port's link comes up
+        # when it is enabled (`link_down` holds it down, as an unplugged cable).
+        self.ports: dict[int, PortState] = {}
+        self.link_down: set[int] = set()
         self.restarts = 0
 
     def connect(self) -> None:
@@ -52,6 +59,7 @@ class ModelSwitch(Switch):
         self.tm_priorities.clear()
         self.tm_shaping.clear()
         self.port_tx_bytes.clear()
+        self.ports.clear()
         self.restarts += 1
 
     def _apply(self, w: Write) -> None:
@@ -77,6 +85,8 @@ class ModelSwitch(Switch):
                 m.mirror_session_add(
                     MirrorSession(w.sid, w.port, direction=w.direction, max_pkt_len=w.max_pkt_len)
                 )
+        elif isinstance(w, PortWrite):
+            self._apply_port(w)
         elif isinstance(w, TmQueueWrite):
             if not 0 <= w.port <= self.profile.max_port:
                 raise P4ModelError(f"tm.queue.sched_cfg: port {w.port} invalid")
@@ -99,6 +109,28 @@ class ModelSwitch(Switch):
             else:
                 self.tm_shaping[(w.port, w.queue)] = (w.max_rate_kbps, w.max_burst_bytes)
 
+    def _apply_port(self, w: PortWrite) -> None:
+        """What the `$PORT` table refuses, the model refuses (ports.py)."""
+        if w.delete:
+            # bf_pm_port_delete: deleting a port that is not added succeeds.
+            self.ports.pop(w.dev_port, None)
+            return
+        for name, value, choices in (
+            ("$SPEED", w.speed, SPEED_CHOICES),
+            ("$FEC", w.fec, FEC_CHOICES),
+            ("$AUTO_NEGOTIATION", w.autoneg, AN_CHOICES),
+        ):
+            if value not in choices:
+                raise P4ModelError(f"$PORT: {name} {value!r} is not one of {', '.join(choices)}")
+        refused = mode_refusal(self.profile, w.dev_port, w.speed, w.lanes, w.fec)
+        if refused is not None:
+            raise P4ModelError(f"$PORT {w.dev_port}: {refused[1]}")
+        up = w.enable and w.dev_port not in self.link_down
+        self.ports[w.dev_port] = PortState(w.speed, w.fec, w.autoneg, w.lanes, w.enable, up)
+
+    def read_port(self, dev_port: int) -> PortState | None:
+        return self.ports.get(dev_port)
+
     def write(self, writes: Sequence[Write]) -> None:
         if not speedups.ENABLED:
             self._write_reference(writes)
@@ -110,6 +142,7 @@ class ModelSwitch(Switch):
         saved_tables: set[str] = set()
         weights, priorities = dict(self.tm_weights), dict(self.tm_priorities)
         shaping = dict(self.tm_shaping)
+        ports = dict(self.ports)
         for i, w in enumerate(writes):
             try:
                 self._remember(w, undo, saved_tables)
@@ -124,6 +157,7 @@ class ModelSwitch(Switch):
                 self.tm_priorities.update(priorities)
                 self.tm_shaping.clear()
                 self.tm_shaping.update(shaping)
+                self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
     def _remember(self, w: Write, undo: list[Callable[[], None]], saved_tables: set[str]) -> None:
@@ -170,6 +204,7 @@ class ModelSwitch(Switch):
         """The original rollback: a deep copy of the whole switch per batch."""
         saved = (self.model.snapshot(), dict(self.tm_weights), dict(self.tm_priorities))
         shaping = dict(self.tm_shaping)
+        ports = dict(self.ports)
         for i, w in enumerate(writes):
             try:
                 self._apply(w)
@@ -179,6 +214,7 @@ class ModelSwitch(Switch):
                 # In place: the simulated pipeline holds this dict.
                 self.tm_shaping.clear()
                 self.tm_shaping.update(shaping)
+                self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
     def read_register(self, name: str, index: int) -> int:

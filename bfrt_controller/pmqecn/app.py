@@ -32,7 +32,7 @@ from ..switch import EntryWrite, MirrorSessionWrite, RegisterWrite, Switch, TmQu
 from ..validation import parse_model
 from . import names as n
 from .config import ClassSpec, PmqecnConfig, check_against
-from .drain import drain_entries
+from .drain import exp_entries, log_entries, rate_log2_q7
 
 # status() sections.
 CLASSES = "classes"
@@ -151,17 +151,7 @@ class PmqecnApp(IntendedStateApp):
                 {"class_id": c.id, "vq_id": c.vq, "qid": c.queue},
                 priority=c.priority,
             ),
-            EntryWrite(
-                n.ECN_THRESHOLD,
-                {n.K_CLASS_ID: Match(c.id)},
-                n.SET_THRESHOLD,
-                {
-                    # K_i is kept in cells (the optimiser's and operator's
-                    # unit); the virtual queue counts bytes.
-                    "threshold_bytes": live.threshold_cells * self.profile.cell_bytes,
-                    "mark_original": int(c.mark_original),
-                },
-            ),
+            self._threshold_write(c),
             EntryWrite(
                 n.CLASS_RATES,
                 {n.K_CLASS_ID: Match(c.id)},
@@ -171,6 +161,21 @@ class PmqecnApp(IntendedStateApp):
         ]
         writes.extend(self._weight_writes(c))
         return writes
+
+    def _threshold_write(self, c: ClassSpec) -> EntryWrite:
+        return EntryWrite(
+            n.ECN_THRESHOLD,
+            {n.K_CLASS_ID: Match(c.id)},
+            n.SET_THRESHOLD,
+            {
+                # K_i is kept in cells (the optimiser's and operator's unit);
+                # the virtual queue counts bytes.
+                "threshold_bytes": self.live[c.id].threshold_cells * self.profile.cell_bytes,
+                "mark_original": int(c.mark_original),
+                # The virtual queue's drain, in the log domain (drain.py).
+                "rate_log2_q7": rate_log2_q7(self.drain_rate_bytes_per_s(c)),
+            },
+        )
 
     def _weight_writes(self, c: ClassSpec) -> list[Write]:
         sched = self.config.scheduling
@@ -200,25 +205,24 @@ class PmqecnApp(IntendedStateApp):
         share = self.live[c.id].weight / total
         return int(gamma_pps * cfg.optimizer.mean_packet_bytes * share)
 
-    def drain_writes(self) -> list[Write]:
-        """Every class's vq_drain entries (a weight change moves every share
-        of its port, so they are written together)."""
+    def drain_table_writes(self) -> list[Write]:
+        """The two drain tables every class shares (drain.py); they hold the
+        same entries whatever the rates, so only a push writes them."""
         bits = self.config.virtual_queue.drain_mantissa_bits
-        writes: list[Write] = []
-        for c in self.config.classes:
-            for e in drain_entries(self.drain_rate_bytes_per_s(c), bits):
-                writes.append(
-                    EntryWrite(
-                        n.VQ_DRAIN,
-                        {
-                            n.K_CLASS_ID: Match(c.id),
-                            n.K_ELAPSED_TICKS: Match(e.elapsed_value, mask=e.elapsed_mask),
-                        },
-                        n.DRAIN,
-                        {"drain_bytes": e.drain_bytes},
-                        priority=1,
-                    )
-                )
+        writes: list[Write] = [
+            EntryWrite(
+                n.VQ_LOG_ELAPSED,
+                {n.K_ELAPSED_TICKS: Match(e.elapsed_value, mask=e.elapsed_mask)},
+                n.LOG_ELAPSED,
+                {"log_elapsed_q7": e.log_elapsed_q7},
+                priority=1,
+            )
+            for e in log_entries(bits)
+        ]
+        writes += [
+            EntryWrite(n.VQ_EXP_DRAIN, {n.K_LOG_DRAIN: Match(s)}, n.DRAIN, {"drain_bytes": d})
+            for s, d in exp_entries()
+        ]
         return writes
 
     def intended_writes(self) -> list[Write]:
@@ -259,7 +263,7 @@ class PmqecnApp(IntendedStateApp):
                     writes.append(TmQueueWrite(port, qid, max_priority=len(levels) - 1 - level))
         for c in cfg.classes:
             writes.extend(self._class_writes(c))
-        writes += self.drain_writes()
+        writes += self.drain_table_writes()
         return by_table(writes)
 
     def live_state(self) -> dict[str, Any]:
@@ -329,7 +333,11 @@ class PmqecnApp(IntendedStateApp):
             for cid in new_live:
                 writes.extend(self._class_writes(self.config.class_by_id(cid)))
             if any(ch.what == "weight" for ch in changes):
-                writes += self.drain_writes()
+                # A weight moves every share of its port, so every class's
+                # drain rate is written again (one entry each).
+                writes += [
+                    self._threshold_write(c) for c in self.config.classes if c.id not in new_live
+                ]
             self.switch.write(by_table(writes))
         except Exception:
             self.live.update(old)

@@ -32,7 +32,7 @@ from ..common import (
 from ..errors import ConfigError
 from ..switch import MAX_TM_PRIORITY
 from ..validation import load_yaml, parse_model
-from .drain import DRAIN_TABLE_SIZE, entries_per_class
+from .drain import LOG_TABLE_SIZE, log_entries_count
 
 MAX_CLASSES = 255
 MAX_WRR_LEVELS = 32  # wrr_level_queue size
@@ -101,10 +101,11 @@ class Scheduling(Strict):
 
 class VirtualQueue(Strict):
     """Each class's virtual queue drains at its weight's share of its port's
-    service rate; the drain table resolves the elapsed time to this many
-    leading bits (error below 2^-(bits - 1) of the drain, tna/README.md)."""
+    service rate; the shared log table resolves the elapsed time to this many
+    leading bits (drain short by less than 1 - (1 - 2^-(bits - 1)) 2^(-2/128)
+    plus a byte: 1.9 % at 8 bits; drain.py, tna/README.md)."""
 
-    drain_mantissa_bits: Annotated[int, Field(ge=2, le=10)] = 6
+    drain_mantissa_bits: Annotated[int, Field(ge=2, le=10)] = 8
 
 
 class Optimizer(Strict):
@@ -217,12 +218,12 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
                 "scheduling.level_queues",
                 f"{len(levels)} levels but the TM has {MAX_TM_PRIORITY + 1} strict priorities",
             )
-    per_class = entries_per_class(cfg.virtual_queue.drain_mantissa_bits)
-    if per_class * len(cfg.classes) > DRAIN_TABLE_SIZE:
+    log_entries = log_entries_count(cfg.virtual_queue.drain_mantissa_bits)
+    if log_entries > LOG_TABLE_SIZE:
         raise ConfigError(
             "virtual_queue.drain_mantissa_bits",
-            f"{len(cfg.classes)} classes x {per_class} drain entries exceed the "
-            f"{DRAIN_TABLE_SIZE}-entry vq_drain table; use fewer bits or classes",
+            f"{cfg.virtual_queue.drain_mantissa_bits} bits need {log_entries} entries; the "
+            f"vq_log_elapsed table holds {LOG_TABLE_SIZE} (at most 8 bits)",
         )
     for i, c in enumerate(cfg.classes):
         queue(f"classes[{i}].queue", c.queue)

@@ -39,7 +39,9 @@ VQ_LEVEL = f"{IG}.vq_level"
 # The class's virtual queue, arrival-time marking and feedback (ingress).
 ECN_THRESHOLD = f"{IG}.ecn_threshold"
 SET_THRESHOLD = f"{IG}.set_threshold"
-VQ_DRAIN = f"{IG}.vq_drain"
+VQ_LOG_ELAPSED = f"{IG}.vq_log_elapsed"
+LOG_ELAPSED = f"{IG}.log_elapsed"
+VQ_EXP_DRAIN = f"{IG}.vq_exp_drain"
 DRAIN = f"{IG}.drain"
 CLASS_RATES = f"{IG}.class_rates"
 SET_RATES = f"{IG}.set_rates"
@@ -64,6 +66,7 @@ K_WRR_LEVEL = "ig_md.wrr_level"
 K_CLASS_ID = "hdr.bridged.class_id"
 K_BRIDGED_INGRESS_PORT = "hdr.bridged.ingress_port"
 K_ELAPSED_TICKS = "ig_md.vq_elapsed_ticks"
+K_LOG_DRAIN = "ig_md.vq_log_drain_q7"
 
 # A feedback copy is cut to Ethernet + IPv4 before egress rebuilds it.
 FEEDBACK_TRUNCATE_BYTES = 14 + 20
@@ -76,7 +79,8 @@ ALL_TABLES = (
     VQ_WEIGHT,
     WRR_LEVEL_QUEUE,
     ECN_THRESHOLD,
-    VQ_DRAIN,
+    VQ_LOG_ELAPSED,
+    VQ_EXP_DRAIN,
     CLASS_RATES,
     FEEDBACK_SESSION,
 )

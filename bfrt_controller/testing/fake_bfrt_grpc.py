@@ -28,6 +28,18 @@ Read from open-p4studio (pkgsrc/bf-drivers) and modelled here:
   (bf_rt_tm_table_helper_sched.cpp prio_to_str). The client sends a DataTuple
   `val` through six.ensure_binary, so an int for a string field raises
   TypeError before anything is sent (bfruntime_grpc_client/python/client.py).
+- `$PORT` (bf_rt_port/bf_rt_port_table_impl.cpp, bf_pm/bf_pm_intf.c; see
+  bfrt_controller/ports.py): an add needs `$SPEED` and `$FEC`; a port that
+  is not a front-panel MAC port, a speed on a lane count or channel the chip
+  cannot take, or a FEC the speed refuses is INVALID_ARGUMENT; adding an
+  added port succeeds without touching its speed, lanes or FEC and deleting
+  a port not added succeeds (bf_pm_intf.c bf_pm_port_add_with_lanes and
+  bf_pm_port_delete return BF_SUCCESS for both); reading a port not added is
+  NOT_FOUND, and so (our reading of portMgrPortFecGet failing) is modifying
+  one; a modify with `$SPEED` is checked against the port's current
+  FEC; FEC reads back as the first alias in std::map order; `$PORT_UP` is
+  read-only. Port changes are not in pipe_mgr's transaction: an aborted
+  call keeps them, as with TM.
 - Clients (proto/bf_rt_server_mgr.cpp): a second subscription with a client id
   in use fails; a second client binding a program another client owns gets
   ALREADY_EXISTS; an independent client (perform_subscribe=False) binds
@@ -51,6 +63,16 @@ from typing import Any
 
 from hw_profiles import HwProfile
 from models.switch.registry import make_model
+
+from ..ports import (
+    AN_CHOICES,
+    DEFAULT_LANES,
+    FEC_CHOICES,
+    SPEED_CHOICES,
+    canonical_fec,
+    is_mac_port,
+    mode_refusal,
+)
 
 ALL_PIPES = 0xFFFF
 # bfruntime_pb2.WriteRequest.Atomicity
@@ -433,6 +455,22 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
             tm_defaults=DEFAULT_PORT_SCHED,
         )
     )
+    specs.append(
+        TableSpec(
+            "$PORT",
+            "port",
+            {"$DEV_PORT": KeySpec("$DEV_PORT", 32, "Exact")},
+            fields={
+                "$SPEED": FieldSpec("$SPEED", type="str", choices=SPEED_CHOICES),
+                "$FEC": FieldSpec("$FEC", type="str", choices=FEC_CHOICES),
+                "$AUTO_NEGOTIATION": FieldSpec("$AUTO_NEGOTIATION", type="str", choices=AN_CHOICES),
+                "$N_LANES": FieldSpec("$N_LANES", 32),
+                "$PORT_ENABLE": FieldSpec("$PORT_ENABLE", type="bool"),
+                "$PORT_UP": FieldSpec("$PORT_UP", type="bool"),
+            },
+            size=256,
+        )
+    )
     return specs
 
 
@@ -804,6 +842,8 @@ class FakeSwitch:
         self.clients: dict[int, FakeClient] = {}
         # program name -> the client id that bound it (one owner per program)
         self.bound: dict[str, int] = {}
+        # Ports whose link is down whatever their config (no cable, far end off).
+        self.link_down: set[int] = set()
         self.state: dict[str, Any] = self.fresh_state()
 
     def spec(self, name: str) -> TableSpec:
@@ -825,7 +865,7 @@ class FakeSwitch:
                     "$COUNTER_SPEC_PKTS": [[0] * s.size for _ in range(pipes)],
                     "$COUNTER_SPEC_BYTES": [[0] * s.size for _ in range(pipes)],
                 }
-            elif s.kind in ("mirror", "tm_sched", "tm_port_sched", "port_stat"):
+            elif s.kind in ("mirror", "tm_sched", "tm_port_sched", "port_stat", "port"):
                 state[s.name] = {}
         return state
 
@@ -934,8 +974,8 @@ class FakeSwitch:
             except _Refused as exc:
                 errors.append((i, Error(exc.code.value, f"{spec.name}: {exc.message}")))
                 if in_txn:
-                    # abortTransaction undoes pipe_mgr state only: TM writes stay.
-                    if not spec.kind.startswith("tm"):
+                    # abortTransaction undoes pipe_mgr state only: TM and port writes stay.
+                    if not spec.kind.startswith("tm") and spec.kind != "port":
                         self.state[spec.name] = saved
                     break
         if errors:
@@ -971,6 +1011,7 @@ class FakeSwitch:
             "mirror": self._apply_mirror,
             "tm_sched": self._apply_tm_sched,
             "tm_port_sched": self._apply_tm_sched,
+            "port": self._apply_port,
         }.get(spec.kind, self._unsupported)
         handler(spec, target, op, key, data)
 
@@ -1221,6 +1262,80 @@ class FakeSwitch:
         else:
             rows[slot] = current
 
+    # -- $PORT -------------------------------------------------------------------
+    def _apply_port(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        ports: dict[int, dict[str, Any]] = self.state[spec.name]
+        port: dict[str, Any]
+        if key is None:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "a $DEV_PORT is required")
+        dev_port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
+        if not is_mac_port(self.profile, dev_port):
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"dev_port {dev_port} is not a port")
+        if op == "DELETE":
+            ports.pop(dev_port, None)  # bf_pm_port_delete: BF_SUCCESS when not added
+            return
+        if data is None:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "port data is required")
+        values = {n: self._field_value(spec.fields[n], t) for n, t in data.field_dict.items()}
+        if "$PORT_UP" in values:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "$PORT_UP is read-only")
+        if op == "INSERT_OR_MODIFY":
+            op = "MODIFY" if dev_port in ports else "INSERT"
+        if op == "INSERT":
+            if "$SPEED" not in values or "$FEC" not in values:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, "a port add needs $SPEED and $FEC")
+            if dev_port in ports:
+                # bf_pm_port_add_with_lanes: "port already exists", BF_SUCCESS, mode
+                # untouched; tableEntryAdd then applies the other fields.
+                values = {
+                    k: v for k, v in values.items() if k not in ("$SPEED", "$FEC", "$N_LANES")
+                }
+                port = dict(ports[dev_port])
+            else:
+                port = {"$AUTO_NEGOTIATION": "PM_AN_DEFAULT", "$PORT_ENABLE": False}
+        elif op == "MODIFY":
+            if dev_port not in ports:
+                raise _Refused(StatusCode.NOT_FOUND, f"dev_port {dev_port} is not added")
+            port = dict(ports[dev_port])
+        else:
+            raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on $PORT")
+        if "$SPEED" in values:
+            speed = values["$SPEED"]
+            lanes = values.get("$N_LANES") or DEFAULT_LANES.get(
+                speed.removeprefix("BF_SPEED_").removesuffix("_NB").removesuffix("_NON_BREAKABLE"),
+                0,
+            )
+            # A modify checks the new speed against the FEC the port has now.
+            fec = values["$FEC"] if op == "INSERT" else port["$FEC"]
+            refused = mode_refusal(self.profile, dev_port, speed, lanes, fec)
+            if refused is not None:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, f"dev_port {dev_port}: {refused[1]}")
+            port["$SPEED"], port["$N_LANES"] = speed, lanes
+        if "$FEC" in values:
+            refused = mode_refusal(
+                self.profile, dev_port, port["$SPEED"], port["$N_LANES"], values["$FEC"]
+            )
+            if refused is not None:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, f"dev_port {dev_port}: {refused[1]}")
+            port["$FEC"] = canonical_fec(values["$FEC"])
+        for name in ("$AUTO_NEGOTIATION", "$PORT_ENABLE"):
+            if name in values:
+                port[name] = values[name]
+        ports[dev_port] = port
+
+    def _read_port(self, table: FakeTable, key: _Key) -> _Data:
+        dev_port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
+        port = self.state[table.spec.name].get(dev_port)
+        if port is None:
+            raise _Refused(StatusCode.NOT_FOUND, f"dev_port {dev_port} is not added")
+        values = dict(port)
+        # std::map order: the first alias of the FEC's enum is what a read returns.
+        values["$FEC"] = min(f for f in FEC_CHOICES if canonical_fec(f) == port["$FEC"])
+        values["$PORT_UP"] = bool(port["$PORT_ENABLE"]) and dev_port not in self.link_down
+        return self._data(table, values, None)
+
     # -- reads -----------------------------------------------------------------
     def read(
         self,
@@ -1312,6 +1427,8 @@ class FakeSwitch:
             port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
             self.port_cfg(port)  # NOT_FOUND for a port the device lacks
             return self._data(table, {"$OctetsTransmittedTotal": st.get(port, 0)}, None)
+        if spec.kind == "port":
+            return self._read_port(table, key)
         if spec.kind == "tm_port":
             port = _uint("dev_port", key.field_dict["dev_port"].value, 32)
             pipe, pg_id, nr, queues = self.port_cfg(port)
@@ -1447,6 +1564,17 @@ class FakeBfrtGrpc:
         """Traffic leaving `port` ($PORT_STAT's octet counter)."""
         st = self.switch.state["$PORT_STAT"]
         st[port] = st.get(port, 0) + nbytes
+
+    def ports(self) -> dict[int, dict[str, Any]]:
+        """`$PORT` as the switch holds it: device port -> fields."""
+        return copy.deepcopy(self.switch.state["$PORT"])
+
+    def link(self, dev_port: int, up: bool) -> None:
+        """The far end of a port comes up or goes away."""
+        if up:
+            self.switch.link_down.discard(dev_port)
+        else:
+            self.switch.link_down.add(dev_port)
 
     def tm_weight(self, pipe: int, pg_id: int, pg_queue: int) -> int:
         return int(self.tm_queue(pipe, pg_id, pg_queue)["dwrr_weight"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import TypeVar
 
 from models import speedups
@@ -268,3 +269,35 @@ class IngressClockHook:
         if r.action == self.inject.name:
             return ticks(r.data["tstamp_ns"])
         return ticks(ig_intr_md.ingress_mac_tstamp_ns)
+
+
+# RandomHook's value is 15 bits: a probability level runs 0..32768.
+RANDOM_MASK = 0x7FFF
+
+
+class RandomHook:
+    """control RandomHook (built with test hooks, as tofino-model runs it).
+
+    Without an override entry the value is a fresh draw; the model draws
+    from its own seeded generator (the chip's is not reproducible either,
+    so no vector depends on it)."""
+
+    def __init__(self, p4: P4Objects, path: str, seed: int = 0) -> None:
+        self.inject = Action(f"{path}.inject", (("random_value", 16),))
+        self.random_override = p4.table(
+            Table(
+                f"{path}.random_override",
+                [KeyField("eg_intr_md.egress_port", 9, "exact")],
+                [self.inject, Action("NoAction")],
+                ("NoAction", {}),
+                size=512,
+            )
+        )
+        self.rng = random.Random(seed)
+
+    def apply(self, eg_intr_md: EgressIntrinsic) -> int:
+        value = self.rng.getrandbits(16) & RANDOM_MASK
+        r = self.random_override.lookup({"eg_intr_md.egress_port": eg_intr_md.egress_port})
+        if r.action == self.inject.name:
+            value = r.data["random_value"] & RANDOM_MASK
+        return value

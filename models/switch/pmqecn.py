@@ -52,7 +52,8 @@ from .tna import (
 
 PMQECN_CLASSES = 256
 PMQECN_VQS = 256
-PMQECN_DRAIN_ENTRIES = 4096
+PMQECN_LOG_ENTRIES = 4096
+PMQECN_EXP_ENTRIES = 8192
 U32_MAX = 0xFFFFFFFF
 # A virtual queue stops growing here; every length, threshold and drain stays
 # below 2^31 (the controller writes drains of at most VQ_DRAIN_MAX_BYTES).
@@ -85,6 +86,8 @@ class IgMd:
     now_ticks: int = 0
     frame_bytes: int = 0
     vq_elapsed_ticks: int = 0
+    vq_rate_log2_q7: int = 0
+    vq_log_drain_q7: int = 0
     threshold_bytes: int = 0
     vq_shrink_bytes: int = 0
     vq_len_bytes: int = 0
@@ -165,7 +168,8 @@ class Pmqecn(TnaProgram):
         self.vq_last_tick = p4.register(Register(f"{ig}.vq_last_tick", 32, PMQECN_CLASSES))
         self.vq_bytes = p4.register(Register(f"{ig}.vq_bytes", 32, PMQECN_CLASSES))
         self.set_threshold = Action(
-            f"{ig}.set_threshold", (("threshold_bytes", 32), ("mark_original", 1))
+            f"{ig}.set_threshold",
+            (("threshold_bytes", 32), ("mark_original", 1), ("rate_log2_q7", 16)),
         )
         self.no_threshold = Action(f"{ig}.no_threshold")
         self.ecn_threshold = p4.table(
@@ -177,17 +181,25 @@ class Pmqecn(TnaProgram):
                 size=PMQECN_CLASSES,
             )
         )
-        self.drain = Action(f"{ig}.drain", (("drain_bytes", 32),))
-        self.vq_drain = p4.table(
+        self.log_elapsed = Action(f"{ig}.log_elapsed", (("log_elapsed_q7", 16),))
+        self.no_elapsed = Action(f"{ig}.no_elapsed")
+        self.vq_log_elapsed = p4.table(
             Table(
-                f"{ig}.vq_drain",
-                [
-                    KeyField("hdr.bridged.class_id", 8, "exact"),
-                    KeyField("ig_md.vq_elapsed_ticks", 32, "ternary"),
-                ],
+                f"{ig}.vq_log_elapsed",
+                [KeyField("ig_md.vq_elapsed_ticks", 32, "ternary")],
+                [self.log_elapsed, self.no_elapsed],
+                (self.no_elapsed.name, {}),
+                size=PMQECN_LOG_ENTRIES,
+            )
+        )
+        self.drain = Action(f"{ig}.drain", (("drain_bytes", 32),))
+        self.vq_exp_drain = p4.table(
+            Table(
+                f"{ig}.vq_exp_drain",
+                [KeyField("ig_md.vq_log_drain_q7", 16, "exact")],
                 [self.drain],
                 (self.drain.name, {"drain_bytes": 0}),
-                size=PMQECN_DRAIN_ENTRIES,
+                size=PMQECN_EXP_ENTRIES,
             )
         )
         self.set_rates = Action(f"{ig}.set_rates", (("rate", 32), ("target_rate", 32)))
@@ -343,12 +355,17 @@ class Pmqecn(TnaProgram):
         if t.action == self.set_threshold.name:
             md.threshold_bytes = t.data["threshold_bytes"]
             md.mark_original = t.data["mark_original"]
+            md.vq_rate_log2_q7 = t.data["rate_log2_q7"]
         else:
             md.threshold_bytes = VQ_NO_THRESHOLD
             md.mark_original = 0
-        d = self.vq_drain.lookup(
-            {"hdr.bridged.class_id": cls, "ig_md.vq_elapsed_ticks": md.vq_elapsed_ticks}
-        )
+            md.vq_rate_log2_q7 = 0
+        e = self.vq_log_elapsed.lookup({"ig_md.vq_elapsed_ticks": md.vq_elapsed_ticks})
+        if e.action == self.log_elapsed.name:
+            md.vq_log_drain_q7 = (e.data["log_elapsed_q7"] + md.vq_rate_log2_q7) & 0xFFFF
+        else:
+            md.vq_log_drain_q7 = 0
+        d = self.vq_exp_drain.lookup({"ig_md.vq_log_drain_q7": md.vq_log_drain_q7})
         drain_bytes = d.data["drain_bytes"]
         md.vq_shrink_bytes = (drain_bytes - md.frame_bytes) & U32_MASK
         if md.vq_shrink_bytes >> 31 == 1:

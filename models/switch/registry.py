@@ -8,6 +8,7 @@ from hw_profiles import HwProfile
 from models.vectors.runner import QueueHook
 
 from .bfcc import Bfcc
+from .p4qcn import P4qcn
 from .pmqecn import Pmqecn
 from .tna import TnaProgram
 
@@ -36,6 +37,16 @@ PROGRAMS: dict[str, ProgramInfo] = {
         QueueHook(
             table="SwitchEgress.queue_hook.queue_md_override",
             inject_action="SwitchEgress.queue_hook.inject",
+        ),
+    ),
+    "p4qcn": ProgramInfo(
+        "p4qcn",
+        P4qcn,
+        QueueHook(
+            table="SwitchEgress.queue_hook.queue_md_override",
+            inject_action="SwitchEgress.queue_hook.inject",
+            clock_table="SwitchIngress.clock.ingress_tstamp_override",
+            clock_inject_action="SwitchIngress.clock.inject",
         ),
     ),
 }

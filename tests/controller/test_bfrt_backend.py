@@ -40,7 +40,7 @@ def threshold(class_id: int, cells: int, op: str = "upsert") -> EntryWrite:
         ECN,
         {"hdr.bridged.class_id": Match(class_id)},
         "SwitchIngress.set_threshold",
-        {"threshold_bytes": cells, "mark_original": 0},
+        {"threshold_bytes": cells, "mark_original": 0, "rate_log2_q7": 0},
         op=op,  # type: ignore[arg-type]
     )
 
@@ -112,7 +112,7 @@ BAD_WRITES: list[tuple[Write, str]] = [
             ECN,
             {"hdr.bridged.class_id": Match(1)},
             "SwitchIngress.set_threshold",
-            {"threshold_bytes": 1, "mark_original": 2},
+            {"threshold_bytes": 1, "mark_original": 2, "rate_log2_q7": 0},
         ),
         "mark_original",
     ),
@@ -121,7 +121,7 @@ BAD_WRITES: list[tuple[Write, str]] = [
             ECN,
             {"hdr.bridged.class_id": Match(1)},
             "SwitchIngress.set_threshold",
-            {"threshold_bytes": 1, "mark_original": 0, "extra": 1},
+            {"threshold_bytes": 1, "mark_original": 0, "rate_log2_q7": 0, "extra": 1},
         ),
         "extra",
     ),
@@ -213,7 +213,7 @@ def test_every_kind_of_write_is_rolled_back(sw: BfrtSwitch, fake: FakeBfrtGrpc) 
             ECN,
             op="default",
             action="SwitchIngress.set_threshold",
-            data={"threshold_bytes": 5, "mark_original": 1},
+            data={"threshold_bytes": 5, "mark_original": 1, "rate_log2_q7": 0},
         ),
         rates(1, 0, op="delete"),
         RegisterWrite(VQ_USED, 3, 8),

@@ -17,10 +17,11 @@ def test_every_pmqecn_name_exists_in_the_model() -> None:
     assert set(n.ALL_COUNTERS) == set(model.p4.counters)
     actions = {a for t in model.p4.tables.values() for a in t.actions}
     for action in (n.ROUTE, n.TRUSTED, n.SET_CLASS, n.WRR, n.SET_PRIORITY_QUEUE,
-                   n.SET_THRESHOLD, n.DRAIN, n.SET_RATES, n.SET_FEEDBACK_SESSION):  # fmt: skip
+                   n.SET_THRESHOLD, n.LOG_ELAPSED, n.DRAIN, n.SET_RATES,
+                   n.SET_FEEDBACK_SESSION):  # fmt: skip
         assert action in actions, action
     keys = {k for t in model.p4.tables.values() for k in t.keys}
     for key in (n.K_DST_ADDR, n.K_SRC_ADDR, n.K_DSCP, n.K_PROTOCOL, n.K_INGRESS_PORT,
                 n.K_VQ_ID, n.K_WRR_LEVEL, n.K_CLASS_ID, n.K_BRIDGED_INGRESS_PORT,
-                n.K_ELAPSED_TICKS):  # fmt: skip
+                n.K_ELAPSED_TICKS, n.K_LOG_DRAIN):  # fmt: skip
         assert key in keys, key

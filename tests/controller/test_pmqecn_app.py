@@ -68,7 +68,7 @@ def test_refused_batch_leaves_previous_state(app: PmqecnApp) -> None:
     """A batch whose last write the switch refuses leaves nothing of it applied."""
     good = EntryWrite(
         n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(1)}, n.SET_THRESHOLD,
-        {"threshold_bytes": 5, "mark_original": 0},
+        {"threshold_bytes": 5, "mark_original": 0, "rate_log2_q7": 0},
     )  # fmt: skip
     bad = EntryWrite(
         n.VQ_WEIGHT, {n.K_VQ_ID: Match(2)}, n.WRR, {"weight": 1 << 16, "last_level": 2}
@@ -219,14 +219,23 @@ def test_drain_rates_follow_the_weights(app: PmqecnApp) -> None:
     ]
     sw = app.switch
     assert isinstance(sw, ModelSwitch)
-    drain = sw.model.table(n.VQ_DRAIN)
+    bits = app.config.virtual_queue.drain_mantissa_bits
     ticks = 1000
-    hit = drain.lookup({n.K_CLASS_ID: 1, n.K_ELAPSED_TICKS: ticks})
-    assert hit.data["drain_bytes"] == drain_bytes(gamma_bytes * 6 // 16, 6, ticks)
-    # A weight change moves every share of the port: class 2's drain changes too.
+
+    def table_drain(class_id: int) -> int:
+        """What the switch drains for class_id over `ticks`: its log rate
+        from ecn_threshold, plus the shared log table, through the exp table."""
+        rate_log = sw.model.table(n.ECN_THRESHOLD).lookup({n.K_CLASS_ID: class_id})
+        log_e = sw.model.table(n.VQ_LOG_ELAPSED).lookup({n.K_ELAPSED_TICKS: ticks})
+        total = rate_log.data["rate_log2_q7"] + log_e.data["log_elapsed_q7"]
+        return sw.model.table(n.VQ_EXP_DRAIN).lookup({n.K_LOG_DRAIN: total}).data["drain_bytes"]
+
+    assert table_drain(1) == drain_bytes(gamma_bytes * 6 // 16, bits, ticks) > 0
+    # A weight change moves every share of the port: class 2's drain changes
+    # too, though only class 1's weight was set (one entry per class written).
+    before = table_drain(2)
     app.set_weights({1: 11})
-    hit2 = drain.lookup({n.K_CLASS_ID: 2, n.K_ELAPSED_TICKS: ticks})
-    assert hit2.data["drain_bytes"] == drain_bytes(gamma_bytes * 5 // 21, 6, ticks)
+    assert table_drain(2) == drain_bytes(gamma_bytes * 5 // 21, bits, ticks) < before
 
 
 def test_feedback_sessions_mirror_at_ingress(app: PmqecnApp) -> None:

@@ -93,6 +93,13 @@ header bfcc_bridged_h {
     bit<8> bp_degree;
 }
 
+/* P4QCN: ingress -> egress, after bridged_md_h. The ingress clock (64 ns
+ * ticks, from IngressClockHook) so the egress congestion point's per-flow
+ * feedback interval runs on a clock a test can set. */
+header p4qcn_bridged_h {
+    bit<32> now_ticks;
+}
+
 /* BFCC egress-to-egress mirror that becomes a backpressure (or clear)
  * message to the upstream switch, 16 bytes. The copy is truncated to its
  * Ethernet header by the mirror session. */
@@ -114,6 +121,7 @@ header recirc_mirror_h {
 struct headers_t {
     bridged_md_h bridged;
     bfcc_bridged_h bfcc_bridged;
+    p4qcn_bridged_h p4qcn_bridged;
     fb_mirror_h  fb_mirror;
     bp_mirror_h  bp_mirror;
     recirc_mirror_h recirc_mirror;

@@ -62,4 +62,40 @@ control IngressClockHook(in ingress_intrinsic_metadata_t ig_intr_md, out bit<32>
 #endif
 }
 
+/* The chip's random number generator through a hook, so a vector can pin
+ * the value a probabilistic decision draws: a test installs
+ * `inject(value)` for an egress port and every packet leaving it sees that
+ * value instead of a fresh draw. 15 bits (0..32767): a probability is a
+ * level in 0..32768 and a packet is chosen when value < level, a
+ * difference whose bit 15 is its sign (P4QCN, tna/p4qcn/README.md). */
+control RandomHook(in egress_intrinsic_metadata_t eg_intr_md, out bit<16> value) {
+    Random<bit<16>>() rng;
+
+    /* A table's default action cannot draw a random number (the compiler
+     * refuses it), so the draw comes first and an entry overrides it. */
+    action draw() {
+        value = rng.get() & 0x7FFF;
+    }
+
+#ifdef TOFCC_TEST_HOOKS
+    action inject(bit<16> random_value) {
+        value = random_value & 0x7FFF;
+    }
+
+    table random_override {
+        key = { eg_intr_md.egress_port : exact; }
+        actions = { inject; NoAction; }
+        default_action = NoAction();
+        size = 512;
+    }
+
+    apply {
+        draw();
+        random_override.apply();
+    }
+#else
+    apply { draw(); }
+#endif
+}
+
 #endif

@@ -11,7 +11,7 @@
  *          Optional: the paper's Fig. 4 WRR over strict priority.
  * Egress:  accumulate sojourn per class (W_i); rebuild feedback copies.
  * The controller reads the class counters and sojourn accumulators, solves
- * the M/M/1/N model and writes K_i, weights, drain rates and lambda_i*
+ * the M/M/1/N model and writes K_i, weights, drain rates (as logs) and lambda_i*
  * (models/optimize). tna/README.md lists what is approximated.
  */
 #include "../include/arch.p4"
@@ -24,9 +24,11 @@
 
 #define PMQECN_CLASSES 256
 #define PMQECN_VQS 256
-/* Ternary entries of vq_drain: about 900 per class at the controller's
- * default 6-bit mantissa (tna/README.md). */
-#define PMQECN_DRAIN_ENTRIES 4096
+/* The virtual queues' drain tables, shared by every class (tna/README.md,
+ * "Virtual queue"): log2 of the elapsed ticks (3327 ternary entries at the
+ * controller's default 8-bit mantissa) and 2^(log sum) bytes (5632 exact). */
+#define PMQECN_LOG_ENTRIES 4096
+#define PMQECN_EXP_ENTRIES 8192
 
 /* A virtual queue stops growing here (1 GiB less 16 KiB), so every length,
  * threshold and drain stays below 2^31 and the sign-bit test is exact. */
@@ -47,6 +49,8 @@ struct ig_md_t {
     bit<32>     now_ticks;
     bit<32>     frame_bytes;
     bit<32>     vq_elapsed_ticks;
+    bit<16>     vq_rate_log2_q7;    /* the class's drain rate, log domain */
+    bit<16>     vq_log_drain_q7;    /* + log2 of the elapsed ticks */
     bit<32>     threshold_bytes;    /* K_i */
     bit<32>     vq_shrink_bytes;    /* drain - frame: negative when it grows */
     bit<32>     vq_len_bytes;       /* the length this packet leaves */
@@ -218,14 +222,21 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     /* K_i in bytes of virtual queue; mark_original also CE-marks an ECT
      * original (tna/README.md). */
-    action set_threshold(bit<32> threshold_bytes, bit<1> mark_original) {
+    /* K_i and the class's drain rate as 128 x (log2 of bytes per tick +
+     * 32), from the controller (bfrt_controller/pmqecn/drain.py). */
+    action set_threshold(bit<32> threshold_bytes, bit<1> mark_original,
+                         bit<16> rate_log2_q7) {
         ig_md.threshold_bytes = threshold_bytes;
         ig_md.mark_original = mark_original;
+        ig_md.vq_rate_log2_q7 = rate_log2_q7;
     }
 
+    /* No K_i and no drain: a log rate of 0 keeps every sum below the first
+     * vq_exp_drain entry. */
     action no_threshold() {
         ig_md.threshold_bytes = VQ_NO_THRESHOLD;
         ig_md.mark_original = 0;
+        ig_md.vq_rate_log2_q7 = 0;
     }
 
     table ecn_threshold {
@@ -235,10 +246,26 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         size = PMQECN_CLASSES;
     }
 
-    /* Bytes the class's queue drains in the elapsed ticks at its service
-     * rate, from the controller: one ternary entry per (leading bit,
-     * mantissa) of the elapsed time, each giving the drain of the range's
-     * lower end (tna/README.md gives the error). No entry: no drain. */
+    /* The drain, rate x elapsed time, without a multiply: log2 of the
+     * elapsed ticks (one ternary entry per leading bit and mantissa, the
+     * same for every class) plus the class's log rate, then 2^sum from an
+     * exact table. Every step rounds down (tna/README.md gives the bound).
+     * No entry (0 ticks): a sum of 0, which drains nothing. */
+    action log_elapsed(bit<16> log_elapsed_q7) {
+        ig_md.vq_log_drain_q7 = log_elapsed_q7 + ig_md.vq_rate_log2_q7;
+    }
+
+    action no_elapsed() {
+        ig_md.vq_log_drain_q7 = 0;
+    }
+
+    table vq_log_elapsed {
+        key = { ig_md.vq_elapsed_ticks : ternary; }
+        actions = { log_elapsed; no_elapsed; }
+        default_action = no_elapsed();
+        size = PMQECN_LOG_ENTRIES;
+    }
+
     action drain(bit<32> drain_bytes) {
         /* Action data may only be the first operand of a subtraction
          * (tna/README.md, compiler idioms), so frame - drain is not
@@ -246,14 +273,11 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         ig_md.vq_shrink_bytes = drain_bytes - ig_md.frame_bytes;
     }
 
-    table vq_drain {
-        key = {
-            hdr.bridged.class_id   : exact;
-            ig_md.vq_elapsed_ticks : ternary;
-        }
+    table vq_exp_drain {
+        key = { ig_md.vq_log_drain_q7 : exact; }
         actions = { drain; }
         default_action = drain(0);
-        size = PMQECN_DRAIN_ENTRIES;
+        size = PMQECN_EXP_ENTRIES;
     }
 
     action set_rates(bit<32> rate, bit<32> target_rate) {
@@ -356,10 +380,13 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                     ig_md.wrr_advance = vq_used_step.execute(ig_md.vq_id);
                 }
                 if (hdr.bridged.class_id != 0) {
-                    vq_drain.apply();
+                    vq_log_elapsed.apply();
                 }
                 if (ig_md.wrr_on == 1) {
                     ig_md.wrr_level = vq_level_step.execute(ig_md.vq_id);
+                }
+                if (hdr.bridged.class_id != 0) {
+                    vq_exp_drain.apply();
                 }
                 if (hdr.bridged.class_id != 0) {
                     /* One of two register actions on vq_bytes, so one

@@ -1,0 +1,118 @@
+"""What an apply would change: each intended write against what the switch holds.
+
+Reads only (a read-only BF-Runtime client works beside a running daemon).
+An apply writes the config's whole intended state and removes nothing, so
+the diff lists the writes that would change something: entries the switch
+lacks or holds with other values, registers, TM queues and ports that
+differ. Mirror sessions are not read back through the Switch interface and
+are listed as such, not as changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .ports import canonical_fec, canonical_speed, same_port
+from .switch import (
+    EntryWrite,
+    MirrorSessionWrite,
+    PortWrite,
+    RegisterWrite,
+    Switch,
+    TmQueueWrite,
+    TmShapingWrite,
+    Write,
+)
+
+
+@dataclass(frozen=True)
+class Difference:
+    change: str  # add | change | remove | unknown
+    where: str
+    current: str
+    intended: str
+
+
+def _fmt(values: dict[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in values.items()) or "-"
+
+
+def _entry_where(w: EntryWrite) -> str:
+    key = ", ".join(f"{k}={m.value}" for k, m in w.key.items())
+    prio = f" priority {w.priority}" if w.priority else ""
+    return f"{w.table} [{key}]{prio}"
+
+
+def _diff_entry(switch: Switch, w: EntryWrite) -> Difference | None:
+    if w.op == "default":
+        return Difference("unknown", f"{w.table} default", "not read back", w.action or "")
+    st = switch.read_entry(w.table, w.key, w.priority)
+    if w.op == "delete":
+        return None if st is None else Difference("remove", _entry_where(w), st.action, "-")
+    intended = f"{w.action} {_fmt(dict(w.data))}"
+    if st is None:
+        return Difference("add", _entry_where(w), "-", intended)
+    held: dict[str, object] = {k: st.data.get(k) for k in w.data}
+    if st.action != w.action or held != dict(w.data):
+        return Difference("change", _entry_where(w), f"{st.action} {_fmt(held)}", intended)
+    return None
+
+
+def _diff_tm(switch: Switch, w: TmQueueWrite) -> Difference | None:
+    held: dict[str, object] = {}
+    if w.dwrr_weight is not None:
+        held["dwrr_weight"] = switch.read_tm_weight(w.port, w.queue)
+    if w.max_priority is not None:
+        held["max_priority"] = switch.read_tm_priority(w.port, w.queue)
+    if held == w.fields():
+        return None
+    where = f"tm port {w.port} queue {w.queue}"
+    return Difference("change", where, _fmt(held), _fmt(dict(w.fields())))
+
+
+def _diff_port(switch: Switch, w: PortWrite) -> Difference | None:
+    st = switch.read_port(w.dev_port)
+    where = f"$PORT {w.dev_port}"
+    if w.delete:
+        return None if st is None else Difference("remove", where, "added", "-")
+    intended = f"{w.speed} x{w.lanes} {w.fec} {w.autoneg} enable={w.enable}"
+    if st is None:
+        return Difference("add", where, "-", intended)
+    if same_port(st, w):
+        return None
+    held = (
+        f"{canonical_speed(st.speed)} x{st.lanes} {canonical_fec(st.fec)} {st.autoneg} "
+        f"enable={st.enable}"
+    )
+    return Difference("change", where, held, intended)
+
+
+def diff_one(switch: Switch, w: Write) -> Difference | None:
+    if isinstance(w, EntryWrite):
+        return _diff_entry(switch, w)
+    if isinstance(w, RegisterWrite):
+        now = switch.read_register(w.register, w.index)
+        if now == w.value:
+            return None
+        return Difference("change", f"{w.register}[{w.index}]", str(now), str(w.value))
+    if isinstance(w, TmQueueWrite):
+        return _diff_tm(switch, w)
+    if isinstance(w, MirrorSessionWrite):
+        return Difference("unknown", f"mirror session {w.sid}", "not read back", w.describe())
+    if isinstance(w, TmShapingWrite):
+        # BFCC's shaping loop writes these at run time (never intended state).
+        now_kbps = switch.read_tm_shaping(w.port, w.queue)
+        if now_kbps == w.max_rate_kbps:
+            return None
+        where = f"tm port {w.port}" + ("" if w.queue is None else f" queue {w.queue}")
+
+        def fmt(kbps: int | None) -> str:
+            return "off" if kbps is None else f"{kbps} kb/s"
+
+        return Difference("change", where, fmt(now_kbps), fmt(w.max_rate_kbps))
+    return _diff_port(switch, w)
+
+
+def diff_writes(switch: Switch, writes: Sequence[Write]) -> list[Difference]:
+    return [d for w in writes if (d := diff_one(switch, w)) is not None]

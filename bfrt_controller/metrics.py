@@ -1,0 +1,262 @@
+"""Prometheus exposition of a running tofcc daemon.
+
+Values are what each switch's last cycle read back (its `status()` rows and
+the daemon's own counts), so a scrape never touches a switch: a slow or dead
+switch cannot stall the endpoint. Names follow Prometheus conventions: a
+`tofcc_` prefix, base units as suffixes (`_seconds`, `_packets_per_second`,
+`_cells`), `_total` on counters, one `switch` label naming the fleet's
+target. Counters read from the data plane restart from zero when their switch
+does, which `rate()` treats as a counter reset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from prometheus_client import CollectorRegistry, start_http_server
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from .ports import PORT_STATUS_SECTION
+
+if TYPE_CHECKING:
+    from wsgiref.simple_server import WSGIServer
+
+    from .service import Daemon, Target
+
+PREFIX = "tofcc_"
+
+
+@dataclass(frozen=True)
+class RowMetric:
+    """A number of each status row of one section, as one metric family."""
+
+    section: str
+    key: str  # the row's field
+    name: str  # without PREFIX; counters without `_total` (the client adds it)
+    kind: str  # "counter" | "gauge"
+    doc: str
+    labels: tuple[tuple[str, str], ...]  # (label, row field)
+    scale: float = 1.0
+    # The value of a row whose field is None; None: no sample.
+    absent: float | None = None
+
+
+_CLASS = (("class", "name"), ("queue", "queue"))
+_PORT = (("port", "port"),)
+ROW_METRICS: tuple[RowMetric, ...] = (
+    # PMQECN, per class (the paper's symbols in the help text).
+    RowMetric("classes", "packets", "class_packets", "counter", "Packets classified.", _CLASS),
+    RowMetric("classes", "bytes", "class_bytes", "counter", "Bytes classified.", _CLASS),
+    RowMetric(
+        "classes",
+        "rate_pps",
+        "class_arrival_rate_packets_per_second",
+        "gauge",
+        "lambda_i: the class's measured arrival rate.",
+        _CLASS,
+    ),
+    RowMetric(
+        "classes",
+        "target_rate_pps",
+        "class_target_rate_packets_per_second",
+        "gauge",
+        "lambda_i*: the rate the optimiser tells the class's senders to use.",
+        _CLASS,
+    ),
+    RowMetric(
+        "classes",
+        "sojourn_ns",
+        "class_sojourn_seconds",
+        "gauge",
+        "W_i: the class's mean queue sojourn over the last interval.",
+        _CLASS,
+        1e-9,
+    ),
+    RowMetric(
+        "classes",
+        "threshold_cells",
+        "class_ecn_threshold_cells",
+        "gauge",
+        "K_i: the class's ECN marking threshold.",
+        _CLASS,
+    ),
+    RowMetric(
+        "classes", "weight", "class_weight", "gauge", "The class's scheduling weight.", _CLASS
+    ),
+    # Shared port guards (both programs).
+    RowMetric(
+        "ports",
+        "forged_drops",
+        "port_untrusted_feedback_drops",
+        "counter",
+        "Feedback packets from an untrusted port, dropped.",
+        _PORT,
+    ),
+    RowMetric(
+        "ports",
+        "spoofed_drops",
+        "port_spoofed_source_drops",
+        "counter",
+        "Packets whose source address the port is not bound to, dropped.",
+        _PORT,
+    ),
+    RowMetric(
+        "ports", "fake_drops", "port_fake_drops", "counter", "BFCC fake packets dropped.", _PORT
+    ),
+    # BFCC.
+    RowMetric(
+        "congestion points",
+        "signalled_degree",
+        "bfcc_signalled_degree",
+        "gauge",
+        "The congestion degree the congestion point signals upstream.",
+        _PORT,
+        absent=0.0,  # nothing signalled (register clear): degree 0
+    ),
+    RowMetric(
+        "congestion points",
+        "threshold_packets",
+        "bfcc_congestion_threshold_packets",
+        "gauge",
+        "The congestion point's queue threshold.",
+        _PORT,
+    ),
+    RowMetric(
+        "reaction points",
+        "slowed_degree",
+        "bfcc_slowed_degree",
+        "gauge",
+        "The congestion degree the reaction point is slowing its group for.",
+        _PORT,
+        absent=0.0,  # nothing signalled (register clear): degree 0
+    ),
+    RowMetric(
+        "reaction points",
+        "backpressure_received",
+        "bfcc_backpressure_messages",
+        "counter",
+        "Backpressure messages received.",
+        _PORT,
+    ),
+    RowMetric(
+        "reaction points",
+        "flagged_departures",
+        "bfcc_flagged_departures",
+        "counter",
+        "Departures flagged for slowing.",
+        _PORT,
+    ),
+    RowMetric(
+        "reaction points", "fakes_sent", "bfcc_fakes_sent", "counter", "Fake packets sent.", _PORT
+    ),
+    # Front-panel ports (the $PORT table).
+    RowMetric(
+        PORT_STATUS_SECTION,
+        "up",
+        "front_panel_port_up",
+        "gauge",
+        "1 when the port's link is up ($PORT_UP).",
+        (("port", "name"), ("dev_port", "dev_port")),
+    ),
+)
+
+StatFn = Callable[["Target"], float]
+TARGET_METRICS: tuple[tuple[str, str, str, StatFn], ...] = (
+    ("switch_connected", "gauge", "1 while the switch's session is up.", lambda t: t.connected),
+    ("cycles", "counter", "Control cycles completed.", lambda t: t.stats.cycles),
+    ("cycle_errors", "counter", "Cycles that failed.", lambda t: t.stats.cycle_errors),
+    (
+        "write_failures",
+        "counter",
+        "Batches the switch refused (each rolled back).",
+        lambda t: t.stats.write_failures,
+    ),
+    ("reconnects", "counter", "Sessions re-established.", lambda t: t.reconnects),
+    (
+        "switch_restarts_detected",
+        "counter",
+        "Times the switch had lost the program's state and was re-pushed.",
+        lambda t: t.restarts_detected,
+    ),
+    (
+        "connect_failures",
+        "counter",
+        "Attempts to reach the switch that failed.",
+        lambda t: t.stats.connect_failures,
+    ),
+    ("changes_written", "counter", "Values the cycles changed.", lambda t: t.stats.changes_written),
+    (
+        "cycle_duration_seconds",
+        "gauge",
+        "How long the last cycle took, read-back included.",
+        lambda t: t.stats.last_cycle_s,
+    ),
+)
+
+
+def _value(v: object) -> float | None:
+    if isinstance(v, bool):
+        return 1.0 if v else 0.0
+    if isinstance(v, int | float):
+        return float(v)
+    return None
+
+
+class DaemonCollector(Collector):
+    def __init__(self, daemon: Daemon) -> None:
+        self.daemon = daemon
+
+    def collect(self) -> Iterator[Metric]:
+        d = self.daemon
+        with d.lock:
+            targets = list(d.targets.values())
+            rows = {t.name: list(t.rows) for t in targets}
+            ok, failed = d.reloads_ok, d.reloads_failed
+        for name, kind, doc, fn in TARGET_METRICS:
+            fam = _family(name, kind, doc, ["switch"])
+            for t in targets:
+                fam.add_metric([t.name], float(fn(t)))
+            yield fam
+        for m in ROW_METRICS:
+            labels = ["switch", *(label for label, _ in m.labels)]
+            fam = _family(m.name, m.kind, m.doc, labels)
+            for switch, trows in rows.items():
+                for r in trows:
+                    if r.get("section") != m.section or m.key not in r:
+                        continue
+                    v = _value(r[m.key])
+                    if v is None and r[m.key] is None:
+                        v = m.absent
+                    if v is None:
+                        continue
+                    fam.add_metric([switch, *(str(r.get(k)) for _, k in m.labels)], v * m.scale)
+            yield fam
+        reloads = CounterMetricFamily(
+            PREFIX + "config_reloads", "Config reloads, by result.", labels=["result"]
+        )
+        reloads.add_metric(["ok"], ok)
+        reloads.add_metric(["refused"], failed)
+        yield reloads
+
+
+def _family(
+    name: str, kind: str, doc: str, labels: list[str]
+) -> CounterMetricFamily | GaugeMetricFamily:
+    if kind == "counter":
+        return CounterMetricFamily(PREFIX + name, doc, labels=labels)
+    return GaugeMetricFamily(PREFIX + name, doc, labels=labels)
+
+
+def registry_for(daemon: Daemon) -> CollectorRegistry:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(DaemonCollector(daemon))
+    return registry
+
+
+def serve(daemon: Daemon, address: str, port: int) -> WSGIServer:
+    """Serve /metrics on a thread; port 0 takes a free one (server.server_port)."""
+    server, _thread = start_http_server(port, addr=address, registry=registry_for(daemon))
+    return server

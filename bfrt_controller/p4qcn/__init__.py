@@ -1,0 +1,1 @@
+"""P4QCN controller app (tna/p4qcn)."""

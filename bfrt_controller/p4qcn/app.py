@@ -1,0 +1,333 @@
+"""P4QCN on a switch: push the intended state; change a congestion point's
+Eq. 1 as one batch; apply the threshold calculator's Q_P4QCN.
+
+The app owns the *intended* state (the config plus what an operator changed
+since). Every change is validated whole, then written as one batch: the
+queue's stale ternary entries deleted and its new ones written together;
+after a switch restart the whole intended state is pushed again.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict, dataclass
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from models.p4qcn_thresholds import P4qcnThresholds
+from models.switch.core import Match
+
+from ..common import (
+    IntendedStateApp,
+    Strict,
+    by_table,
+    check_chip,
+    port_guard_row,
+    route_writes,
+    source_binding_writes,
+    trusted_port_writes,
+)
+from ..errors import ConfigError
+from ..switch import EntryWrite, MirrorSessionWrite, Switch, Write
+from ..validation import parse_model
+from . import names as n
+from .config import (
+    MAX_FEEDBACK_INTERVAL_US,
+    Mode,
+    P4qcnConfig,
+    QueueSpec,
+    check_against,
+    check_entry_budget,
+    check_queue,
+    interval_ticks,
+)
+from .levels import ternary_entries
+
+log = logging.getLogger("tofcc.p4qcn")
+
+# status() sections (the ports section is the shared PORTS_SECTION).
+QUEUES = "congestion points"
+# Every entry of a queue has one priority: its ranges never overlap.
+ENTRY_PRIORITY = 1
+# What `set` may change, and its type.
+SETTABLE: dict[str, type] = {
+    "q_min_cells": int,
+    "q_max_cells": int,
+    "feedback_interval_us": float,
+    "mode": str,
+}
+MODES: tuple[Mode, ...] = ("two_point", "three_point")
+
+
+class SavedQueue(Strict):
+    """One queue's QueueLive as the model target's state file holds it."""
+
+    q_min_cells: Annotated[int, Field(ge=0)]
+    q_max_cells: Annotated[int, Field(ge=0)]
+    feedback_interval_us: Annotated[float, Field(gt=0, le=MAX_FEEDBACK_INTERVAL_US)]
+    mode: Mode
+
+
+@dataclass
+class QueueLive:
+    """What can change at run time for one congestion point."""
+
+    q_min_cells: int
+    q_max_cells: int
+    feedback_interval_us: float
+    mode: Mode
+
+
+@dataclass
+class Change:
+    queue: str  # "port/queue"
+    what: str
+    old: object
+    new: object
+    why: str
+
+
+def _key(port: int, queue: int) -> str:
+    return f"{port}/{queue}"
+
+
+class P4qcnApp(IntendedStateApp):
+    def __init__(self, switch: Switch, config: P4qcnConfig) -> None:
+        check_chip(config.chip, switch.profile)
+        check_against(config, switch.profile)
+        self.switch = switch
+        self.config = config
+        self.live: dict[str, QueueLive] = {
+            _key(q.port, q.queue): QueueLive(
+                q.q_min_cells, q.q_max_cells, q.feedback_interval_us, q.mode
+            )
+            for q in config.queues
+        }
+
+    # ---- intended state --------------------------------------------
+    def effective(self, q: QueueSpec) -> QueueSpec:
+        """The queue as configured, with its live changes."""
+        return q.model_copy(update=asdict(self.live[_key(q.port, q.queue)]))
+
+    def queue_writes(self, q: QueueSpec) -> list[EntryWrite]:
+        """The queue's feedback_probability entries (upserts)."""
+        data = {
+            "three_point": int(q.mode == "three_point"),
+            "feedback_interval_ticks": interval_ticks(q.feedback_interval_us),
+        }
+        return [
+            EntryWrite(
+                n.FEEDBACK_PROBABILITY,
+                {
+                    n.K_EGRESS_PORT: Match(q.port),
+                    n.K_EGRESS_QID: Match(q.queue),
+                    n.K_DEPTH_CELLS: Match(e.value, mask=e.mask),
+                },
+                n.SET_LEVEL,
+                {"level": e.level, **data},
+                priority=ENTRY_PRIORITY,
+            )
+            for e in ternary_entries(
+                q.q_min_cells, q.q_max_cells, q.alpha_per_cell, self.config.levels.max_steps
+            )
+        ]
+
+    def intended_writes(self) -> list[Write]:
+        cfg = self.config
+        writes: list[Write] = []
+        for ps in cfg.ports:
+            # Feedback is an egress mirror of the departing packet, sent back
+            # out of the port its source is on.
+            writes.append(
+                MirrorSessionWrite(
+                    ps.feedback_session, ps.port, n.FEEDBACK_TRUNCATE_BYTES, direction="EGRESS"
+                )
+            )
+        writes += route_writes(cfg.routes)
+        writes += trusted_port_writes(cfg.trusted_ports)
+        writes += source_binding_writes(cfg.source_bindings)
+        for ps in cfg.ports:
+            writes.append(
+                EntryWrite(
+                    n.FEEDBACK_SESSION,
+                    {n.K_BRIDGED_INGRESS_PORT: Match(ps.port)},
+                    n.SET_FEEDBACK_SESSION,
+                    {"session_id": ps.feedback_session},
+                )
+            )
+        for q in cfg.queues:
+            writes += self.queue_writes(self.effective(q))
+        return by_table(writes)
+
+    def live_state(self) -> dict[str, Any]:
+        return {key: asdict(live) for key, live in self.live.items()}
+
+    def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
+        """Validate every saved queue first (a corrupt state file is an error
+        naming the field, never half-restored), then take them all."""
+        restored: dict[str, QueueLive] = {}
+        for key, values in state.items():
+            if key not in self.live:
+                raise ConfigError(
+                    f"{source}.{key}", f"not a queue of the config (known: {', '.join(self.live)})"
+                )
+            saved = parse_model(SavedQueue, values, f"{source}.{key}")
+            restored[key] = QueueLive(**saved.model_dump())
+        candidate = self._candidate(restored, source)
+        check_entry_budget(source, self.config, candidate)
+        self.live.update(restored)
+
+    # ---- operator changes ------------------------------------------
+    def _candidate(self, new_live: dict[str, QueueLive], field: str) -> list[QueueSpec]:
+        """Every queue as it would be with `new_live`, each checked whole."""
+        out: list[QueueSpec] = []
+        for q in self.config.queues:
+            key = _key(q.port, q.queue)
+            live = new_live.get(key, self.live[key])
+            if live.q_min_cells > live.q_max_cells:
+                raise ConfigError(
+                    f"{field} {key}",
+                    f"q_min_cells {live.q_min_cells} exceeds q_max_cells {live.q_max_cells}",
+                )
+            spec = q.model_copy(update=asdict(live))
+            check_queue(f"{field} {key}", spec, self.profile)
+            out.append(spec)
+        return out
+
+    def set_queues(
+        self, updates: dict[tuple[int, int], dict[str, object]], why: str = "operator"
+    ) -> list[Change]:
+        """Change some queues' Eq. 1, all or none: every value is checked and
+        the table budget counted before one batch is written."""
+        new_live: dict[str, QueueLive] = {}
+        for (port, queue), fields in updates.items():
+            self.config.queue_index(port, queue)
+            key = _key(port, queue)
+            values = asdict(self.live[key])
+            for name, value in fields.items():
+                field = f"{key} {name}"
+                if name not in SETTABLE:
+                    raise ConfigError(field, f"not settable (settable: {', '.join(SETTABLE)})")
+                values[name] = _check_value(field, name, value)
+            new_live[key] = QueueLive(**values)
+        candidate = self._candidate(new_live, "set")
+        check_entry_budget("set", self.config, candidate)
+        return self._commit(new_live, why)
+
+    def apply_thresholds(self, t: P4qcnThresholds) -> list[Change]:
+        """Q_P4QCN becomes every queue's Q_max (P = 1 from there); a Q_min
+        above it comes down to it. Q_PFC is for the traffic manager's PFC,
+        which this program does not configure."""
+        if t.chip != self.profile.chip:
+            raise ConfigError("thresholds", f"computed for {t.chip}, switch is {self.profile.chip}")
+        updates: dict[tuple[int, int], dict[str, object]] = {}
+        for q in self.config.queues:
+            live = self.live[_key(q.port, q.queue)]
+            updates[(q.port, q.queue)] = {
+                "q_max_cells": t.q_p4qcn_cells,
+                "q_min_cells": min(live.q_min_cells, t.q_p4qcn_cells),
+            }
+        return self.set_queues(updates, why="thresholds")
+
+    def _commit(self, new_live: dict[str, QueueLive], why: str) -> list[Change]:
+        changes: list[Change] = []
+        for key, nl in new_live.items():
+            old = self.live[key]
+            for attr in SETTABLE:
+                before, after = getattr(old, attr), getattr(nl, attr)
+                if before != after:
+                    changes.append(Change(key, attr, before, after, why))
+        if not changes:
+            return []
+        writes: list[Write] = []
+        old_state = {key: self.live[key] for key in new_live}
+        for q in self.config.queues:
+            key = _key(q.port, q.queue)
+            if key not in new_live:
+                continue
+            before = self.queue_writes(self.effective(q))
+            self.live[key] = new_live[key]
+            after = self.queue_writes(self.effective(q))
+            keep = {_entry_id(w) for w in after}
+            # Stale ranges go in the same batch as the new ones.
+            writes += [
+                EntryWrite(w.table, w.key, priority=w.priority, op="delete")
+                for w in before
+                if _entry_id(w) not in keep
+            ]
+            writes += after
+        try:
+            self.switch.write(by_table(writes))
+        except Exception:
+            self.live.update(old_state)
+            raise
+        for ch in changes:
+            log.info("queue %s %s %s -> %s (%s)", ch.queue, ch.what, ch.old, ch.new, ch.why)
+        return changes
+
+    # ---- status ----------------------------------------------------
+    def status(self) -> list[dict[str, object]]:
+        """Per congestion point, then per port (trust, source binding, what each
+        guard dropped), as read back from the switch (not the intended state)."""
+        cfg = self.config
+        rows: list[dict[str, object]] = []
+        for q in cfg.queues:
+            eff = self.effective(q)
+            intended = self.queue_writes(eff)
+            present = [
+                e
+                for w in intended
+                if (e := self.switch.read_entry(w.table, w.key, w.priority)) is not None
+            ]
+            ticks = present[0].data["feedback_interval_ticks"] if present else None
+            three = present[0].data["three_point"] if present else None
+            rows.append(
+                {
+                    "section": QUEUES,
+                    "port": q.port,
+                    "queue": q.queue,
+                    "mode": None if three is None else MODES[three],
+                    "q_min_cells": eff.q_min_cells,
+                    "q_max_cells": eff.q_max_cells,
+                    "interval_ticks": ticks,
+                    "entries": f"{len(present)}/{len(intended)}",
+                    "chosen": self.switch.read_counter(n.CHOSEN, q.port)[0],
+                    "feedback_sent": self.switch.read_counter(n.FEEDBACK_SENT, q.port)[0],
+                    "feedback_suppressed": self.switch.read_counter(n.FEEDBACK_SUPPRESSED, q.port)[
+                        0
+                    ],
+                    "ce_marked": self.switch.read_counter(n.CE_MARKED, q.port)[0],
+                }
+            )
+        ports = sorted(
+            {r.port for r in cfg.routes}
+            | set(cfg.trusted_ports)
+            | {ps.port for ps in cfg.ports}
+            | {b.port for b in cfg.source_bindings}
+        )
+        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
+        rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports]
+        return rows
+
+
+def _entry_id(w: EntryWrite) -> tuple[object, ...]:
+    return (tuple(sorted(w.key.items(), key=lambda kv: kv[0])), w.priority)
+
+
+def _check_value(field: str, name: str, value: object) -> object:
+    kind = SETTABLE[name]
+    if kind is int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ConfigError(field, f"must be a non-negative integer, got {value!r}")
+        return value
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(field, f"must be a number, got {value!r}")
+        v = float(value)
+        if not 0 < v <= MAX_FEEDBACK_INTERVAL_US:
+            raise ConfigError(field, f"must be in (0, {MAX_FEEDBACK_INTERVAL_US:g}] us, got {v!r}")
+        return v
+    if value not in MODES:
+        raise ConfigError(field, f"must be one of {', '.join(MODES)}, got {value!r}")
+    return value

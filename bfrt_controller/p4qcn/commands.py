@@ -1,0 +1,149 @@
+"""tofcc commands for P4QCN: `thresholds` and the P4QCN side of `set`.
+
+`tofcc --program p4qcn thresholds --port-speed 100 --cable-m 10 [--apply]`
+prints seed 003's Q_PFC and Q_P4QCN for the config's chip; with --apply it
+writes Q_P4QCN as every congestion point's Q_max, as one batch.
+`tofcc --program p4qcn set q_min_cells=100 q_max_cells=300 [--queue 4/0]`
+changes the named queues (default: all), all or none.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from models.p4qcn_thresholds import DEFAULT_PROCESSING_NS, ThresholdError, p4qcn_thresholds
+
+from ..errors import ConfigError
+from .app import MODES, SETTABLE, Change, P4qcnApp
+
+_INT = re.compile(r"[0-9]{1,10}")
+_NUMBER = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?")
+_QUEUE = re.compile(r"([0-9]{1,4})/([0-9]{1,4})")
+
+
+def _number(field: str, text: str) -> float:
+    if not _NUMBER.fullmatch(text):
+        raise ConfigError(field, f"expected a non-negative number, got {text!r}")
+    return float(text)
+
+
+def _int(field: str, text: str) -> int:
+    if not _INT.fullmatch(text):
+        raise ConfigError(field, f"expected a non-negative integer, got {text!r}")
+    return int(text)
+
+
+def print_changes(console: Console, changes: list[Change]) -> None:
+    if not changes:
+        console.print("nothing changed")
+        return
+    t = Table(title="changes written")
+    for col in ("queue", "what", "old", "new", "why"):
+        t.add_column(col)
+    for ch in changes:
+        t.add_row(ch.queue, ch.what, str(ch.old), str(ch.new), ch.why)
+    console.print(t)
+
+
+def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
+    """NAME=VALUE pairs, checked for name and type before the switch is opened."""
+    out: dict[str, object] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
+        if name not in SETTABLE:
+            raise ConfigError(name, f"not settable (settable: {', '.join(SETTABLE)})")
+        if name in out:
+            raise ConfigError(name, f"given twice ({name}={out[name]}, {pair})")
+        kind = SETTABLE[name]
+        if kind is int:
+            out[name] = _int(name, value)
+        elif kind is float:
+            out[name] = _number(name, value)
+        else:
+            if value not in MODES:
+                raise ConfigError(name, f"must be one of {', '.join(MODES)}, got {value!r}")
+            out[name] = value
+    return out
+
+
+def parse_queues(texts: tuple[str, ...]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for text in texts:
+        m = _QUEUE.fullmatch(text)
+        if m is None:
+            raise ConfigError("--queue", f"expected PORT/QUEUE, got {text!r}")
+        q = (int(m.group(1)), int(m.group(2)))
+        if q in out:
+            raise ConfigError("--queue", f"{text} given twice")
+        out.append(q)
+    return out
+
+
+def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], console: Console) -> None:
+    fields = parse_set(pairs)
+    selected = parse_queues(queues)
+    app = obj.open_app(sync=True)
+    assert isinstance(app, P4qcnApp)
+    targets = selected or [(q.port, q.queue) for q in app.config.queues]
+    changes = app.set_queues({q: dict(fields) for q in targets})
+    obj.save(app)
+    print_changes(console, changes)
+
+
+@click.command(
+    help="P4QCN: Q_PFC and Q_P4QCN (seed 003, 3.2.2) from the chip's buffer, the port speed "
+    "and the cable; --apply writes Q_P4QCN as every congestion point's Q_max."
+)
+@click.option("--port-speed", "port_speed", required=True, help="Gb/s: 10 25 40 50 100 200 400")
+@click.option("--cable-m", "cable_m", required=True, help="cable length in metres")
+@click.option(
+    "--processing-ns",
+    "processing_ns",
+    default=f"{DEFAULT_PROCESSING_NS:g}",
+    show_default=True,
+    help="the upstream's time to act on a PAUSE",
+)
+@click.option("--ports", "n_ports", default=None, help="ports in use (default: all at that speed)")
+@click.option("--apply", "do_apply", is_flag=True, help="write Q_P4QCN as every queue's Q_max")
+@click.pass_obj
+def thresholds(
+    obj: Any,
+    port_speed: str,
+    cable_m: str,
+    processing_ns: str,
+    n_ports: str | None,
+    do_apply: bool,
+) -> None:
+    from hw_profiles import load_profile
+
+    from ..cli import console
+
+    obj.require("p4qcn")
+    # Every input checked before a switch is opened.
+    speed = _int("--port-speed", port_speed)
+    cable = _number("--cable-m", cable_m)
+    processing = _number("--processing-ns", processing_ns)
+    ports = None if n_ports is None else _int("--ports", n_ports)
+    cfg = obj.program.load_config(obj.config_path or obj.program.default_config)
+    try:
+        t = p4qcn_thresholds(load_profile(cfg.chip), speed, cable, processing, ports)
+    except ThresholdError as exc:
+        raise ConfigError("thresholds", str(exc)) from None
+    for line in t.lines():
+        console.print(line, highlight=False)
+    if not do_apply:
+        console.print("not applied (--apply writes Q_P4QCN as every queue's Q_max)")
+        return
+    app = obj.open_app(sync=True)
+    assert isinstance(app, P4qcnApp)
+    changes = app.apply_thresholds(t)
+    obj.save(app)
+    print_changes(console, changes)
+    console.print("Q_PFC is not applied: this program does not configure the TM's PFC")

@@ -1,0 +1,186 @@
+"""P4QCN configuration: what an operator writes, validated before anything is sent.
+
+Structure and types are checked by pydantic; limits that depend on the chip
+(ports, queue ids, mirror sessions, queue depth, table size) by
+`check_against`, so every error names its field (queues[1].q_max_cells) and
+nothing is written when any field is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from hw_profiles import HwProfile, load_profile
+from models.switch.common import CLOCK_TICK_SHIFT
+from models.switch.p4qcn import P4QCN_PROBABILITY_ENTRIES
+
+from ..common import (
+    PortNumber,
+    Route,
+    SourceBinding,
+    Strict,
+    check_port,
+    check_routes,
+    check_source_bindings,
+    no_repeats,
+)
+from ..errors import ConfigError
+from ..validation import load_yaml, parse_model
+from .levels import ternary_entries
+
+TICK_NS = 1 << CLOCK_TICK_SHIFT
+# N at most 1 s: far above any feedback interval, far below the 275 s the
+# 32-bit tick clock covers (tna/p4qcn/README.md).
+MAX_FEEDBACK_INTERVAL_US = 1_000_000.0
+# The paper gives N no value; DCQCN's CNP interval (models/baselines/p4qcn_cp.py).
+DEFAULT_FEEDBACK_INTERVAL_US = 50.0
+Mode = Literal["two_point", "three_point"]
+
+
+def interval_ticks(feedback_interval_us: float) -> int:
+    """N in the clock's 64 ns ticks, rounded up so the limit is never shorter."""
+    return math.ceil(feedback_interval_us * 1000 / TICK_NS)
+
+
+class PortSpec(Strict):
+    """A port whose attached senders get feedback, and the mirror session that carries it."""
+
+    port: PortNumber
+    feedback_session: Annotated[int, Field(ge=1)]
+
+
+class QueueSpec(Strict):
+    """One congestion point: an egress queue and its Eq. 1."""
+
+    port: PortNumber
+    queue: Annotated[int, Field(ge=0)]
+    q_min_cells: Annotated[int, Field(ge=0)]
+    q_max_cells: Annotated[int, Field(ge=0)]
+    # P per cell above Q_min; None: 1 / (Q_max - Q_min), so P reaches 1 at Q_max.
+    alpha_per_cell: Annotated[float, Field(gt=0, le=1)] | None = None
+    mode: Mode = "two_point"
+    feedback_interval_us: Annotated[float, Field(gt=0, le=MAX_FEEDBACK_INTERVAL_US)] = (
+        DEFAULT_FEEDBACK_INTERVAL_US
+    )
+
+    @model_validator(mode="after")
+    def _order(self) -> QueueSpec:
+        if self.q_min_cells > self.q_max_cells:
+            raise ValueError(
+                f"q_min_cells {self.q_min_cells} exceeds q_max_cells {self.q_max_cells}"
+            )
+        return self
+
+
+class Levels(Strict):
+    # Levels between Q_min and Q_max per queue: one per cell up to this many,
+    # else equal-width buckets (bfrt_controller/p4qcn/levels.py).
+    max_steps: Annotated[int, Field(ge=1, le=256)] = 64
+
+
+class P4qcnConfig(Strict):
+    program: Literal["p4qcn"] = "p4qcn"
+    chip: Literal["tofino", "tofino2"] = "tofino"
+    routes: list[Route] = []
+    trusted_ports: list[PortNumber] = []
+    # The sources each host port's hosts may use (tna/include/source_guard.p4);
+    # every untrusted port a route or a feedback session names must be bound.
+    source_bindings: list[SourceBinding] = []
+    ports: list[PortSpec] = []
+    queues: Annotated[list[QueueSpec], Field(min_length=1)]
+    levels: Levels = Levels()
+
+    def queue_index(self, port: int, queue: int) -> int:
+        for i, q in enumerate(self.queues):
+            if (q.port, q.queue) == (port, queue):
+                return i
+        known = ", ".join(f"{q.port}/{q.queue}" for q in self.queues)
+        raise ConfigError("queue", f"no congestion point {port}/{queue} (known: {known})")
+
+
+def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
+    check_port(f"{field}.port", q.port, profile, front_panel=True)
+    if q.queue > profile.max_queue_id:
+        raise ConfigError(
+            f"{field}.queue",
+            f"queue {q.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
+        )
+    if q.q_max_cells > profile.max_qdepth_cells:
+        raise ConfigError(
+            f"{field}.q_max_cells",
+            f"{q.q_max_cells} cells can never be reached: {profile.chip} reports queue depth "
+            f"in {profile.enq_qdepth_bits} bits (max {profile.max_qdepth_cells})",
+        )
+
+
+def entry_count(cfg: P4qcnConfig, queues: list[QueueSpec] | None = None) -> int:
+    return sum(
+        len(ternary_entries(q.q_min_cells, q.q_max_cells, q.alpha_per_cell, cfg.levels.max_steps))
+        for q in (cfg.queues if queues is None else queues)
+    )
+
+
+def check_entry_budget(field: str, cfg: P4qcnConfig, queues: list[QueueSpec]) -> None:
+    total = entry_count(cfg, queues)
+    if total > P4QCN_PROBABILITY_ENTRIES:
+        raise ConfigError(
+            field,
+            f"{len(queues)} queues need {total} feedback_probability entries, more than the "
+            f"table's {P4QCN_PROBABILITY_ENTRIES}; use fewer levels.max_steps or queues",
+        )
+
+
+def check_against(cfg: P4qcnConfig, profile: HwProfile) -> None:
+    """Chip limits; raises ConfigError naming the first field out of range."""
+    check_routes(cfg.routes, profile)
+    for i, p in enumerate(cfg.trusted_ports):
+        # Any existing port may face a switch; trust only lets feedback in.
+        check_port(f"trusted_ports[{i}]", p, profile)
+    no_repeats("trusted_ports", cfg.trusted_ports)
+    for i, ps in enumerate(cfg.ports):
+        check_port(f"ports[{i}].port", ps.port, profile, front_panel=True)
+        if not profile.valid_mirror_session(ps.feedback_session):
+            raise ConfigError(
+                f"ports[{i}].feedback_session",
+                f"mirror session {ps.feedback_session} outside {profile.mirror_session_min}.."
+                f"{profile.mirror_session_max} on {profile.chip}",
+            )
+    # A session shared by two ports would send feedback for a sender on one
+    # port out of the other (another tenant's).
+    no_repeats("ports", (ps.port for ps in cfg.ports), ".port")
+    no_repeats("ports", (ps.feedback_session for ps in cfg.ports), ".feedback_session")
+    host_ports: dict[int, str] = {}
+    for i, r in enumerate(cfg.routes):
+        host_ports.setdefault(r.port, f"routes[{i}].port")
+    for i, ps in enumerate(cfg.ports):
+        host_ports.setdefault(ps.port, f"ports[{i}].port")
+    check_source_bindings(
+        cfg.source_bindings,
+        cfg.trusted_ports,
+        host_ports,
+        lambda field, value: check_port(field, value, profile, front_panel=True),
+    )
+    for i, q in enumerate(cfg.queues):
+        check_queue(f"queues[{i}]", q, profile)
+    no_repeats("queues", ((q.port, q.queue) for q in cfg.queues), " (port, queue)")
+    check_entry_budget("queues", cfg, cfg.queues)
+
+
+def parse_config(raw: object, source: str = "") -> P4qcnConfig:
+    cfg = parse_model(P4qcnConfig, raw, source)
+    try:
+        check_against(cfg, load_profile(cfg.chip))
+    except ConfigError as exc:
+        raise exc.within(source) from None
+    return cfg
+
+
+def load_config(path: str | Path) -> P4qcnConfig:
+    return parse_config(load_yaml(path), str(path))
+
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "defaults" / "p4qcn.yaml"

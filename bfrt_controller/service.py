@@ -1,0 +1,614 @@
+"""tofcc as a service: one daemon drives a fleet of switches.
+
+A deployment file (`tofcc run --config deploy.yaml`) lists targets; each
+names its switch, its program, that program's config (a file beside the
+deployment file, or inline) and the front-panel ports to bring up:
+
+    metrics: {address: 127.0.0.1, port: 9464}
+    targets:
+      - name: leaf1
+        target: grpc://10.0.0.1:50052
+        program: pmqecn
+        config: pmqecn.yaml
+        front_panel:
+          board: tofino-32q
+          ports:
+            - {port: 1/0, speed: 100G, fec: rs}
+
+The whole file is validated before anything is sent (each error names its
+field: `targets[1].config: classes[0].queue`, `targets[0].front_panel.ports[2].fec`).
+
+Each target has its own switch session, supervisor and state, and runs on
+its own schedule in one thread: a cycle (PMQECN: measure, optimise, write;
+BFCC: the supervisor's restart check) then a read-back of what the switch
+holds, which the metrics serve. A switch that cannot be reached is retried
+on a backoff of its own while the others go on.
+
+Reload (SIGHUP, `Daemon.request_reload`): the new file is validated whole;
+if it is invalid nothing changes. Each target still in it gets one batch:
+its ports, the removal of entries and mirror sessions the old config had
+and the new one has not, and the new intended state; a switch that refuses
+the batch keeps its old state (the backend rolls the batch back) and its old
+config. Targets added start; targets removed are closed.
+
+Everything that waits goes through injected callables (`clock`, `wait`), so
+tests drive the loop without sleeping or real signals.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any
+
+from pydantic import Field, model_validator
+
+from hw_profiles import HwProfile, load_profile
+from hw_profiles.boards import BoardProfile
+
+from .common import Strict, by_table
+from .errors import ConfigError, ControllerError, SwitchUnavailable, WriteError
+from .ports import PORT_STATUS_SECTION, PortsConfig, check_ports, port_rows, port_writes
+from .programs import PROGRAMS, App, Program, get_program
+from .supervisor import Supervisor
+from .switch import EntryWrite, MirrorSessionWrite, PortWrite, Switch, Write
+from .sync import holds_state, sync_with_switch
+from .targets import open_switch
+from .validation import load_yaml, parse_model
+
+log = logging.getLogger("tofcc.service")
+
+DEFAULT_INTERVAL_S = 1.0
+# What targets.open_switch takes (ASCII digits: int() would also take "５").
+_GRPC = re.compile(r"grpc://[^\s/]+:([0-9]{1,5})")
+# Backoff for a switch that cannot be reached: doubles from the first to the
+# last, so a dead switch costs one connect attempt per MAX_BACKOFF_S.
+FIRST_BACKOFF_S = 1.0
+MAX_BACKOFF_S = 30.0
+
+
+class MetricsSpec(Strict):
+    address: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=0, le=65535)] = 9464  # 0: any free port
+
+
+class TargetSpec(Strict):
+    name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+    target: str = "model"  # 'model' or grpc://HOST:PORT
+    program: str
+    # The program's config: a path (relative to the deployment file) or inline.
+    config: str | dict[str, Any] | None = None
+    client_id: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0
+    interval_s: Annotated[float, Field(gt=0, le=86_400)] | None = None
+    front_panel: PortsConfig | None = None
+
+
+class ServiceConfig(Strict):
+    metrics: MetricsSpec | None = None
+    targets: Annotated[list[TargetSpec], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _unique(self) -> ServiceConfig:
+        # The name labels the switch's metrics and log lines: one per switch.
+        seen: dict[str, int] = {}
+        for i, t in enumerate(self.targets):
+            if t.name in seen:
+                raise ValueError(
+                    f"targets[{i}].name {t.name!r} repeats targets[{seen[t.name]}].name"
+                )
+            seen[t.name] = i
+        return self
+
+
+@dataclass(frozen=True)
+class ResolvedTarget:
+    """A target with everything checked: its program, parsed config, chip and board."""
+
+    spec: TargetSpec
+    program: Program
+    config: Any
+    profile: HwProfile
+    board: BoardProfile | None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def interval_s(self) -> float:
+        if self.spec.interval_s is not None:
+            return self.spec.interval_s
+        optimizer = getattr(self.config, "optimizer", None)
+        return float(getattr(optimizer, "interval_s", DEFAULT_INTERVAL_S))
+
+    def endpoint(self) -> tuple[str, str, int, str]:
+        """What the target's session depends on: another value needs a new one."""
+        return (self.spec.target, self.spec.program, self.spec.client_id, self.profile.chip)
+
+
+def is_service_config(raw: object) -> bool:
+    return isinstance(raw, dict) and "targets" in raw
+
+
+def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[ResolvedTarget]]:
+    """Validate a whole deployment file; ConfigError names the first bad field."""
+    cfg = parse_model(ServiceConfig, raw, source)
+    out: list[ResolvedTarget] = []
+    for i, spec in enumerate(cfg.targets):
+        at = f"{source}: targets[{i}]"
+        if spec.program not in PROGRAMS:
+            raise ConfigError(
+                f"{at}.program", f"unknown program {spec.program!r} (known: {', '.join(PROGRAMS)})"
+            )
+        program = get_program(spec.program)
+        if spec.config is None:
+            config = program.load_config(program.default_config)
+        elif isinstance(spec.config, str):
+            path = Path(spec.config)
+            path = path if path.is_absolute() else base / path
+            try:
+                config = program.load_config(path)
+            except ConfigError as exc:
+                raise ConfigError(f"{at}.config: {exc.field}", exc.reason) from None
+        else:
+            try:
+                config = program.parse_config(spec.config, "")
+            except ConfigError as exc:
+                raise ConfigError(f"{at}.config.{exc.field}", exc.reason) from None
+        profile = load_profile(config.chip)
+        board = None
+        if spec.front_panel is not None:
+            board = check_ports(spec.front_panel, profile, f"{at}.front_panel")
+        m = _GRPC.fullmatch(spec.target)
+        if spec.target != "model" and (m is None or not 1 <= int(m.group(1)) <= 65535):
+            raise ConfigError(
+                f"{at}.target",
+                f"expected 'model' or grpc://HOST:PORT with PORT 1..65535, got {spec.target!r}",
+            )
+        out.append(ResolvedTarget(spec, program, config, profile, board))
+    endpoints: dict[tuple[str, str], int] = {}
+    for i, t in enumerate(out):
+        # One writer per program on a switch: two targets binding the same
+        # program on one address would lock each other out.
+        if t.spec.target != "model":
+            ep = (t.spec.target, t.spec.program)
+            if ep in endpoints:
+                raise ConfigError(
+                    f"{source}: targets[{i}].target",
+                    f"{t.spec.program} on {t.spec.target} is already targets[{endpoints[ep]}]",
+                )
+            endpoints[ep] = i
+    return cfg, out
+
+
+def load_service_config(path: Path) -> tuple[ServiceConfig, list[ResolvedTarget]]:
+    return resolve(load_yaml(path), str(path), path.parent)
+
+
+class TargetApp:
+    """A program's app with the switch's front-panel ports in front: every
+    push writes the ports first, then the program's state, as one batch."""
+
+    def __init__(self, inner: App, ports: PortsConfig | None, board: BoardProfile | None) -> None:
+        self.inner = inner
+        self.switch: Switch = inner.switch
+        self.ports = ports
+        self.board = board
+
+    @property
+    def config(self) -> Any:
+        return self.inner.config
+
+    def port_writes(self) -> list[PortWrite]:
+        if self.ports is None or self.board is None:
+            return []
+        return port_writes(self.ports, self.board)
+
+    def intended_writes(self) -> list[Write]:
+        return [*self.port_writes(), *self.inner.intended_writes()]
+
+    def push_all(self) -> None:
+        writes = self.intended_writes()
+        self.switch.write(writes)
+        log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)
+
+    def status(self) -> list[dict[str, object]]:
+        rows = list(self.inner.status())
+        if self.ports is not None and self.board is not None:
+            rows += port_rows(self.switch, self.ports, self.board)
+        return rows
+
+    def live_state(self) -> dict[str, Any]:
+        return self.inner.live_state()
+
+    def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
+        self.inner.restore_live(state, source)
+
+
+def make_target_app(t: ResolvedTarget, switch: Switch) -> TargetApp:
+    return TargetApp(t.program.make_app(switch, t.config), t.spec.front_panel, t.board)
+
+
+def reload_writes(old: TargetApp, new: TargetApp) -> list[Write]:
+    """One batch taking a switch from `old`'s intended state to `new`'s: ports
+    first, then removal of what only the old config wrote, then the new state."""
+    new_writes = new.intended_writes()
+    kept_entries = {
+        (w.table, _key(w), w.priority)
+        for w in new_writes
+        if isinstance(w, EntryWrite) and w.op not in ("delete", "default")
+    }
+    kept_sessions = {w.sid for w in new_writes if isinstance(w, MirrorSessionWrite)}
+    kept_ports = {w.dev_port for w in new_writes if isinstance(w, PortWrite)}
+    gone: list[Write] = []
+    for w in old.intended_writes():
+        if isinstance(w, EntryWrite) and w.op not in ("delete", "default"):
+            if (w.table, _key(w), w.priority) not in kept_entries:
+                gone.append(EntryWrite(w.table, w.key, priority=w.priority, op="delete"))
+        elif isinstance(w, MirrorSessionWrite) and not w.delete and w.sid not in kept_sessions:
+            gone.append(MirrorSessionWrite(w.sid, w.port, delete=True))
+        elif isinstance(w, PortWrite) and not w.delete and w.dev_port not in kept_ports:
+            gone.append(PortWrite(w.dev_port, delete=True))
+    ports = [w for w in new_writes if isinstance(w, PortWrite)]
+    rest = [w for w in new_writes if not isinstance(w, PortWrite)]
+    removed_ports = [w for w in gone if isinstance(w, PortWrite)]
+    removed: list[Write] = [w for w in gone if not isinstance(w, PortWrite)]
+    return [*ports, *removed_ports, *by_table(removed), *rest]
+
+
+def _key(w: EntryWrite) -> tuple[Any, ...]:
+    return tuple(sorted((k, m.value, m.mask, m.prefix_len) for k, m in w.key.items()))
+
+
+# ---- one switch ------------------------------------------------------------------
+
+
+def _pmqecn_cycle(app: Any, now_s: float) -> int:
+    return len(app.optimize_once(now_s))
+
+
+def _pmqecn_start(app: Any, now_s: float) -> None:
+    app.start(now_s)
+
+
+# The periodic step of each program (its app, now) -> writes it made. A
+# program without one is still watched: the supervisor's probe re-pushes a
+# restarted switch, and each cycle reads back what the switch holds.
+CYCLES: dict[str, Callable[[Any, float], int]] = {"pmqecn": _pmqecn_cycle}
+STARTS: dict[str, Callable[[Any, float], None]] = {"pmqecn": _pmqecn_start}
+
+
+@dataclass
+class TargetStats:
+    cycles: int = 0
+    cycle_errors: int = 0
+    write_failures: int = 0
+    changes_written: int = 0
+    last_cycle_s: float = 0.0
+    connect_failures: int = 0
+
+
+@dataclass
+class Target:
+    """One switch of the fleet: its session, app, supervisor and schedule."""
+
+    resolved: ResolvedTarget
+    switch: Switch
+    app: TargetApp
+    supervisor: Supervisor
+    stats: TargetStats = field(default_factory=TargetStats)
+    connected: bool = False
+    next_due_s: float = 0.0
+    backoff_s: float = FIRST_BACKOFF_S
+    rows: list[dict[str, object]] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.resolved.name
+
+    @property
+    def reconnects(self) -> int:
+        return self.supervisor.reconnects
+
+    @property
+    def restarts_detected(self) -> int:
+        return self.supervisor.restarts_detected
+
+
+def _probe(app: TargetApp) -> Callable[[], bool]:
+    """sync.holds_state with its entry found once: the first table entry's
+    key does not move with the live values, and building PMQECN's intended
+    writes (thousands of vq_drain entries) every cycle cost half the cycle."""
+    first = next(
+        (
+            w
+            for w in app.intended_writes()
+            if isinstance(w, EntryWrite) and w.op not in ("delete", "default")
+        ),
+        None,
+    )
+    if first is None:
+        return lambda: holds_state(app)
+    return lambda: app.switch.read_entry(first.table, first.key, first.priority) is not None
+
+
+def _supervisor(app: TargetApp) -> Supervisor:
+    # One reconnect attempt per cycle: a dead switch must not hold up the
+    # others; the daemon's own backoff spaces the attempts.
+    return Supervisor(app, max_attempts=1, sleep=lambda _s: None, probe=_probe(app))
+
+
+SwitchFactory = Callable[[ResolvedTarget], Switch]
+
+
+def default_switch_factory(t: ResolvedTarget) -> Switch:
+    return open_switch(t.spec.target, t.spec.program, t.profile, client_id=t.spec.client_id)
+
+
+class Daemon:
+    """The fleet's control loop. `run()` until `stop()`; `step()` is one pass."""
+
+    def __init__(
+        self,
+        config_path: Path,
+        switch_factory: SwitchFactory = default_switch_factory,
+        clock: Callable[[], float] = time.monotonic,
+        wait: Callable[[threading.Event, float], None] | None = None,
+    ) -> None:
+        self.config_path = config_path
+        self.switch_factory = switch_factory
+        self.clock = clock
+        self._wait = wait or _wait_on
+        self._stop = threading.Event()
+        self._reload = threading.Event()
+        self._wake = threading.Event()
+        self.reloads_ok = 0
+        self.reloads_failed = 0
+        self.reload_batches_refused = 0
+        self.config, resolved = load_service_config(config_path)
+        self.targets: dict[str, Target] = {t.name: self._make_target(t) for t in resolved}
+        self.lock = threading.Lock()  # held while state the metrics read changes
+
+    # -- control from outside (signal handlers, tests) ------------------------
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def request_reload(self) -> None:
+        self._reload.set()
+        self._wake.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    # -- targets ---------------------------------------------------------------
+    def _make_target(self, t: ResolvedTarget) -> Target:
+        switch = self.switch_factory(t)
+        app = make_target_app(t, switch)
+        return Target(t, switch, app, _supervisor(app), next_due_s=self.clock())
+
+    def _connect(self, t: Target, now_s: float) -> None:
+        """Open the session and bring the switch to the intended state, ports
+        first, as one batch. On a switch that still holds the program, the
+        live values it holds (what the optimiser or an operator set) are
+        adopted first (sync.py), so a daemon restart does not reset them."""
+        t.switch.connect()
+        if t.resolved.spec.target == "model" or not sync_with_switch(t.app).missing:
+            # sync pushed everything itself when the switch lacked the program.
+            t.app.push_all()
+        start = STARTS.get(t.resolved.spec.program)
+        if start is not None:
+            start(t.app.inner, now_s)
+        t.connected = True
+        t.backoff_s = FIRST_BACKOFF_S
+        _event("connected", switch=t.name, target=t.resolved.spec.target)
+
+    def cycle(self, t: Target, now_s: float) -> None:
+        """One cycle of one switch; never raises for what a switch or its
+        writes do, so the fleet goes on."""
+        began = self.clock()
+        try:
+            if not t.connected:
+                try:
+                    self._connect(t, now_s)
+                except SwitchUnavailable:
+                    t.stats.connect_failures += 1
+                    raise
+            step = CYCLES.get(t.resolved.spec.program)
+            restarts, reconnects = t.restarts_detected, t.reconnects
+            changes = t.supervisor.run(lambda: step(t.app.inner, now_s) if step else 0)
+            if t.restarts_detected != restarts:
+                _event("restart-detected", level=logging.WARNING, switch=t.name, repushed=True)
+            if t.reconnects != reconnects:
+                _event("reconnected", level=logging.WARNING, switch=t.name, repushed=True)
+            t.stats.changes_written += changes
+            rows = t.app.status()
+            with self.lock:
+                t.rows = rows
+                t.stats.cycles += 1
+            if changes:
+                _event(
+                    "cycle",
+                    switch=t.name,
+                    changes=changes,
+                    duration_s=f"{self.clock() - began:.3f}",
+                )
+            t.next_due_s = now_s + t.resolved.interval_s
+        except SwitchUnavailable as exc:
+            t.connected = False
+            t.next_due_s = now_s + t.backoff_s
+            _event(
+                "unreachable", level=logging.WARNING, switch=t.name, retry_s=t.backoff_s, why=exc
+            )
+            t.backoff_s = min(t.backoff_s * 2, MAX_BACKOFF_S)
+        except WriteError as exc:
+            t.stats.write_failures += 1
+            t.next_due_s = now_s + t.resolved.interval_s
+            _event("write-refused", level=logging.ERROR, switch=t.name, why=exc)
+        except Exception as exc:
+            # A bug or an SDE surprise in one switch's cycle must not stop the fleet.
+            t.stats.cycle_errors += 1
+            t.next_due_s = now_s + t.resolved.interval_s
+            _event("cycle-failed", level=logging.ERROR, switch=t.name, why=repr(exc))
+        finally:
+            t.stats.last_cycle_s = self.clock() - began
+
+    def step(self) -> float:
+        """Handle a pending reload, run every switch whose cycle is due, and
+        return the seconds until the next one is."""
+        if self._reload.is_set():
+            self._reload.clear()
+            self.reload()
+        now = self.clock()
+        for t in list(self.targets.values()):
+            if now >= t.next_due_s:
+                self.cycle(t, now)
+        if not self.targets:
+            return DEFAULT_INTERVAL_S
+        return max(0.0, min(t.next_due_s for t in self.targets.values()) - self.clock())
+
+    def run(self, max_steps: int = 0) -> None:
+        """Cycle until stop() (SIGTERM); `max_steps` > 0 bounds the passes (tests)."""
+        _event("started", config=self.config_path, switches=",".join(self.targets))
+        steps = 0
+        while not self._stop.is_set():
+            timeout_s = self.step()
+            steps += 1
+            if max_steps and steps >= max_steps:
+                break
+            if self._stop.is_set():
+                break
+            self._wake.clear()
+            if not self._reload.is_set():
+                self._wait(self._wake, timeout_s)
+        self.close()
+        _event("stopped")
+
+    def close(self) -> None:
+        for t in self.targets.values():
+            with contextlib.suppress(Exception):
+                t.switch.close()
+
+    # -- reload ----------------------------------------------------------------
+    def reload(self) -> bool:
+        """Take the config file again (see the module doc); False if it was refused."""
+        try:
+            config, resolved = load_service_config(self.config_path)
+            # Every new app and switch object first, before anything is written:
+            # an app that refuses its config (or a missing SDE) refuses the reload.
+            plans = [(r, self.targets.get(r.name), self._plan(r)) for r in resolved]
+        except ControllerError as exc:
+            self.reloads_failed += 1
+            _event("reload-refused", level=logging.ERROR, why=exc, kept="running config")
+            return False
+        now = self.clock()
+        new_targets: dict[str, Target] = {}
+        refused = 0
+        for r, old, planned in plans:
+            if isinstance(planned, Target):  # a new switch (or program, chip, client)
+                new_targets[r.name] = planned
+                continue
+            assert old is not None
+            app = planned
+            replacement = Target(
+                r, old.switch, app, _supervisor(app), old.stats, old.connected, next_due_s=now
+            )
+            replacement.supervisor.reconnects = old.supervisor.reconnects
+            replacement.supervisor.restarts_detected = old.supervisor.restarts_detected
+            if old.connected:
+                try:
+                    old.switch.write(reload_writes(old.app, app))
+                    start = STARTS.get(r.spec.program)
+                    if start is not None:
+                        start(app.inner, now)
+                except SwitchUnavailable:
+                    # Whatever the switch kept, the next connect pushes the new state.
+                    replacement.connected = False
+                except ControllerError as exc:  # WriteError: rolled back by the backend
+                    refused += 1
+                    self.reload_batches_refused += 1
+                    new_targets[r.name] = old
+                    _event("reload-refused", level=logging.ERROR, switch=r.name, why=exc)
+                    continue
+            new_targets[r.name] = replacement
+        with self.lock:
+            for name, t in self.targets.items():
+                kept = new_targets.get(name)
+                if kept is None or kept.switch is not t.switch:
+                    # Released now: the program is free for its next writer.
+                    with contextlib.suppress(Exception):
+                        t.switch.close()
+                    _event("switch-released", switch=name, target=t.resolved.spec.target)
+            self.targets = new_targets
+            self.config = config
+        if refused:
+            self.reloads_failed += 1
+        else:
+            self.reloads_ok += 1
+        _event("reloaded", switches=",".join(new_targets), refused=refused)
+        return not refused
+
+    def _plan(self, r: ResolvedTarget) -> Target | TargetApp:
+        """A new Target when `r` needs a switch of its own; else the new app on
+        the running target's switch."""
+        old = self.targets.get(r.name)
+        if old is None or old.resolved.endpoint() != r.endpoint():
+            return self._make_target(r)
+        return make_target_app(r, old.switch)
+
+
+def _wait_on(event: threading.Event, timeout_s: float) -> None:
+    event.wait(timeout_s)
+
+
+def _event(event: str, level: int = logging.INFO, **fields: object) -> None:
+    """One structured log line: event=NAME key=value ..., values quoted when needed."""
+    parts = [f"event={event}"]
+    for k, v in fields.items():
+        text = str(v)
+        if not text or any(c.isspace() or c in '"=' for c in text):
+            text = '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+        parts.append(f"{k}={text}")
+    log.log(level, " ".join(parts))
+
+
+@contextlib.contextmanager
+def signal_handlers(daemon: Daemon) -> Iterator[None]:
+    """SIGTERM and SIGINT stop the daemon after the current cycle; SIGHUP
+    reloads its config. The handlers only set events: the loop does the work."""
+    previous = {
+        sig: signal.signal(sig, handler)
+        for sig, handler in (
+            (signal.SIGTERM, lambda *_: daemon.stop()),
+            (signal.SIGINT, lambda *_: daemon.stop()),
+            (signal.SIGHUP, lambda *_: daemon.request_reload()),
+        )
+    }
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+__all__ = [
+    "PORT_STATUS_SECTION",
+    "Daemon",
+    "ResolvedTarget",
+    "ServiceConfig",
+    "Target",
+    "TargetApp",
+    "is_service_config",
+    "load_service_config",
+    "reload_writes",
+    "resolve",
+    "signal_handlers",
+]
