@@ -286,6 +286,23 @@ class IntendedStateApp(ABC):
     @abstractmethod
     def intended_writes(self) -> list[Write]: ...
 
+    def static_tables(self) -> frozenset[str]:
+        """Tables whose intended entries depend on nothing an operator or the
+        controller tunes at run time (PMQECN's drain tables: thousands of
+        fixed entries). sync.py reads a sample of them to see they are still
+        there rather than every entry, and never looks for live values in them."""
+        return frozenset()
+
+    def dynamic_writes(self) -> list[Write]:
+        """The intended writes outside `static_tables()`: what can carry a
+        live value. An app with static tables builds these without them."""
+        static = self.static_tables()
+        return [
+            w
+            for w in self.intended_writes()
+            if not (isinstance(w, EntryWrite) and w.table in static)
+        ]
+
     def push_all(self) -> None:
         writes = self.intended_writes()
         self.switch.write(writes)

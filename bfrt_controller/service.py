@@ -214,6 +214,12 @@ class TargetApp:
     def intended_writes(self) -> list[Write]:
         return [*self.port_writes(), *self.inner.intended_writes()]
 
+    def dynamic_writes(self) -> list[Write]:
+        return [*self.port_writes(), *self.inner.dynamic_writes()]
+
+    def static_tables(self) -> frozenset[str]:
+        return self.inner.static_tables()
+
     def push_all(self) -> None:
         writes = self.intended_writes()
         self.switch.write(writes)

@@ -13,7 +13,10 @@ one-shot command against a switch (`set-threshold`, `set-weight`, `set`,
 2. checks the switch still holds the program's state: a restarted
    bf_switchd comes back with empty tables, and so does one that was never
    configured. If any intended table entry is missing, the whole intended
-   state (with the adopted values) is pushed before the command runs.
+   state (with the adopted values) is pushed before the command runs. An
+   app's static tables (`static_tables()`: fixed entries, thousands in
+   PMQECN's drain tables, that no live value moves) are checked by their
+   first and last entry, and step 1 never looks in them.
 
 `holds_state` is the cheap form of step 2 for a long-running controller: one
 entry read per cycle, so a restart is noticed even when the cycle would
@@ -40,6 +43,10 @@ class SyncedApp(Protocol):
     switch: Switch
 
     def intended_writes(self) -> list[Any]: ...
+
+    def dynamic_writes(self) -> list[Any]: ...
+
+    def static_tables(self) -> frozenset[str]: ...
 
     def push_all(self) -> None: ...
 
@@ -104,7 +111,8 @@ def carriers(app: SyncedApp) -> dict[Path, list[tuple[Location, str, int]]]:
     carry it as field = scale x value (scale 1: verbatim; a threshold kept in
     cells and written in bytes has the cell size)."""
     live = app.live_state()
-    base = _by_location(app.intended_writes())
+    # Static tables carry no live value (common.IntendedStateApp).
+    base = _by_location(app.dynamic_writes())
     found: dict[Path, list[tuple[Location, str, int]]] = {}
     try:
         for path, value in _leaves(live):
@@ -113,7 +121,7 @@ def carriers(app: SyncedApp) -> dict[Path, list[tuple[Location, str, int]]]:
                 _set(trial, path, value + delta)
                 try:
                     app.restore_live(trial)
-                    moved = _by_location(app.intended_writes())
+                    moved = _by_location(app.dynamic_writes())
                 # A value one step off may be invalid for the app (a bound, an order).
                 except Exception:
                     continue
@@ -152,7 +160,7 @@ def sync_with_switch(app: SyncedApp) -> SyncReport:
     adopt the live values it holds (see the module doc)."""
     report = SyncReport()
     switch = app.switch
-    writes = _by_location(app.intended_writes())
+    writes = _by_location(app.dynamic_writes())
     cache: dict[Location, dict[str, int] | None] = {}
 
     def current(loc: Location) -> dict[str, int] | None:
@@ -165,6 +173,10 @@ def sync_with_switch(app: SyncedApp) -> SyncReport:
         for loc, (w, _) in writes.items()
         if isinstance(w, EntryWrite) and _read_cached(cache, loc, switch, w) is None
     ]
+    for w in _static_sample(app):
+        loc = _location(w)
+        if loc is not None and _read(switch, w) is None:
+            missing.append(loc)
     if missing:
         # A switch that lost its tables holds defaults (a TM weight of 1), not
         # values anyone chose: adopting them would push the defaults back.
@@ -198,6 +210,24 @@ def sync_with_switch(app: SyncedApp) -> SyncReport:
         for what, (old, new) in report.adopted.items():
             log.info("live value from the switch: %s = %d (intended %d)", what, new, old)
     return report
+
+
+def _static_sample(app: SyncedApp) -> list[Write]:
+    """The first and last intended entry of each static table: a switch that
+    lost the table (a restart) lacks both, one that holds the program's
+    state has them, and reading all of them (thousands) would make every
+    one-shot command slow."""
+    static = app.static_tables()
+    if not static:
+        return []
+    ends: dict[str, list[EntryWrite]] = {}
+    for w in app.intended_writes():
+        if isinstance(w, EntryWrite) and w.table in static and _location(w) is not None:
+            got = ends.setdefault(w.table, [w, w])
+            got[1] = w
+    return [
+        w for first, last in ends.values() for w in ((first,) if first is last else (first, last))
+    ]
 
 
 def _read_cached(

@@ -225,7 +225,7 @@ class PmqecnApp(IntendedStateApp):
         ]
         return writes
 
-    def intended_writes(self) -> list[Write]:
+    def dynamic_writes(self) -> list[Write]:
         cfg = self.config
         writes: list[Write] = []
         for ps in cfg.ports:
@@ -263,8 +263,13 @@ class PmqecnApp(IntendedStateApp):
                     writes.append(TmQueueWrite(port, qid, max_priority=len(levels) - 1 - level))
         for c in cfg.classes:
             writes.extend(self._class_writes(c))
-        writes += self.drain_table_writes()
         return by_table(writes)
+
+    def intended_writes(self) -> list[Write]:
+        return by_table(self.dynamic_writes() + self.drain_table_writes())
+
+    def static_tables(self) -> frozenset[str]:
+        return frozenset((n.VQ_LOG_ELAPSED, n.VQ_EXP_DRAIN))
 
     def live_state(self) -> dict[str, Any]:
         return {str(cid): asdict(live) for cid, live in self.live.items()}
