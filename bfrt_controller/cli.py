@@ -30,13 +30,14 @@ from rich.table import Table
 from hw_profiles import ProfileError, load_profile
 
 from .bfcc import app as bfcc_app
-from .bfcc.config import PARAM_NAMES, check_param_name
+from .bfcc.config import CHOICE_PARAMS, PARAM_NAMES, check_param_name
 from .errors import ConfigError, ControllerError
 from .pmqecn import app as pmqecn_app
 from .pmqecn.config import MAX_INTERVAL_S
 from .programs import PROGRAMS, App, get_program
 from .state import default_state_path, load_state, save_state, state_lock
 from .supervisor import Supervisor
+from .switch import TmShapingWrite
 from .sync import holds_state, sync_with_switch
 from .targets import open_switch
 
@@ -278,8 +279,8 @@ def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
     _print_changes(changes, app)
 
 
-def _parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
-    out: dict[str, int] = {}
+def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
+    out: dict[str, int | str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep:
@@ -287,7 +288,9 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int]:
         check_param_name(name)
         if name in out:
             raise ConfigError(name, f"given twice ({name}={out[name]}, {pair})")
-        out[name] = _parse_int(name, value)
+        # A choice is a word (sender_reaction=match_switch); the app's model
+        # refuses a word it does not know, naming the field and the choices.
+        out[name] = value if name in CHOICE_PARAMS else _parse_int(name, value)
     return out
 
 
@@ -380,6 +383,47 @@ def optimize(obj: Context, once: bool, interval: float | None, count: int | None
         time.sleep(interval)
         _print_changes(sup.run(lambda: app.optimize_once(time.monotonic())), app)
         obj.save(app)
+        done += 1
+
+
+@cli.command(
+    help="BFCC reduction shaping: shape each reaction point's port (or low queue) in the TM "
+    "to RT/(RT+1) while the switch holds backpressure, unshape it after."
+)
+@click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
+@click.option(
+    "--count",
+    type=click.IntRange(min=0),
+    default=None,
+    help="with --interval: stop after this many cycles (0 or absent: forever)",
+)
+@click.pass_obj
+def shape(obj: Context, interval: float | None, count: int | None) -> None:
+    obj.require("bfcc")
+    if interval is not None and not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
+        raise ConfigError(
+            "--interval", f"must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {interval}"
+        )
+    if count is not None and interval is None:
+        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
+    app = obj.bfcc()
+    if app.params.reduction != "shaping":
+        raise ConfigError("reduction", "is fakes: set reduction=shaping first")
+
+    def report(writes: list[TmShapingWrite]) -> None:
+        for w in writes:
+            console.print(w.describe())
+        if not writes:
+            console.print("nothing changed")
+
+    if interval is None:
+        report(app.shape_once())
+        return
+    sup = Supervisor(app, probe=lambda: holds_state(app))
+    done, count = 0, count or 0
+    while count == 0 or done < count:
+        time.sleep(interval)
+        report(sup.run(lambda: app.shape_once(time.monotonic())))
         done += 1
 
 

@@ -21,6 +21,7 @@ from .switch import (
     RegisterWrite,
     Switch,
     TmQueueWrite,
+    TmShapingWrite,
     Write,
 )
 
@@ -99,6 +100,17 @@ def diff_one(switch: Switch, w: Write) -> Difference | None:
         return _diff_tm(switch, w)
     if isinstance(w, MirrorSessionWrite):
         return Difference("unknown", f"mirror session {w.sid}", "not read back", w.describe())
+    if isinstance(w, TmShapingWrite):
+        # BFCC's shaping loop writes these at run time (never intended state).
+        now_kbps = switch.read_tm_shaping(w.port, w.queue)
+        if now_kbps == w.max_rate_kbps:
+            return None
+        where = f"tm port {w.port}" + ("" if w.queue is None else f" queue {w.queue}")
+
+        def fmt(kbps: int | None) -> str:
+            return "off" if kbps is None else f"{kbps} kb/s"
+
+        return Difference("change", where, fmt(now_kbps), fmt(w.max_rate_kbps))
     return _diff_port(switch, w)
 
 

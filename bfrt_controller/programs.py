@@ -131,6 +131,7 @@ def _bfcc() -> Program:
                     ("bp received", "backpressure_received"),
                     ("flagged", "flagged_departures"),
                     ("fakes", "fakes_sent"),
+                    ("shaped kb/s", "shaped_kbps"),
                 ),
             ),
             (
@@ -149,6 +150,7 @@ def _bfcc() -> Program:
                     ("senders", "senders"),
                     ("upstream port", "upstream_port"),
                     ("session", "mirror_session"),
+                    ("notify port", "notify_port"),
                 ),
             ),
             (app.PORTS, (*PORT_GUARD_COLUMNS, ("fake drops", "fake_drops"))),

@@ -79,6 +79,36 @@ class TmQueueWrite:
         return f"tm port {self.port} queue {self.queue}: {sets}"
 
 
+# tm.port.sched_shaping / tm.queue.sched_shaping: max_rate and max_burst_size
+# are uint32, in kb/s and bytes with unit "BPS" (open-p4studio
+# bf_rt_tm_tf1.json; bf_tm_sched_q_shaping_rate_set in traffic_mgr_sch_intf.h:
+# "Shaper value in pps or kbps", burst "in packets or bytes").
+MAX_SHAPING_KBPS = 0xFFFFFFFF
+MAX_SHAPING_BURST_BYTES = 0xFFFFFFFF
+# A shaper's bucket: a few MTU-sized frames, so it shapes a rate without
+# holding back a single packet.
+DEFAULT_SHAPING_BURST_BYTES = 9216
+
+
+@dataclass(frozen=True)
+class TmShapingWrite:
+    """Max-rate shaping of a port's traffic in the TM: the whole port (queue
+    None: tm.port.sched_shaping, enabled by tm.port.sched_cfg max_rate_enable)
+    or one queue (tm.queue.sched_shaping, tm.queue.sched_cfg max_rate_enable).
+    max_rate_kbps None turns the shaper off (the port's own rate again)."""
+
+    port: int
+    queue: int | None = None
+    max_rate_kbps: int | None = None
+    max_burst_bytes: int = DEFAULT_SHAPING_BURST_BYTES
+
+    def describe(self) -> str:
+        where = f"tm port {self.port}" + ("" if self.queue is None else f" queue {self.queue}")
+        if self.max_rate_kbps is None:
+            return f"{where}: shaping off"
+        return f"{where}: max_rate {self.max_rate_kbps} kb/s, burst {self.max_burst_bytes} B"
+
+
 @dataclass(frozen=True)
 class PortWrite:
     """A front-panel port in BF-Runtime's `$PORT` table: added (or changed) with
@@ -124,7 +154,7 @@ class PortState:
         )
 
 
-Write = EntryWrite | RegisterWrite | MirrorSessionWrite | TmQueueWrite | PortWrite
+Write = EntryWrite | RegisterWrite | MirrorSessionWrite | TmQueueWrite | TmShapingWrite | PortWrite
 
 
 @dataclass(frozen=True)
@@ -169,6 +199,16 @@ class Switch(ABC):
 
     @abstractmethod
     def read_tm_priority(self, port: int, queue: int) -> int: ...
+
+    @abstractmethod
+    def read_tm_shaping(self, port: int, queue: int | None = None) -> int | None:
+        """The shaper's max rate in kb/s on the port (queue None) or queue;
+        None when it is off."""
+
+    @abstractmethod
+    def read_port_tx_bytes(self, port: int) -> int:
+        """Bytes the port has transmitted since power-on (BF-Runtime
+        `$PORT_STAT` `$OctetsTransmittedTotal`)."""
 
     def read_port(self, dev_port: int) -> PortState | None:
         """The `$PORT` entry of a device port; None when the port is not added."""

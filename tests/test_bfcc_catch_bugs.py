@@ -101,3 +101,49 @@ def test_forwarding_fakes_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(bfcc_model, "ETHERTYPE_TOFCC_FAKE", 0x88B4)
     with pytest.raises(VectorMismatch):
         _run("reaction_point.yaml", "fake_packets_are_dropped_and_counted")
+
+
+def test_relaying_forged_backpressure_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trust skipped before the relay: a host's forged message would reach
+    another group's senders."""
+    from models.switch import common
+
+    monkeypatch.setattr(common.FeedbackTrust, "apply", lambda self, hdr, port, n: False)
+    with pytest.raises(VectorMismatch):
+        _run("reaction_point.yaml", "forged_or_unknown_messages_are_never_relayed")
+
+
+def test_relay_that_ignores_the_action_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any hit relays (consume entries too): group 2's message would leave."""
+    real = bfcc_model.Bfcc.ingress
+
+    def ingress(self: bfcc_model.Bfcc, md: object, data: bytes) -> object:
+        t = self.sender_notify
+        for e in t.entries:
+            if e.action == self.consume.name:
+                object.__setattr__(e, "action", self.notify_senders.name)
+                object.__setattr__(e, "data", {"port": 1, "src_mac": 1, "dst_mac": 2})
+        t._groups = None
+        return real(self, md, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bfcc_model.Bfcc, "ingress", ingress)
+    with pytest.raises(VectorMismatch):
+        _run("reaction_point.yaml", "match_switch_relays_backpressure_and_clear_to_the_named_group")
+
+
+def test_fakes_under_shaping_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rate_threshold hit that always sets RT (ignoring no_rate_threshold)."""
+    real = bfcc_model.Bfcc.egress
+
+    def egress(self: bfcc_model.Bfcc, md: object, data: bytes) -> object:
+        t = self.rate_threshold
+        for e in t.entries:
+            if e.action.endswith("no_rate_threshold"):
+                e.data.update({"rt_packets": 1, "recirculation_session": 0})
+                object.__setattr__(e, "action", self.set_rate_threshold.name)
+        t._groups = None
+        return real(self, md, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(bfcc_model.Bfcc, "egress", egress)
+    with pytest.raises(VectorMismatch):
+        _run("shaping.yaml", "shaping_keeps_the_queues_and_the_record_but_makes_no_fakes")

@@ -46,7 +46,6 @@ from models.switch.registry import make_model
 from ..errors import ControllerError, SdeMissing, SwitchBusy, SwitchUnavailable, WriteError
 from ..switch import (
     MAX_TM_PRIORITY,
-    TM_QUEUE_FIELDS,
     EntryState,
     EntryWrite,
     MirrorSessionWrite,
@@ -55,12 +54,14 @@ from ..switch import (
     RegisterWrite,
     Switch,
     TmQueueWrite,
+    TmShapingWrite,
     Write,
 )
-from .model import MAX_DWRR_WEIGHT
+from .model import MAX_DWRR_WEIGHT, check_shaping
 
 ALL_PIPES = 0xFFFF
 MIRROR_TABLE = "$mirror.cfg"
+PORT_STAT_TABLE = "$PORT_STAT"
 PORT_TABLE = "$PORT"
 # The model's limit for $max_pkt_len, so both backends refuse the same sessions.
 MAX_MIRROR_PKT_LEN = 0x3FFF
@@ -171,8 +172,27 @@ def _tm_to_switch(fields: Mapping[str, int]) -> dict[str, Any]:
     return {f: tm_priority_to_switch(v) if f == "max_priority" else v for f, v in fields.items()}
 
 
-def _tm_from_switch(name: str, value: Any) -> int:
-    return tm_priority_from_switch(value) if name == "max_priority" else int(value)
+def _tm_from_switch(name: str, value: Any) -> Any:
+    if name == "max_priority":
+        return tm_priority_from_switch(value)
+    # Shaping's unit/provisioning are strings and max_rate_enable a bool: kept
+    # as the switch gave them, so undo writes them back in the same type.
+    if isinstance(value, bool | str):
+        return value
+    return int(value)
+
+
+# Shaping as BFCC writes it (open-p4studio bf_rt_tm_tf1.json, tf2 the same):
+# tm.{port,queue}.sched_shaping take unit "BPS" (max_rate in kb/s, burst in
+# bytes) and provisioning "LOWER" (the hardware rate at most the one asked,
+# so a cut is never shallower); tm.{port,queue}.sched_cfg max_rate_enable
+# turns the shaper on and off. Verified: table, key and field names, types
+# and string choices in the JSON; the kb/s unit in traffic_mgr_sch_intf.h.
+# Assumed: that the server takes a max_rate above the port's speed (then the
+# shaper does nothing), and accepts a rate of 1 kb/s; BFCC never asks for 0
+# (check_shaping refuses it on both backends).
+SHAPING_UNIT = "BPS"
+SHAPING_PROVISIONING = "LOWER"
 
 
 SlotKind = Literal["entry", "default", "register", "tm"]
@@ -207,6 +227,7 @@ class _Op:
     call: str = ""  # the _Table method, chosen once the prior state is known
     present_after: bool = False
     tm: tuple[int, int] | None = None  # (port, queue) until the key is resolved
+    tm_port_level: bool = False  # keyed by dev_port (tm.port.*), not (pg_id, pg_queue)
     tm_fields: tuple[str, ...] = ()
 
     @property
@@ -438,7 +459,8 @@ class BfrtSwitch(Switch):
             return self._check_register(i, w)
         if isinstance(w, MirrorSessionWrite):
             return self._check_mirror(i, w)
-        # Port writes never get here: write() sends them first (_write_with_ports).
+        # Port writes never get here: write() sends them first (_write_with_ports);
+        # shaping writes go to _check_shaping.
         assert isinstance(w, TmQueueWrite)
         return self._check_tm(i, w)
 
@@ -524,23 +546,77 @@ class BfrtSwitch(Switch):
         # The (pg_id, pg_queue) key needs a read of tm.port.cfg: step 2.
         return op, None
 
+    def _check_shaping(self, i: int, w: TmShapingWrite) -> list[_Op]:
+        """Two calls: the shaper's rate (when it is turned on) and its enable
+        bit, each on the port's or the queue's table."""
+        try:
+            check_shaping(w, self.profile.max_port, self.profile.max_queue_id)
+        except P4ModelError as exc:
+            raise P4ModelError(f"{self.tm_prefix}.{exc}") from None
+        level = "port" if w.queue is None else "queue"
+        queue = 0 if w.queue is None else w.queue
+        ops: list[_Op] = []
+        writes: list[tuple[str, dict[str, Any]]] = []
+        if w.max_rate_kbps is not None:
+            writes.append(
+                (
+                    f"{self.tm_prefix}.tm.{level}.sched_shaping",
+                    {
+                        "unit": SHAPING_UNIT,
+                        "provisioning": SHAPING_PROVISIONING,
+                        "max_rate": w.max_rate_kbps,
+                        "max_burst_size": w.max_burst_bytes,
+                    },
+                )
+            )
+        writes.append(
+            (
+                f"{self.tm_prefix}.tm.{level}.sched_cfg",
+                {"max_rate_enable": w.max_rate_kbps is not None},
+            )
+        )
+        for table, values in writes:
+            op = _Op(i, w.describe(), table, "tm", None, pipe=w.port >> 7, tm=(w.port, queue))
+            op.tm_port_level = w.queue is None
+            op.tm_fields = tuple(values)
+            op.data = self._make_data(table, values, None)
+            ops.append(op)
+        return ops
+
     # -- step 2: snapshot ------------------------------------------------------
-    def _tm_queue(self, port: int, queue_id: int) -> tuple[int, Any, tuple[int, int]]:
-        """(pipe, sched_cfg key, (pg_id, pg_queue)) of a port's queue, from tm.port.cfg."""
+    def _tm_port_key(self, port: int, table: str) -> tuple[int, Any, tuple[int, int]]:
+        """(pipe, key, (-1, port)) of a port-level TM table (tm.port.*): the
+        port is looked up in tm.port.cfg first, so one the device lacks is
+        refused before anything is written."""
+        self._tm_port_cfg(port)
+        t = self._bfrt().table_get(table)
+        return port >> 7, t.make_key([self.gc.KeyTuple("dev_port", port)]), (-1, port)
+
+    def _tm_port_cfg(self, port: int) -> dict[str, Any]:
         pipe = port >> 7
         port_table = f"{self.tm_prefix}.tm.port.cfg"
         pt = self._bfrt().table_get(port_table)
         data = self._get(port_table, pt.make_key([self.gc.KeyTuple("dev_port", port)]), pipe)
         if data is None:
             raise P4ModelError(f"{port_table}: no dev_port {port} on this device")
-        cfg = data.to_dict()
+        cfg: dict[str, Any] = data.to_dict()
+        return cfg
+
+    def _tm_queue(
+        self, port: int, queue_id: int, table: str = ""
+    ) -> tuple[int, Any, tuple[int, int]]:
+        """(pipe, key, (pg_id, pg_queue)) of a port's queue in a queue-level TM
+        table (tm.queue.sched_cfg unless named), from tm.port.cfg."""
+        pipe = port >> 7
+        port_table = f"{self.tm_prefix}.tm.port.cfg"
+        cfg = self._tm_port_cfg(port)
         queues = list(cfg["egress_qid_queues"])
         if not 0 <= queue_id < len(queues):
             raise P4ModelError(
                 f"{port_table}: dev_port {port} has {len(queues)} queues, no queue {queue_id}"
             )
         pg = (int(cfg["pg_id"]), int(queues[queue_id]))
-        st = self._bfrt().table_get(f"{self.tm_prefix}.tm.queue.sched_cfg")
+        st = self._bfrt().table_get(table or f"{self.tm_prefix}.tm.queue.sched_cfg")
         key = st.make_key([self.gc.KeyTuple("pg_id", pg[0]), self.gc.KeyTuple("pg_queue", pg[1])])
         return pipe, key, pg
 
@@ -569,9 +645,7 @@ class BfrtSwitch(Switch):
                 raise ControllerError(f"{slot.table}: TM queue vanished")
             d = data.to_dict()
             # Only what the batch writes: undo must not touch the other fields.
-            slot.prior = {
-                f: _tm_from_switch(f, d[f]) for f in TM_QUEUE_FIELDS if f in slot.fields and f in d
-            }
+            slot.prior = {f: _tm_from_switch(f, d[f]) for f in sorted(slot.fields) if f in d}
 
     def _action_values(self, table: str, action: str | None, d: Mapping[str, Any]) -> dict:
         """The fields to write back for `action`: its parameters, or the mirror fields."""
@@ -656,24 +730,32 @@ class BfrtSwitch(Switch):
         slots: dict[Hashable, _Slot] = {}
         for i, w in enumerate(writes):
             try:
-                op, slot = self._check(i, w)
+                checked: list[tuple[_Op, _Slot | None]]
+                if isinstance(w, TmShapingWrite):
+                    checked = [(op, None) for op in self._check_shaping(i, w)]
+                else:
+                    checked = [self._check(i, w)]
             # Model checks raise P4ModelError; the client's make_key/make_data
             # raise KeyError/ValueError/TypeError/AssertionError for names it lacks.
             except (P4ModelError, KeyError, ValueError, TypeError, AssertionError) as exc:
                 raise WriteError(i, w.describe(), _message(exc)) from None
-            ops.append(op)
-            if slot is not None:
-                slots.setdefault(op.slot_id, slot)
+            for op, slot in checked:
+                ops.append(op)
+                if slot is not None:
+                    slots.setdefault(op.slot_id, slot)
         for op in ops:
             if op.tm is not None:
                 try:
-                    op.pipe, op.key, pg = self._tm_queue(*op.tm)
+                    if op.tm_port_level:
+                        op.pipe, op.key, pg = self._tm_port_key(op.tm[0], op.table)
+                    else:
+                        op.pipe, op.key, pg = self._tm_queue(*op.tm, table=op.table)
                 except SwitchUnavailable:
                     raise
                 # Nothing is written yet: a port or queue the switch lacks refuses the batch.
                 except (ControllerError, KeyError, ValueError, TypeError, AssertionError) as exc:
                     raise WriteError(op.index, op.what, _message(exc)) from None
-                op.slot_id = ("tm", op.pipe, pg)
+                op.slot_id = ("tm", op.table, op.pipe, pg)
                 slot = slots.setdefault(op.slot_id, _Slot("tm", op.table, op.pipe, key=op.key))
                 slot.fields.update(op.tm_fields)
         for slot in slots.values():
@@ -939,13 +1021,45 @@ class BfrtSwitch(Switch):
         data = self._get(f"{self.tm_prefix}.tm.queue.sched_cfg", key, pipe)
         if data is None:
             raise ControllerError(f"tm.queue.sched_cfg: port {port} queue {queue} not returned")
-        return _tm_from_switch(name, data.to_dict()[name])
+        return int(_tm_from_switch(name, data.to_dict()[name]))
 
     def read_tm_weight(self, port: int, queue: int) -> int:
         return self._tm_queue_field(port, queue, "dwrr_weight")
 
     def read_tm_priority(self, port: int, queue: int) -> int:
         return self._tm_queue_field(port, queue, "max_priority")
+
+    def read_tm_shaping(self, port: int, queue: int | None = None) -> int | None:
+        p = self.profile
+        level = "port" if queue is None else "queue"
+        if not 0 <= port <= p.max_port or (queue is not None and not 0 <= queue <= p.max_queue_id):
+            raise P4ModelError(f"tm.{level}.sched_shaping: no port {port} queue {queue}")
+
+        def field(table: str, name: str) -> Any:
+            full = f"{self.tm_prefix}.tm.{level}.{table}"
+            if queue is None:
+                pipe, key, _ = self._tm_port_key(port, full)
+            else:
+                pipe, key, _ = self._tm_queue(port, queue, full)
+            data = self._get(full, key, pipe)
+            if data is None:
+                raise ControllerError(f"{full}: port {port} queue {queue} not returned")
+            return data.to_dict()[name]
+
+        if not field("sched_cfg", "max_rate_enable"):
+            return None
+        return int(field("sched_shaping", "max_rate"))
+
+    def read_port_tx_bytes(self, port: int) -> int:
+        # open-p4studio bf_rt_port_tf1.json (tf2 the same): $PORT_STAT, key
+        # $DEV_PORT (uint32), $OctetsTransmittedTotal (uint64).
+        if not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
+        t = self._bfrt().table_get(PORT_STAT_TABLE)
+        data = self._get(PORT_STAT_TABLE, t.make_key([self.gc.KeyTuple("$DEV_PORT", port)]))
+        if data is None:
+            raise ControllerError(f"{PORT_STAT_TABLE}: no $DEV_PORT {port} on this device")
+        return int(data.to_dict()["$OctetsTransmittedTotal"])
 
     @property
     def description(self) -> str:

@@ -13,6 +13,8 @@ from models.switch.tna import TnaProgram
 from ..errors import WriteError
 from ..ports import AN_CHOICES, FEC_CHOICES, SPEED_CHOICES, mode_refusal
 from ..switch import (
+    MAX_SHAPING_BURST_BYTES,
+    MAX_SHAPING_KBPS,
     MAX_TM_PRIORITY,
     EntryState,
     EntryWrite,
@@ -22,6 +24,7 @@ from ..switch import (
     RegisterWrite,
     Switch,
     TmQueueWrite,
+    TmShapingWrite,
     Write,
 )
 
@@ -35,6 +38,11 @@ class ModelSwitch(Switch):
         self.model: TnaProgram = make_model(program, profile)
         self.tm_weights: dict[tuple[int, int], int] = {}
         self.tm_priorities: dict[tuple[int, int], int] = {}
+        # Shaped ports (queue None) and queues: (max_rate_kbps, max_burst_bytes).
+        self.tm_shaping: dict[tuple[int, int | None], tuple[int, int]] = {}
+        # Bytes each port has sent: the model has no wire, so whoever runs the
+        # packets (the ns-3 harness) counts them here.
+        self.port_tx_bytes: dict[int, int] = {}
         # `$PORT`: ports added, as the switch holds them; a port's link comes up
         # when it is enabled (`link_down` holds it down, as an unplugged cable).
         self.ports: dict[int, PortState] = {}
@@ -49,6 +57,8 @@ class ModelSwitch(Switch):
         self.model.reset()
         self.tm_weights.clear()
         self.tm_priorities.clear()
+        self.tm_shaping.clear()
+        self.port_tx_bytes.clear()
         self.ports.clear()
         self.restarts += 1
 
@@ -92,6 +102,12 @@ class ModelSwitch(Switch):
                 if not 0 <= w.max_priority <= MAX_TM_PRIORITY:
                     raise P4ModelError(f"tm.queue.sched_cfg: max_priority {w.max_priority} invalid")
                 self.tm_priorities[(w.port, w.queue)] = w.max_priority
+        elif isinstance(w, TmShapingWrite):
+            check_shaping(w, self.profile.max_port, self.profile.max_queue_id)
+            if w.max_rate_kbps is None:
+                self.tm_shaping.pop((w.port, w.queue), None)
+            else:
+                self.tm_shaping[(w.port, w.queue)] = (w.max_rate_kbps, w.max_burst_bytes)
 
     def _apply_port(self, w: PortWrite) -> None:
         """What the `$PORT` table refuses, the model refuses (ports.py)."""
@@ -125,6 +141,7 @@ class ModelSwitch(Switch):
         undo: list[Callable[[], None]] = []
         saved_tables: set[str] = set()
         weights, priorities = dict(self.tm_weights), dict(self.tm_priorities)
+        shaping = dict(self.tm_shaping)
         ports = dict(self.ports)
         for i, w in enumerate(writes):
             try:
@@ -138,6 +155,8 @@ class ModelSwitch(Switch):
                 self.tm_weights.update(weights)
                 self.tm_priorities.clear()
                 self.tm_priorities.update(priorities)
+                self.tm_shaping.clear()
+                self.tm_shaping.update(shaping)
                 self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
@@ -184,6 +203,7 @@ class ModelSwitch(Switch):
     def _write_reference(self, writes: Sequence[Write]) -> None:
         """The original rollback: a deep copy of the whole switch per batch."""
         saved = (self.model.snapshot(), dict(self.tm_weights), dict(self.tm_priorities))
+        shaping = dict(self.tm_shaping)
         ports = dict(self.ports)
         for i, w in enumerate(writes):
             try:
@@ -191,6 +211,9 @@ class ModelSwitch(Switch):
             except P4ModelError as exc:
                 self.model.restore(saved[0])
                 self.tm_weights, self.tm_priorities = saved[1], saved[2]
+                # In place: the simulated pipeline holds this dict.
+                self.tm_shaping.clear()
+                self.tm_shaping.update(shaping)
                 self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
@@ -215,3 +238,30 @@ class ModelSwitch(Switch):
 
     def read_tm_priority(self, port: int, queue: int) -> int:
         return self.tm_priorities.get((port, queue), 0)
+
+    def read_tm_shaping(self, port: int, queue: int | None = None) -> int | None:
+        got = self.tm_shaping.get((port, queue))
+        return None if got is None else got[0]
+
+    def read_port_tx_bytes(self, port: int) -> int:
+        if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
+        return self.port_tx_bytes.get(port, 0)
+
+
+def check_shaping(w: TmShapingWrite, max_port: int, max_queue_id: int) -> None:
+    """What the SDE's shaping tables refuse (both backends check the same):
+    a port or queue the chip lacks, a rate or burst outside uint32. A rate of
+    0 kb/s is refused here (the SDE does not say it refuses it; a shaper
+    that stops the port is never what BFCC means)."""
+    table = "tm.port.sched_shaping" if w.queue is None else "tm.queue.sched_shaping"
+    if isinstance(w.port, bool) or not 0 <= w.port <= max_port:
+        raise P4ModelError(f"{table}: port {w.port} invalid")
+    if w.queue is not None and (isinstance(w.queue, bool) or not 0 <= w.queue <= max_queue_id):
+        raise P4ModelError(f"{table}: queue {w.queue} invalid")
+    if w.max_rate_kbps is not None and (
+        isinstance(w.max_rate_kbps, bool) or not 1 <= w.max_rate_kbps <= MAX_SHAPING_KBPS
+    ):
+        raise P4ModelError(f"{table}: max_rate {w.max_rate_kbps} kb/s invalid")
+    if isinstance(w.max_burst_bytes, bool) or not 1 <= w.max_burst_bytes <= MAX_SHAPING_BURST_BYTES:
+        raise P4ModelError(f"{table}: max_burst_size {w.max_burst_bytes} invalid")

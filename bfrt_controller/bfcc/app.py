@@ -9,11 +9,13 @@ The data plane decides everything else (who is congested, whom to slow).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from models.switch.core import Match
+from models.switch.headers import FEEDBACK_TYPE_BACKPRESSURE, FEEDBACK_TYPE_BACKPRESSURE_CLEAR
 
 from ..common import (
     PORTS_SECTION,
@@ -28,7 +30,14 @@ from ..common import (
     trusted_port_writes,
 )
 from ..errors import ConfigError
-from ..switch import EntryWrite, MirrorSessionWrite, Switch, TmQueueWrite, Write
+from ..switch import (
+    EntryWrite,
+    MirrorSessionWrite,
+    Switch,
+    TmQueueWrite,
+    TmShapingWrite,
+    Write,
+)
 from ..validation import parse_model
 from . import names as n
 from .config import (
@@ -38,11 +47,14 @@ from .config import (
     check_against,
     check_param_name,
     check_params,
+    check_shaping_rates,
     param_warnings,
     recirculation_port,
     refresh_mask,
     refresh_period_ns,
     saturation_reports,
+    sender_notify_targets,
+    shaped_rate_kbps,
     sojourn_thresholds,
     threshold_cells,
 )
@@ -64,8 +76,8 @@ PORTS = PORTS_SECTION
 @dataclass
 class Change:
     what: str
-    old: int
-    new: int
+    old: int | str
+    new: int | str
     why: str
 
 
@@ -85,6 +97,16 @@ class BfccApp(IntendedStateApp):
         self.config = config
         self.params: Params = config.params
         self.recirculation_port = recirculation_port(config, switch.profile)
+        # Groups attached here. Under none a group split over two host ports
+        # just has no entry; check_against (config) and set_params (a run-time
+        # switch to match_switch) refuse it.
+        self.notify_targets = sender_notify_targets(config, strict=False)
+        # shaping_base carried: each reaction point's last byte-counter sample
+        # (bytes, seconds), its rate over the last cycle, and the rate held
+        # as the base while its backpressure lasts.
+        self._tx_sample: dict[int, tuple[int, float]] = {}
+        self._carried_kbps: dict[int, float] = {}
+        self._base_kbps: dict[int, float] = {}
         for w in [
             *param_warnings(self.params),
             *saturation_reports(config, self.params, switch.profile),
@@ -114,14 +136,35 @@ class BfccApp(IntendedStateApp):
         if cfg.reaction_points:
             assert cfg.recirculation_session is not None  # check_against
             for degree, rt in p.rate_thresholds().items():
+                key = {n.K_BP_DEGREE: Match(degree)}
+                if p.reduction == "shaping":
+                    # The TM does the cut (shape_once): no fakes. An entry
+                    # either way, so `set reduction=` only modifies.
+                    writes.append(EntryWrite(n.RATE_THRESHOLD, key, n.NO_RATE_THRESHOLD, {}))
+                    continue
                 writes.append(
                     EntryWrite(
                         n.RATE_THRESHOLD,
-                        {n.K_BP_DEGREE: Match(degree)},
+                        key,
                         n.SET_RATE_THRESHOLD,
                         {"rt_packets": rt, "recirculation_session": cfg.recirculation_session},
                     )
                 )
+        # Every attached group has its two entries whatever the reaction, so
+        # `set sender_reaction=...` modifies entries instead of adding or
+        # deleting them; `consume` is what a miss does.
+        for target in self.notify_targets:
+            for msg_type in (FEEDBACK_TYPE_BACKPRESSURE, FEEDBACK_TYPE_BACKPRESSURE_CLEAR):
+                key = {n.K_FB_MSG_TYPE: Match(msg_type), n.K_FB_CLASS_ID: Match(target.group)}
+                if p.sender_reaction == "match_switch":
+                    data = {
+                        "port": target.port,
+                        "src_mac": mac_to_int(target.src_mac),
+                        "dst_mac": mac_to_int(target.dst_mac),
+                    }
+                    writes.append(EntryWrite(n.SENDER_NOTIFY, key, n.NOTIFY_SENDERS, data))
+                else:
+                    writes.append(EntryWrite(n.SENDER_NOTIFY, key, n.CONSUME, {}))
         profile = self.switch.profile
         for cp_id, cp in enumerate(cfg.congestion_points):
             t = sojourn_thresholds(p, cp.rate_mbps, profile)
@@ -197,13 +240,19 @@ class BfccApp(IntendedStateApp):
         self.params = p
 
     # ---- operator changes ------------------------------------------
-    def set_params(self, changes: Mapping[str, int], why: str = "operator") -> list[Change]:
+    def set_params(self, changes: Mapping[str, int | str], why: str = "operator") -> list[Change]:
         """Validate every value first, then write every entry that carries a
         tunable as one batch; keep the old values if the switch refuses it."""
         for name in changes:
             check_param_name(name)
         new = parse_model(Params, {**self.params.model_dump(), **changes})
         check_params(new, self.profile, changed=changes)
+        check_shaping_rates(self.config, new, "")
+        if new.sender_reaction == "match_switch":
+            try:
+                sender_notify_targets(self.config)
+            except ConfigError as exc:
+                raise ConfigError("sender_reaction", f"match_switch: {exc}") from None
         old = self.params
         diff = [
             Change(name, getattr(old, name), getattr(new, name), why)
@@ -223,8 +272,86 @@ class BfccApp(IntendedStateApp):
             self.switch.write(by_table(writes))
         self.params = new
         for ch in diff:
-            log.info("%s %d -> %d (%s)", ch.what, ch.old, ch.new, ch.why)
+            log.info("%s %s -> %s (%s)", ch.what, ch.old, ch.new, ch.why)
+        # A shaper set under the old reduction (or on the other target) goes now,
+        # not at the next cycle.
+        if any(ch.what in ("reduction", "named_group_only") for ch in diff):
+            self.shape_once()
         return diff
+
+    # ---- the shaping loop -------------------------------------------
+    def _measure(self, port: int, now_s: float) -> None:
+        """The port's carried rate over the last cycle, from its byte counter."""
+        sent = self.switch.read_port_tx_bytes(port)
+        last = self._tx_sample.get(port)
+        self._tx_sample[port] = (sent, now_s)
+        if last is not None and now_s > last[1] and sent >= last[0]:
+            self._carried_kbps[port] = (sent - last[0]) * 8 / 1000 / (now_s - last[1])
+
+    def shaping_targets(self, now_s: float = 0.0) -> list[tuple[int, int | None, int | None]]:
+        """(port, queue or None for the whole port, max rate in kb/s or None)
+        each reaction point should have now: while the switch holds
+        backpressure (bp_state names a group and a degree) and reduction is
+        shaping, the port (or, with named_group_only, its low queue) at
+        RT(degree)/(RT(degree)+1) of its base; otherwise unshaped. The base is
+        the line rate, or (shaping_base carried) the rate the port carried in
+        the cycle before the backpressure began, held until it ends: a
+        shaped port's own rate is never the base of the next cut."""
+        p = self.params
+        rts = p.rate_thresholds()
+        out: list[tuple[int, int | None, int | None]] = []
+        for rp in self.config.reaction_points:
+            queue = None if p.named_group_only == 0 else rp.low_qid
+            rate: int | None = None
+            if p.reduction == "shaping":
+                assert rp.rate_mbps is not None  # check_shaping_rates
+                line_kbps = rp.rate_mbps * 1000
+                if p.shaping_base == "carried":
+                    self._measure(rp.port, now_s)
+                group, degree = _bp_key(self.switch.read_register(n.BP_STATE, rp.port))
+                if group and degree in rts:
+                    if p.shaping_base == "line":
+                        rate = shaped_rate_kbps(rp.rate_mbps, rts[degree])
+                    else:
+                        # Choice: a base of at least 1 % of the line, so a port
+                        # that happened to be idle for one cycle is not shut.
+                        # Before the first full cycle has been measured the
+                        # line stands in, and is not held as the base.
+                        carried = self._carried_kbps.get(rp.port)
+                        if carried is None:
+                            base = float(line_kbps)
+                        else:
+                            base = self._base_kbps.setdefault(
+                                rp.port, min(max(carried, line_kbps / 100), line_kbps)
+                            )
+                        rt = rts[degree]
+                        rate = max(1, int(base * rt // (rt + 1)))
+                else:
+                    self._base_kbps.pop(rp.port, None)
+            out.append((rp.port, queue, rate))
+        return out
+
+    def shape_once(self, now_s: float | None = None) -> list[TmShapingWrite]:
+        """One cycle of the shaping loop: read each reaction point's
+        backpressure record, compare the shapers the switch holds with
+        shaping_targets() and write the difference as one batch (nothing when
+        nothing changed). The record is the data plane's own: it expires
+        there (bp_expiry_ns) when a packet to the port finds it stale.
+        `now_s`: the loop's clock (time.monotonic() unless given), for the
+        carried rate."""
+        now = time.monotonic() if now_s is None else now_s
+        writes: list[TmShapingWrite] = []
+        for rp, (port, queue, rate) in zip(
+            self.config.reaction_points, self.shaping_targets(now), strict=True
+        ):
+            want: dict[int | None, int | None] = {None: None, rp.low_qid: None}
+            want[queue] = rate
+            for q, kbps in want.items():
+                if self.switch.read_tm_shaping(port, q) != kbps:
+                    writes.append(TmShapingWrite(port, q, kbps))
+        if writes:
+            self.switch.write(writes)
+        return writes
 
     # ---- what the switch holds ------------------------------------
     def status(self) -> list[dict[str, object]]:
@@ -290,6 +417,9 @@ class BfccApp(IntendedStateApp):
                         0
                     ],
                     "fakes_sent": self.switch.read_counter(n.FAKES_SENT, rp.port)[0],
+                    # reduction shaping: the TM max rate on the port or its low queue.
+                    "shaped_kbps": self.switch.read_tm_shaping(rp.port)
+                    or self.switch.read_tm_shaping(rp.port, rp.low_qid),
                 }
             )
         return rows
@@ -304,8 +434,9 @@ class BfccApp(IntendedStateApp):
                 {
                     "section": RATE_THRESHOLDS,
                     "degree": degree,
-                    "rt_packets": e.data["rt_packets"] if e else None,
-                    "recirculation_session": e.data["recirculation_session"] if e else None,
+                    # No RT under reduction shaping (the entry is no_rate_threshold).
+                    "rt_packets": e.data.get("rt_packets") if e else None,
+                    "recirculation_session": e.data.get("recirculation_session") if e else None,
                     # Mirror sessions are not read back through Switch: the profile's port.
                     "recirculation_port": self.recirculation_port,
                 }
@@ -321,6 +452,10 @@ class BfccApp(IntendedStateApp):
                 if e is not None and e.data.get("group") == g.id:
                     installed.append(s)
             u = self.switch.read_entry(n.BP_UPSTREAM, {n.K_BP_GROUP: Match(g.id)})
+            relay = self.switch.read_entry(
+                n.SENDER_NOTIFY,
+                {n.K_FB_MSG_TYPE: Match(FEEDBACK_TYPE_BACKPRESSURE), n.K_FB_CLASS_ID: Match(g.id)},
+            )
             rows.append(
                 {
                     "section": GROUPS,
@@ -328,6 +463,10 @@ class BfccApp(IntendedStateApp):
                     "senders": ", ".join(installed),
                     "upstream_port": g.upstream_port,
                     "mirror_session": u.data["session_id"] if u else None,
+                    # The host port its senders are told on (match_switch), as the switch holds it.
+                    "notify_port": relay.data["port"]
+                    if relay and relay.action == n.NOTIFY_SENDERS
+                    else None,
                 }
             )
         return rows

@@ -15,10 +15,11 @@ name in the chip's units is refused with the one to use.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args, get_origin
 
 from pydantic import AfterValidator, Field
 
@@ -111,11 +112,14 @@ class CongestionPoint(Strict):
 
 class ReactionPoint(Strict):
     """A port facing a downstream BFCC switch: the named group goes to
-    `low_qid`, everything else to `high_qid` (strict priority between them)."""
+    `low_qid`, everything else to `high_qid` (strict priority between them).
+    `rate_mbps` is the port's speed, which `params.reduction: shaping` cuts
+    to RT/(RT+1) (required then)."""
 
     port: PortNumber
     high_qid: Annotated[int, Field(ge=0)]
     low_qid: Annotated[int, Field(ge=0)]
+    rate_mbps: Annotated[int, Field(ge=1)] | None = None
 
 
 class Params(Strict):
@@ -150,6 +154,23 @@ class Params(Strict):
     # 0 (the paper): while backpressure is active every packet to the port
     # is flagged and cut by fakes; 1: only the named group's packets.
     named_group_only: Annotated[int, Field(ge=0, le=1)] = 0
+    # What a sender does about backpressure naming its group (seed 001
+    # 4.2.2 says both): "none", the switches alone slow it; "match_switch",
+    # its first-hop switch relays the message (sender_notify) and the sender
+    # cuts its rate to RT/(RT+1), as the switch cuts the port.
+    sender_reaction: Literal["none", "match_switch"] = "none"
+    # How a reaction point cuts the port toward a congested switch (4.2.2's
+    # RT/(RT+1)): "fakes", the paper's fake packets (a fake takes a slot only
+    # when the port is saturated); "shaping", the controller shapes the port
+    # (or, with named_group_only, the low queue) in the TM to RT/(RT+1) of
+    # its rate_mbps while the switch holds backpressure: no fakes, no
+    # recirculation, at the controller's polling delay.
+    reduction: Literal["fakes", "shaping"] = "fakes"
+    # What shaping takes RT/(RT+1) of: "line", the reaction point's
+    # rate_mbps; "carried", the rate the port carried over the controller
+    # cycle before the backpressure began (its $PORT_STAT byte counter), so
+    # the cut bites at any load, like a fake on a saturated port.
+    shaping_base: Literal["line", "carried"] = "line"
 
     def rate_thresholds(self) -> dict[int, int]:
         return {
@@ -160,6 +181,12 @@ class Params(Strict):
 
 
 PARAM_NAMES = tuple(Params.model_fields)
+# Params whose value is a word, not a number (`set sender_reaction=match_switch`).
+CHOICE_PARAMS: dict[str, tuple[str, ...]] = {
+    name: get_args(f.annotation)
+    for name, f in Params.model_fields.items()
+    if get_origin(f.annotation) is Literal
+}
 
 
 class BfccConfig(Strict):
@@ -355,6 +382,85 @@ def saturation_reports(cfg: BfccConfig, p: Params, profile: HwProfile) -> list[s
     return out
 
 
+@dataclass(frozen=True)
+class SenderNotify:
+    """Where group `group`'s senders are told of backpressure naming it: the
+    host port their route leaves by, with that route's MACs."""
+
+    group: int
+    port: int
+    src_mac: str
+    dst_mac: str
+
+
+def _route_of(cfg: BfccConfig, sender: str) -> tuple[int, Route] | None:
+    """The route (index, route) the switch uses toward `sender`: the longest
+    prefix holding it."""
+    net = ipaddress.IPv4Network(sender)
+    best: tuple[int, Route] | None = None
+    for i, r in enumerate(cfg.routes):
+        rnet = ipaddress.IPv4Network(r.prefix)
+        if net.subnet_of(rnet) and (
+            best is None or rnet.prefixlen > ipaddress.IPv4Network(best[1].prefix).prefixlen
+        ):
+            best = (i, r)
+    return best
+
+
+def sender_notify_targets(cfg: BfccConfig, strict: bool = True) -> list[SenderNotify]:
+    """The groups whose senders are attached here (their route leaves by a
+    host port, i.e. not a trusted switch-facing one), and that port. Senders
+    behind another switch are told by their own first-hop switch. A relayed
+    message must never leave by a trusted port: the switch there would take
+    it for backpressure about this switch's port. Raises ConfigError for a
+    group whose attached senders sit behind two host ports (the relay is
+    one unicast copy); with `strict` False such a group is left out."""
+    trusted = set(cfg.trusted_ports)
+    out: list[SenderNotify] = []
+    for gi, g in enumerate(cfg.groups):
+        if g.upstream_port is not None:
+            continue
+        found: tuple[int, int, Route] | None = None
+        split = False
+        for si, s in enumerate(g.senders):
+            hit = _route_of(cfg, s)
+            if hit is None or hit[1].port in trusted:
+                continue
+            if found is not None and found[2].port != hit[1].port:
+                split = True
+                if not strict:
+                    break
+                raise ConfigError(
+                    f"groups[{gi}].senders[{si}]",
+                    f"{s} is behind port {hit[1].port} but groups[{gi}].senders[{found[0]}] "
+                    f"behind port {found[2].port}: sender_reaction match_switch relays a "
+                    "group's backpressure to one host port (split the group)",
+                )
+            found = found or (si, hit[0], hit[1])
+        if found is not None and not split:
+            r = found[2]
+            out.append(SenderNotify(g.id, r.port, r.src_mac, r.dst_mac))
+    return out
+
+
+def check_shaping_rates(cfg: BfccConfig, p: Params, prefix: str = "") -> None:
+    """Shaping cuts a fraction of each reaction point's rate: it must be known."""
+    if p.reduction != "shaping":
+        return
+    for i, rp in enumerate(cfg.reaction_points):
+        if rp.rate_mbps is None:
+            raise ConfigError(
+                f"{prefix}reaction_points[{i}].rate_mbps",
+                f"required with reduction shaping: port {rp.port} is shaped to RT/(RT+1) "
+                "of its rate",
+            )
+
+
+def shaped_rate_kbps(rate_mbps: int, rt_packets: int) -> int:
+    """The TM max rate that keeps RT of every RT+1 slots, as the fakes do (floor)."""
+    return rate_mbps * 1000 * rt_packets // (rt_packets + 1)
+
+
 def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
     """Consistency and chip limits; raises ConfigError naming the first bad field."""
 
@@ -459,6 +565,9 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
                 )
 
     check_params(cfg.params, profile, "params.")
+    check_shaping_rates(cfg, cfg.params)
+    if cfg.params.sender_reaction == "match_switch":
+        sender_notify_targets(cfg)
 
 
 def parse_config(raw: object, source: str = "") -> BfccConfig:

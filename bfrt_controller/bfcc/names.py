@@ -34,6 +34,7 @@ REACTION_POINT = f"{IG}.reaction_point"
 REACT = f"{IG}.react"
 RATE_THRESHOLD = f"{EG}.rate_threshold"
 SET_RATE_THRESHOLD = f"{EG}.set_rate_threshold"
+NO_RATE_THRESHOLD = f"{EG}.no_rate_threshold"
 BP_STATE = f"{IG}.bp_state"
 BP_RECORDED_NS = f"{IG}.bp_recorded_ns"
 RR_COUNT = f"{EG}.rr_count"
@@ -42,6 +43,11 @@ BACKPRESSURE_RECEIVED = f"{IG}.backpressure_received"
 ADMITTED_BY_QID = f"{IG}.admitted_by_qid"
 FLAGGED_DEPARTURES = f"{EG}.flagged_departures"
 FAKES_SENT = f"{EG}.fakes_sent"
+
+# Sender reaction: backpressure and clear relayed to the named group's senders.
+SENDER_NOTIFY = f"{IG}.sender_notify"
+NOTIFY_SENDERS = f"{IG}.notify_senders"
+CONSUME = f"{IG}.consume"
 
 # Congestion point (egress).
 CONGESTION_POINT = f"{EG}.congestion_point"
@@ -59,6 +65,8 @@ K_UCAST_EGRESS_PORT = "ig_tm_md.ucast_egress_port"
 K_EGRESS_PORT = "eg_intr_md.egress_port"
 K_BP_DEGREE = "hdr.bfcc_bridged.bp_degree"
 K_BP_GROUP = "eg_md.bp_group"
+K_FB_MSG_TYPE = "hdr.feedback.msg_type"
+K_FB_CLASS_ID = "hdr.feedback.class_id"
 
 # A backpressure copy keeps only its Ethernet header; egress rebuilds the rest.
 BP_TRUNCATE_BYTES = 14
@@ -72,6 +80,7 @@ ALL_TABLES = (
     RATE_THRESHOLD,
     CONGESTION_POINT,
     BP_UPSTREAM,
+    SENDER_NOTIFY,
 )
 ALL_ACTIONS = (
     ROUTE,
@@ -81,8 +90,11 @@ ALL_ACTIONS = (
     SET_GROUP,
     REACT,
     SET_RATE_THRESHOLD,
+    NO_RATE_THRESHOLD,
     MONITOR,
     TO_UPSTREAM,
+    NOTIFY_SENDERS,
+    CONSUME,
 )
 ALL_REGISTERS = (
     BP_STATE,
@@ -110,4 +122,6 @@ ALL_KEYS = (
     K_EGRESS_PORT,
     K_BP_DEGREE,
     K_BP_GROUP,
+    K_FB_MSG_TYPE,
+    K_FB_CLASS_ID,
 )

@@ -84,7 +84,31 @@ DEFAULT_DWRR_WEIGHT = 1
 TM_PRIORITY_CHOICES = ("LOW", "0", "1", "2", "3", "4", "5", "6", "7", "HIGH")
 # Power-on scheduling of every queue: equal weights, lowest priority. The
 # driver stores priorities as numbers and reads 0 back as "LOW".
-DEFAULT_TM_QUEUE: dict[str, Any] = {"dwrr_weight": DEFAULT_DWRR_WEIGHT, "max_priority": 0}
+DEFAULT_TM_QUEUE: dict[str, Any] = {
+    "dwrr_weight": DEFAULT_DWRR_WEIGHT,
+    "max_priority": 0,
+    "max_rate_enable": False,
+}
+# Shaping tables (bf_rt_tm_tf1.json and tf2: the same names, types and
+# choices). Power-on values are assumed, not read from the driver: with
+# max_rate_enable false they shape nothing.
+SHAPING_UNITS = ("PPS", "BPS")
+SHAPING_PROVISIONING = ("UPPER", "LOWER", "MIN_ERROR")
+DEFAULT_QUEUE_SHAPING: dict[str, Any] = {
+    "unit": "BPS",
+    "provisioning": "MIN_ERROR",
+    "min_rate": 0,
+    "min_burst_size": 0,
+    "max_rate": 0,
+    "max_burst_size": 0,
+}
+DEFAULT_PORT_SHAPING: dict[str, Any] = {
+    "unit": "BPS",
+    "provisioning": "MIN_ERROR",
+    "max_rate": 0,
+    "max_burst_size": 0,
+}
+DEFAULT_PORT_SCHED: dict[str, Any] = {"max_rate_enable": False}
 # Same limit the model enforces for `$max_pkt_len`.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 
@@ -276,13 +300,18 @@ class FieldSpec:
 @dataclass
 class TableSpec:
     name: str
-    kind: str  # "mat" | "register" | "counter" | "mirror" | "tm_port" | "tm_sched"
+    # "mat" | "register" | "counter" | "mirror" | "tm_port" (tm.port.cfg, read
+    # only) | "tm_sched" (fixed per-queue TM tables) | "tm_port_sched" (fixed
+    # per-port TM tables)
+    kind: str
     keys: dict[str, KeySpec]
     actions: dict[str, dict[str, FieldSpec]] = field(default_factory=dict)
     fields: dict[str, FieldSpec] = field(default_factory=dict)
     size: int = 0
     initial_default: tuple[str, dict[str, int]] = ("", {})
     initial_value: int = 0
+    # Fixed TM tables: every row exists, holding these values at power-on.
+    tm_defaults: dict[str, Any] = field(default_factory=dict)
 
 
 _MATCH = {"exact": "Exact", "lpm": "LPM", "ternary": "Ternary"}
@@ -376,7 +405,54 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
             fields={
                 "dwrr_weight": FieldSpec("dwrr_weight", 16),
                 "max_priority": FieldSpec("max_priority", type="str", choices=TM_PRIORITY_CHOICES),
+                "max_rate_enable": FieldSpec("max_rate_enable", type="bool"),
             },
+            tm_defaults=DEFAULT_TM_QUEUE,
+        )
+    )
+    shaping_common = {
+        "unit": FieldSpec("unit", type="str", choices=SHAPING_UNITS),
+        "provisioning": FieldSpec("provisioning", type="str", choices=SHAPING_PROVISIONING),
+        "max_rate": FieldSpec("max_rate", 32),
+        "max_burst_size": FieldSpec("max_burst_size", 32),
+    }
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.queue.sched_shaping",
+            "tm_sched",
+            {"pg_id": KeySpec("pg_id", 8, "Exact"), "pg_queue": KeySpec("pg_queue", 8, "Exact")},
+            fields={
+                **shaping_common,
+                "min_rate": FieldSpec("min_rate", 32),
+                "min_burst_size": FieldSpec("min_burst_size", 32),
+            },
+            tm_defaults=DEFAULT_QUEUE_SHAPING,
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.port.sched_shaping",
+            "tm_port_sched",
+            {"dev_port": KeySpec("dev_port", 32, "Exact")},
+            fields=dict(shaping_common),
+            tm_defaults=DEFAULT_PORT_SHAPING,
+        )
+    )
+    specs.append(
+        TableSpec(
+            "$PORT_STAT",
+            "port_stat",
+            {"$DEV_PORT": KeySpec("$DEV_PORT", 32, "Exact")},
+            fields={"$OctetsTransmittedTotal": FieldSpec("$OctetsTransmittedTotal", 64)},
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.port.sched_cfg",
+            "tm_port_sched",
+            {"dev_port": KeySpec("dev_port", 32, "Exact")},
+            fields={"max_rate_enable": FieldSpec("max_rate_enable", type="bool")},
+            tm_defaults=DEFAULT_PORT_SCHED,
         )
     )
     specs.append(
@@ -789,7 +865,7 @@ class FakeSwitch:
                     "$COUNTER_SPEC_PKTS": [[0] * s.size for _ in range(pipes)],
                     "$COUNTER_SPEC_BYTES": [[0] * s.size for _ in range(pipes)],
                 }
-            elif s.kind in ("mirror", "tm_sched", "port"):
+            elif s.kind in ("mirror", "tm_sched", "tm_port_sched", "port_stat", "port"):
                 state[s.name] = {}
         return state
 
@@ -913,7 +989,7 @@ class FakeSwitch:
             raise _Refused(StatusCode.INVALID_ARGUMENT, f"pipe {pipe} does not exist")
         if spec.kind in ("mat", "mirror") and pipe != ALL_PIPES:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "symmetric table: target all pipes")
-        if spec.kind == "tm_sched" and pipe == ALL_PIPES:
+        if spec.kind in ("tm_sched", "tm_port_sched") and pipe == ALL_PIPES:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "TM table: target one pipe")
 
     def _maybe_fail(self, spec: TableSpec) -> None:
@@ -934,6 +1010,7 @@ class FakeSwitch:
             "counter": self._apply_counter,
             "mirror": self._apply_mirror,
             "tm_sched": self._apply_tm_sched,
+            "tm_port_sched": self._apply_tm_sched,
             "port": self._apply_port,
         }.get(spec.kind, self._unsupported)
         handler(spec, target, op, key, data)
@@ -1152,24 +1229,38 @@ class FakeSwitch:
             )
         return target.pipe_id_, pg_id, pg_queue
 
+    def _port_sched_key(self, target: Target, key: _Key) -> tuple[int, int]:
+        port = _uint("dev_port", key.field_dict["dev_port"].value, 32)
+        pipe, *_ = self.port_cfg(port)
+        if target.pipe_id_ != pipe:
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT, f"dev_port {port} is not in pipe {target.pipe_id_}"
+            )
+        return pipe, port
+
+    def _tm_row_key(self, spec: TableSpec, target: Target, key: _Key) -> tuple[int, ...]:
+        if spec.kind == "tm_port_sched":
+            return self._port_sched_key(target, key)
+        return self._sched_key(target, key)
+
     def _apply_tm_sched(
         self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
     ) -> None:
-        # A fixed table: every queue exists, so only MODIFY makes sense.
+        # A fixed table: every queue (port) exists, so only MODIFY makes sense.
         if op != "MODIFY" or key is None or data is None:
             raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on {spec.name}")
-        slot = self._sched_key(target, key)
-        queues = self.state[spec.name]
-        current = dict(queues.get(slot, dict(DEFAULT_TM_QUEUE)))
+        slot = self._tm_row_key(spec, target, key)
+        rows = self.state[spec.name]
+        current = dict(rows.get(slot, dict(spec.tm_defaults)))
         for name, t in data.field_dict.items():
             value = self._field_value(spec.fields[name], t)
             # "LOW" is BF_TM_SCH_PRIO_0 and "HIGH" BF_TM_SCH_PRIO_7 (traffic_mgr_types.h).
             current[name] = _priority_number(value) if name == "max_priority" else value
-        # Only queues off their power-on config are kept, so state compares by value.
-        if current == dict(DEFAULT_TM_QUEUE):
-            queues.pop(slot, None)
+        # Only rows off their power-on config are kept, so state compares by value.
+        if current == dict(spec.tm_defaults):
+            rows.pop(slot, None)
         else:
-            queues[slot] = current
+            rows[slot] = current
 
     # -- $PORT -------------------------------------------------------------------
     def _apply_port(
@@ -1270,7 +1361,7 @@ class FakeSwitch:
             )
         )
         try:
-            if spec.kind == "tm_sched" and target.pipe_id_ == ALL_PIPES:
+            if spec.kind in ("tm_sched", "tm_port_sched") and target.pipe_id_ == ALL_PIPES:
                 raise _Refused(StatusCode.INVALID_ARGUMENT, "TM table: target one pipe")
             if default:
                 if spec.kind != "mat":
@@ -1332,6 +1423,10 @@ class FakeSwitch:
                 raise _Refused(StatusCode.NOT_FOUND, f"$mirror.cfg: no session {sid}")
             action, fields = st[sid]
             return self._data(table, fields, action)
+        if spec.kind == "port_stat":
+            port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
+            self.port_cfg(port)  # NOT_FOUND for a port the device lacks
+            return self._data(table, {"$OctetsTransmittedTotal": st.get(port, 0)}, None)
         if spec.kind == "port":
             return self._read_port(table, key)
         if spec.kind == "tm_port":
@@ -1343,10 +1438,11 @@ class FakeSwitch:
                 )
             values = {"pg_id": pg_id, "pg_port_nr": nr, "egress_qid_queues": queues}
             return self._data(table, values, None)
-        slot = self._sched_key(target, key)
-        sched: dict[str, Any] = dict(st.get(slot, dict(DEFAULT_TM_QUEUE)))
-        # Stored as the driver's number; read back as prio_to_str names it.
-        sched["max_priority"] = _priority_name(int(sched["max_priority"]))
+        slot = self._tm_row_key(spec, target, key)
+        sched: dict[str, Any] = dict(st.get(slot, dict(spec.tm_defaults)))
+        if "max_priority" in sched:
+            # Stored as the driver's number; read back as prio_to_str names it.
+            sched["max_priority"] = _priority_name(int(sched["max_priority"]))
         return self._data(table, sched, None)
 
 
@@ -1454,6 +1550,20 @@ class FakeBfrtGrpc:
         tf = "tf2" if self.switch.profile.chip == "tofino2" else "tf1"
         st = self.switch.state[f"{tf}.tm.queue.sched_cfg"]
         return dict(st.get((pipe, pg_id, pg_queue), dict(DEFAULT_TM_QUEUE)))
+
+    def tm_row(self, table: str, pipe: int, *key: int) -> dict[str, Any]:
+        """A fixed TM table's row as the driver stores it: `table` as in
+        bf-rt.json without the chip prefix (tm.port.sched_shaping), keyed by
+        (pg_id, pg_queue) or dev_port."""
+        tf = "tf2" if self.switch.profile.chip == "tofino2" else "tf1"
+        spec = self.switch.spec(f"{tf}.{table}")
+        st = self.switch.state[spec.name]
+        return dict(st.get((pipe, *key), dict(spec.tm_defaults)))
+
+    def transmit(self, port: int, nbytes: int) -> None:
+        """Traffic leaving `port` ($PORT_STAT's octet counter)."""
+        st = self.switch.state["$PORT_STAT"]
+        st[port] = st.get(port, 0) + nbytes
 
     def ports(self) -> dict[int, dict[str, Any]]:
         """`$PORT` as the switch holds it: device port -> fields."""

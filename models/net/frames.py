@@ -114,15 +114,16 @@ class Feedback:
     flow_src_port: int
     rate: int
     target_rate: int
+    degree: int = 0  # BFCC's congestion degree (backpressure), else 0
 
 
 def read_feedback(payload: bytes) -> Feedback | None:
     if len(payload) < FEEDBACK.size:
         return None
-    vt, cls, qid, _deg, proto, _rsv, fsport, rate, target = FEEDBACK.unpack_from(payload)
+    vt, cls, qid, deg, proto, _rsv, fsport, rate, target = FEEDBACK.unpack_from(payload)
     if vt >> 4 != FEEDBACK_VERSION:
         return None
-    return Feedback(vt & 0xF, cls, qid, proto, fsport, rate, target)
+    return Feedback(vt & 0xF, cls, qid, proto, fsport, rate, target, deg)
 
 
 def qcn_feedback(data_frame: bytes, switch_mac: bytes, quantized_fb: int) -> bytes:

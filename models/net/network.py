@@ -23,6 +23,7 @@ from .records import FlowRecord, PacketLog, QueueLog, RunResult
 from .tm import EgressTm
 
 ETHERTYPE_FAKE = b"\x88\xb5"
+ETHERTYPE_FEEDBACK = b"\x88\xb6"
 PPP_HEADER_BYTES = 2
 # A sender whose next packet is further away than this re-reads its rate
 # controller first, so a rate that recovers is not held back by a long gap
@@ -182,6 +183,8 @@ class SwitchPort:
         self.switch, self.number, self.device = switch, number, device
         self.rate_bps, self.tm, self.monitor = rate_bps, tm, monitor
         self.busy = False
+        # A shaped port whose queues wait for their buckets: when it looks again.
+        self.wake_at: int | None = None
 
     def enqueue(self, frame: bytes, qid: int, data: bool) -> None:
         """`data`: the frame is a host's data packet (pipelines may have
@@ -206,6 +209,8 @@ class SwitchPort:
             d = self.tm.dequeue(now)
             if d is None:
                 self.busy = False
+                if self.tm.packets:
+                    self._wait_for_shaper(now)
                 return
             out = sw.pipeline.egress(self.number, d, now)
             for port, frame in out.extra:
@@ -229,6 +234,22 @@ class SwitchPort:
                     sw.stats.count("fake")
                 sw.sim.send(self.device, frame)
             return
+
+    def _wait_for_shaper(self, now: int) -> None:
+        """Frames wait on a TM shaper: look again when the first may leave (an
+        arrival in an unshaped queue meanwhile still goes at once)."""
+        at = self.tm.next_eligible_ns(now)
+        if at is None or (self.wake_at is not None and self.wake_at <= at):
+            return
+        self.wake_at = at
+
+        def wake() -> None:
+            if self.wake_at == at:
+                self.wake_at = None
+            if not self.busy:
+                self._transmit_next()
+
+        self.switch.sim.later(at - now, wake)
 
 
 class SwitchNode:
@@ -378,6 +399,9 @@ class HostNode:
         self.sim.send(self.device, frame)
 
     def receive(self, frame: bytes) -> None:
+        if frame[12:14] == ETHERTYPE_FEEDBACK:
+            self._relayed_feedback(frame)
+            return
         p = frames.parse(frame)
         if p is None or p.dst_ip != self.ip:
             return
@@ -398,6 +422,19 @@ class HostNode:
             if sender is not None:
                 sender.flow.feedback_received += 1
                 sender.rc.on_feedback(None, now)
+
+    def _relayed_feedback(self, frame: bytes) -> None:
+        """BFCC backpressure its first-hop switch relayed to this host
+        (sender_reaction match_switch): the feedback header straight over
+        Ethernet, about the host's group, so every sender of the host hears it."""
+        fb = frames.read_feedback(frame[14:])
+        if fb is None:
+            return
+        now = self.sim.now()
+        self.stats.count("relayed")
+        for sender in self.senders.values():
+            sender.flow.feedback_received += 1
+            sender.rc.on_feedback(fb, now)
 
     def _data(self, p: frames.Parsed, now: int) -> None:
         flow_id, _seq, sent_ns = frames.read_data(p.payload)

@@ -28,7 +28,7 @@ from models.switch.headers import ECN_CE
 from models.switch.tna import EgressIntrinsic, IngressIntrinsic, TnaProgram
 
 from . import frames
-from .tm import Dequeued
+from .tm import Dequeued, Shaping
 
 
 @dataclass
@@ -57,6 +57,10 @@ class Pipeline(ABC):
         """(priority by qid, weight by qid) of `port` in the traffic manager."""
         return {}, {}
 
+    def tm_shaping(self) -> Shaping:
+        """The switch's TM shapers, live: (port, queue or None) -> (kb/s, burst)."""
+        return {}
+
     @abstractmethod
     def ingress(self, port: int, frame: bytes, now_ns: int) -> Forward | None: ...
 
@@ -75,12 +79,21 @@ class TnaPipeline(Pipeline):
         profile: HwProfile,
         tm_priorities: dict[tuple[int, int], int],
         tm_weights: dict[tuple[int, int], int],
+        tm_shaping: Shaping | None = None,
+        port_tx_bytes: dict[int, int] | None = None,
     ) -> None:
         self.program = program
+        self._shaping: Shaping = tm_shaping if tm_shaping is not None else {}
+        # The switch's per-port byte counters ($PORT_STAT), which the
+        # controller reads: every frame egress lets out counts.
+        self._tx = port_tx_bytes
         self.profile = profile
         self.recirculation_ports = frozenset(profile.recirculation_ports)
         self._prio = tm_priorities
         self._weights = tm_weights
+
+    def tm_shaping(self) -> Shaping:
+        return self._shaping
 
     def tm_config(self, port: int) -> tuple[dict[int, int], dict[int, int]]:
         prio = {q: p for (pt, q), p in self._prio.items() if pt == port}
@@ -112,6 +125,8 @@ class TnaPipeline(Pipeline):
         )
         r = p.egress(md, d.frame)
         out = EgressOut(None if r.drop else r.data)
+        if self._tx is not None and not r.drop:
+            self._tx[port] = self._tx.get(port, 0) + len(r.data)
         if r.mirror is not None:
             s = p.mirror_sessions.get(r.mirror.session_id)
             # No copy for a missing or disabled session, as on hardware.

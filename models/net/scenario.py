@@ -246,6 +246,20 @@ class Bfcc(Strict):
     # Algorithms 1-2 flag every packet to a backpressured port (False); True
     # flags only the named group, so the rest of the port is not cut.
     named_group_only: bool = False
+    # Seed 001 4.2.2 both ways: "none", the senders keep their rate;
+    # "match_switch", the first-hop switch relays the backpressure and the
+    # sender cuts its rate to RT/(RT+1) as the switch does (models/hosts/bfcc_sender.py).
+    sender_reaction: Literal["none", "match_switch"] = "none"
+    # How the reaction point cuts the port (issue 11 item 4): "fakes", the
+    # paper's fake packets; "shaping", the controller shapes the port in the
+    # TM to RT/(RT+1) of its rate, polling the switch every
+    # `shaping_interval_us` (a BF-Runtime register read and TM write take
+    # hundreds of us to a few ms on a real switch).
+    reduction: Literal["fakes", "shaping"] = "fakes"
+    # RT/(RT+1) of the line rate, or of the rate the port carried in the
+    # cycle before the backpressure (bfcc/config.py Params.shaping_base).
+    shaping_base: Literal["line", "carried"] = "line"
+    shaping_interval_us: Annotated[float, Field(gt=0, le=1_000_000)] = 1000.0
 
     @model_validator(mode="after")
     def _order(self) -> Bfcc:

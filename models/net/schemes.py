@@ -31,7 +31,9 @@ from models.baselines import (
     RedEcnParams,
     tcn_threshold_ns,
 )
+from models.hosts.bfcc_sender import BfccSender, SenderReactionConfig
 from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
+from models.switch.bfcc import DEFAULT_RATE_THRESHOLDS
 
 from . import frames
 from . import scenario as sc
@@ -245,7 +247,15 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
             for q in sorted(topo.ports[switch])
         ][:16],
         "reaction_points": [
-            {"port": q, "high_qid": BFCC_HIGH_QID, "low_qid": BFCC_LOW_QID} for q in up_ports
+            {
+                "port": q,
+                "high_qid": BFCC_HIGH_QID,
+                "low_qid": BFCC_LOW_QID,
+                "rate_mbps": max(
+                    1, int(topo.link_between(switch, topo.ports[switch][q]).rate_bps // 1e6)
+                ),
+            }
+            for q in up_ports
         ],
         "recirculation_session": RECIRCULATION_SESSION if up_ports else None,
         "params": {
@@ -258,6 +268,9 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
             "refresh_ns": p.refresh_ns,
             "expiry_ns": p.expiry_ns,
             "named_group_only": int(p.named_group_only),
+            "sender_reaction": p.sender_reaction,
+            "reduction": p.reduction,
+            "shaping_base": p.shaping_base,
         },
     }
     cfg = parse_bfcc(raw, f"{s.name}:{switch}")
@@ -266,11 +279,23 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
     notes = [*param_warnings(cfg.params), *saturation_reports(cfg, cfg.params, profile)]
     sw = ModelSwitch("bfcc", profile)
     with _quiet("bfrt_controller.bfcc.app"):
-        BfccApp(sw, cfg).push_all()
+        app = BfccApp(sw, cfg)
+        app.push_all()
     kinds = {q: "backpressure" for q in used_up}
-    return SwitchSetup(
-        TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), kinds, notes=notes
+    setup = SwitchSetup(
+        TnaPipeline(
+            sw.model, profile, sw.tm_priorities, sw.tm_weights, sw.tm_shaping, sw.port_tx_bytes
+        ),
+        kinds,
+        notes=notes,
     )
+    if p.reduction == "shaping" and cfg.reaction_points:
+
+        def shape(now_s: float) -> None:
+            app.shape_once(now_s)
+
+        setup.periodic, setup.interval_s = shape, p.shaping_interval_us / 1e6
+    return setup
 
 
 def baseline_switch(
@@ -320,7 +345,8 @@ def switch_setup(
 
 
 class FixedRate:
-    """BFCC's senders: no end-host reaction, the switches do the work."""
+    """BFCC's senders under sender_reaction none: no end-host reaction, the
+    switches do the work."""
 
     def __init__(self, rate_bps: float) -> None:
         self.rate = rate_bps
@@ -403,8 +429,36 @@ def dcqcn_rp_params(h: sc.DcqcnHost, line_rate_bps: int) -> DcqcnRpParams:
     )
 
 
+class BfccSenderRate:
+    """BFCC's sender reaction (sender_reaction match_switch): the rate the
+    relayed backpressure leaves, models/hosts/bfcc_sender.py."""
+
+    def __init__(self, cfg: SenderReactionConfig) -> None:
+        self.sender = BfccSender(cfg)
+
+    def rate_bps(self, now_ns: int) -> float:
+        return self.sender.rate_bps(now_ns)
+
+    def on_sent(self, nbytes: int, now_ns: int) -> None:
+        pass
+
+    def on_feedback(self, fb: frames.Feedback | None, now_ns: int) -> None:
+        if fb is not None:
+            self.sender.on_message(fb.msg_type, fb.class_id, fb.degree, now_ns)
+
+
 def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateController:
     p = s.schemes.get(scheme)
+    if isinstance(p, sc.Bfcc) and p.sender_reaction == "match_switch":
+        # The switches' RT (the controller's defaults) and expiry: the cut
+        # and its lifetime are the switch's.
+        return BfccSenderRate(
+            SenderReactionConfig(
+                base_rate_bps=line_rate_bps,
+                rate_thresholds=dict(DEFAULT_RATE_THRESHOLDS),
+                expiry_ns=p.expiry_ns,
+            )
+        )
     if isinstance(p, sc.Bfcc | sc.NoControl):
         return FixedRate(line_rate_bps)
     if isinstance(p, sc.Pmqecn):

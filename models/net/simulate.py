@@ -108,7 +108,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
             else:
                 sw = switches[end.node]
                 neighbour = topo.ports[end.node][end.port]
-                tm = EgressTm(buffer_bytes, profile.cell_bytes)
+                tm = EgressTm(buffer_bytes, profile.cell_bytes, end.port, sw.pipeline.tm_shaping())
                 prio, weights = sw.pipeline.tm_config(end.port)
                 tm.priority.update(prio)
                 tm.weight.update(weights)

@@ -3,15 +3,25 @@
 A FIFO per queue id; strict priority between TM priority levels (higher
 first) and weighted round robin among the queues of one level, which is how
 the controller's TmQueueWrite (max_priority, dwrr_weight) configures a Tofino
-port. Admission is against the port's buffer in bytes (tail drop). Depths are
-reported per queue in cells of the chip's size, like enq_qdepth, and the
-sojourn like deq_timedelta.
+port. Max-rate shapers, as TmShapingWrite configures them (the port's and
+each queue's, read live from the controller's table, so a change applies to
+the next packet): a token bucket of `max_burst_bytes` filling at
+`max_rate_kbps`; a queue may send when its bucket and the port's hold its
+head frame's bytes (at most a full bucket), and the frame takes them from
+both. A shaped port whose queues all wait reports when the first becomes
+eligible (`next_eligible_ns`). Admission is against the port's buffer in
+bytes (tail drop). Depths are reported per queue in cells of the chip's
+size, like enq_qdepth, and the sojourn like deq_timedelta.
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+# (port, queue) -> (max_rate_kbps, max_burst_bytes); queue None: the port.
+Shaping = Mapping[tuple[int, int | None], tuple[int, int]]
 
 
 @dataclass(frozen=True)
@@ -24,9 +34,19 @@ class Dequeued:
 
 
 class EgressTm:
-    def __init__(self, buffer_bytes: int, cell_bytes: int) -> None:
+    def __init__(
+        self,
+        buffer_bytes: int,
+        cell_bytes: int,
+        port: int = 0,
+        shaping: Shaping | None = None,
+    ) -> None:
         if buffer_bytes <= 0 or cell_bytes <= 0:
             raise ValueError("buffer_bytes and cell_bytes must be positive")
+        self.port = port
+        self.shaping: Shaping = shaping if shaping is not None else {}
+        # Token buckets by shaper key: (tokens in bytes, time of the count in ns).
+        self._buckets: dict[int | None, tuple[float, int]] = {}
         self.buffer_bytes = buffer_bytes
         self.cell_bytes = cell_bytes
         self.priority: dict[int, int] = {}
@@ -59,8 +79,49 @@ class EgressTm:
         self.packets += 1
         return True
 
-    def _pick(self) -> int | None:
+    def _tokens(self, key: int | None, now_ns: int) -> float | None:
+        """The bucket of the port's (key None) or a queue's shaper at now;
+        None when that shaper is off."""
+        cfg = self.shaping.get((self.port, key))
+        if cfg is None:
+            self._buckets.pop(key, None)
+            return None
+        rate_kbps, burst = cfg
+        tokens, stamp = self._buckets.get(key, (float(burst), now_ns))
+        tokens = min(float(burst), tokens + (now_ns - stamp) * rate_kbps / 8e6)
+        self._buckets[key] = (tokens, now_ns)
+        return tokens
+
+    def _wait_ns(self, qid: int, now_ns: int) -> int:
+        """How long queue `qid`'s head frame waits for its shapers' tokens."""
+        nbytes = len(self._queues[qid][0][0])
+        wait = 0
+        for key in (None, qid):
+            tokens = self._tokens(key, now_ns)
+            if tokens is None:
+                continue
+            rate_kbps, burst = self.shaping[(self.port, key)]
+            short = min(nbytes, burst) - tokens
+            if short > 0:
+                wait = max(wait, -(-int(short * 8e6) // rate_kbps))
+        return wait
+
+    def _charge(self, qid: int, nbytes: int) -> None:
+        for key in (None, qid):
+            got = self._buckets.get(key)
+            if got is not None and (self.port, key) in self.shaping:
+                self._buckets[key] = (got[0] - nbytes, got[1])
+
+    def next_eligible_ns(self, now_ns: int) -> int | None:
+        """When the first waiting queue's shapers allow it to send (None: no
+        queue is waiting on a shaper)."""
+        waits = [self._wait_ns(qid, now_ns) for qid, q in self._queues.items() if q]
+        return now_ns + min(waits) if waits else None
+
+    def _pick(self, now_ns: int = 0) -> int | None:
         busy = [qid for qid, q in self._queues.items() if q]
+        if busy and self.shaping:
+            busy = [qid for qid in busy if self._wait_ns(qid, now_ns) == 0]
         if not busy:
             return None
         top = max(self.priority.get(qid, 0) for qid in busy)
@@ -77,10 +138,12 @@ class EgressTm:
         return level[0]
 
     def dequeue(self, now_ns: int) -> Dequeued | None:
-        qid = self._pick()
+        qid = self._pick(now_ns)
         if qid is None:
             return None
         frame, t_in, depth_cells, depth_pkts = self._queues[qid].popleft()
+        if self.shaping:
+            self._charge(qid, len(frame))
         self._credit[qid] = self._credit.get(qid, 0) - 1
         self._cells[qid] -= self.cells(frame)
         self.bytes -= len(frame)

@@ -61,6 +61,7 @@ BFCC_GROUPS = 256
 BFCC_CONGESTION_POINTS = 16
 BFCC_VQ_SLOTS = 4096
 BFCC_QIDS = 128
+BFCC_SENDER_NOTIFY_ENTRIES = 512
 BFCC_DEGREE_MILD = 1
 BFCC_DEGREE_MODERATE = 2
 BFCC_DEGREE_SEVERE = 3
@@ -243,6 +244,23 @@ class Bfcc(TnaProgram):
             )
         )
 
+        self.notify_senders = Action(
+            f"{ig}.notify_senders", (("port", 9), ("src_mac", 48), ("dst_mac", 48))
+        )
+        self.consume = Action(f"{ig}.consume")
+        self.sender_notify = p4.table(
+            Table(
+                f"{ig}.sender_notify",
+                [
+                    KeyField("hdr.feedback.msg_type", 4, "exact"),
+                    KeyField("hdr.feedback.class_id", 8, "exact"),
+                ],
+                [self.notify_senders, self.consume],
+                (f"{ig}.consume", {}),
+                size=BFCC_SENDER_NOTIFY_ENTRIES,
+            )
+        )
+
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
         self.queue_hook = QueueMetadataHook(p4, f"{eg}.queue_hook")
@@ -357,6 +375,13 @@ class Bfcc(TnaProgram):
             self.fake_drops.count(port, len(data))
             return IngressResult(drop=True)
         if hdr.feedback.is_valid() and not hdr.ipv4.is_valid():
+            # Consumed here, or relayed to the named group's senders.
+            n = self.sender_notify.lookup(
+                {
+                    "hdr.feedback.msg_type": hdr.feedback.msg_type,
+                    "hdr.feedback.class_id": hdr.feedback.class_id,
+                }
+            )
             if hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE:
                 md.bp_key = (hdr.feedback.class_id << 8) | hdr.feedback.degree
                 self.bp_state_write(port, md)
@@ -366,7 +391,20 @@ class Bfcc(TnaProgram):
                 md.bp_key = 0
                 self.bp_state_write(port, md)
                 self.backpressure_received.count(port, len(data))
-            return IngressResult(drop=True)
+            if n.action != self.notify_senders.name:
+                return IngressResult(drop=True)
+            hdr.ethernet.src_addr = n.data["src_mac"]
+            hdr.ethernet.dst_addr = n.data["dst_mac"]
+            out = emit(
+                hdr.bridged,
+                hdr.bfcc_bridged,
+                hdr.ethernet,
+                hdr.ipv4,
+                hdr.tcp,
+                hdr.udp,
+                hdr.feedback,
+            )
+            return IngressResult(drop=False, egress_port=n.data["port"], data=out + pkt.payload)
 
         drop, egress_port = self.forward.apply(hdr)
         if hdr.ipv4.is_valid() and not hdr.feedback.is_valid() and not drop:

@@ -239,9 +239,11 @@ def test_set_params_writes_one_batch_of_what_changed(app: BfccApp) -> None:
         ({"refresh_ns": 1000}, "refresh_ns: 1000 ns is below the shortest refresh period"),
         ({"colour": 3}, "colour: unknown parameter"),
         ({"rt2_packets": 5, "expiry_ns": 1 << 32}, "expiry_ns"),
+        ({"sender_reaction": "maybe"}, "sender_reaction: Input should be 'none' or 'match_sw"),
+        ({"sender_reaction": 1}, "sender_reaction: Input should be 'none' or 'match_switch'"),
     ],
 )
-def test_bad_params_write_nothing(app: BfccApp, changes: dict[str, int], field: str) -> None:
+def test_bad_params_write_nothing(app: BfccApp, changes: dict[str, object], field: str) -> None:
     sw = counting(app)
     before = list(sw.batches)
     with pytest.raises(ConfigError) as exc:
@@ -392,3 +394,219 @@ def test_saturated_thresholds_are_logged_and_shown(caplog: pytest.LogCaptureFixt
     (cp,) = section(a, CONGESTION_POINTS)
     assert (cp["t_min_ns"], cp["t_max_ns"], cp["saturated"]) == (200_000, 250_000, "-")
     assert "never reported" not in caplog.text
+
+
+# ---- sender reaction ------------------------------------------------------
+
+
+def attached_group_config(sender_reaction: str, senders: Sequence[str]) -> dict[str, object]:
+    """The default switch with a group 4 whose senders are attached here,
+    behind host port 4 (10.0.4.0/24, host MAC 00:00:00:00:04:04)."""
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["groups"].append({"id": 4, "senders": list(senders)})
+    raw["params"]["sender_reaction"] = sender_reaction
+    return raw
+
+
+def test_match_switch_relays_backpressure_to_the_attached_group() -> None:
+    """The relay is written for the group attached here, to its host port and
+    host; a message about a group behind the upstream switch stays consumed."""
+    raw = attached_group_config("match_switch", ["10.0.4.1/32", "10.0.4.2/32"])
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    app.push_all()
+    sw = counting(app)
+    out = sw.model.send(3, feedback(2, 4, 2))
+    assert [(o.port, Ether(o.data).dst, Ether(o.data).src) for o in out] == [
+        (4, "00:00:00:00:04:04", "02:00:00:00:00:04")
+    ]
+    assert messages(out, port=4) == [(2, 4, 2)]
+    assert messages(sw.model.send(3, feedback(3, 4, 0)), port=4) == [(3, 4, 0)]
+    assert sw.model.send(3, feedback(2, 1, 2)) == []  # group 1 sits behind port 1's switch
+    rows = {r["group"]: r for r in section(app, GROUPS)}
+    assert (rows[4]["notify_port"], rows[1]["notify_port"]) == (4, None)
+    # Back to none: one batch turns the two entries into consume; the state
+    # is still recorded, nothing leaves.
+    before = len(sw.batches)
+    app.set_params({"sender_reaction": "none"})
+    assert sw.batches[before:] == [2]
+    assert sw.model.send(3, feedback(2, 4, 3)) == []
+    assert section(app, GROUPS)[3]["notify_port"] is None
+    (rp,) = section(app, REACTION_POINTS)
+    assert (rp["slowed_group"], rp["slowed_degree"]) == (4, 3)
+
+
+def test_a_group_split_over_two_host_ports_is_refused_for_match_switch() -> None:
+    senders = ["10.0.4.1/32", "10.0.2.9/32"]
+    split = r"groups\[3\]\.senders\[1\]: 10.0.2.9/32 is behind port 2"
+    with pytest.raises(ConfigError, match=split):
+        parse_config(attached_group_config("match_switch", senders))
+    # Under none it loads (no relay for that group), and switching it on is
+    # refused naming the field, with nothing written.
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(attached_group_config("none", senders)))
+    app.push_all()
+    before = list(counting(app).batches)
+    with pytest.raises(ConfigError, match="sender_reaction: match_switch: groups"):
+        app.set_params({"sender_reaction": "match_switch"})
+    assert counting(app).batches == before
+    assert app.params.sender_reaction == "none"
+
+
+# ---- reduction: shaping ---------------------------------------------------
+
+
+def shaping_config(named_group_only: int = 0) -> dict[str, object]:
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    raw["reaction_points"][0]["rate_mbps"] = 10_000
+    raw["params"]["reduction"] = "shaping"
+    raw["params"]["named_group_only"] = named_group_only
+    return raw
+
+
+def test_shaping_cuts_the_port_in_the_tm_instead_of_fakes() -> None:
+    """Severe backpressure on port 3: one cycle shapes port 3 to RT/(RT+1) =
+    1/2 of its 10 Gb/s; no packet leaves as a fake; a milder degree moves the
+    shaper, a clear removes it; a cycle with no change writes nothing."""
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(shaping_config()))
+    app.push_all()
+    sw = counting(app)
+    assert app.shape_once() == []
+    sw.model.send(3, feedback(2, 1, 3))
+    assert sw.read_tm_shaping(3) is None  # not before the controller's cycle
+    (w,) = app.shape_once()
+    assert (w.port, w.queue, w.max_rate_kbps) == (3, None, 5_000_000)
+    assert sw.read_tm_shaping(3) == 5_000_000
+    assert app.shape_once() == []
+    out: list[Output] = []
+    for _ in range(6):
+        out += sw.model.send(1, sender(1, "10.0.3.3"))
+    assert (fakes(out), len(out)) == (0, 6)
+    assert sw.read_counter(n.ADMITTED_BY_QID, 1)[0] == 6  # still the low queue
+    (rp,) = section(app, REACTION_POINTS)
+    assert (rp["shaped_kbps"], rp["fakes_sent"]) == (5_000_000, 0)
+    sw.model.send(3, feedback(2, 1, 1))
+    app.shape_once()
+    assert sw.read_tm_shaping(3) == 9_000_000  # RT 9: 9/10
+    sw.model.send(3, feedback(3, 1, 0))
+    app.shape_once()
+    assert sw.read_tm_shaping(3) is None
+
+
+def test_named_group_only_shapes_the_low_queue() -> None:
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(shaping_config(named_group_only=1)))
+    app.push_all()
+    sw = counting(app)
+    sw.model.send(3, feedback(2, 1, 2))
+    app.shape_once()
+    assert (sw.read_tm_shaping(3, 1), sw.read_tm_shaping(3)) == (7_500_000, None)
+    # Port-wide again: the queue's shaper goes and the port's comes, in the set.
+    app.set_params({"named_group_only": 0})
+    assert (sw.read_tm_shaping(3, 1), sw.read_tm_shaping(3)) == (None, 7_500_000)
+    # Back to fakes: the shaper goes at once and the RT entries cut again.
+    app.set_params({"reduction": "fakes"})
+    assert sw.read_tm_shaping(3) is None
+    assert [r["rt_packets"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 1]
+    out = sw.model.send(1, sender(1, "10.0.3.3")) + sw.model.send(1, sender(1, "10.0.3.3"))
+    out += sw.model.send(1, sender(1, "10.0.3.3")) + sw.model.send(1, sender(1, "10.0.3.3"))
+    assert fakes(out) == 1  # RT 3
+
+
+def test_shaping_needs_each_reaction_points_rate() -> None:
+    raw = shaping_config()
+    del raw["reaction_points"][0]["rate_mbps"]  # type: ignore[index]
+    with pytest.raises(ConfigError, match=r"reaction_points\[0\]\.rate_mbps: required"):
+        parse_config(raw)
+    raw["params"]["reduction"] = "fakes"  # type: ignore[index]
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    app.push_all()
+    before = list(counting(app).batches)
+    with pytest.raises(ConfigError, match=r"reaction_points\[0\]\.rate_mbps: required"):
+        app.set_params({"reduction": "shaping"})
+    assert counting(app).batches == before and app.params.reduction == "fakes"
+    with pytest.raises(ConfigError, match="reduction: Input should be 'fakes' or 'shaping'"):
+        app.set_params({"reduction": "pause"})
+
+
+def test_shaping_on_the_bfrt_backend() -> None:
+    """The same cycle on BF-Runtime: the port's shaper row and its enable bit."""
+    from bfrt_controller.backends.bfrt import BfrtSwitch
+    from bfrt_controller.testing import FakeBfrtGrpc
+
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("bfcc", profile)
+    sw = BfrtSwitch("bfcc", profile, client_module=fake)
+    sw.connect()
+    app = BfccApp(sw, parse_config(shaping_config()))
+    app.push_all()
+    fake.set_register(n.BP_STATE, 3, 0x0103, pipe=0)  # what the data plane records
+    (w,) = app.shape_once()
+    assert w.max_rate_kbps == 5_000_000
+    assert fake.tm_row("tm.port.sched_shaping", 0, 3)["max_rate"] == 5_000_000
+    assert fake.tm_row("tm.port.sched_cfg", 0, 3) == {"max_rate_enable": True}
+    assert app.shape_once() == []
+    fake.set_register(n.BP_STATE, 3, 0, pipe=0)
+    app.shape_once()
+    assert fake.tm_row("tm.port.sched_cfg", 0, 3) == {"max_rate_enable": False}
+
+
+def test_carried_base_shapes_a_fraction_of_what_the_port_carried() -> None:
+    """shaping_base carried: the base is the rate over the cycle before the
+    backpressure (here 2 Gb/s on a 10 Gb/s port), held while it lasts, so
+    the shaped port's lower rate is not cut again; a new episode measures
+    afresh."""
+    raw = shaping_config()
+    raw["params"]["shaping_base"] = "carried"  # type: ignore[index]
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    app.push_all()
+    sw = counting(app)
+    sw.port_tx_bytes[3] = 0
+    assert app.shape_once(0.0) == []
+    sw.port_tx_bytes[3] = 250_000  # 2 Gb/s over 1 ms
+    sw.model.send(3, feedback(2, 1, 2))
+    (w,) = app.shape_once(0.001)
+    assert w.max_rate_kbps == 1_500_000  # 3/4 of 2 Gb/s, not of the line
+    sw.port_tx_bytes[3] += 187_500  # the shaped 1.5 Gb/s
+    assert app.shape_once(0.002) == []  # held: no compounding
+    sw.model.send(3, feedback(2, 1, 3))
+    app.shape_once(0.003)
+    assert sw.read_tm_shaping(3) == 1_000_000  # 1/2 of the same base
+    sw.model.send(3, feedback(3, 1, 0))
+    app.shape_once(0.004)
+    assert sw.read_tm_shaping(3) is None
+    sw.port_tx_bytes[3] += 50_000  # 400 Mb/s in the next cycle
+    sw.model.send(3, feedback(2, 1, 1))
+    app.shape_once(0.005)
+    assert sw.read_tm_shaping(3) == 360_000  # 9/10 of the new base
+    with pytest.raises(ConfigError, match="shaping_base: Input should be 'line' or 'carried'"):
+        app.set_params({"shaping_base": "peak"})
+
+
+def test_port_tx_bytes_on_the_bfrt_backend() -> None:
+    from bfrt_controller.backends.bfrt import BfrtSwitch
+    from bfrt_controller.errors import ControllerError
+    from bfrt_controller.testing import FakeBfrtGrpc
+
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("bfcc", profile)
+    sw = BfrtSwitch("bfcc", profile, client_module=fake)
+    sw.connect()
+    assert sw.read_port_tx_bytes(3) == 0
+    fake.transmit(3, 1500)
+    assert sw.read_port_tx_bytes(3) == 1500
+    with pytest.raises(ControllerError):
+        sw.read_port_tx_bytes(100)  # no such port on the device
+
+
+def test_carried_base_waits_for_a_measured_cycle() -> None:
+    """Backpressure before the loop has measured a whole cycle: the line
+    stands in for that cycle only, then the carried rate becomes the base."""
+    raw = shaping_config()
+    raw["params"]["shaping_base"] = "carried"  # type: ignore[index]
+    app = BfccApp(FlakyModelSwitch("bfcc"), parse_config(raw))
+    app.push_all()
+    sw = counting(app)
+    sw.model.send(3, feedback(2, 1, 1))
+    app.shape_once(0.001)  # first sample: nothing measured yet
+    assert sw.read_tm_shaping(3) == 9_000_000
+    sw.port_tx_bytes[3] = 1_000_000  # 8 Gb/s over the next 1 ms
+    app.shape_once(0.002)
+    assert sw.read_tm_shaping(3) == 7_200_000

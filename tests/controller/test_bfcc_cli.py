@@ -78,6 +78,10 @@ def test_set_persists_on_the_model_target(tmp_path: Path) -> None:
         (("t_min_ns=80000",), "t_min_ns: wrong unit: set t_min_us instead"),
         (("t_max_ns=150000",), "t_max_ns: wrong unit: set t_max_us instead"),
         (("colour=3",), "colour: unknown parameter"),
+        (("sender_reaction=maybe",), "sender_reaction: Input should be 'none' or 'match_switch'"),
+        (("sender_reaction=",), "sender_reaction: Input should be 'none' or 'match_switch'"),
+        (("reduction=pause",), "reduction: Input should be 'fakes' or 'shaping'"),
+        (("reduction=3",), "reduction: Input should be 'fakes' or 'shaping'"),
         (("t_min_us",), "set: expected NAME=VALUE"),
     ],
 )
@@ -153,3 +157,25 @@ def test_main_maps_errors_to_exit_codes(tmp_path: Path, monkeypatch: pytest.Monk
     assert exit_code("set", "rt2=0") == 2
     assert exit_code("set", "nope=1") == 2
     assert exit_code("--target", "grpc://nohost", "set", "rt2=2") == 2
+
+
+def test_set_takes_a_choice_as_a_word(tmp_path: Path) -> None:
+    code, out = run(tmp_path, "set", "sender_reaction=match_switch")
+    assert code == 0, out
+    assert "sender_reaction" in out and "match_switch" in out
+    code, out = run(tmp_path, "set", "sender_reaction=match_switch")
+    assert "nothing changed" in out
+
+
+def test_shape_runs_the_shaping_cycle_once_reduction_is_shaping(tmp_path: Path) -> None:
+    with pytest.raises(Exception, match="reduction: is fakes: set reduction=shaping first"):
+        run(tmp_path, "shape")
+    code, out = run(tmp_path, "set", "reduction=shaping")
+    assert code == 0, out
+    # No backpressure recorded on the model target: nothing to shape.
+    code, out = run(tmp_path, "shape")
+    assert code == 0 and "nothing changed" in out, out
+    with pytest.raises(Exception, match="--count: counts --interval cycles"):
+        run(tmp_path, "shape", "--count", "2")
+    (rt,) = [r for r in status(tmp_path, "rate thresholds") if r["degree"] == 1]
+    assert rt["rt_packets"] is None  # no fakes under shaping

@@ -47,3 +47,5 @@ def test_action_parameters_are_the_ones_the_app_writes() -> None:
     }
     assert params(n.BP_UPSTREAM, n.TO_UPSTREAM) == {"session_id", "src_mac", "dst_mac"}
     assert params(n.SENDER_GROUP, n.SET_GROUP) == {"group"}
+    assert params(n.SENDER_NOTIFY, n.NOTIFY_SENDERS) == {"port", "src_mac", "dst_mac"}
+    assert params(n.SENDER_NOTIFY, n.CONSUME) == set()

@@ -121,3 +121,72 @@ def test_pmqecn_pipeline_feeds_back_at_arrival() -> None:
     assert fb[IP].dst == "10.0.1.1" and fb[IP].tos & 3 == 3
     assert fb[TofccFeedback].class_id == 1
     assert p.tm_config(4)[1] == {0: 6, 1: 5, 2: 5}  # the DWRR weights the TM serves with
+
+
+def test_bfcc_match_switch_relays_backpressure_to_the_sender() -> None:
+    """bfcc-smoke's S1 under bfcc-match: backpressure from S3 naming group 1
+    leaves once, toward g1, addressed to g1; its degree reaches the sender's
+    rate controller, which cuts to RT/(RT+1) = 9/10 (degree 1). Under bfcc
+    (none) the same message is consumed."""
+    from hw_profiles import load_profile
+    from models.net.scenario import load_scenario
+    from models.net.schemes import BfccSenderRate, FixedRate, rate_controller, switch_setup
+    from models.net.topology import Topology
+
+    s = load_scenario("bfcc-smoke")
+    topo = Topology(s)
+    profile = load_profile(s.chip)
+    up = topo.next_hop("s1", "rx")  # S1's port toward S3
+    g1_port = topo.next_hop("s1", "g1")
+    bp = bytes(
+        Ether(
+            dst=topo.port_mac("s1", up).hex(":"),
+            src=topo.neighbour_mac("s1", up).hex(":"),
+            type=0x88B6,
+        )
+        / TofccFeedback(msg_type=2, class_id=1, degree=1)
+    )
+    relayed = switch_setup(topo, "s1", "bfcc-match", profile, 0).pipeline
+    fwd = relayed.ingress(up, bp, 1_000)
+    assert fwd is not None and fwd.frame is not None and fwd.port == g1_port
+    out = relayed.egress(g1_port, Dequeued(fwd.frame, fwd.qid, 0, 0, 0), 2_000)
+    assert out.frame is not None
+    assert Ether(out.frame).dst == topo.neighbour_mac("s1", g1_port).hex(":")
+    fb = frames.read_feedback(out.frame[14:])
+    assert fb is not None and (fb.msg_type, fb.class_id, fb.degree) == (2, 1, 1)
+    rc = rate_controller("bfcc-match", s, 5_000_000)
+    assert isinstance(rc, BfccSenderRate)
+    rc.on_feedback(fb, 3_000)
+    assert rc.rate_bps(3_000) == 4_500_000
+    plain = switch_setup(topo, "s1", "bfcc", profile, 0).pipeline
+    assert plain.ingress(up, bp, 1_000) is None
+    assert isinstance(rate_controller("bfcc", s, 5_000_000), FixedRate)
+
+
+def test_bfcc_shape_setup_polls_and_shapes_the_tm_the_port_reads() -> None:
+    """bfcc-smoke's S1 under bfcc-shape: the controller cycle runs every 1 ms
+    and writes the shaper into the table the harness's TM reads."""
+    from hw_profiles import load_profile
+    from models.net.scenario import load_scenario
+    from models.net.schemes import switch_setup
+    from models.net.tm import EgressTm
+    from models.net.topology import Topology
+
+    s = load_scenario("bfcc-smoke")
+    topo = Topology(s)
+    up = topo.next_hop("s1", "rx")
+    setup = switch_setup(topo, "s1", "bfcc-shape", load_profile(s.chip), 0)
+    assert setup.periodic is not None and setup.interval_s == 0.001
+    tm = EgressTm(10**6, 80, up, setup.pipeline.tm_shaping())
+    bp = bytes(
+        Ether(
+            dst=topo.port_mac("s1", up).hex(":"),
+            src=topo.neighbour_mac("s1", up).hex(":"),
+            type=0x88B6,
+        )
+        / TofccFeedback(msg_type=2, class_id=1, degree=1)
+    )
+    assert setup.pipeline.ingress(up, bp, 1_000) is None  # recorded and consumed
+    assert tm.shaping.get((up, None)) is None
+    setup.periodic(0.001)
+    assert tm.shaping[(up, None)][0] == 10_000 * 9 // 10  # 10 Mb/s x 9/10 in kb/s

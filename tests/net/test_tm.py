@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 
 from models.net.tm import EgressTm
@@ -49,3 +51,56 @@ def test_strict_priority_then_weighted_round_robin() -> None:
 def test_rejects_nonsense_sizes() -> None:
     with pytest.raises(ValueError):
         EgressTm(0, 80)
+
+
+def drain(tm: EgressTm, until_ns: int, frame_ns: int) -> list[tuple[int, int]]:
+    """Serve the TM as a port does: a frame every frame_ns while one is
+    eligible, else wait for the shaper. (time, qid) of each departure."""
+    out: list[tuple[int, int]] = []
+    now = 0
+    while now < until_ns and tm.packets:
+        d = tm.dequeue(now)
+        if d is None:
+            at = tm.next_eligible_ns(now)
+            assert at is not None and at > now
+            now = at
+            continue
+        out.append((now, d.qid))
+        now += frame_ns
+    return out
+
+
+def test_port_shaper_holds_the_port_to_its_rate() -> None:
+    """1000-byte frames on a link that sends one every 800 ns (10 Gb/s),
+    shaped to 5 Gb/s: after the burst, one frame every 1600 ns."""
+    shaping = {(3, None): (5_000_000, 2000)}
+    tm = EgressTm(buffer_bytes=10**6, cell_bytes=80, port=3, shaping=shaping)
+    for _ in range(200):
+        tm.enqueue(frame(1000), 0, 0)
+    out = drain(tm, 10**9, 800)
+    assert len(out) == 200
+    gaps = [b[0] - a[0] for a, b in itertools.pairwise(out[10:])]
+    assert sum(gaps) / len(gaps) == pytest.approx(1600, rel=0.01)
+    shaping.clear()  # off: back to the link's pace at once
+    for _ in range(5):
+        tm.enqueue(frame(1000), 0, 0)
+    assert [t for t, _ in drain(tm, 10**9, 800)] == [0, 800, 1600, 2400, 3200]
+
+
+def test_queue_shaper_slows_its_queue_only() -> None:
+    """Queue 1 (low priority) shaped to a tenth of the link; queue 2 (high)
+    is not, and an arrival there leaves while queue 1 waits."""
+    shaping = {(3, 1): (1_000_000, 1000)}
+    tm = EgressTm(buffer_bytes=10**6, cell_bytes=80, port=3, shaping=shaping)
+    tm.priority.update({1: 0, 2: 1})
+    for _ in range(20):
+        tm.enqueue(frame(1000), 1, 0)
+    first = tm.dequeue(0)
+    assert first is not None and first.qid == 1
+    assert tm.dequeue(800) is None  # queue 1 waits for 8 us of tokens
+    tm.enqueue(frame(1000), 2, 800)
+    d = tm.dequeue(800)
+    assert d is not None and d.qid == 2
+    assert tm.next_eligible_ns(1600) == 8000
+    assert tm.dequeue(7999) is None
+    assert tm.dequeue(8000) is not None

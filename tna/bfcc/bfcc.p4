@@ -23,6 +23,9 @@
  *   high-priority queue; after every RT(degree) real flagged packets one
  *   leaves as a fake while the real one recirculates. named_group_only = 1
  *   flags only the named group's packets.
+ * Sender reaction (table sender_notify): a message accepted from a trusted
+ *   port is relayed to the host port behind which the named group's senders
+ *   sit, when the controller says so (sender_reaction: match_switch).
  */
 #include "../include/arch.p4"
 #include "../include/headers.p4"
@@ -37,6 +40,8 @@
 #define BFCC_CONGESTION_POINTS 16
 #define BFCC_VQ_SLOTS 4096
 #define BFCC_QIDS 128
+/* (backpressure, clear) x group */
+#define BFCC_SENDER_NOTIFY_ENTRIES 512
 
 const bit<8> BFCC_DEGREE_MILD = 1;
 const bit<8> BFCC_DEGREE_MODERATE = 2;
@@ -233,6 +238,33 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         ig_dprsr_md.drop_ctl = 1;
     }
 
+    /* Sender reaction (seed 001 4.2.2, params.sender_reaction): a
+     * backpressure or clear message about group g, accepted from a trusted
+     * port, is relayed once to the host port g's senders sit behind, so
+     * they can cut their rate as the switch does. The controller writes
+     * one entry per (message type, group) for groups attached here: action
+     * notify_senders with match_switch, consume with none. A miss (another
+     * message type, a group not attached here) consumes the message too. */
+    action notify_senders(PortId_t port, mac_addr_t src_mac, mac_addr_t dst_mac) {
+        ig_tm_md.ucast_egress_port = port;
+        hdr.ethernet.src_addr = src_mac;
+        hdr.ethernet.dst_addr = dst_mac;
+    }
+
+    action consume() {
+        ig_dprsr_md.drop_ctl = 1;
+    }
+
+    table sender_notify {
+        key = {
+            hdr.feedback.msg_type : exact;
+            hdr.feedback.class_id : exact;
+        }
+        actions = { notify_senders; consume; }
+        default_action = consume();
+        size = BFCC_SENDER_NOTIFY_ENTRIES;
+    }
+
     /* age >= expiry <=> age |-| (expiry - 1) != 0, and never when expiry
      * is 0. In an action so the gateway tests an ALU result against 0. */
     action check_expiry() {
@@ -280,8 +312,10 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             drop();
             fake_drops.count(ig_intr_md.ingress_port);
         } else if (hdr.feedback.isValid() && !hdr.ipv4.isValid()) {
-            /* Switch-to-switch feedback is hop by hop: consumed here. */
-            drop();
+            /* Switch-to-switch feedback is hop by hop: consumed here, or
+             * relayed to the named group's senders (sender_notify), never
+             * forwarded toward another switch. */
+            sender_notify.apply();
             if (hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE) {
                 ig_md.bp_key = hdr.feedback.class_id ++ hdr.feedback.degree;
                 bp_state_write.execute(ig_intr_md.ingress_port);
