@@ -24,6 +24,7 @@ from .tm import EgressTm
 
 ETHERTYPE_FAKE = b"\x88\xb5"
 PPP_HEADER_BYTES = 2
+IP_PROTO_TCP = 6
 # A sender whose next packet is further away than this re-reads its rate
 # controller first, so a rate that recovers is not held back by a long gap
 # computed from a low rate.
@@ -158,11 +159,16 @@ class Stats:
 
 
 def is_data(frame: bytes) -> bool:
-    return (
-        frame[12:14] == b"\x08\x00"
-        and frame[23] == frames.IP_PROTO_UDP
-        and frame[36:38] == struct.pack("!H", frames.UDP_PORT_DATA)
-    )
+    """A host's data packet: UDP to the data port, or a TCP segment carrying
+    payload (a TCP host's, models/net/tcp.py; pure ACKs are not data)."""
+    if frame[12:14] != b"\x08\x00":
+        return False
+    if frame[23] == frames.IP_PROTO_UDP:
+        return frame[36:38] == struct.pack("!H", frames.UDP_PORT_DATA)
+    if frame[23] == IP_PROTO_TCP and len(frame) >= 54:
+        ip_len = (frame[16] << 8) | frame[17]
+        return ip_len > (frame[14] & 0xF) * 4 + (frame[46] >> 4) * 4
+    return False
 
 
 class SwitchPort:
@@ -182,6 +188,9 @@ class SwitchPort:
         self.switch, self.number, self.device = switch, number, device
         self.rate_bps, self.tm, self.monitor = rate_bps, tm, monitor
         self.busy = False
+        # Set on a port facing a host with ns-3's IP stack (models/net/tcp.py):
+        # the bytes that go on the wire for a frame, None for none.
+        self.to_wire: Callable[[bytes], bytes | None] | None = None
 
     def enqueue(self, frame: bytes, qid: int, data: bool) -> None:
         """`data`: the frame is a host's data packet (pipelines may have
@@ -216,6 +225,11 @@ class SwitchPort:
                 sw.stats.drops_active += 1
                 continue
             frame = out.frame
+            if self.to_wire is not None:
+                wire = self.to_wire(frame)
+                if wire is None:
+                    continue
+                frame = wire
             self.busy = True
             sw.sim.later(tx_ns(len(frame), self.rate_bps), self._transmit_next)
             if self.device is None:

@@ -108,6 +108,9 @@ class Flow(Strict):
     # The application's offered rate as a fraction of its access link's rate
     # (so it follows a link-rate sweep): the most its sender ever sends.
     load: Annotated[float, Field(gt=0, le=1)] = 1.0
+    # TCP congestion control (`transport: tcp` only; None: newreno), as ns-3
+    # ships it (models/net/tcp.py).
+    cc: Literal["newreno", "cubic", "dctcp", "bbr"] | None = None
 
 
 class Monitor(Strict):
@@ -358,6 +361,9 @@ class Scenario(Strict):
     description: str = ""
     seed: Annotated[int, Field(ge=0)] = 1
     duration_s: Annotated[float, Field(gt=0, le=600)]
+    # udp: the harness's rate-paced senders; tcp: ns-3's TCP stack on every
+    # host, a bulk transfer per flow (models/net/tcp.py).
+    transport: Literal["udp", "tcp"] = "udp"
     chip: Literal["tofino", "tofino2"] = "tofino"
     # Shared buffer per egress port, in packets of the largest flow's size.
     buffer_packets: Annotated[int, Field(ge=1)] = 200
@@ -430,6 +436,13 @@ def _check_references(s: Scenario) -> None:
             raise ValueError(f"flows[{i}].stop_s: must be after start_s")
         if f.start_s >= s.duration_s:
             raise ValueError(f"flows[{i}].start_s: at or after the end of the run")
+        if s.transport == "udp" and f.cc is not None:
+            raise ValueError(f"flows[{i}].cc: congestion control needs transport: tcp")
+        if s.transport == "tcp" and f.load != 1.0:
+            raise ValueError(
+                f"flows[{i}].load: a TCP flow sends as fast as its window allows "
+                "(leave load out with transport: tcp)"
+            )
     if s.startup_s is not None and s.startup_s >= s.duration_s:
         raise ValueError("startup_s: at or after the end of the run")
     for i, m in enumerate(s.monitor):
