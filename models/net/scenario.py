@@ -109,8 +109,9 @@ class Flow(Strict):
     # (so it follows a link-rate sweep): the most its sender ever sends.
     load: Annotated[float, Field(gt=0, le=1)] = 1.0
     # TCP congestion control (`transport: tcp` only; None: newreno), as ns-3
-    # ships it (models/net/tcp.py).
-    cc: Literal["newreno", "cubic", "dctcp", "bbr"] | None = None
+    # ships it (models/net/tcp.py); newreno-py: models/hosts' NewReno in
+    # ns-3's TCP (models/net/tcp_cc.py).
+    cc: Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py"] | None = None
 
 
 class Monitor(Strict):

@@ -76,7 +76,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from . import frames
+from . import frames, tcp_cc
 from .network import SwitchNode, ip_of_host, mac_of_host
 from .records import FlowRecord, PacketLog, TcpFlowStats
 
@@ -88,6 +88,9 @@ CC_TYPES = {
     "cubic": "ns3::TcpCubic",
     "dctcp": "ns3::TcpDctcp",
     "bbr": "ns3::TcpBbr",
+    # Python's NewReno from models/hosts on the sender (models/net/tcp_cc.py);
+    # the receiver runs ns-3's.
+    "newreno-py": "ns3::TcpNewReno",
 }
 IPV4_TCP_HEADER_BYTES = 40
 SOCKET_BUFFER_BYTES = 4 * 1024 * 1024
@@ -138,6 +141,9 @@ struct Flow {
   uint32_t dst_ip = 0;
   uint16_t port = 0;
   TypeId cc;
+  // Set: the sender's congestion control instead of `cc` (a Python one,
+  // models/net/tcp_cc.py); the receiver keeps `cc`.
+  Ptr<TcpCongestionOps> cc_ops;
   bool ecn = false;
   uint32_t segment_bytes = 536;
   uint64_t size_bytes = 0;  // 0: no fixed size
@@ -212,6 +218,7 @@ struct Flow {
 
   void Start() {
     tx = src->GetObject<TcpL4Protocol>()->CreateSocket(cc);
+    if (cc_ops) DynamicCast<TcpSocketBase>(tx)->SetCongestionControlAlgorithm(cc_ops);
     Configure(tx);
     Ptr<RecordingRtt> rtt = CreateObject<RecordingRtt>();
     rtt->t_ns = &rtt_t_ns;
@@ -292,6 +299,28 @@ void Schedule(Flow* f) {
 
 void Clear() { g_flows.clear(); }
 
+void UseCongestionOps(Flow* f, TcpCongestionOps* ops) { f->cc_ops = Ptr<TcpCongestionOps>(ops); }
+
+// What a Python congestion control derives from (models/net/tcp_cc.py).
+// cppyy 3.5 (CPyCppyy 1.13) cannot make a Python override of a virtual
+// returning uint32_t: its dispatcher code says `return unsigned int{};`,
+// which does not compile (root-project/root#15315, fixed in CPyCppyy after
+// 1.13). GetSsThresh is therefore final here and asks SsThreshBytes, which
+// returns int64_t. Fork is final too: a Python algorithm runs on sender
+// sockets only (a listening socket forks, and its receiver keeps ns-3's).
+class PyCongestionOps : public TcpCongestionOps {
+ public:
+  std::string GetName() const override { return "PyCongestionOps"; }
+  uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight) final {
+    return static_cast<uint32_t>(SsThreshBytes(tcb, bytes_in_flight));
+  }
+  virtual int64_t SsThreshBytes(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight) = 0;
+  Ptr<TcpCongestionOps> Fork() final {
+    NS_FATAL_ERROR("a Python congestion control runs on a sender socket only");
+    return nullptr;
+  }
+};
+
 // An IPv4 interface on the host's device, and every other address behind it.
 void AddressHost(Ptr<Node> node, Ptr<NetDevice> dev, uint32_t ip) {
   Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
@@ -364,6 +393,10 @@ class TcpNet:
         self.ports: list[HostPort] = []
         self._flows: list[tuple[int, Any, str, bool]] = []
         self.nodes: dict[str, Any] = {}
+        # Python congestion controls: alive until ns-3 has let go of them
+        # (this object outlives the run's Simulator::Destroy).
+        self.python_cc: list[Any] = []
+        self.errors: list[BaseException] = []
 
     def install_stacks(self, nodes: dict[str, Any]) -> None:
         """ns-3's internet stack on each host node (before devices get addresses)."""
@@ -396,6 +429,10 @@ class TcpNet:
         f.dst_ip = _u32(ip_of_host(self.host_index[rec.dst]))
         f.port = TCP_PORT_BASE + rec.flow_id
         f.cc = self.g.Lookup(CC_TYPES[cc])
+        if cc in tcp_cc.PYTHON_CC:
+            ops = tcp_cc.host_ops(self.ns, tcp_cc.PYTHON_CC[cc](), self.errors)
+            self.python_cc.append(ops)
+            self.g.UseCongestionOps(f, ops)
         f.ecn = ecn
         f.segment_bytes = packet_bytes - IPV4_TCP_HEADER_BYTES
         f.size_bytes = rec.size_bytes or 0
@@ -411,6 +448,8 @@ class TcpNet:
 
     def collect(self, flows: dict[int, FlowRecord], log: PacketLog) -> list[TcpFlowStats]:
         """The run's facts into the records (call before ns-3 is reset)."""
+        if self.errors:
+            raise self.errors[0]
         out = []
         deliveries: list[tuple[int, int, int]] = []
         for flow_id, f, cc, ecn in self._flows:
