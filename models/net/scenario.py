@@ -233,6 +233,10 @@ class Pmqecn(Strict):
     threshold_rule: Literal["omega_n", "ls"] = "ls"
     # The load each port's lambda_i* steer it to (optimizer.target_utilisation).
     target_utilisation: Annotated[float, Field(gt=0, le=1)] = 0.9
+    # Also CE-mark the ECT original of a packet above K_i (config
+    # classes[].mark_original, tna/README.md): for ECN senders (TCP, DCTCP)
+    # that see only CE. Off: the paper's feedback packet only.
+    mark_original: bool = False
 
 
 class Bfcc(Strict):

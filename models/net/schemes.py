@@ -146,6 +146,7 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
                 "port": port,
                 "threshold_cells": cells(p.threshold_packets, pkt, profile),
                 "weight": p.weight,
+                "mark_original": p.mark_original,
             }
         )
     frame_bits = 8 * (pkt + frames.ETH.size)

@@ -44,8 +44,8 @@ Per flow (scenario `flows[i]`, `transport: tcp`):
   else is ns-3's default (initial window 10 segments, an ACK every 2
   segments, SACK on), except:
 
-DCTCP and delayed ACKs: ns-3's TcpDctcp receiver (3.44, unchanged in the
-3.48 sources) loses an isolated CE mark when it delays ACKs. TcpSocketBase
+DCTCP and delayed ACKs: ns-3's TcpDctcp receiver (3.44, unchanged in
+ns-3-dev at 3.48+85) loses an isolated CE mark when it delays ACKs. TcpSocketBase
 raises CA_EVENT_ECN_IS_CE before the segment enters the receive buffer, so
 CeState0to1 records prior_rcv_nxt *without* the CE segment; the next
 (unmarked) segment makes CeState1to0 send "the previous ACK with ECE" for

@@ -310,3 +310,50 @@ def test_both_glues_give_the_same_tcp_run() -> None:
     a.pop("wall_s")
     b.pop("wall_s")
     assert a == b
+
+
+PMQECN_HORIZON_S = 1.5
+
+
+@needs_ns3
+def test_dctcp_through_pmqecn_with_mark_original_holds_the_queue() -> None:
+    # Issue 14's acceptance: DCTCP senders through PMQECN with
+    # mark_original react to CE, the queue stays near K_i, throughput is
+    # steady. Without mark_original PMQECN signals only in its feedback
+    # packets, which a TCP host does not read: the same senders fill the
+    # buffer.
+    raw = load_scenario("tcp-smoke").model_dump()
+    raw.update(
+        name="tcp-pmqecn",
+        duration_s=PMQECN_HORIZON_S,
+        flows=[
+            {"name": "d1", "src": "h1", "dst": "r1", "cc": "dctcp"},
+            {"name": "d2", "src": "h2", "dst": "r2", "cc": "dctcp"},
+        ],
+        schemes={
+            "pmqecn": {"optimizer_interval_s": 0.2},
+            "pmqecn-mark": {"optimizer_interval_s": 0.2, "mark_original": True},
+        },
+        claims=[],
+    )
+    s = parse_scenario(raw)
+    k_packets = s.schemes.get("pmqecn-mark").threshold_packets  # type: ignore[union-attr]
+    marked = run_one(s, RunSpec("pmqecn-mark", ""))
+    plain = run_one(s, RunSpec("pmqecn", ""))
+
+    def queue_max_after(r: RunResult, t_s: float) -> int:
+        q = r.queues[0]
+        return max(d for t, d in zip(q.t_ns, q.depth_packets, strict=True) if t >= t_s * 1e9)
+
+    assert all(t.ece_acks > 0 for t in marked.tcp)
+    assert marked.drops_overflow == 0 and all(t.retransmissions == 0 for t in marked.tcp)
+    assert queue_max_after(marked, 0.5) <= 2 * k_packets
+    # Steady: every 0.1 s after the first 0.2 s delivers at least 60 % of
+    # the 10 Mb/s bottleneck.
+    recv = np.asarray(marked.packets.recv_ns)
+    size = np.asarray(marked.packets.size)
+    bins = np.bincount(recv // 100_000_000, weights=size, minlength=15)[2:15] * 8 / 0.1
+    assert bins.min() >= 0.6 * 10e6
+    # Without the marks: no ECN-Echo, and the queue is the buffer's.
+    assert all(t.ece_acks == 0 for t in plain.tcp)
+    assert queue_max_after(plain, 0.5) > 2 * k_packets
