@@ -322,6 +322,16 @@ def _tcp_table(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics]) -
                 f"{'on' if t['ecn'] else 'off'} | {t['segments_sent']} | "
                 f"{t['retransmissions']} | {t['ece_acks']} | {_fmt(t['rtt_mean_ms'], 2)} |"
             )
+    lines += [
+        "",
+        "Drops of data segments: passive (a full buffer) and active (the scheme's own: "
+        "an AQM's early drops, CoDel's after dequeue):",
+        "",
+        "| scheme | variant | passive | active |",
+        "|---|---|---|---|",
+    ]
+    for r in runs:
+        lines.append(f"| {r.scheme} | {r.variant or '—'} | {r.drops_overflow} | {r.drops_active} |")
     lines.append("")
     return lines
 

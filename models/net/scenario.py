@@ -28,12 +28,26 @@ SCENARIO_DIR = Path(__file__).parent / "scenarios"
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kMG]?)bps\s*$")
 _RATE_SCALE = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
-SchemeName = Literal["pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn", "none"]
+SchemeName = Literal[
+    "pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn", "none", "red", "pie", "codel", "fqcodel"
+]
 # The kinds of scheme; a scenario may also run a named variant of one,
 # `<kind>-<tag>` (e.g. `dcqcn-10ms`), with its own parameters.
-SCHEMES: tuple[str, ...] = ("pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn", "none")
+SCHEMES: tuple[str, ...] = (
+    "pmqecn",
+    "bfcc",
+    "dcqcn",
+    "p4qcn",
+    "tcn",
+    "none",
+    # ns-3's own AQMs at every switch port (models/net/qdisc.py).
+    "red",
+    "pie",
+    "codel",
+    "fqcodel",
+)
 NO_CONTROL = "none"
-_VARIANT = re.compile(r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn)-[a-z0-9][a-z0-9_-]*$")
+_VARIANT = re.compile(r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|red|pie|codel|fqcodel)-[a-z0-9][a-z0-9_-]*$")
 # Error messages of cross-field checks start with the field they are about.
 _FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_-]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_-]*(?:\[\d+\])?)*): ")
 
@@ -263,7 +277,16 @@ class Bfcc(Strict):
         return self
 
 
-SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | NoControl
+class Ns3Aqm(Strict):
+    """ns-3's queue disc of the scheme's kind (RED, PIE, CoDel, FqCoDel) at
+    every switch port, with ns-3's parameters, the port's buffer as its
+    limit, and destination routing (models/net/qdisc.py)."""
+
+    # Mark ECN-capable packets instead of dropping them (ns-3's UseEcn).
+    ecn: bool = True
+
+
+SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | NoControl | Ns3Aqm
 _KIND_MODEL: dict[str, type[Strict]] = {
     "pmqecn": Pmqecn,
     "bfcc": Bfcc,
@@ -271,6 +294,10 @@ _KIND_MODEL: dict[str, type[Strict]] = {
     "p4qcn": P4qcn,
     "tcn": Tcn,
     "none": NoControl,
+    "red": Ns3Aqm,
+    "pie": Ns3Aqm,
+    "codel": Ns3Aqm,
+    "fqcodel": Ns3Aqm,
 }
 
 
@@ -286,6 +313,10 @@ class Schemes(Strict):
     p4qcn: P4qcn | None = None
     tcn: Tcn | None = None
     none: NoControl | None = None
+    red: Ns3Aqm | None = None
+    pie: Ns3Aqm | None = None
+    codel: Ns3Aqm | None = None
+    fqcodel: Ns3Aqm | None = None
 
     @model_validator(mode="before")
     @classmethod

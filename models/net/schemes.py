@@ -280,7 +280,8 @@ def baseline_switch(
     s = topo.scenario
     routes = {topo.ip(h): port for h, port in topo.routes(switch).items()}
     p = s.schemes.get(name)
-    if isinstance(p, sc.NoControl):
+    if isinstance(p, sc.NoControl | sc.Ns3Aqm):
+        # ns-3's AQMs replace the traffic manager, not the pipeline (simulate.py).
         return SwitchSetup(RoutedPipeline(routes, seed), {})
     if isinstance(p, sc.Dcqcn):
         if p.kmin_packets is not None and p.kmax_packets is not None:
@@ -406,7 +407,7 @@ def dcqcn_rp_params(h: sc.DcqcnHost, line_rate_bps: int) -> DcqcnRpParams:
 
 def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateController:
     p = s.schemes.get(scheme)
-    if isinstance(p, sc.Bfcc | sc.NoControl):
+    if isinstance(p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm):
         return FixedRate(line_rate_bps)
     if isinstance(p, sc.Pmqecn):
         return PmqecnRate(

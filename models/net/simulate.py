@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from hw_profiles import load_profile
 
-from . import frames, ns3_env, schemes, tcp
+from . import frames, ns3_env, qdisc, schemes, tcp
 from .network import HostNode, Sender, Sim, Stats, SwitchNode, SwitchPort, collect
 from .records import FlowRecord, PacketLog, QueueLog, RunResult
-from .scenario import Scenario, kind_of
+from .scenario import Ns3Aqm, Scenario, kind_of
 from .tm import EgressTm
 from .topology import Topology
 
@@ -96,6 +96,10 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
     tcp_net = tcp.TcpNet(ns, topo.host_index) if s.transport == "tcp" else None
     if tcp_net is not None:
         tcp_net.install_stacks(ns_nodes)
+    # red/pie/codel/fqcodel: ns-3's queue disc as every switch port's queue.
+    aqm = s.schemes.get(spec.scheme)
+    qdisc_ports: list[qdisc.Ns3QdiscTm] = []
+    macs = {topo.ip(h): topo.host_mac(h) for h in s.hosts}
     p2p = ns.PointToPointHelper()
     p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue("100000p"))
     keep: list[object] = []
@@ -117,6 +121,17 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                 sw = switches[end.node]
                 neighbour = topo.ports[end.node][end.port]
                 tm = EgressTm(buffer_bytes, profile.cell_bytes)
+                if isinstance(aqm, Ns3Aqm):
+                    tm = qdisc.Ns3QdiscTm(  # type: ignore[assignment]
+                        kind_of(spec.scheme),
+                        s.buffer_packets,
+                        link.rate_bps,
+                        link.delay_ns,
+                        aqm.ecn,
+                        macs,
+                        stats,
+                    )
+                    qdisc_ports.append(tm)  # type: ignore[arg-type]
                 prio, weights = sw.pipeline.tm_config(end.port)
                 tm.priority.update(prio)
                 tm.weight.update(weights)
@@ -143,7 +158,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
             tcp_net.add_flow(
                 flows[i],
                 cc=cc,
-                ecn=tcp.ecn_for(kind_of(spec.scheme), cc),
+                ecn=tcp.ecn_for(kind_of(spec.scheme), cc, isinstance(aqm, Ns3Aqm) and aqm.ecn),
                 packet_bytes=f.packet_bytes,
                 dscp=f.dscp,
                 stop_ns=stop_ns,
@@ -182,6 +197,8 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
     finally:
         if tcp_net is not None:
             tcp_net.close()
+        for q in qdisc_ports:
+            q.close()
         ns3_env.reset(ns)
     result = collect(
         s.name,

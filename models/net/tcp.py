@@ -377,8 +377,9 @@ class HostPort:
         return frame[frames.ETH.size :]
 
 
-def ecn_for(scheme_kind: str, cc: str) -> bool:
-    return cc == "dctcp" or scheme_kind in ECN_KINDS
+def ecn_for(scheme_kind: str, cc: str, marks: bool = False) -> bool:
+    """`marks`: the scheme marks CE though its kind may not (an ns-3 AQM with ECN)."""
+    return cc == "dctcp" or marks or scheme_kind in ECN_KINDS
 
 
 class TcpNet:
