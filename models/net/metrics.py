@@ -8,7 +8,12 @@ Definitions follow the papers where they say how they measured:
   port's full buffer dropped (a full buffer caps the maximum: read them
   together);
 - RTT: twice the one-way delay of each delivered data packet, exactly seed
-  000's estimate ("doubling this arrival delay");
+  000's estimate ("doubling this arrival delay"); with `transport: tcp`,
+  every RTT sample the sender sockets took (models/net/tcp.py);
+- with `transport: tcp`, throughput is goodput (bytes delivered to the
+  receiving application), loss counts data segments (retransmissions
+  included) sent and received, and `detail["tcp"]` gives per flow its
+  congestion control, retransmissions, ECN-Echo ACKs and mean RTT;
 - throughput and its coefficient of variation: delivered bytes binned every
   `bin_s`, leaving out the first and last `trim` of the active period (run
   start to the last delivery) as seed 000 does with its unsteady start and
@@ -122,13 +127,28 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     v["queue_max_after_startup_packets"] = first.get("max_after_startup_packets")
     v["queue_drops"] = first.get("drops_overflow")
 
-    # RTT (2 x one-way delay).
+    # RTT (2 x one-way delay; TCP: the sockets' samples).
+    names_by_id = {f.flow_id: f.name for f in run.flows}
     p = run.packets
     recv = np.asarray(p.recv_ns, dtype=np.int64)
     sent = np.asarray(p.sent_ns, dtype=np.int64)
     size = np.asarray(p.size, dtype=np.int64)
     fid = np.asarray(p.flow_id, dtype=np.int64)
     rtt_ms = 2.0 * (recv - sent) / 1e6
+    if run.tcp:
+        rtt_ms = np.asarray([x for t in run.tcp for x in t.rtt_ns], dtype=float) / 1e6
+        detail["tcp"] = {
+            names_by_id[t.flow_id]: {
+                "cc": t.cc,
+                "ecn": t.ecn,
+                "segments_sent": t.segments_sent,
+                "retransmissions": t.retransmissions,
+                "ece_acks": t.ece_acks,
+                "rtt_samples": len(t.rtt_ns),
+                "rtt_mean_ms": _f(np.mean(t.rtt_ns) / 1e6) if t.rtt_ns else None,
+            }
+            for t in run.tcp
+        }
     v["rtt_mean_ms"] = _f(rtt_ms.mean()) if len(rtt_ms) else None
     v["rtt_p99_ms"] = _f(np.percentile(rtt_ms, 99)) if len(rtt_ms) else None
 

@@ -25,6 +25,7 @@ from .tm import EgressTm
 ETHERTYPE_FAKE = b"\x88\xb5"
 ETHERTYPE_FEEDBACK = b"\x88\xb6"
 PPP_HEADER_BYTES = 2
+IP_PROTO_TCP = 6
 # A sender whose next packet is further away than this re-reads its rate
 # controller first, so a rate that recovers is not held back by a long gap
 # computed from a low rate.
@@ -159,11 +160,16 @@ class Stats:
 
 
 def is_data(frame: bytes) -> bool:
-    return (
-        frame[12:14] == b"\x08\x00"
-        and frame[23] == frames.IP_PROTO_UDP
-        and frame[36:38] == struct.pack("!H", frames.UDP_PORT_DATA)
-    )
+    """A host's data packet: UDP to the data port, or a TCP segment carrying
+    payload (a TCP host's, models/net/tcp.py; pure ACKs are not data)."""
+    if frame[12:14] != b"\x08\x00":
+        return False
+    if frame[23] == frames.IP_PROTO_UDP:
+        return frame[36:38] == struct.pack("!H", frames.UDP_PORT_DATA)
+    if frame[23] == IP_PROTO_TCP and len(frame) >= 54:
+        ip_len = (frame[16] << 8) | frame[17]
+        return ip_len > (frame[14] & 0xF) * 4 + (frame[46] >> 4) * 4
+    return False
 
 
 class SwitchPort:
@@ -185,6 +191,9 @@ class SwitchPort:
         self.busy = False
         # A shaped port whose queues wait for their buckets: when it looks again.
         self.wake_at: int | None = None
+        # Set on a port facing a host with ns-3's IP stack (models/net/tcp.py):
+        # the bytes that go on the wire for a frame, None for none.
+        self.to_wire: Callable[[bytes], bytes | None] | None = None
 
     def enqueue(self, frame: bytes, qid: int, data: bool) -> None:
         """`data`: the frame is a host's data packet (pipelines may have
@@ -221,6 +230,11 @@ class SwitchPort:
                 sw.stats.drops_active += 1
                 continue
             frame = out.frame
+            if self.to_wire is not None:
+                wire = self.to_wire(frame)
+                if wire is None:
+                    continue
+                frame = wire
             self.busy = True
             sw.sim.later(tx_ns(len(frame), self.rate_bps), self._transmit_next)
             if self.device is None:

@@ -77,6 +77,26 @@ class QueueLog:
 
 
 @dataclass
+class TcpFlowStats:
+    """A TCP flow's facts (models/net/tcp.py): what the sender's and the
+    receiver's sockets and the application saw."""
+
+    flow_id: int
+    cc: str
+    ecn: bool
+    segments_sent: int
+    retransmissions: int
+    segments_received: int
+    ece_acks: int
+    # Every RTT sample of the sender socket: time taken and value.
+    rtt_t_ns: list[int] = field(default_factory=list)
+    rtt_ns: list[int] = field(default_factory=list)
+    # The congestion window trace (bytes), each change.
+    cwnd_t_ns: list[int] = field(default_factory=list)
+    cwnd_bytes: list[int] = field(default_factory=list)
+
+
+@dataclass
 class RunResult:
     scenario: str
     scheme: str
@@ -98,3 +118,5 @@ class RunResult:
     # thresholds the chip cannot measure ("<switch>: <report>"), once each.
     notes: list[str] = field(default_factory=list)
     wall_s: float = 0.0
+    # transport: tcp only, one per flow; RTT comes from these sockets' samples.
+    tcp: list[TcpFlowStats] = field(default_factory=list)

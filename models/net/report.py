@@ -307,6 +307,35 @@ def _pct(x: float | None) -> str:
     return "—" if x is None else f"{x:+.1f} %"
 
 
+def _tcp_table(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics]) -> list[str]:
+    lines = [
+        "## TCP flows",
+        "",
+        "| scheme | variant | flow | cc | ECN | segments sent | retransmissions | "
+        "ECN-Echo ACKs | RTT mean (ms) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in runs:
+        for name, t in metrics[(r.scheme, r.variant)].detail.get("tcp", {}).items():
+            lines.append(
+                f"| {r.scheme} | {r.variant or '—'} | {name} | {t['cc']} | "
+                f"{'on' if t['ecn'] else 'off'} | {t['segments_sent']} | "
+                f"{t['retransmissions']} | {t['ece_acks']} | {_fmt(t['rtt_mean_ms'], 2)} |"
+            )
+    lines += [
+        "",
+        "Drops of data segments: passive (a full buffer) and active (the scheme's own: "
+        "an AQM's early drops, CoDel's after dequeue):",
+        "",
+        "| scheme | variant | passive | active |",
+        "|---|---|---|---|",
+    ]
+    for r in runs:
+        lines.append(f"| {r.scheme} | {r.variant or '—'} | {r.drops_overflow} | {r.drops_active} |")
+    lines.append("")
+    return lines
+
+
 def _markdown(
     s: Scenario,
     runs: list[RunResult],
@@ -358,6 +387,19 @@ def _markdown(
         "complete. Loss: data packets sent but never delivered.",
         "",
     ]
+    if s.transport == "tcp":
+        lines[-2:-1] = [
+            "Queue: depth (packets) each arriving packet saw at the first monitored port, "
+            f"over the whole run and after the first {startup_s:g} s; 'drops at port': data "
+            "segments that port's full buffer refused, 'drops, all': at every port. "
+            "Hosts run ns-3's TCP (models/net/tcp.py). RTT: every sample the sender "
+            "sockets took. Throughput: goodput (bytes delivered to the receiving "
+            f"application), steady-state bins, {s.trim:.0%} trimmed at each end. FCT: "
+            "application start to the last byte delivered; not measured when any flow "
+            "did not complete. Loss: data segments (retransmissions included) sent but "
+            "never received."
+        ]
+        lines += _tcp_table(runs, metrics)
     if any(len(r.queues) > 1 for r in runs):
         lines += [
             "Every monitored port (packets; drops: data packets its full buffer refused):",

@@ -28,12 +28,26 @@ SCENARIO_DIR = Path(__file__).parent / "scenarios"
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kMG]?)bps\s*$")
 _RATE_SCALE = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
-SchemeName = Literal["pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn", "none"]
+SchemeName = Literal[
+    "pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn", "none", "red", "pie", "codel", "fqcodel"
+]
 # The kinds of scheme; a scenario may also run a named variant of one,
 # `<kind>-<tag>` (e.g. `dcqcn-10ms`), with its own parameters.
-SCHEMES: tuple[str, ...] = ("pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn", "none")
+SCHEMES: tuple[str, ...] = (
+    "pmqecn",
+    "bfcc",
+    "dcqcn",
+    "p4qcn",
+    "tcn",
+    "none",
+    # ns-3's own AQMs at every switch port (models/net/qdisc.py).
+    "red",
+    "pie",
+    "codel",
+    "fqcodel",
+)
 NO_CONTROL = "none"
-_VARIANT = re.compile(r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn)-[a-z0-9][a-z0-9_-]*$")
+_VARIANT = re.compile(r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|red|pie|codel|fqcodel)-[a-z0-9][a-z0-9_-]*$")
 # Error messages of cross-field checks start with the field they are about.
 _FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_-]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_-]*(?:\[\d+\])?)*): ")
 
@@ -108,6 +122,10 @@ class Flow(Strict):
     # The application's offered rate as a fraction of its access link's rate
     # (so it follows a link-rate sweep): the most its sender ever sends.
     load: Annotated[float, Field(gt=0, le=1)] = 1.0
+    # TCP congestion control (`transport: tcp` only; None: newreno), as ns-3
+    # ships it (models/net/tcp.py); newreno-py: models/hosts' NewReno in
+    # ns-3's TCP (models/net/tcp_cc.py).
+    cc: Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py"] | None = None
 
 
 class Monitor(Strict):
@@ -229,6 +247,10 @@ class Pmqecn(Strict):
     threshold_rule: Literal["omega_n", "ls"] = "ls"
     # The load each port's lambda_i* steer it to (optimizer.target_utilisation).
     target_utilisation: Annotated[float, Field(gt=0, le=1)] = 0.9
+    # Also CE-mark the ECT original of a packet above K_i (config
+    # classes[].mark_original, tna/README.md): for ECN senders (TCP, DCTCP)
+    # that see only CE. Off: the paper's feedback packet only.
+    mark_original: bool = False
 
 
 class Bfcc(Strict):
@@ -269,7 +291,16 @@ class Bfcc(Strict):
         return self
 
 
-SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | NoControl
+class Ns3Aqm(Strict):
+    """ns-3's queue disc of the scheme's kind (RED, PIE, CoDel, FqCoDel) at
+    every switch port, with ns-3's parameters, the port's buffer as its
+    limit, and destination routing (models/net/qdisc.py)."""
+
+    # Mark ECN-capable packets instead of dropping them (ns-3's UseEcn).
+    ecn: bool = True
+
+
+SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | NoControl | Ns3Aqm
 _KIND_MODEL: dict[str, type[Strict]] = {
     "pmqecn": Pmqecn,
     "bfcc": Bfcc,
@@ -277,6 +308,10 @@ _KIND_MODEL: dict[str, type[Strict]] = {
     "p4qcn": P4qcn,
     "tcn": Tcn,
     "none": NoControl,
+    "red": Ns3Aqm,
+    "pie": Ns3Aqm,
+    "codel": Ns3Aqm,
+    "fqcodel": Ns3Aqm,
 }
 
 
@@ -292,6 +327,10 @@ class Schemes(Strict):
     p4qcn: P4qcn | None = None
     tcn: Tcn | None = None
     none: NoControl | None = None
+    red: Ns3Aqm | None = None
+    pie: Ns3Aqm | None = None
+    codel: Ns3Aqm | None = None
+    fqcodel: Ns3Aqm | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -372,6 +411,9 @@ class Scenario(Strict):
     description: str = ""
     seed: Annotated[int, Field(ge=0)] = 1
     duration_s: Annotated[float, Field(gt=0, le=600)]
+    # udp: the harness's rate-paced senders; tcp: ns-3's TCP stack on every
+    # host, a bulk transfer per flow (models/net/tcp.py).
+    transport: Literal["udp", "tcp"] = "udp"
     chip: Literal["tofino", "tofino2"] = "tofino"
     # Shared buffer per egress port, in packets of the largest flow's size.
     buffer_packets: Annotated[int, Field(ge=1)] = 200
@@ -444,6 +486,13 @@ def _check_references(s: Scenario) -> None:
             raise ValueError(f"flows[{i}].stop_s: must be after start_s")
         if f.start_s >= s.duration_s:
             raise ValueError(f"flows[{i}].start_s: at or after the end of the run")
+        if s.transport == "udp" and f.cc is not None:
+            raise ValueError(f"flows[{i}].cc: congestion control needs transport: tcp")
+        if s.transport == "tcp" and f.load != 1.0:
+            raise ValueError(
+                f"flows[{i}].load: a TCP flow sends as fast as its window allows "
+                "(leave load out with transport: tcp)"
+            )
     if s.startup_s is not None and s.startup_s >= s.duration_s:
         raise ValueError("startup_s: at or after the end of the run")
     for i, m in enumerate(s.monitor):

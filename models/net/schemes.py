@@ -148,6 +148,7 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
                 "port": port,
                 "threshold_cells": cells(p.threshold_packets, pkt, profile),
                 "weight": p.weight,
+                "mark_original": p.mark_original,
             }
         )
     frame_bits = 8 * (pkt + frames.ETH.size)
@@ -304,7 +305,8 @@ def baseline_switch(
     s = topo.scenario
     routes = {topo.ip(h): port for h, port in topo.routes(switch).items()}
     p = s.schemes.get(name)
-    if isinstance(p, sc.NoControl):
+    if isinstance(p, sc.NoControl | sc.Ns3Aqm):
+        # ns-3's AQMs replace the traffic manager, not the pipeline (simulate.py).
         return SwitchSetup(RoutedPipeline(routes, seed), {})
     if isinstance(p, sc.Dcqcn):
         if p.kmin_packets is not None and p.kmax_packets is not None:
@@ -459,7 +461,7 @@ def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateCont
                 expiry_ns=p.expiry_ns,
             )
         )
-    if isinstance(p, sc.Bfcc | sc.NoControl):
+    if isinstance(p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm):
         return FixedRate(line_rate_bps)
     if isinstance(p, sc.Pmqecn):
         return PmqecnRate(

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from hw_profiles import load_profile
 
-from . import frames, ns3_env, schemes
+from . import frames, ns3_env, qdisc, schemes, tcp
 from .network import HostNode, Sender, Sim, Stats, SwitchNode, SwitchPort, collect
 from .records import FlowRecord, PacketLog, QueueLog, RunResult
-from .scenario import Scenario
+from .scenario import Ns3Aqm, Scenario, kind_of
 from .tm import EgressTm
 from .topology import Topology
 
@@ -91,6 +91,15 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
     ns_nodes = {}
     for name in (*s.hosts, *s.switches):
         ns_nodes[name] = ns.CreateObject[ns.Node]()
+    # transport: tcp: ns-3's stack on the hosts, an Ethernet adaptor on each
+    # host-facing switch port (models/net/tcp.py).
+    tcp_net = tcp.TcpNet(ns, topo.host_index) if s.transport == "tcp" else None
+    if tcp_net is not None:
+        tcp_net.install_stacks(ns_nodes)
+    # red/pie/codel/fqcodel: ns-3's queue disc as every switch port's queue.
+    aqm = s.schemes.get(spec.scheme)
+    qdisc_ports: list[qdisc.Ns3QdiscTm] = []
+    macs = {topo.ip(h): topo.host_mac(h) for h in s.hosts}
     p2p = ns.PointToPointHelper()
     p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue("100000p"))
     keep: list[object] = []
@@ -104,18 +113,37 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
             if end.port is None:
                 host = hosts[end.node]
                 host.device = dev
-                sim.on_receive(dev, host.receive)
+                if tcp_net is not None:
+                    tcp_net.address(end.node, dev)
+                else:
+                    sim.on_receive(dev, host.receive)
             else:
                 sw = switches[end.node]
                 neighbour = topo.ports[end.node][end.port]
                 tm = EgressTm(buffer_bytes, profile.cell_bytes, end.port, sw.pipeline.tm_shaping())
+                if isinstance(aqm, Ns3Aqm):
+                    tm = qdisc.Ns3QdiscTm(  # type: ignore[assignment]
+                        kind_of(spec.scheme),
+                        s.buffer_packets,
+                        link.rate_bps,
+                        link.delay_ns,
+                        aqm.ecn,
+                        macs,
+                        stats,
+                    )
+                    qdisc_ports.append(tm)  # type: ignore[arg-type]
                 prio, weights = sw.pipeline.tm_config(end.port)
                 tm.priority.update(prio)
                 tm.weight.update(weights)
                 sw.ports[end.port] = SwitchPort(
                     sw, end.port, dev, link.rate_bps, tm, monitors.get((end.node, neighbour))
                 )
-                sim.on_receive(dev, _port_receiver(sw, end.port))
+                if tcp_net is not None and not topo.is_switch(neighbour):
+                    adaptor = tcp_net.host_port(sw, end.port, neighbour)
+                    sw.ports[end.port].to_wire = adaptor.to_wire
+                    sim.on_receive(dev, adaptor.from_host)
+                else:
+                    sim.on_receive(dev, _port_receiver(sw, end.port))
     for sw in switches.values():
         for port in sw.pipeline.recirculation_ports:
             tm = EgressTm(buffer_bytes, profile.cell_bytes)
@@ -125,6 +153,17 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         src = hosts[f.src]
         rate = round(topo.access_rate(f.src) * f.load)
         stop_ns = round((f.stop_s if f.stop_s is not None else s.duration_s) * 1e9)
+        if tcp_net is not None:
+            cc = f.cc or "newreno"
+            tcp_net.add_flow(
+                flows[i],
+                cc=cc,
+                ecn=tcp.ecn_for(kind_of(spec.scheme), cc, isinstance(aqm, Ns3Aqm) and aqm.ecn),
+                packet_bytes=f.packet_bytes,
+                dscp=f.dscp,
+                stop_ns=stop_ns,
+            )
+            continue
         sender = Sender(
             src,
             flows[i],
@@ -137,8 +176,9 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         )
         src.senders[i] = sender
         sender.start()
-    for h in hosts.values():
-        h.notifier = schemes.notifier(spec.scheme, s)
+    if tcp_net is None:
+        for h in hosts.values():
+            h.notifier = schemes.notifier(spec.scheme, s)
 
     for interval_s, fn in periodic:
         _every(sim, round(interval_s * 1e9), duration_ns, fn)
@@ -147,10 +187,18 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         _every(sim, step, duration_ns, lambda t: progress(t * 1e9 / duration_ns))
 
     ns.Simulator.Stop(ns.NanoSeconds(duration_ns))
+    tcp_stats = []
     try:
         ns.Simulator.Run()
         sim.raise_error()
+        if tcp_net is not None:
+            tcp_stats = tcp_net.collect(flows, log)
+            notes += tcp_net.notes()
     finally:
+        if tcp_net is not None:
+            tcp_net.close()
+        for q in qdisc_ports:
+            q.close()
         ns3_env.reset(ns)
     result = collect(
         s.name,
@@ -164,6 +212,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         stats,
     )
     result.notes = notes
+    result.tcp = tcp_stats
     result.wall_s = time.perf_counter() - started
     del keep
     return result

@@ -103,6 +103,11 @@ def short_horizon(s: Scenario) -> tuple[Scenario, str]:
         for n in s.schemes.enabled()
         if isinstance(p := s.schemes.get(n), Pmqecn) and p.optimizer_interval_s > 0
     ]
+    if s.transport == "tcp":
+        # A TCP flow's first data arrives a handshake and a half after it
+        # starts: three base RTTs leave room for some to arrive.
+        rtt_ns = max(topo.base_rtt_ns(f.src, f.dst, f.packet_bytes) for f in s.flows)
+        horizon = max(horizon, max(f.start_s for f in s.flows) + 3 * rtt_ns / 1e9)
     horizon = min(s.duration_s, max([horizon, *(1.5 * c for c in cycles)]))
     return s.model_copy(update={"duration_s": horizon}), variant
 

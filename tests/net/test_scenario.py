@@ -189,7 +189,7 @@ def test_variants_are_named_kinds_with_their_own_parameters() -> None:
     [
         ({"dcqcn-10ms": {"rate_timer_us": 0}}, "schemes.dcqcn-10ms.rate_timer_us"),
         ({"dcqcn-x": {"kmin_pakets": 3}}, "schemes.dcqcn-x.kmin_pakets"),
-        ({"red-10ms": {}}, "schemes.red-10ms"),
+        ({"blue-10ms": {}}, "schemes.blue-10ms"),
         ({"dcqcn": {"kmin_packets": 11}}, "schemes.dcqcn"),
         ({"dcqcn": {"kmin_packets": 11, "kmax_packets": 11, "kmin_bytes": 1}}, "schemes.dcqcn"),
     ],

@@ -1,0 +1,500 @@
+"""TCP hosts: ns-3's own internet stack and TCP (NewReno, Cubic, DCTCP, BBR
+as ns-3 ships them) sending through the P4-model switch nodes.
+
+How a TCP segment crosses a switch model, which only takes whole Ethernet
+frames:
+- a TCP host is an ns-3 node with `InternetStackHelper`'s stack, an IPv4
+  address from the harness's plan (`network.ip_of_host`) on its
+  point-to-point device and a default route out of it. Point-to-point needs
+  no ARP, so the host's IP layer hands each packet to the device, which
+  sends it as the PPP payload;
+- the switch's end of that link keeps the harness's receive path: the bytes
+  that arrive there are the host's IPv4 packet, and `HostPort.from_host`
+  puts an Ethernet header on it (source: the host's MAC, destination: the
+  MAC of the host owning the destination address, as the UDP senders
+  address their frames; EtherType IPv4) before the switch model sees it;
+- toward the host, `HostPort.to_wire` (the `SwitchPort.to_wire` hook) strips
+  the Ethernet header again, so the host's IP layer gets an IPv4 packet. Only
+  TCP reaches a TCP host: what else a switch sends there (feedback made for
+  the UDP senders' rate controllers, BFCC's fakes) is not for its stack and
+  is counted (`RunResult.notes`), not delivered. The switch port times the
+  serialisation of the bytes it actually puts on the wire.
+So a CE mark or a drop a switch model makes is what the ns-3 TCP receiver
+sees or misses. ns-3 computes real IPv4 and TCP checksums (ChecksumEnabled)
+in TCP runs, so a model that rewrote the header without fixing its
+checksum would have its packets dropped by the receiving host, as on
+hardware.
+
+Per flow (scenario `flows[i]`, `transport: tcp`):
+- the sender socket gets its congestion control by TypeId (`cc`) from
+  `TcpL4Protocol::CreateSocket`; the receiver listens on its own port with
+  the same algorithm (DCTCP's receiver behaviour lives in TcpDctcp);
+- ECN is on (RFC 3168 on both ends) when the scheme marks CE (`ECN_KINDS`),
+  and always for DCTCP, which ns-3's TcpDctcp switches on itself;
+- TCP timestamps are off: ns-3's TS option counts milliseconds, and its RTT
+  samples would then be whole milliseconds; without it ns-3 samples each
+  ACK against the send time of the segment it covers (Karn's rule);
+- segment size = the flow's `packet_bytes` - 40 (IPv4 and TCP headers; no
+  options on data segments without timestamps), so the switch's buffer in
+  packets means the same as for UDP; socket buffers 4 MiB each way (ns-3's
+  128 KiB default would cap the window below the bandwidth-delay product of
+  seed 002's dumbbell); minimum RTO 200 ms (Linux's; ns-3's default is 1 s);
+  delayed-ACK timeout 40 ms (Linux's minimum; ns-3's 200 ms equals the
+  minimum RTO, so a window of one segment timed out spuriously); everything
+  else is ns-3's default (initial window 10 segments, an ACK every 2
+  segments, SACK on), except:
+
+DCTCP and delayed ACKs: ns-3's TcpDctcp receiver (3.44, unchanged in
+ns-3-dev at 3.48+85) loses an isolated CE mark when it delays ACKs. TcpSocketBase
+raises CA_EVENT_ECN_IS_CE before the segment enters the receive buffer, so
+CeState0to1 records prior_rcv_nxt *without* the CE segment; the next
+(unmarked) segment makes CeState1to0 send "the previous ACK with ECE" for
+that prior_rcv_nxt, which acknowledges nothing new, and the sender ignores
+ECE on an ACK that does not advance (TcpSocketBase::ProcessAck). Linux
+updates prior_rcv_nxt after the segment is queued and sends the state-change
+ACK at once, so its echo covers the marked segment. A DCTCP receiver here
+ACKs every segment (DelAckCount 1), where RFC 8257's echo is exact: each
+ACK carries its segment's CE. tests/net/test_tcp.py keeps a test that shows
+the loss with ns-3's delayed ACKs, so a fixed ns-3 is noticed.
+
+The application is a bulk transfer (ns-3's BulkSendApplication's logic, in
+the C++ glue below so nothing per packet runs in Python): from `start_s` it
+keeps the socket's send buffer full until `size_bytes` are handed over (then
+closes), or until `stop_s` / the end of the run. Its receiving side logs
+each delivery to the application (the run's PacketLog: bytes delivered, no
+send time) and the time the last byte of a sized flow arrived (the FCT).
+RTT: every sample the sender socket's own RTT estimator is given (a
+recording `RttMeanDeviation` installed with `TcpSocketBase::SetRtt`; the
+`LastRTT` trace source fires only when the value changes, so equal
+consecutive samples would be lost). Also kept per flow: the congestion
+window trace, data segments sent and received, retransmissions (trace
+source `Retransmission`) and ACKs carrying ECN-Echo.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from . import frames, tcp_cc
+from .network import SwitchNode, ip_of_host, mac_of_host
+from .records import FlowRecord, PacketLog, TcpFlowStats
+
+# Scheme kinds whose switches set CE: their TCP senders negotiate ECN.
+ECN_KINDS = frozenset({"dcqcn", "tcn", "pmqecn"})
+# ns-3's TypeId for each `cc` of a scenario flow.
+CC_TYPES = {
+    "newreno": "ns3::TcpNewReno",
+    "cubic": "ns3::TcpCubic",
+    "dctcp": "ns3::TcpDctcp",
+    "bbr": "ns3::TcpBbr",
+    # Python's NewReno from models/hosts on the sender (models/net/tcp_cc.py);
+    # the receiver runs ns-3's.
+    "newreno-py": "ns3::TcpNewReno",
+}
+IPV4_TCP_HEADER_BYTES = 40
+SOCKET_BUFFER_BYTES = 4 * 1024 * 1024
+MIN_RTO_MS = 200
+DELAYED_ACK_TIMEOUT_MS = 40
+DELAYED_ACK_SEGMENTS = 2
+# A DCTCP receiver ACKs every segment: see "DCTCP and delayed ACKs" above.
+DCTCP_ACK_EVERY_SEGMENTS = 1
+# Receiver port of flow i: TCP_PORT_BASE + i.
+TCP_PORT_BASE = 20000
+IP_PROTO_TCP = 6
+ETHERTYPE_IPV4 = b"\x08\x00"
+
+_GLUE = r"""
+#include <memory>
+#include <vector>
+namespace tofcc_tcp {
+using namespace ns3;
+
+struct Flow;
+
+// The sender socket's RTT estimator: RFC 6298's, recording every sample
+// the socket gives it.
+class RecordingRtt : public RttMeanDeviation {
+ public:
+  static TypeId GetTypeId() {
+    static TypeId tid = TypeId("tofcc::RecordingRtt")
+                            .SetParent<RttMeanDeviation>()
+                            .SetGroupName("Internet")
+                            .AddConstructor<RecordingRtt>();
+    return tid;
+  }
+  TypeId GetInstanceTypeId() const override { return GetTypeId(); }
+  std::vector<int64_t>* t_ns = nullptr;
+  std::vector<int64_t>* rtt_ns = nullptr;
+  void Measurement(Time m) override {
+    if (t_ns != nullptr) {
+      t_ns->push_back(Simulator::Now().GetNanoSeconds());
+      rtt_ns->push_back(m.GetNanoSeconds());
+    }
+    RttMeanDeviation::Measurement(m);
+  }
+};
+
+struct Flow {
+  // Set by Python before the run.
+  Ptr<Node> src, dst;
+  uint32_t dst_ip = 0;
+  uint16_t port = 0;
+  TypeId cc;
+  // Set: the sender's congestion control instead of `cc` (a Python one,
+  // models/net/tcp_cc.py); the receiver keeps `cc`.
+  Ptr<TcpCongestionOps> cc_ops;
+  bool ecn = false;
+  uint32_t segment_bytes = 536;
+  uint64_t size_bytes = 0;  // 0: no fixed size
+  int64_t start_ns = 0, stop_ns = 0;
+  uint8_t tos = 0;
+  uint32_t buffer_bytes = 131072;
+  int64_t min_rto_ns = 1000000000;
+  int64_t delack_ns = 200000000;
+  uint32_t delack_segments = 2;
+  // The run.
+  Ptr<Socket> tx, listen;
+  std::vector<Ptr<Socket>> rx;
+  uint64_t handed = 0;
+  bool closed = false;
+  uint64_t rx_bytes = 0;
+  int64_t first_rx_ns = -1, last_rx_ns = -1, completed_ns = -1;
+  uint64_t segments_sent = 0, bytes_sent = 0, retransmissions = 0;
+  uint64_t segments_received = 0, ece_acks = 0;
+  std::vector<int64_t> rx_t_ns;
+  std::vector<uint32_t> rx_n_bytes;
+  std::vector<int64_t> rtt_t_ns, rtt_ns;
+  std::vector<int64_t> cwnd_t_ns;
+  std::vector<uint32_t> cwnd_bytes;
+
+  void Configure(Ptr<Socket> s) {
+    s->SetAttribute("SegmentSize", UintegerValue(segment_bytes));
+    s->SetAttribute("SndBufSize", UintegerValue(buffer_bytes));
+    s->SetAttribute("RcvBufSize", UintegerValue(buffer_bytes));
+    s->SetAttribute("Timestamp", BooleanValue(false));
+    s->SetAttribute("MinRto", TimeValue(NanoSeconds(min_rto_ns)));
+    s->SetAttribute("DelAckTimeout", TimeValue(NanoSeconds(delack_ns)));
+    s->SetAttribute("DelAckCount", UintegerValue(delack_segments));
+    if (ecn) DynamicCast<TcpSocketBase>(s)->SetUseEcn(TcpSocketState::On);
+    s->SetIpTos(tos);
+  }
+
+  void Listen() {
+    listen = dst->GetObject<TcpL4Protocol>()->CreateSocket(cc);
+    Configure(listen);
+    listen->Bind(InetSocketAddress(Ipv4Address::GetAny(), port));
+    listen->Listen();
+    listen->SetAcceptCallback(
+        Callback<bool, Ptr<Socket>, const Address&>(
+            [](Ptr<Socket>, const Address&) { return true; }),
+        Callback<void, Ptr<Socket>, const Address&>(
+            [this](Ptr<Socket> s, const Address&) { Accepted(s); }));
+  }
+
+  void Accepted(Ptr<Socket> s) {
+    rx.push_back(s);
+    s->TraceConnectWithoutContext(
+        "Rx", Callback<void, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>>(
+                  [this](Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>) {
+                    if (p->GetSize() > 0) ++segments_received;
+                  }));
+    s->SetRecvCallback(Callback<void, Ptr<Socket>>([this](Ptr<Socket> s) { Read(s); }));
+  }
+
+  void Read(Ptr<Socket> s) {
+    Ptr<Packet> p;
+    while ((p = s->Recv()) && p->GetSize() > 0) {
+      int64_t now = Simulator::Now().GetNanoSeconds();
+      uint32_t n = p->GetSize();
+      rx_bytes += n;
+      rx_t_ns.push_back(now);
+      rx_n_bytes.push_back(n);
+      if (first_rx_ns < 0) first_rx_ns = now;
+      last_rx_ns = now;
+      if (size_bytes > 0 && completed_ns < 0 && rx_bytes >= size_bytes) completed_ns = now;
+    }
+  }
+
+  void Start() {
+    tx = src->GetObject<TcpL4Protocol>()->CreateSocket(cc);
+    if (cc_ops) DynamicCast<TcpSocketBase>(tx)->SetCongestionControlAlgorithm(cc_ops);
+    Configure(tx);
+    Ptr<RecordingRtt> rtt = CreateObject<RecordingRtt>();
+    rtt->t_ns = &rtt_t_ns;
+    rtt->rtt_ns = &rtt_ns;
+    DynamicCast<TcpSocketBase>(tx)->SetRtt(rtt);
+    tx->TraceConnectWithoutContext(
+        "CongestionWindow", Callback<void, uint32_t, uint32_t>([this](uint32_t, uint32_t w) {
+          cwnd_t_ns.push_back(Simulator::Now().GetNanoSeconds());
+          cwnd_bytes.push_back(w);
+        }));
+    tx->TraceConnectWithoutContext(
+        "Tx", Callback<void, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>>(
+                  [this](Ptr<const Packet> p, const TcpHeader&, Ptr<const TcpSocketBase>) {
+                    if (p->GetSize() > 0) {
+                      ++segments_sent;
+                      bytes_sent += p->GetSize();
+                    }
+                  }));
+    tx->TraceConnectWithoutContext(
+        "Retransmission",
+        Callback<void, Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
+                 Ptr<const TcpSocketBase>>(
+            [this](Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
+                   Ptr<const TcpSocketBase>) { ++retransmissions; }));
+    tx->TraceConnectWithoutContext(
+        "Rx", Callback<void, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>>(
+                  [this](Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+                    uint8_t flags = h.GetFlags();
+                    if ((flags & TcpHeader::ECE) && !(flags & TcpHeader::SYN)) ++ece_acks;
+                  }));
+    tx->Bind();
+    tx->Connect(InetSocketAddress(Ipv4Address(dst_ip), port));
+    tx->SetConnectCallback(
+        Callback<void, Ptr<Socket>>([this](Ptr<Socket>) { Fill(); }),
+        Callback<void, Ptr<Socket>>([](Ptr<Socket>) {}));
+    tx->SetSendCallback(Callback<void, Ptr<Socket>, uint32_t>(
+        [this](Ptr<Socket>, uint32_t) { Fill(); }));
+  }
+
+  // BulkSendApplication's SendData: keep the send buffer full.
+  void Fill() {
+    if (closed) return;
+    while (size_bytes == 0 || handed < size_bytes) {
+      if (Simulator::Now().GetNanoSeconds() >= stop_ns) return;
+      uint64_t chunk = tx->GetTxAvailable();
+      if (chunk == 0) return;
+      if (size_bytes > 0) chunk = std::min<uint64_t>(chunk, size_bytes - handed);
+      chunk = std::min<uint64_t>(chunk, 65536);
+      int sent = tx->Send(Create<Packet>(static_cast<uint32_t>(chunk)));
+      if (sent <= 0) return;
+      handed += sent;
+    }
+    closed = true;
+    tx->Close();
+  }
+
+  void Stop() {
+    if (!closed && tx) {
+      closed = true;
+      tx->Close();
+    }
+  }
+};
+
+static std::vector<std::unique_ptr<Flow>> g_flows;
+
+Flow* NewFlow() {
+  g_flows.push_back(std::make_unique<Flow>());
+  return g_flows.back().get();
+}
+
+// Receivers listen from t = 0; senders start at their start time.
+void Schedule(Flow* f) {
+  f->Listen();
+  Simulator::Schedule(NanoSeconds(f->start_ns), [f]() { f->Start(); });
+  Simulator::Schedule(NanoSeconds(f->stop_ns), [f]() { f->Stop(); });
+}
+
+void Clear() { g_flows.clear(); }
+
+void UseCongestionOps(Flow* f, TcpCongestionOps* ops) { f->cc_ops = Ptr<TcpCongestionOps>(ops); }
+
+// What a Python congestion control derives from (models/net/tcp_cc.py).
+// cppyy 3.5 (CPyCppyy 1.13) cannot make a Python override of a virtual
+// returning uint32_t: its dispatcher code says `return unsigned int{};`,
+// which does not compile (root-project/root#15315, fixed in CPyCppyy after
+// 1.13). GetSsThresh is therefore final here and asks SsThreshBytes, which
+// returns int64_t. Fork is final too: a Python algorithm runs on sender
+// sockets only (a listening socket forks, and its receiver keeps ns-3's).
+class PyCongestionOps : public TcpCongestionOps {
+ public:
+  std::string GetName() const override { return "PyCongestionOps"; }
+  uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight) final {
+    return static_cast<uint32_t>(SsThreshBytes(tcb, bytes_in_flight));
+  }
+  virtual int64_t SsThreshBytes(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight) = 0;
+  Ptr<TcpCongestionOps> Fork() final {
+    NS_FATAL_ERROR("a Python congestion control runs on a sender socket only");
+    return nullptr;
+  }
+};
+
+// An IPv4 interface on the host's device, and every other address behind it.
+void AddressHost(Ptr<Node> node, Ptr<NetDevice> dev, uint32_t ip) {
+  Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
+  int32_t i = ipv4->AddInterface(dev);
+  ipv4->AddAddress(i, Ipv4InterfaceAddress(Ipv4Address(ip), Ipv4Mask("255.255.255.0")));
+  ipv4->SetMetric(i, 1);
+  ipv4->SetUp(i);
+  Ipv4StaticRoutingHelper helper;
+  helper.GetStaticRouting(ipv4)->AddNetworkRouteTo(
+      Ipv4Address("0.0.0.0"), Ipv4Mask("0.0.0.0"), i);
+}
+
+TypeId Lookup(const std::string& name) { return TypeId::LookupByName(name); }
+
+void EnableChecksums() { GlobalValue::Bind("ChecksumEnabled", BooleanValue(true)); }
+}
+"""
+
+
+@cache
+def glue() -> Any:
+    """The TCP glue above, compiled once per process (after ns-3 is loaded)."""
+    from . import ns3_env
+
+    ns3_env.ns3()
+    import cppyy  # type: ignore[import-not-found]
+
+    cppyy.cppdef(_GLUE)
+    return cppyy.gbl.tofcc_tcp
+
+
+def _u32(ip: bytes) -> int:
+    return int.from_bytes(ip, "big")
+
+
+class HostPort:
+    """The Ethernet adaptor on a switch port facing a TCP host (see the
+    module docstring)."""
+
+    def __init__(self, switch: SwitchNode, port: int, host_mac: bytes, macs: dict[bytes, bytes]):
+        self.switch, self.port = switch, port
+        self.host_mac = host_mac
+        self.macs = macs  # IPv4 address -> MAC of the host that owns it
+        self.not_delivered = 0
+
+    def from_host(self, packet: bytes) -> None:
+        dst_mac = self.macs.get(packet[16:20], b"\xff" * 6)
+        self.switch.receive(self.port, dst_mac + self.host_mac + ETHERTYPE_IPV4 + packet)
+
+    def to_wire(self, frame: bytes) -> bytes | None:
+        if frame[12:14] != ETHERTYPE_IPV4 or len(frame) < 34 or frame[23] != IP_PROTO_TCP:
+            self.not_delivered += 1
+            return None
+        return frame[frames.ETH.size :]
+
+
+def ecn_for(scheme_kind: str, cc: str, marks: bool = False) -> bool:
+    """`marks`: the scheme marks CE though its kind may not (an ns-3 AQM with ECN)."""
+    return cc == "dctcp" or marks or scheme_kind in ECN_KINDS
+
+
+class TcpNet:
+    """One run's TCP side: hosts' stacks, the host-facing adaptors, the flows."""
+
+    def __init__(self, ns: Any, host_index: dict[str, int]) -> None:
+        self.ns = ns
+        self.g = glue()
+        self.g.EnableChecksums()
+        self.host_index = host_index
+        self.macs = {ip_of_host(i): mac_of_host(i) for i in host_index.values()}
+        self.ports: list[HostPort] = []
+        self._flows: list[tuple[int, Any, str, bool]] = []
+        self.nodes: dict[str, Any] = {}
+        # Python congestion controls: alive until ns-3 has let go of them
+        # (this object outlives the run's Simulator::Destroy).
+        self.python_cc: list[Any] = []
+        self.errors: list[BaseException] = []
+
+    def install_stacks(self, nodes: dict[str, Any]) -> None:
+        """ns-3's internet stack on each host node (before devices get addresses)."""
+        stack = self.ns.InternetStackHelper()
+        for host in self.host_index:
+            stack.Install(nodes[host])
+            self.nodes[host] = nodes[host]
+
+    def address(self, host: str, device: Any) -> None:
+        self.g.AddressHost(self.nodes[host], device, _u32(ip_of_host(self.host_index[host])))
+
+    def host_port(self, switch: SwitchNode, port: int, host: str) -> HostPort:
+        hp = HostPort(switch, port, mac_of_host(self.host_index[host]), self.macs)
+        self.ports.append(hp)
+        return hp
+
+    def add_flow(
+        self,
+        rec: FlowRecord,
+        *,
+        cc: str,
+        ecn: bool,
+        packet_bytes: int,
+        dscp: int,
+        stop_ns: int,
+    ) -> None:
+        f = self.g.NewFlow()
+        f.src = self.nodes[rec.src]
+        f.dst = self.nodes[rec.dst]
+        f.dst_ip = _u32(ip_of_host(self.host_index[rec.dst]))
+        f.port = TCP_PORT_BASE + rec.flow_id
+        f.cc = self.g.Lookup(CC_TYPES[cc])
+        if cc in tcp_cc.PYTHON_CC:
+            ops = tcp_cc.host_ops(self.ns, tcp_cc.PYTHON_CC[cc](), self.errors)
+            self.python_cc.append(ops)
+            self.g.UseCongestionOps(f, ops)
+        f.ecn = ecn
+        f.segment_bytes = packet_bytes - IPV4_TCP_HEADER_BYTES
+        f.size_bytes = rec.size_bytes or 0
+        f.start_ns = rec.start_ns
+        f.stop_ns = stop_ns
+        f.tos = dscp << 2
+        f.buffer_bytes = SOCKET_BUFFER_BYTES
+        f.min_rto_ns = MIN_RTO_MS * 1_000_000
+        f.delack_ns = DELAYED_ACK_TIMEOUT_MS * 1_000_000
+        f.delack_segments = DCTCP_ACK_EVERY_SEGMENTS if cc == "dctcp" else DELAYED_ACK_SEGMENTS
+        self.g.Schedule(f)
+        self._flows.append((rec.flow_id, f, cc, ecn))
+
+    def collect(self, flows: dict[int, FlowRecord], log: PacketLog) -> list[TcpFlowStats]:
+        """The run's facts into the records (call before ns-3 is reset)."""
+        if self.errors:
+            raise self.errors[0]
+        out = []
+        deliveries: list[tuple[int, int, int]] = []
+        for flow_id, f, cc, ecn in self._flows:
+            rec = flows[flow_id]
+            rec.bytes_sent = int(f.bytes_sent)
+            rec.packets_sent = int(f.segments_sent)
+            rec.bytes_received = int(f.rx_bytes)
+            rec.packets_received = int(f.segments_received)
+            rec.first_rx_ns = None if f.first_rx_ns < 0 else int(f.first_rx_ns)
+            rec.last_rx_ns = None if f.last_rx_ns < 0 else int(f.last_rx_ns)
+            rec.completed_ns = None if f.completed_ns < 0 else int(f.completed_ns)
+            rec.feedback_received = int(f.ece_acks)
+            deliveries += [
+                (int(t), flow_id, int(n)) for t, n in zip(f.rx_t_ns, f.rx_n_bytes, strict=True)
+            ]
+            out.append(
+                TcpFlowStats(
+                    flow_id=flow_id,
+                    cc=cc,
+                    ecn=bool(ecn),
+                    segments_sent=int(f.segments_sent),
+                    retransmissions=int(f.retransmissions),
+                    segments_received=int(f.segments_received),
+                    ece_acks=int(f.ece_acks),
+                    rtt_t_ns=[int(x) for x in f.rtt_t_ns],
+                    rtt_ns=[int(x) for x in f.rtt_ns],
+                    cwnd_t_ns=[int(x) for x in f.cwnd_t_ns],
+                    cwnd_bytes=[int(x) for x in f.cwnd_bytes],
+                )
+            )
+        # In time order across flows (a stable sort keeps each flow's order).
+        deliveries.sort(key=lambda d: d[0])
+        for t, flow_id, n in deliveries:
+            # No send time for a byte stream: sent_ns = recv_ns; RTT comes
+            # from the sockets (RunResult.tcp).
+            log.add(flow_id, n, t, t, False)
+        return out
+
+    def notes(self) -> list[str]:
+        n = sum(p.not_delivered for p in self.ports)
+        if not n:
+            return []
+        return [f"{n} non-TCP frames toward TCP hosts not delivered (not for their stack)"]
+
+    def close(self) -> None:
+        self._flows.clear()
+        self.g.Clear()
