@@ -13,7 +13,7 @@ import ipaddress
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -21,7 +21,7 @@ from hw_profiles import HwProfile
 from models.switch.core import Match
 
 from .errors import ConfigError
-from .switch import EntryWrite, Switch, Write
+from .switch import EntryWrite, MirrorSessionWrite, Switch, Write
 
 log = logging.getLogger("tofcc")
 
@@ -39,6 +39,7 @@ SPOOFED_SOURCE_DROPS = "SwitchIngress.source_guard.spoofed_source_drops"
 K_DST_ADDR = "hdr.ipv4.dst_addr"
 K_SRC_ADDR = "hdr.ipv4.src_addr"
 K_INGRESS_PORT = "ig_intr_md.ingress_port"
+K_BRIDGED_INGRESS_PORT = "hdr.bridged.ingress_port"
 
 # source_guard.p4's table size.
 SOURCE_BINDINGS_SIZE = 1024
@@ -256,6 +257,49 @@ def source_binding_writes(bindings: Iterable[SourceBinding]) -> list[Write]:
                     SPOOFED_SOURCE,
                 )
             )
+    return writes
+
+
+class FeedbackPort(Strict):
+    """A port whose attached senders get feedback, and the mirror session that carries it."""
+
+    port: PortNumber
+    feedback_session: Annotated[int, Field(ge=1)]
+
+
+def host_feedback_writes(
+    ports: Iterable[FeedbackPort],
+    routes: Iterable[Route],
+    trusted_ports: Iterable[int],
+    source_bindings: Iterable[SourceBinding],
+    *,
+    mirror_direction: Literal["INGRESS", "EGRESS"],
+    truncate_bytes: int,
+    session_table: str,
+    set_session: str,
+) -> list[Write]:
+    """What every program that sends feedback to hosts writes before its own
+    tables: each port's mirror session (first, so an entry naming it is live
+    as soon as written), routes, the trusted ports and source bindings, then
+    the table that sends a packet's feedback back out of the port it came in
+    on, where its source is."""
+    ports = list(ports)
+    writes: list[Write] = [
+        MirrorSessionWrite(ps.feedback_session, ps.port, truncate_bytes, direction=mirror_direction)
+        for ps in ports
+    ]
+    writes += route_writes(routes)
+    writes += trusted_port_writes(trusted_ports)
+    writes += source_binding_writes(source_bindings)
+    writes += [
+        EntryWrite(
+            session_table,
+            {K_BRIDGED_INGRESS_PORT: Match(ps.port)},
+            set_session,
+            {"session_id": ps.feedback_session},
+        )
+        for ps in ports
+    ]
     return writes
 
 

@@ -23,13 +23,11 @@ from ..common import (
     Strict,
     by_table,
     check_chip,
+    host_feedback_writes,
     port_guard_row,
-    route_writes,
-    source_binding_writes,
-    trusted_port_writes,
 )
 from ..errors import ConfigError
-from ..switch import EntryWrite, MirrorSessionWrite, Switch, Write
+from ..switch import EntryWrite, Switch, Write
 from ..validation import parse_model
 from . import names as n
 from .config import (
@@ -135,27 +133,17 @@ class P4qcnApp(IntendedStateApp):
 
     def intended_writes(self) -> list[Write]:
         cfg = self.config
-        writes: list[Write] = []
-        for ps in cfg.ports:
-            # Feedback is an egress mirror of the departing packet, sent back
-            # out of the port its source is on.
-            writes.append(
-                MirrorSessionWrite(
-                    ps.feedback_session, ps.port, n.FEEDBACK_TRUNCATE_BYTES, direction="EGRESS"
-                )
-            )
-        writes += route_writes(cfg.routes)
-        writes += trusted_port_writes(cfg.trusted_ports)
-        writes += source_binding_writes(cfg.source_bindings)
-        for ps in cfg.ports:
-            writes.append(
-                EntryWrite(
-                    n.FEEDBACK_SESSION,
-                    {n.K_BRIDGED_INGRESS_PORT: Match(ps.port)},
-                    n.SET_FEEDBACK_SESSION,
-                    {"session_id": ps.feedback_session},
-                )
-            )
+        writes = host_feedback_writes(
+            cfg.ports,
+            cfg.routes,
+            cfg.trusted_ports,
+            cfg.source_bindings,
+            # an egress mirror of the departing packet
+            mirror_direction="EGRESS",
+            truncate_bytes=n.FEEDBACK_TRUNCATE_BYTES,
+            session_table=n.FEEDBACK_SESSION,
+            set_session=n.SET_FEEDBACK_SESSION,
+        )
         for q in cfg.queues:
             writes += self.queue_writes(self.effective(q))
         return by_table(writes)

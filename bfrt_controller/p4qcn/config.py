@@ -19,6 +19,7 @@ from models.switch.common import CLOCK_TICK_SHIFT
 from models.switch.p4qcn import P4QCN_PROBABILITY_ENTRIES
 
 from ..common import (
+    FeedbackPort,
     PortNumber,
     Route,
     SourceBinding,
@@ -46,11 +47,8 @@ def interval_ticks(feedback_interval_us: float) -> int:
     return math.ceil(feedback_interval_us * 1000 / TICK_NS)
 
 
-class PortSpec(Strict):
-    """A port whose attached senders get feedback, and the mirror session that carries it."""
-
-    port: PortNumber
-    feedback_session: Annotated[int, Field(ge=1)]
+# A port whose senders get feedback, and its mirror session.
+PortSpec = FeedbackPort
 
 
 class QueueSpec(Strict):

@@ -21,14 +21,12 @@ from ..common import (
     Strict,
     by_table,
     check_chip,
+    host_feedback_writes,
     port_guard_row,
-    route_writes,
-    source_binding_writes,
     ternary,
-    trusted_port_writes,
 )
 from ..errors import ConfigError
-from ..switch import EntryWrite, MirrorSessionWrite, RegisterWrite, Switch, TmQueueWrite, Write
+from ..switch import EntryWrite, RegisterWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
 from .config import ClassSpec, PmqecnConfig, check_against
@@ -227,26 +225,17 @@ class PmqecnApp(IntendedStateApp):
 
     def dynamic_writes(self) -> list[Write]:
         cfg = self.config
-        writes: list[Write] = []
-        for ps in cfg.ports:
-            # Feedback is an ingress mirror of the arriving packet.
-            writes.append(
-                MirrorSessionWrite(
-                    ps.feedback_session, ps.port, n.FEEDBACK_TRUNCATE_BYTES, direction="INGRESS"
-                )
-            )
-        writes += route_writes(cfg.routes)
-        writes += trusted_port_writes(cfg.trusted_ports)
-        writes += source_binding_writes(cfg.source_bindings)
-        for ps in cfg.ports:
-            writes.append(
-                EntryWrite(
-                    n.FEEDBACK_SESSION,
-                    {n.K_BRIDGED_INGRESS_PORT: Match(ps.port)},
-                    n.SET_FEEDBACK_SESSION,
-                    {"session_id": ps.feedback_session},
-                )
-            )
+        writes = host_feedback_writes(
+            cfg.ports,
+            cfg.routes,
+            cfg.trusted_ports,
+            cfg.source_bindings,
+            # an ingress mirror of the arriving packet
+            mirror_direction="INGRESS",
+            truncate_bytes=n.FEEDBACK_TRUNCATE_BYTES,
+            session_table=n.FEEDBACK_SESSION,
+            set_session=n.SET_FEEDBACK_SESSION,
+        )
         if cfg.scheduling.mode == "p4_wrr":
             levels = cfg.scheduling.level_queues
             for level, qid in enumerate(levels):

@@ -18,6 +18,7 @@ from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 from models.optimize.solution import ThresholdRule
 
 from ..common import (
+    FeedbackPort,
     PortNumber,
     Prefix,
     Route,
@@ -44,11 +45,7 @@ MAX_INTERVAL_S = 86_400.0
 Rate = Annotated[float, Field(gt=0, le=MAX_RATE_PPS)]
 
 
-class PortSpec(Strict):
-    """A port whose attached senders get feedback, and the mirror session that carries it."""
-
-    port: PortNumber
-    feedback_session: Annotated[int, Field(ge=1)]
+class PortSpec(FeedbackPort):
     # Gamma and C for the classes leaving through this port, when its speed
     # differs from optimizer.service_rate_pps (a 10G port beside 100G ones).
     service_rate_pps: Rate | None = None
