@@ -12,7 +12,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -142,7 +142,7 @@ def no_repeats(field: str, values: Iterable[object], what: str = "") -> None:
         seen[v] = i
 
 
-def check_routes(routes: list[Route], profile: HwProfile) -> None:
+def check_routes(routes: Sequence[Route], profile: HwProfile) -> None:
     """Routes lead to front-panel ports, one route per prefix (the LPM table
     holds one entry per key: a second would silently replace the first)."""
     for i, r in enumerate(routes):
@@ -265,6 +265,46 @@ class FeedbackPort(Strict):
 
     port: PortNumber
     feedback_session: Annotated[int, Field(ge=1)]
+
+
+def check_host_feedback(
+    ports: Sequence[FeedbackPort],
+    routes: Sequence[Route],
+    trusted_ports: Sequence[int],
+    source_bindings: list[SourceBinding],
+    profile: HwProfile,
+) -> None:
+    """What every program that sends feedback to hosts checks before its own
+    fields: routes, trusted ports (any port of the chip: trust only lets
+    feedback in), each feedback port and its mirror session, and a source
+    binding for every host port. Raises ConfigError naming the field."""
+    check_routes(routes, profile)
+    for i, p in enumerate(trusted_ports):
+        check_port(f"trusted_ports[{i}]", p, profile)
+    no_repeats("trusted_ports", trusted_ports)
+    for i, ps in enumerate(ports):
+        check_port(f"ports[{i}].port", ps.port, profile, front_panel=True)
+        if not profile.valid_mirror_session(ps.feedback_session):
+            raise ConfigError(
+                f"ports[{i}].feedback_session",
+                f"mirror session {ps.feedback_session} outside {profile.mirror_session_min}.."
+                f"{profile.mirror_session_max} on {profile.chip}",
+            )
+    # A session shared by two ports would send feedback for a sender on one
+    # port out of the other (another tenant's).
+    no_repeats("ports", (ps.port for ps in ports), ".port")
+    no_repeats("ports", (ps.feedback_session for ps in ports), ".feedback_session")
+    host_ports: dict[int, str] = {}
+    for i, r in enumerate(routes):
+        host_ports.setdefault(r.port, f"routes[{i}].port")
+    for i, ps in enumerate(ports):
+        host_ports.setdefault(ps.port, f"ports[{i}].port")
+    check_source_bindings(
+        source_bindings,
+        trusted_ports,
+        host_ports,
+        lambda field, value: check_port(field, value, profile, front_panel=True),
+    )
 
 
 def host_feedback_writes(

@@ -24,9 +24,8 @@ from ..common import (
     Route,
     SourceBinding,
     Strict,
+    check_host_feedback,
     check_port,
-    check_routes,
-    check_source_bindings,
     no_repeats,
 )
 from ..errors import ConfigError
@@ -134,34 +133,7 @@ def check_entry_budget(field: str, cfg: P4qcnConfig, queues: list[QueueSpec]) ->
 
 def check_against(cfg: P4qcnConfig, profile: HwProfile) -> None:
     """Chip limits; raises ConfigError naming the first field out of range."""
-    check_routes(cfg.routes, profile)
-    for i, p in enumerate(cfg.trusted_ports):
-        # Any existing port may face a switch; trust only lets feedback in.
-        check_port(f"trusted_ports[{i}]", p, profile)
-    no_repeats("trusted_ports", cfg.trusted_ports)
-    for i, ps in enumerate(cfg.ports):
-        check_port(f"ports[{i}].port", ps.port, profile, front_panel=True)
-        if not profile.valid_mirror_session(ps.feedback_session):
-            raise ConfigError(
-                f"ports[{i}].feedback_session",
-                f"mirror session {ps.feedback_session} outside {profile.mirror_session_min}.."
-                f"{profile.mirror_session_max} on {profile.chip}",
-            )
-    # A session shared by two ports would send feedback for a sender on one
-    # port out of the other (another tenant's).
-    no_repeats("ports", (ps.port for ps in cfg.ports), ".port")
-    no_repeats("ports", (ps.feedback_session for ps in cfg.ports), ".feedback_session")
-    host_ports: dict[int, str] = {}
-    for i, r in enumerate(cfg.routes):
-        host_ports.setdefault(r.port, f"routes[{i}].port")
-    for i, ps in enumerate(cfg.ports):
-        host_ports.setdefault(ps.port, f"ports[{i}].port")
-    check_source_bindings(
-        cfg.source_bindings,
-        cfg.trusted_ports,
-        host_ports,
-        lambda field, value: check_port(field, value, profile, front_panel=True),
-    )
+    check_host_feedback(cfg.ports, cfg.routes, cfg.trusted_ports, cfg.source_bindings, profile)
     for i, q in enumerate(cfg.queues):
         check_queue(f"queues[{i}]", q, profile)
     no_repeats("queues", ((q.port, q.queue) for q in cfg.queues), " (port, queue)")

@@ -25,9 +25,8 @@ from ..common import (
     SourceBinding,
     Strict,
     as_tuple,
+    check_host_feedback,
     check_port,
-    check_routes,
-    check_source_bindings,
     no_repeats,
 )
 from ..errors import ConfigError
@@ -168,29 +167,7 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
                 field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
             )
 
-    check_routes(cfg.routes, profile)
-    for i, p in enumerate(cfg.trusted_ports):
-        # Any existing port may face a switch; trust only lets feedback in.
-        port(f"trusted_ports[{i}]", p, front_panel=False)
-    no_repeats("trusted_ports", cfg.trusted_ports)
-    for i, ps in enumerate(cfg.ports):
-        port(f"ports[{i}].port", ps.port)
-        if not profile.valid_mirror_session(ps.feedback_session):
-            raise ConfigError(
-                f"ports[{i}].feedback_session",
-                f"mirror session {ps.feedback_session} outside {profile.mirror_session_min}.."
-                f"{profile.mirror_session_max} on {profile.chip}",
-            )
-    # One port_info entry per port; a session shared by two ports would send
-    # feedback for a sender on one port out of the other (another tenant's).
-    no_repeats("ports", (ps.port for ps in cfg.ports), ".port")
-    no_repeats("ports", (ps.feedback_session for ps in cfg.ports), ".feedback_session")
-    host_ports: dict[int, str] = {}
-    for i, r in enumerate(cfg.routes):
-        host_ports.setdefault(r.port, f"routes[{i}].port")
-    for i, ps in enumerate(cfg.ports):
-        host_ports.setdefault(ps.port, f"ports[{i}].port")
-    check_source_bindings(cfg.source_bindings, cfg.trusted_ports, host_ports, port)
+    check_host_feedback(cfg.ports, cfg.routes, cfg.trusted_ports, cfg.source_bindings, profile)
     for i, q in enumerate(cfg.scheduling.level_queues):
         queue(f"scheduling.level_queues[{i}]", q)
     for i, p in enumerate(cfg.scheduling.egress_ports):
