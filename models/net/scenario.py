@@ -248,7 +248,7 @@ class Pmqecn(Strict):
     # The load each port's lambda_i* steer it to (optimizer.target_utilisation).
     target_utilisation: Annotated[float, Field(gt=0, le=1)] = 0.9
     # Also CE-mark the ECT original of a packet above K_i (config
-    # classes[].mark_original, tna/README.md): for ECN senders (TCP, DCTCP)
+    # classes[].mark_original, tna/pmqecn/README.md): for ECN senders (TCP, DCTCP)
     # that see only CE. Off: the paper's feedback packet only.
     mark_original: bool = False
 
