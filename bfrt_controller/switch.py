@@ -109,6 +109,53 @@ class TmShapingWrite:
         return f"{where}: max_rate {self.max_rate_kbps} kb/s, burst {self.max_burst_bytes} B"
 
 
+# PFC (802.1Qbb) in the TM, as open-p4studio's bf_rt_tm_tf1.json and
+# tf2.json declare it: tm.port.flowcontrol (key dev_port) mode_tx / mode_rx,
+# each one of "NONE", "PFC", "PAUSE" (bf_rt_tm_table_impl_port.cpp maps them
+# to BF_TM_PAUSE_NONE/PFC/PORT); tm.queue.cfg (key pg_id, pg_queue) pfc_cos,
+# uint8, "Non-zero CoS value set when the egress queue needs to honor
+# received PFC from downstream ... By default, all queues use mapping CoS
+# zero". So a lossless class has a CoS of 1..7 (0 is "honours nothing").
+PFC_MODES = ("NONE", "PFC", "PAUSE")
+MIN_PFC_COS, MAX_PFC_COS = 1, 7
+
+
+@dataclass(frozen=True)
+class TmPfcWrite:
+    """Priority flow control of one port in the TM: `generate` sends PFC
+    frames for the port's lossless priority group (tm.port.flowcontrol
+    mode_tx "PFC", else "NONE"); `honour` stops `queues` when the link
+    partner pauses CoS `cos` (mode_rx "PFC" and each queue's tm.queue.cfg
+    pfc_cos = cos; else "NONE" and pfc_cos 0). The watchdog turns `honour`
+    off to break a pause storm and back on to restore."""
+
+    port: int
+    cos: int
+    queues: tuple[int, ...] = ()
+    generate: bool = True
+    honour: bool = True
+
+    def describe(self) -> str:
+        qs = ",".join(str(q) for q in self.queues) or "none"
+        return (
+            f"tm port {self.port} PFC cos {self.cos}: "
+            f"{'generate' if self.generate else 'no generate'}, "
+            f"{'honour' if self.honour else 'ignore'} on queues {qs}"
+        )
+
+    @property
+    def mode_tx(self) -> str:
+        return "PFC" if self.generate else "NONE"
+
+    @property
+    def mode_rx(self) -> str:
+        return "PFC" if self.honour else "NONE"
+
+    @property
+    def pfc_cos(self) -> int:
+        return self.cos if self.honour else 0
+
+
 @dataclass(frozen=True)
 class PortWrite:
     """A front-panel port in BF-Runtime's `$PORT` table: added (or changed) with
@@ -154,7 +201,15 @@ class PortState:
         )
 
 
-Write = EntryWrite | RegisterWrite | MirrorSessionWrite | TmQueueWrite | TmShapingWrite | PortWrite
+Write = (
+    EntryWrite
+    | RegisterWrite
+    | MirrorSessionWrite
+    | TmQueueWrite
+    | TmShapingWrite
+    | TmPfcWrite
+    | PortWrite
+)
 
 
 @dataclass(frozen=True)
@@ -204,6 +259,16 @@ class Switch(ABC):
     def read_tm_shaping(self, port: int, queue: int | None = None) -> int | None:
         """The shaper's max rate in kb/s on the port (queue None) or queue;
         None when it is off."""
+
+    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, str, int]:
+        """(mode_tx, mode_rx) of the port's tm.port.flowcontrol and the
+        queue's tm.queue.cfg pfc_cos."""
+        raise NotImplementedError(f"{type(self).__name__} has no PFC tables")
+
+    def read_port_rx_pause_us(self, port: int, cos: int) -> int:
+        """Microseconds the link partner has held CoS `cos` of the port
+        paused since power-on (`$PORT_STAT` `$ReceivePri<cos>Pause1USCount`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no pause counters")
 
     @abstractmethod
     def read_port_tx_bytes(self, port: int) -> int:

@@ -53,11 +53,12 @@ from ..switch import (
     PortWrite,
     RegisterWrite,
     Switch,
+    TmPfcWrite,
     TmQueueWrite,
     TmShapingWrite,
     Write,
 )
-from .model import MAX_DWRR_WEIGHT, check_shaping
+from .model import MAX_DWRR_WEIGHT, check_pfc, check_shaping
 
 ALL_PIPES = 0xFFFF
 MIRROR_TABLE = "$mirror.cfg"
@@ -583,6 +584,33 @@ class BfrtSwitch(Switch):
             ops.append(op)
         return ops
 
+    def _check_pfc(self, i: int, w: TmPfcWrite) -> list[_Op]:
+        """The port's tm.port.flowcontrol modes, then each lossless queue's
+        tm.queue.cfg pfc_cos (open-p4studio bf_rt_tm_tf1.json, tf2 the same
+        fields): modify calls on fixed TM tables, undone from what was read
+        before when a later call is refused."""
+        try:
+            check_pfc(w, self.profile.max_port, self.profile.min_queues_per_port - 1)
+        except P4ModelError as exc:
+            raise P4ModelError(f"{self.tm_prefix}.{exc}") from None
+        writes: list[tuple[str, int | None, dict[str, Any]]] = [
+            (
+                f"{self.tm_prefix}.tm.port.flowcontrol",
+                None,
+                {"mode_tx": w.mode_tx, "mode_rx": w.mode_rx},
+            )
+        ]
+        writes += [(f"{self.tm_prefix}.tm.queue.cfg", q, {"pfc_cos": w.pfc_cos}) for q in w.queues]
+        ops: list[_Op] = []
+        for table, qid, values in writes:
+            at = (w.port, 0 if qid is None else qid)
+            op = _Op(i, w.describe(), table, "tm", None, pipe=w.port >> 7, tm=at)
+            op.tm_port_level = qid is None
+            op.tm_fields = tuple(values)
+            op.data = self._make_data(table, values, None)
+            ops.append(op)
+        return ops
+
     # -- step 2: snapshot ------------------------------------------------------
     def _tm_port_key(self, port: int, table: str) -> tuple[int, Any, tuple[int, int]]:
         """(pipe, key, (-1, port)) of a port-level TM table (tm.port.*): the
@@ -733,6 +761,8 @@ class BfrtSwitch(Switch):
                 checked: list[tuple[_Op, _Slot | None]]
                 if isinstance(w, TmShapingWrite):
                     checked = [(op, None) for op in self._check_shaping(i, w)]
+                elif isinstance(w, TmPfcWrite):
+                    checked = [(op, None) for op in self._check_pfc(i, w)]
                 else:
                     checked = [self._check(i, w)]
             # Model checks raise P4ModelError; the client's make_key/make_data
@@ -1060,6 +1090,33 @@ class BfrtSwitch(Switch):
         if data is None:
             raise ControllerError(f"{PORT_STAT_TABLE}: no $DEV_PORT {port} on this device")
         return int(data.to_dict()["$OctetsTransmittedTotal"])
+
+    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, str, int]:
+        fc = f"{self.tm_prefix}.tm.port.flowcontrol"
+        qc = f"{self.tm_prefix}.tm.queue.cfg"
+        if not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"{fc}: dev_port {port} invalid")
+        pipe, key, _ = self._tm_port_key(port, fc)
+        modes = self._get(fc, key, pipe)
+        pipe, key, _ = self._tm_queue(port, queue, qc)
+        cos = self._get(qc, key, pipe)
+        if modes is None or cos is None:
+            raise ControllerError(f"{fc} / {qc}: port {port} queue {queue} not returned")
+        m = modes.to_dict()
+        return str(m["mode_tx"]), str(m["mode_rx"]), int(cos.to_dict()["pfc_cos"])
+
+    def read_port_rx_pause_us(self, port: int, cos: int) -> int:
+        # open-p4studio bf_rt_port_tf1.json (tf2 the same): $PORT_STAT
+        # $ReceivePri0Pause1USCount .. $ReceivePri7Pause1USCount (uint64).
+        if not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
+        if not 0 <= cos <= 7:
+            raise P4ModelError(f"$PORT_STAT: no $ReceivePri{cos}Pause1USCount")
+        t = self._bfrt().table_get(PORT_STAT_TABLE)
+        data = self._get(PORT_STAT_TABLE, t.make_key([self.gc.KeyTuple("$DEV_PORT", port)]))
+        if data is None:
+            raise ControllerError(f"{PORT_STAT_TABLE}: no $DEV_PORT {port} on this device")
+        return int(data.to_dict()[f"$ReceivePri{cos}Pause1USCount"])
 
     @property
     def description(self) -> str:

@@ -109,6 +109,16 @@ DEFAULT_PORT_SHAPING: dict[str, Any] = {
     "max_burst_size": 0,
 }
 DEFAULT_PORT_SCHED: dict[str, Any] = {"max_rate_enable": False}
+# PFC tables (bf_rt_tm_tf1.json and tf2): tm.port.flowcontrol mode_tx/mode_rx
+# (power-on "NONE": "Default is no pause or flow control"; its repeated
+# cos_to_icos map is not modelled, nothing here writes it) and tm.queue.cfg
+# (pfc_cos uint8, power-on 0; mirror_drop_destination bool, power-on false
+# but for the one mirror-drop queue per pipe, which is not modelled).
+PFC_MODE_CHOICES = ("NONE", "PFC", "PAUSE")
+DEFAULT_PORT_FLOWCONTROL: dict[str, Any] = {"mode_tx": "NONE", "mode_rx": "NONE"}
+DEFAULT_QUEUE_CFG: dict[str, Any] = {"mirror_drop_destination": False, "pfc_cos": 0}
+# $PORT_STAT's received-pause time per priority (bf_rt_port_tf1.json).
+RX_PAUSE_US_FIELDS = tuple(f"$ReceivePri{c}Pause1USCount" for c in range(8))
 # Same limit the model enforces for `$max_pkt_len`.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 
@@ -440,10 +450,37 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
     )
     specs.append(
         TableSpec(
+            f"{tf}.tm.port.flowcontrol",
+            "tm_port_sched",
+            {"dev_port": KeySpec("dev_port", 32, "Exact")},
+            fields={
+                "mode_tx": FieldSpec("mode_tx", type="str", choices=PFC_MODE_CHOICES),
+                "mode_rx": FieldSpec("mode_rx", type="str", choices=PFC_MODE_CHOICES),
+            },
+            tm_defaults=DEFAULT_PORT_FLOWCONTROL,
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.queue.cfg",
+            "tm_sched",
+            {"pg_id": KeySpec("pg_id", 8, "Exact"), "pg_queue": KeySpec("pg_queue", 8, "Exact")},
+            fields={
+                "mirror_drop_destination": FieldSpec("mirror_drop_destination", type="bool"),
+                "pfc_cos": FieldSpec("pfc_cos", 8),
+            },
+            tm_defaults=DEFAULT_QUEUE_CFG,
+        )
+    )
+    specs.append(
+        TableSpec(
             "$PORT_STAT",
             "port_stat",
             {"$DEV_PORT": KeySpec("$DEV_PORT", 32, "Exact")},
-            fields={"$OctetsTransmittedTotal": FieldSpec("$OctetsTransmittedTotal", 64)},
+            fields={
+                "$OctetsTransmittedTotal": FieldSpec("$OctetsTransmittedTotal", 64),
+                **{n: FieldSpec(n, 64) for n in RX_PAUSE_US_FIELDS},
+            },
         )
     )
     specs.append(
@@ -1426,7 +1463,10 @@ class FakeSwitch:
         if spec.kind == "port_stat":
             port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
             self.port_cfg(port)  # NOT_FOUND for a port the device lacks
-            return self._data(table, {"$OctetsTransmittedTotal": st.get(port, 0)}, None)
+            values = {"$OctetsTransmittedTotal": st.get(port, 0)}
+            for cos, name in enumerate(RX_PAUSE_US_FIELDS):
+                values[name] = st.get((port, cos), 0)
+            return self._data(table, values, None)
         if spec.kind == "port":
             return self._read_port(table, key)
         if spec.kind == "tm_port":
@@ -1564,6 +1604,12 @@ class FakeBfrtGrpc:
         """Traffic leaving `port` ($PORT_STAT's octet counter)."""
         st = self.switch.state["$PORT_STAT"]
         st[port] = st.get(port, 0) + nbytes
+
+    def rx_paused(self, port: int, cos: int, us: int) -> None:
+        """The link partner held CoS `cos` of `port` paused `us` more
+        microseconds ($PORT_STAT $ReceivePri<cos>Pause1USCount)."""
+        st = self.switch.state["$PORT_STAT"]
+        st[(port, cos)] = st.get((port, cos), 0) + us
 
     def ports(self) -> dict[int, dict[str, Any]]:
         """`$PORT` as the switch holds it: device port -> fields."""
