@@ -27,7 +27,8 @@ from ..common import (
     port_guard_row,
 )
 from ..errors import ConfigError
-from ..switch import EntryWrite, Switch, Write
+from ..pfc_watchdog import PfcWatchdog, WatchdogEvent
+from ..switch import EntryWrite, Switch, TmPfcWrite, Write
 from ..validation import parse_model
 from . import names as n
 from .config import (
@@ -102,6 +103,20 @@ class P4qcnApp(IntendedStateApp):
             )
             for q in config.queues
         }
+        pfc = config.pfc
+        self.watchdog: PfcWatchdog | None = None
+        if pfc is not None and pfc.watchdog is not None and pfc.honour:
+            wd = pfc.watchdog
+            self.watchdog = PfcWatchdog(
+                switch,
+                list(pfc.ports),
+                pfc.cos,
+                tuple(pfc.queues),
+                wd.detection_ms / 1000,
+                wd.restoration_ms / 1000,
+                wd.action,
+                pfc.generate,
+            )
 
     # ---- intended state --------------------------------------------
     def effective(self, q: QueueSpec) -> QueueSpec:
@@ -146,7 +161,23 @@ class P4qcnApp(IntendedStateApp):
         )
         for q in cfg.queues:
             writes += self.queue_writes(self.effective(q))
-        return by_table(writes)
+        return by_table(writes) + self.pfc_writes()
+
+    def pfc_writes(self) -> list[Write]:
+        """Each PFC port's TM flow control, as the watchdog leaves it (a port
+        whose storm it is breaking stays unhonoured across a re-push)."""
+        pfc = self.config.pfc
+        if pfc is None:
+            return []
+        if self.watchdog is not None:
+            return [self.watchdog.write_for(p) for p in pfc.ports]
+        return [
+            TmPfcWrite(p, pfc.cos, tuple(pfc.queues), pfc.generate, pfc.honour) for p in pfc.ports
+        ]
+
+    def watchdog_once(self, now_s: float) -> list[WatchdogEvent]:
+        """One poll of the PFC watchdog (none configured: nothing)."""
+        return [] if self.watchdog is None else self.watchdog.poll(now_s)
 
     def live_state(self) -> dict[str, Any]:
         return {key: asdict(live) for key, live in self.live.items()}
@@ -296,6 +327,8 @@ class P4qcnApp(IntendedStateApp):
         )
         bindings = {b.port: b.prefixes for b in cfg.source_bindings}
         rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports]
+        if self.watchdog is not None:
+            rows += self.watchdog.status()
         return rows
 
 

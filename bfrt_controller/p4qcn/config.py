@@ -79,6 +79,34 @@ class Levels(Strict):
     max_steps: Annotated[int, Field(ge=1, le=256)] = 64
 
 
+class PfcWatchdogSpec(Strict):
+    """The PFC watchdog (bfrt_controller/pfc_watchdog.py), polled every
+    cycle of the daemon: a port paused `detection_ms` in a row is in a storm;
+    `forward` then stops honouring its pauses until none has come for
+    `restoration_ms`, `alert` only reports. The knobs of SONiC's pfcwd
+    (whose `drop` action, dropping the queue's packets, has no TM table
+    here)."""
+
+    detection_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
+    restoration_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
+    action: Literal["alert", "forward"] = "forward"
+
+
+class PfcSpec(Strict):
+    """Priority flow control in the traffic manager, P4QCN's last resort
+    (seed 003): on each of `ports`, send PFC for the lossless class
+    (`generate`) and stop its `queues` when the neighbour pauses CoS `cos`
+    (`honour`). Off unless given: PFC is a fabric-wide decision (every hop
+    honouring, headroom for what is in flight), not one switch's."""
+
+    cos: Annotated[int, Field(ge=1, le=7)] = 3
+    ports: Annotated[list[PortNumber], Field(min_length=1)]
+    queues: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)] = [0]
+    generate: bool = True
+    honour: bool = True
+    watchdog: PfcWatchdogSpec | None = PfcWatchdogSpec()
+
+
 class P4qcnConfig(Strict):
     program: Literal["p4qcn"] = "p4qcn"
     chip: Literal["tofino", "tofino2"] = "tofino"
@@ -90,6 +118,8 @@ class P4qcnConfig(Strict):
     ports: list[PortSpec] = []
     queues: Annotated[list[QueueSpec], Field(min_length=1)]
     levels: Levels = Levels()
+    # None: PFC off (the TM's power-on state, no pause sent or honoured).
+    pfc: PfcSpec | None = None
 
     def queue_index(self, port: int, queue: int) -> int:
         for i, q in enumerate(self.queues):
@@ -138,6 +168,18 @@ def check_against(cfg: P4qcnConfig, profile: HwProfile) -> None:
         check_queue(f"queues[{i}]", q, profile)
     no_repeats("queues", ((q.port, q.queue) for q in cfg.queues), " (port, queue)")
     check_entry_budget("queues", cfg, cfg.queues)
+    if cfg.pfc is not None:
+        for i, port in enumerate(cfg.pfc.ports):
+            check_port(f"pfc.ports[{i}]", port, profile, front_panel=True)
+        no_repeats("pfc.ports", cfg.pfc.ports)
+        for i, qid in enumerate(cfg.pfc.queues):
+            if qid >= profile.min_queues_per_port:
+                raise ConfigError(
+                    f"pfc.queues[{i}]",
+                    f"queue {qid}: a port has queues 0..{profile.min_queues_per_port - 1} "
+                    f"on {profile.chip} as powered on (tm.port.cfg)",
+                )
+        no_repeats("pfc.queues", cfg.pfc.queues)
 
 
 def parse_config(raw: object, source: str = "") -> P4qcnConfig:
