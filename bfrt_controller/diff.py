@@ -21,6 +21,7 @@ from .switch import (
     RegisterWrite,
     Switch,
     TmPfcWrite,
+    TmPpgWrite,
     TmQueueWrite,
     TmShapingWrite,
     Write,
@@ -114,7 +115,20 @@ def diff_one(switch: Switch, w: Write) -> Difference | None:
         return Difference("change", where, fmt(now_kbps), fmt(w.max_rate_kbps))
     if isinstance(w, TmPfcWrite):
         return _diff_pfc(switch, w)
+    if isinstance(w, TmPpgWrite):
+        return _diff_ppg(switch, w)
     return _diff_port(switch, w)
+
+
+def _diff_ppg(switch: Switch, w: TmPpgWrite) -> Difference | None:
+    held = switch.read_tm_ppg(w.port, w.ppg_id)
+    where = f"tm ppg {w.ppg_id} port {w.port}"
+    if w.delete:
+        return None if held is None else Difference("remove", where, held.describe(), "")
+    if held == w:
+        return None
+    before = "" if held is None else held.describe()
+    return Difference("add" if held is None else "change", where, before, w.describe())
 
 
 def _diff_pfc(switch: Switch, w: TmPfcWrite) -> Difference | None:

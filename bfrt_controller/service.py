@@ -58,7 +58,15 @@ from .errors import ConfigError, ControllerError, SwitchUnavailable, WriteError
 from .ports import PORT_STATUS_SECTION, PortsConfig, check_ports, port_rows, port_writes
 from .programs import PROGRAMS, App, Program, get_program
 from .supervisor import Supervisor
-from .switch import EntryWrite, MirrorSessionWrite, PortWrite, Switch, TmPfcWrite, Write
+from .switch import (
+    EntryWrite,
+    MirrorSessionWrite,
+    PortWrite,
+    Switch,
+    TmPfcWrite,
+    TmPpgWrite,
+    Write,
+)
 from .sync import holds_state, sync_with_switch
 from .targets import open_switch
 from .validation import load_yaml, parse_model
@@ -255,6 +263,7 @@ def reload_writes(old: TargetApp, new: TargetApp) -> list[Write]:
     kept_ports = {w.dev_port for w in new_writes if isinstance(w, PortWrite)}
     kept_pfc = {(w.port, q) for w in new_writes if isinstance(w, TmPfcWrite) for q in w.queues}
     kept_pfc_ports = {w.port for w in new_writes if isinstance(w, TmPfcWrite)}
+    kept_ppg_ports = {w.port for w in new_writes if isinstance(w, TmPpgWrite)}
     gone: list[Write] = []
     for w in old.intended_writes():
         if isinstance(w, EntryWrite) and w.op not in ("delete", "default"):
@@ -264,6 +273,8 @@ def reload_writes(old: TargetApp, new: TargetApp) -> list[Write]:
             gone.append(MirrorSessionWrite(w.sid, w.port, delete=True))
         elif isinstance(w, PortWrite) and not w.delete and w.dev_port not in kept_ports:
             gone.append(PortWrite(w.dev_port, delete=True))
+        elif isinstance(w, TmPpgWrite) and not w.delete and w.port not in kept_ppg_ports:
+            gone.append(TmPpgWrite(w.ppg_id, w.port, delete=True))
         elif isinstance(w, TmPfcWrite):
             # PFC the new config no longer gives: back to power-on (no pause
             # sent, none honoured, CoS 0) on the queues it leaves behind.

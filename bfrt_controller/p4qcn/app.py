@@ -28,7 +28,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..pfc_watchdog import PfcWatchdog, WatchdogEvent
-from ..switch import EntryWrite, Switch, TmPfcWrite, Write
+from ..switch import EntryWrite, Switch, TmPfcWrite, TmPpgWrite, Write
 from ..validation import parse_model
 from . import names as n
 from .config import (
@@ -169,9 +169,22 @@ class P4qcnApp(IntendedStateApp):
         pfc = self.config.pfc
         if pfc is None:
             return []
+        writes: list[Write] = []
+        if pfc.generate:
+            writes += [
+                TmPpgWrite(
+                    ppg_id(p),
+                    p,
+                    tuple(pfc.icos),
+                    pfc.xoff_cells,
+                    pfc.xon,
+                    pfc.headroom_cells,
+                )
+                for p in pfc.ports
+            ]
         if self.watchdog is not None:
-            return [self.watchdog.write_for(p) for p in pfc.ports]
-        return [
+            return writes + [self.watchdog.write_for(p) for p in pfc.ports]
+        return writes + [
             TmPfcWrite(p, pfc.cos, tuple(pfc.queues), pfc.generate, pfc.honour) for p in pfc.ports
         ]
 
@@ -330,6 +343,13 @@ class P4qcnApp(IntendedStateApp):
         if self.watchdog is not None:
             rows += self.watchdog.status()
         return rows
+
+
+def ppg_id(port: int) -> int:
+    """The PPG the app allocates for a port: its number within its pipe plus
+    one (PPG ids are 1..255 per pipe, 0 is NULL; a pipe has at most 72 front
+    ports on Tofino, so one each fits the 128 PPGs of a pipe)."""
+    return (port & 0x7F) + 1
 
 
 def _entry_id(w: EntryWrite) -> tuple[object, ...]:

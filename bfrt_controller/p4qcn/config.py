@@ -104,7 +104,27 @@ class PfcSpec(Strict):
     queues: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)] = [0]
     generate: bool = True
     honour: bool = True
+    # The ingress side (a PPG per port, tm.ppg.cfg): the iCoS the program
+    # gives the lossless packets (p4qcn.p4 sets none: 0), the pause
+    # threshold (Q_PFC: `thresholds` prints it), the resume threshold and
+    # the skid headroom for what is in flight (Q_flight), in cells.
+    icos: Annotated[list[Annotated[int, Field(ge=0, le=7)]], Field(min_length=1)] = [0]
+    xoff_cells: Annotated[int, Field(ge=1, le=0xFFFFFFFF)]
+    xon_cells: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] | None = None
+    headroom_cells: Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
     watchdog: PfcWatchdogSpec | None = PfcWatchdogSpec()
+
+    @model_validator(mode="after")
+    def _order(self) -> PfcSpec:
+        if self.xon_cells is not None and self.xon_cells > self.xoff_cells:
+            raise ValueError("xon_cells must not exceed xoff_cells")
+        return self
+
+    @property
+    def xon(self) -> int:
+        """Resume this far down: given, else one 1500 B frame of 80 B cells
+        (19) below xoff, so a pause does not flap per packet."""
+        return self.xon_cells if self.xon_cells is not None else max(0, self.xoff_cells - 19)
 
 
 class P4qcnConfig(Strict):
@@ -180,6 +200,7 @@ def check_against(cfg: P4qcnConfig, profile: HwProfile) -> None:
                     f"on {profile.chip} as powered on (tm.port.cfg)",
                 )
         no_repeats("pfc.queues", cfg.pfc.queues)
+        no_repeats("pfc.icos", cfg.pfc.icos)
 
 
 def parse_config(raw: object, source: str = "") -> P4qcnConfig:

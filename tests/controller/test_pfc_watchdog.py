@@ -15,7 +15,7 @@ from bfrt_controller.backends.bfrt import BfrtSwitch
 from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.errors import ConfigError
 from bfrt_controller.metrics import ROW_METRICS
-from bfrt_controller.p4qcn.app import P4qcnApp
+from bfrt_controller.p4qcn.app import P4qcnApp, ppg_id
 from bfrt_controller.p4qcn.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.pfc_watchdog import WATCHDOG_SECTION, PfcWatchdog
 from bfrt_controller.switch import Switch, TmPfcWrite
@@ -28,7 +28,7 @@ COS = 3
 
 def with_pfc(**pfc: object) -> dict[str, object]:
     raw = copy.deepcopy(RAW)
-    raw["pfc"] = {"ports": [4, 5], **pfc}
+    raw["pfc"] = {"ports": [4, 5], "xoff_cells": 182, "headroom_cells": 52, **pfc}
     return raw
 
 
@@ -71,7 +71,19 @@ def test_configured_pfc_is_pushed_on_both_backends() -> None:
         for port in (4, 5):
             assert sw.read_tm_pfc(port, 0) == ("PFC", "PFC", COS)
             assert sw.read_tm_pfc(port, 1) == ("PFC", "PFC", 0)
+            # The ingress side: a PPG per port for iCoS 0, xoff 182, resume
+            # one 1500 B frame (19 cells) lower, 52 cells of headroom.
+            ppg = sw.read_tm_ppg(port, ppg_id(port))
+            assert ppg is not None
+            assert (ppg.icos, ppg.xoff_cells, ppg.xon_cells, ppg.headroom_cells) == (
+                (0,),
+                182,
+                163,
+                52,
+            )
         assert sw.read_tm_pfc(3, 0) == ("NONE", "NONE", 0)
+        assert sw.read_tm_ppg(3, ppg_id(3)) is None
+        app.push_all()  # a re-push modifies, never allocates twice
 
 
 @pytest.mark.parametrize(
@@ -85,6 +97,9 @@ def test_configured_pfc_is_pushed_on_both_backends() -> None:
         ({"watchdog": {"action": "drop"}}, "pfc.watchdog.action"),
         ({"watchdog": {"detection_ms": 0}}, "pfc.watchdog.detection_ms"),
         ({"xoff": 3}, "pfc.xoff"),
+        ({"xon_cells": 200}, "pfc"),
+        ({"icos": [0, 0]}, "pfc.icos[1]"),
+        ({"icos": [8]}, "pfc.icos[0]"),
     ],
 )
 def test_bad_pfc_config_names_the_field(pfc: dict[str, object], field: str) -> None:
@@ -165,8 +180,14 @@ def test_reload_without_pfc_turns_it_off() -> None:
     sw = ModelSwitch("p4qcn", load_profile("tofino"))
     old = P4qcnApp(sw, parse_config(with_pfc(queues=[0, 1])))
     old.push_all()
-    new = P4qcnApp(sw, parse_config({**with_pfc(), "pfc": {"ports": [5]}}))
+    new = P4qcnApp(
+        sw,
+        parse_config({**with_pfc(), "pfc": {"ports": [5], "xoff_cells": 100, "headroom_cells": 5}}),
+    )
     sw.write(reload_writes(App(old), App(new)))  # type: ignore[arg-type]
     assert sw.read_tm_pfc(4, 0) == ("NONE", "NONE", 0)
     assert sw.read_tm_pfc(5, 0) == ("PFC", "PFC", COS)
     assert sw.read_tm_pfc(5, 1) == ("PFC", "PFC", 0)
+    assert sw.read_tm_ppg(4, ppg_id(4)) is None
+    held = sw.read_tm_ppg(5, ppg_id(5))
+    assert held is not None and held.xoff_cells == 100
