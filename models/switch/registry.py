@@ -8,6 +8,7 @@ from hw_profiles import HwProfile
 from models.vectors.runner import QueueHook
 
 from .bfcc import Bfcc
+from .dadctcp import Dadctcp
 from .p4qcn import P4qcn
 from .pmqecn import Pmqecn
 from .tna import TnaProgram
@@ -34,6 +35,14 @@ PROGRAMS: dict[str, ProgramInfo] = {
     "bfcc": ProgramInfo(
         "bfcc",
         Bfcc,
+        QueueHook(
+            table="SwitchEgress.queue_hook.queue_md_override",
+            inject_action="SwitchEgress.queue_hook.inject",
+        ),
+    ),
+    "dadctcp": ProgramInfo(
+        "dadctcp",
+        Dadctcp,
         QueueHook(
             table="SwitchEgress.queue_hook.queue_md_override",
             inject_action="SwitchEgress.queue_hook.inject",
