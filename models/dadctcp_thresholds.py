@@ -111,7 +111,9 @@ def _integers(values: Sequence[float], total: int, floor: Sequence[int]) -> list
     return base
 
 
-def reallocate(q: Sequence[float], k_old: Sequence[int], k_port: int, min_k: int = 1) -> Reallocation:
+def reallocate(
+    q: Sequence[float], k_old: Sequence[int], k_port: int, min_k: int = 1
+) -> Reallocation:
     """Algorithm 2 with K_baseline = K_old (one round), repaired as the
     module docstring says; every threshold >= min_k, their sum K_port."""
     _check(q, k_old, k_port, min_k)
