@@ -298,19 +298,31 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
     "set",
     help="Set BFCC parameters, all or none: tofcc --program bfcc set t_min_us=80000 rt1_packets=9 "
     f"(names: {', '.join(PARAM_NAMES)}). P4QCN: tofcc --program p4qcn set q_min_cells=100 "
-    "q_max_cells=300 [--queue 4/0] (q_min_cells, q_max_cells, feedback_interval_us, mode).",
+    "q_max_cells=300 [--queue 4/0] (q_min_cells, q_max_cells, feedback_interval_us, mode). "
+    "DA-DCTCP: tofcc --program dadctcp set mode=dctcp k_port_packets=120 drop_not_ect=true "
+    "[--port 4].",
 )
 @click.argument("pairs", nargs=-1, required=True)
 @click.option("--queue", "queues", multiple=True, help="p4qcn: PORT/QUEUE to change (default all)")
+@click.option("--port", "port", default=None, help="dadctcp: the port to change (default all)")
 @click.pass_obj
-def set_params(obj: Context, pairs: tuple[str, ...], queues: tuple[str, ...]) -> None:
+def set_params(
+    obj: Context, pairs: tuple[str, ...], queues: tuple[str, ...], port: str | None
+) -> None:
     if obj.program.name == "p4qcn":
         from .p4qcn.commands import set_queues
 
         set_queues(obj, pairs, queues, console)
         return
+    if obj.program.name == "dadctcp":
+        from .dadctcp.commands import set_values
+
+        set_values(obj, pairs, port, console)
+        return
     if queues:
         raise ConfigError("--queue", "only for --program p4qcn")
+    if port is not None:
+        raise ConfigError("--port", "only for --program dadctcp")
     obj.require("bfcc")
     # Parsed before the switch is opened: a typo never reaches it.
     changes = _parse_params(pairs)
@@ -637,6 +649,15 @@ def _add_p4qcn() -> None:
 
 
 _add_p4qcn()
+
+
+def _add_dadctcp() -> None:
+    from .dadctcp.commands import reallocate
+
+    cli.add_command(reallocate)
+
+
+_add_dadctcp()
 
 
 def run(argv: list[str] | None = None) -> int:

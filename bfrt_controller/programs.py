@@ -202,7 +202,43 @@ def _p4qcn() -> Program:
     )
 
 
-PROGRAMS: dict[str, Callable[[], Program]] = {"pmqecn": _pmqecn, "bfcc": _bfcc, "p4qcn": _p4qcn}
+def _dadctcp() -> Program:
+    from .dadctcp import app
+    from .dadctcp.config import DEFAULT_CONFIG, parse_config
+
+    return Program(
+        "dadctcp",
+        DEFAULT_CONFIG,
+        parse_config,
+        app.DadctcpApp,
+        (),
+        (
+            (
+                app.QUEUES,
+                (
+                    ("port", "port"),
+                    ("queue", "queue"),
+                    ("mode", "mode"),
+                    ("K packets", "k_packets"),
+                    ("K_port packets", "k_port_packets"),
+                    ("K1 cells", "k1_cells"),
+                    ("K2 cells", "k2_cells"),
+                    ("depth cells", "depth_cells"),
+                    ("CE marked", "ce_marked"),
+                    ("not-ECT drops", "not_ect_dropped"),
+                ),
+            ),
+            (PORTS_SECTION, PORT_GUARD_COLUMNS),
+        ),
+    )
+
+
+PROGRAMS: dict[str, Callable[[], Program]] = {
+    "pmqecn": _pmqecn,
+    "bfcc": _bfcc,
+    "p4qcn": _p4qcn,
+    "dadctcp": _dadctcp,
+}
 
 
 def get_program(name: str) -> Program:

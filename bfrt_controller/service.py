@@ -312,9 +312,15 @@ def _p4qcn_cycle(app: Any, now_s: float) -> int:
     return len(app.watchdog_once(now_s))
 
 
+def _dadctcp_cycle(app: Any, now_s: float) -> int:
+    # Algorithm 2 every config.interval_s: each threshold moved is a write.
+    return len(app.cycle(now_s))
+
+
 CYCLES: dict[str, Callable[[Any, float], int]] = {
     "pmqecn": _pmqecn_cycle,
     "p4qcn": _p4qcn_cycle,
+    "dadctcp": _dadctcp_cycle,
 }
 STARTS: dict[str, Callable[[Any, float], None]] = {"pmqecn": _pmqecn_start}
 

@@ -91,7 +91,7 @@ def _check(q: Sequence[float], k_old: Sequence[int], k_port: int, min_k: int) ->
         )
 
 
-def _integers(values: Sequence[float], total: int, floor: Sequence[int]) -> list[int]:
+def whole_packets(values: Sequence[float], total: int, floor: Sequence[int]) -> list[int]:
     """Whole packets summing to `total`, none below its floor: floors first,
     then largest remainders (ties to the lower index)."""
     base = [max(f, math.floor(v)) for v, f in zip(values, floor, strict=True)]
@@ -139,5 +139,5 @@ def reallocate(
                 for i, (f, r) in enumerate(zip(floor, raw, strict=True))
             ]
             why += f"; {deficit:.2f} packets kept on idle queues (Eq. 11b)"
-    k_new = _integers(raw, k_port, floor)
+    k_new = whole_packets(raw, k_port, floor)
     return Reallocation(tuple(k_new), busy, over, rest, why)

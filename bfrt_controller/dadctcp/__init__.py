@@ -1,0 +1,1 @@
+"""DA-DCTCP on a switch: slope-aware marking thresholds and Algorithm 2."""

@@ -1,0 +1,304 @@
+"""DA-DCTCP on a switch: push the thresholds; every interval, Algorithm 2
+(models/dadctcp_thresholds.py) moves threshold from idle queues of a port
+to busy ones and the app writes what moved as one batch.
+
+Queue depths come from the program's `last_depth` register: the depth the
+queue's latest departure saw (cells), the switch's own instantaneous view
+of the queue, read once per interval. K per queue is kept in packets (the
+paper's unit) and written as cells: K1 = K x cells per packet and K2 = 2 K1
+(DA-DCTCP), or K2 = K x cells + 1 with the slope off (DCTCP's q > K).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from models.dadctcp_thresholds import reallocate, whole_packets
+from models.switch.core import Match
+
+from ..common import (
+    IntendedStateApp,
+    by_table,
+    check_chip,
+    port_guard_row,
+    route_writes,
+    source_binding_writes,
+    trusted_port_writes,
+)
+from ..errors import ConfigError
+from ..switch import EntryWrite, Switch, Write
+from . import names as n
+from .config import MODES, DadctcpConfig, Mode, check_against, check_k_port
+
+log = logging.getLogger("tofcc.dadctcp")
+
+QUEUES = "queues"
+SETTABLE = ("mode", "k_port_packets", "drop_not_ect")
+
+
+@dataclass
+class Change:
+    where: str  # "port" or "port/queue"
+    what: str
+    old: object
+    new: object
+    why: str
+
+
+class DadctcpApp(IntendedStateApp):
+    def __init__(self, switch: Switch, config: DadctcpConfig) -> None:
+        check_chip(config.chip, switch.profile)
+        check_against(config, switch.profile)
+        self.switch = switch
+        self.config = config
+        self.mode: Mode = config.mode
+        self.cells_per_packet = switch.profile.bytes_to_cells(config.packet_bytes)
+        # Live thresholds per (port, queue), packets; K_port and drop per port.
+        self.k_packets: dict[tuple[int, int], int] = {
+            (p.port, q.queue): q.k_packets for p in config.ports for q in p.queues
+        }
+        self.k_port: dict[int, int] = {p.port: p.k_port_packets for p in config.ports}
+        self.drop_not_ect: dict[int, bool] = {p.port: p.drop_not_ect for p in config.ports}
+        # Register slots in config order (the P4's 1024 slots).
+        self.slot: dict[tuple[int, int], int] = {key: i for i, key in enumerate(self.k_packets)}
+        self.last_round_s: float | None = None
+
+    # ---- intended state --------------------------------------------
+    def threshold_write(self, port: int, queue: int) -> EntryWrite:
+        k_cells = self.k_packets[(port, queue)] * self.cells_per_packet
+        if self.mode == "dadctcp":
+            k1, k2, use_slope = k_cells, 2 * k_cells, 1
+        else:
+            k1, k2, use_slope = k_cells + 1, k_cells + 1, 0
+        return EntryWrite(
+            n.QUEUE_THRESHOLD,
+            {n.K_EGRESS_PORT: Match(port), n.K_EGRESS_QID: Match(queue)},
+            n.SET_THRESHOLD,
+            {
+                "slot": self.slot[(port, queue)],
+                "k1_cells": k1,
+                "k2_cells": k2,
+                "use_slope": use_slope,
+                "drop_not_ect": int(self.drop_not_ect[port]),
+            },
+        )
+
+    def threshold_writes(self) -> list[Write]:
+        return [self.threshold_write(p, q) for p, q in self.k_packets]
+
+    def intended_writes(self) -> list[Write]:
+        cfg = self.config
+        writes: list[Write] = [
+            *route_writes(cfg.routes),
+            *trusted_port_writes(cfg.trusted_ports),
+            *source_binding_writes(cfg.source_bindings),
+            *self.threshold_writes(),
+        ]
+        return by_table(writes)
+
+    def static_tables(self) -> frozenset[str]:
+        return frozenset({n.IPV4_LPM, n.TRUSTED_PORTS, n.SOURCE_BINDINGS})
+
+    def live_state(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "ports": {
+                str(p): {
+                    "k_port_packets": self.k_port[p],
+                    "drop_not_ect": self.drop_not_ect[p],
+                    "k_packets": {str(q): k for (pp, q), k in self.k_packets.items() if pp == p},
+                }
+                for p in self.k_port
+            },
+        }
+
+    def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
+        """Validate the whole saved state first, then take it (never half)."""
+        mode = state.get("mode", self.mode)
+        if mode not in MODES:
+            raise ConfigError(f"{source}.mode", f"must be one of {', '.join(MODES)}, got {mode!r}")
+        ports = state.get("ports", {})
+        if not isinstance(ports, dict):
+            raise ConfigError(f"{source}.ports", "must be a mapping of port to its state")
+        k_packets = dict(self.k_packets)
+        k_port = dict(self.k_port)
+        drop = dict(self.drop_not_ect)
+        for key, saved in ports.items():
+            field = f"{source}.ports.{key}"
+            port = _int(field, key)
+            if port not in self.k_port or not isinstance(saved, dict):
+                raise ConfigError(field, "not a port of the config, or not a mapping")
+            kp = _int(f"{field}.k_port_packets", saved.get("k_port_packets"))
+            check_k_port(f"{field}.k_port_packets", kp, self.config.packet_bytes, self.profile)
+            k_port[port] = kp
+            d = saved.get("drop_not_ect")
+            if not isinstance(d, bool):
+                raise ConfigError(f"{field}.drop_not_ect", f"must be true or false, got {d!r}")
+            drop[port] = d
+            ks = saved.get("k_packets", {})
+            queues = {q for (pp, q) in self.k_packets if pp == port}
+            if not isinstance(ks, dict) or {_int(f"{field}.k_packets", q) for q in ks} != queues:
+                raise ConfigError(
+                    f"{field}.k_packets", f"must give every queue of {sorted(queues)}"
+                )
+            for q, k in ks.items():
+                k_packets[(port, int(q))] = _int(f"{field}.k_packets.{q}", k, minimum=1)
+            total = sum(k for (pp, _), k in k_packets.items() if pp == port)
+            if total != kp:
+                raise ConfigError(f"{field}.k_packets", f"sum to {total}, not {kp} (Eq. 11a)")
+        self.mode, self.k_packets, self.k_port, self.drop_not_ect = mode, k_packets, k_port, drop
+
+    # ---- Algorithm 2 ------------------------------------------------
+    def depth_packets(self, port: int, queue: int) -> float:
+        cells = self.switch.read_register(n.LAST_DEPTH, self.slot[(port, queue)])
+        return cells / self.cells_per_packet
+
+    def reallocate_once(self) -> list[Change]:
+        """One round of Algorithm 2 on every port (DA-DCTCP mode only: DCTCP's
+        K is static), written as one batch; returns what moved and why."""
+        if self.mode != "dadctcp":
+            return []
+        new_k = dict(self.k_packets)
+        changes: list[Change] = []
+        for port, k_port in self.k_port.items():
+            queues = [q for (p, q) in self.k_packets if p == port]
+            depths = [self.depth_packets(port, q) for q in queues]
+            old = [self.k_packets[(port, q)] for q in queues]
+            r = reallocate(depths, old, k_port)
+            for q, before, after, depth in zip(queues, old, r.k_new, depths, strict=True):
+                if before != after:
+                    new_k[(port, q)] = after
+                    changes.append(
+                        Change(f"{port}/{q}", "k_packets", before, after, f"q={depth:.1f}: {r.why}")
+                    )
+        return self._commit(new_k, changes)
+
+    def cycle(self, now_s: float) -> list[Change]:
+        """The daemon's periodic step: a round of Algorithm 2 once
+        `interval_s` has passed since the last one (the first at once)."""
+        if self.last_round_s is not None and now_s - self.last_round_s < self.config.interval_s:
+            return []
+        self.last_round_s = now_s
+        return self.reallocate_once()
+
+    # ---- operator changes ------------------------------------------
+    def set_values(self, values: dict[str, object], port: int | None = None) -> list[Change]:
+        """`mode` (switch-wide), `k_port_packets` and `drop_not_ect` (one port,
+        or every port when none is given), checked whole, then one batch. A
+        new K_port is shared over the port's queues in proportion to their
+        current thresholds."""
+        for name in values:
+            if name not in SETTABLE:
+                raise ConfigError(name, f"not settable (settable: {', '.join(SETTABLE)})")
+        ports = list(self.k_port) if port is None else [port]
+        if port is not None:
+            self.config.port_index(port)
+        mode = values.get("mode", self.mode)
+        if mode not in MODES:
+            raise ConfigError("mode", f"must be one of {', '.join(MODES)}, got {mode!r}")
+        new_k = dict(self.k_packets)
+        new_port = dict(self.k_port)
+        new_drop = dict(self.drop_not_ect)
+        changes: list[Change] = []
+        if mode != self.mode:
+            changes.append(Change("switch", "mode", self.mode, mode, "operator"))
+        for p in ports:
+            if "k_port_packets" in values:
+                kp = _int("k_port_packets", values["k_port_packets"], minimum=1)
+                check_k_port("k_port_packets", kp, self.config.packet_bytes, self.profile)
+                queues = [q for (pp, q) in self.k_packets if pp == p]
+                if kp < len(queues):
+                    raise ConfigError(
+                        "k_port_packets", f"{kp} leaves no packet for each of {len(queues)} queues"
+                    )
+                if kp != self.k_port[p]:
+                    changes.append(Change(str(p), "k_port_packets", self.k_port[p], kp, "operator"))
+                    shares = _scaled([self.k_packets[(p, q)] for q in queues], kp)
+                    for q, k in zip(queues, shares, strict=True):
+                        new_k[(p, q)] = k
+                    new_port[p] = kp
+            if "drop_not_ect" in values:
+                d = values["drop_not_ect"]
+                if not isinstance(d, bool):
+                    raise ConfigError("drop_not_ect", f"must be true or false, got {d!r}")
+                if d != self.drop_not_ect[p]:
+                    changes.append(
+                        Change(str(p), "drop_not_ect", self.drop_not_ect[p], d, "operator")
+                    )
+                    new_drop[p] = d
+        old = (self.mode, self.k_port, self.drop_not_ect)
+        self.mode, self.k_port, self.drop_not_ect = mode, new_port, new_drop
+        try:
+            return self._commit(new_k, changes, force=True)
+        except Exception:
+            self.mode, self.k_port, self.drop_not_ect = old
+            raise
+
+    def _commit(
+        self, new_k: dict[tuple[int, int], int], changes: list[Change], force: bool = False
+    ) -> list[Change]:
+        if not changes:
+            return []
+        old_k = self.k_packets
+        self.k_packets = new_k
+        moved = [key for key in new_k if force or new_k[key] != old_k[key]]
+        try:
+            self.switch.write([self.threshold_write(p, q) for p, q in moved])
+        except Exception:
+            self.k_packets = old_k
+            raise
+        for ch in changes:
+            log.info("%s %s %s -> %s (%s)", ch.where, ch.what, ch.old, ch.new, ch.why)
+        return changes
+
+    # ---- status ----------------------------------------------------
+    def status(self) -> list[dict[str, object]]:
+        """Per queue as read back from the switch, then per port's guards."""
+        rows: list[dict[str, object]] = []
+        for port, queue in self.k_packets:
+            w = self.threshold_write(port, queue)
+            e = self.switch.read_entry(w.table, w.key)
+            rows.append(
+                {
+                    "section": QUEUES,
+                    "port": port,
+                    "queue": queue,
+                    "mode": self.mode,
+                    "k_packets": self.k_packets[(port, queue)],
+                    "k_port_packets": self.k_port[port],
+                    "k1_cells": None if e is None else e.data["k1_cells"],
+                    "k2_cells": None if e is None else e.data["k2_cells"],
+                    "depth_cells": self.switch.read_register(
+                        n.LAST_DEPTH, self.slot[(port, queue)]
+                    ),
+                    "ce_marked": self.switch.read_counter(n.CE_MARKED, port)[0],
+                    "not_ect_dropped": self.switch.read_counter(n.NOT_ECT_DROPPED, port)[0],
+                }
+            )
+        cfg = self.config
+        guard_ports = sorted(
+            {r.port for r in cfg.routes}
+            | set(cfg.trusted_ports)
+            | {b.port for b in cfg.source_bindings}
+        )
+        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
+        rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in guard_ports]
+        return rows
+
+
+def _int(field: str, value: object, minimum: int = 0) -> int:
+    try:
+        v = int(value) if isinstance(value, str) else value
+    except ValueError:
+        v = value
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise ConfigError(field, f"must be an integer >= {minimum}, got {value!r}")
+    return v
+
+
+def _scaled(weights: list[int], total: int) -> list[int]:
+    """`total` shared in proportion to `weights`, whole, each >= 1 (largest remainder)."""
+    raw = [total * w / sum(weights) for w in weights]
+    return whole_packets(raw, total, [1] * len(weights))
