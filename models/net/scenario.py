@@ -29,7 +29,17 @@ _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kMG]?)bps\s*$")
 _RATE_SCALE = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
 SchemeName = Literal[
-    "pmqecn", "bfcc", "dcqcn", "p4qcn", "tcn", "none", "red", "pie", "codel", "fqcodel"
+    "pmqecn",
+    "bfcc",
+    "dcqcn",
+    "p4qcn",
+    "tcn",
+    "dadctcp",
+    "none",
+    "red",
+    "pie",
+    "codel",
+    "fqcodel",
 ]
 # The kinds of scheme; a scenario may also run a named variant of one,
 # `<kind>-<tag>` (e.g. `dcqcn-10ms`), with its own parameters.
@@ -39,6 +49,7 @@ SCHEMES: tuple[str, ...] = (
     "dcqcn",
     "p4qcn",
     "tcn",
+    "dadctcp",
     "none",
     # ns-3's own AQMs at every switch port (models/net/qdisc.py).
     "red",
@@ -48,7 +59,7 @@ SCHEMES: tuple[str, ...] = (
 )
 NO_CONTROL = "none"
 _VARIANT = re.compile(
-    r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|none|red|pie|codel|fqcodel)-[a-z0-9][a-z0-9_-]*$"
+    r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|dadctcp|none|red|pie|codel|fqcodel)-[a-z0-9][a-z0-9_-]*$"
 )
 # Error messages of cross-field checks start with the field they are about.
 _FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_-]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_-]*(?:\[\d+\])?)*): ")
@@ -259,6 +270,19 @@ class P4qcn(Strict):
         return self
 
 
+class Dadctcp(Strict):
+    """DA-DCTCP's switch side (tna/dadctcp) at every switch port, one queue
+    per port: K1 = k_packets, K2 = 2 K1 and the queue's growth slope
+    (`mode: dadctcp`), or DCTCP's marking above K (`mode: dctcp`). Seed 004
+    and DCTCP's paper: K = 20 packets. The hosts' TCP is the flows' `cc`
+    (ECN on)."""
+
+    k_packets: Annotated[int, Field(ge=1)] = 20
+    mode: Literal["dadctcp", "dctcp"] = "dadctcp"
+    # Algorithm 2's interval (one queue per port here: nothing to move).
+    interval_s: Annotated[float, Field(gt=0, le=60)] = 0.1
+
+
 class NoControl(Strict):
     """`none`: plain destination forwarding through the same traffic manager
     and buffer, hosts sending at their offered rate: what a mechanism must beat.
@@ -339,13 +363,14 @@ class Ns3Aqm(Strict):
     ecn: bool = True
 
 
-SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | NoControl | Ns3Aqm
+SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | Dadctcp | NoControl | Ns3Aqm
 _KIND_MODEL: dict[str, type[Strict]] = {
     "pmqecn": Pmqecn,
     "bfcc": Bfcc,
     "dcqcn": Dcqcn,
     "p4qcn": P4qcn,
     "tcn": Tcn,
+    "dadctcp": Dadctcp,
     "none": NoControl,
     "red": Ns3Aqm,
     "pie": Ns3Aqm,
@@ -365,6 +390,7 @@ class Schemes(Strict):
     dcqcn: Dcqcn | None = None
     p4qcn: P4qcn | None = None
     tcn: Tcn | None = None
+    dadctcp: Dadctcp | None = None
     none: NoControl | None = None
     red: Ns3Aqm | None = None
     pie: Ns3Aqm | None = None

@@ -18,6 +18,8 @@ from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.bfcc.app import BfccApp
 from bfrt_controller.bfcc.config import param_warnings, saturation_reports
 from bfrt_controller.bfcc.config import parse_config as parse_bfcc
+from bfrt_controller.dadctcp.app import DadctcpApp
+from bfrt_controller.dadctcp.config import parse_config as parse_dadctcp
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config as parse_pmqecn
 from hw_profiles import HwProfile
@@ -333,12 +335,51 @@ def baseline_switch(
     raise ValueError(f"not a baseline: {name}")
 
 
+def dadctcp_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Dadctcp) -> SwitchSetup:
+    """tna/dadctcp's model, configured by its controller app: every port's
+    queue 0 (where all traffic goes) marks with K = k_packets."""
+    s = topo.scenario
+    if s.transport != "tcp":
+        raise ValueError("dadctcp marks CE for TCP senders: it needs transport: tcp")
+    raw = {
+        "program": "dadctcp",
+        "chip": s.chip,
+        "routes": _routes(topo, switch),
+        "trusted_ports": _switch_ports(topo, switch),
+        "source_bindings": _source_bindings(topo, switch),
+        "mode": p.mode,
+        "packet_bytes": _packet_bytes(topo),
+        "interval_s": p.interval_s,
+        "ports": [
+            {
+                "port": q,
+                "k_port_packets": p.k_packets,
+                "queues": [{"queue": 0, "k_packets": p.k_packets}],
+            }
+            for q in sorted(topo.ports[switch])
+        ],
+    }
+    cfg = parse_dadctcp(raw, f"{s.name}:{switch}")
+    sw = ModelSwitch("dadctcp", profile)
+    app = DadctcpApp(sw, cfg)
+    app.push_all()
+    setup = SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
+
+    def cycle(now_s: float) -> None:
+        app.cycle(now_s)
+
+    setup.periodic, setup.interval_s = cycle, p.interval_s
+    return setup
+
+
 def switch_setup(
     topo: Topology, switch: str, scheme: str, profile: HwProfile, seed: int
 ) -> SwitchSetup:
     p = topo.scenario.schemes.get(scheme)
     if isinstance(p, sc.Pmqecn):
         return pmqecn_switch(topo, switch, profile, p)
+    if isinstance(p, sc.Dadctcp):
+        return dadctcp_switch(topo, switch, profile, p)
     if isinstance(p, sc.Bfcc):
         return bfcc_switch(topo, switch, profile, p)
     return baseline_switch(topo, switch, scheme, seed, profile)
@@ -462,7 +503,7 @@ def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateCont
                 expiry_ns=p.expiry_ns,
             )
         )
-    if isinstance(p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm):
+    if isinstance(p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm | sc.Dadctcp):
         return FixedRate(line_rate_bps)
     if isinstance(p, sc.Pmqecn):
         return PmqecnRate(

@@ -81,7 +81,7 @@ from .network import SwitchNode, ip_of_host, mac_of_host
 from .records import FlowRecord, PacketLog, TcpFlowStats
 
 # Scheme kinds whose switches set CE: their TCP senders negotiate ECN.
-ECN_KINDS = frozenset({"dcqcn", "tcn", "pmqecn"})
+ECN_KINDS = frozenset({"dcqcn", "tcn", "pmqecn", "dadctcp"})
 # ns-3's TypeId for each `cc` of a scenario flow.
 CC_TYPES = {
     "newreno": "ns3::TcpNewReno",
