@@ -94,12 +94,16 @@ class DadctcpApp(IntendedStateApp):
             *route_writes(cfg.routes),
             *trusted_port_writes(cfg.trusted_ports),
             *source_binding_writes(cfg.source_bindings),
+            *(
+                EntryWrite(n.QUEUE_SELECT, {n.K_DSCP: Match(d.dscp)}, n.SET_QUEUE, {"qid": d.queue})
+                for d in cfg.dscp_queues
+            ),
             *self.threshold_writes(),
         ]
         return by_table(writes)
 
     def static_tables(self) -> frozenset[str]:
-        return frozenset({n.IPV4_LPM, n.TRUSTED_PORTS, n.SOURCE_BINDINGS})
+        return frozenset({n.IPV4_LPM, n.TRUSTED_PORTS, n.SOURCE_BINDINGS, n.QUEUE_SELECT})
 
     def live_state(self) -> dict[str, Any]:
         return {

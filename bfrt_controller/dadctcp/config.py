@@ -42,6 +42,13 @@ class QueueSpec(Strict):
     k_packets: Annotated[int, Field(ge=1)]
 
 
+class DscpQueue(Strict):
+    """Packets with this DSCP take this egress queue (the rest: queue 0)."""
+
+    dscp: Annotated[int, Field(ge=0, le=63)]
+    queue: Annotated[int, Field(ge=0)]
+
+
 class PortSpec(Strict):
     """An egress port whose queues share K_port (Eq. 11a)."""
 
@@ -63,6 +70,7 @@ class DadctcpConfig(Strict):
     mode: Mode = "dadctcp"
     packet_bytes: Annotated[int, Field(ge=64, le=9216)] = 1500
     interval_s: Annotated[float, Field(gt=0, le=60)] = DEFAULT_INTERVAL_S
+    dscp_queues: list[DscpQueue] = []
     ports: Annotated[list[PortSpec], Field(min_length=1)]
 
     def port_index(self, port: int) -> int:
@@ -124,6 +132,13 @@ def check_against(cfg: DadctcpConfig, profile: HwProfile) -> None:
     for i, p in enumerate(cfg.ports):
         check_port_spec(f"ports[{i}]", p, cfg.packet_bytes, profile)
     no_repeats("ports", (p.port for p in cfg.ports), " port")
+    for i, d in enumerate(cfg.dscp_queues):
+        if d.queue > profile.max_queue_id:
+            raise ConfigError(
+                f"dscp_queues[{i}].queue",
+                f"queue {d.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
+            )
+    no_repeats("dscp_queues", (d.dscp for d in cfg.dscp_queues), ".dscp")
     slots = sum(len(p.queues) for p in cfg.ports)
     if slots > DADCTCP_QUEUE_SLOTS:
         raise ConfigError(

@@ -100,6 +100,16 @@ class Dadctcp(TnaProgram):
         self.trust = FeedbackTrust(p4, f"{ig}.trust")
         self.source_guard = SourceGuard(p4, f"{ig}.source_guard")
         self.forward = Ipv4Forward(p4, f"{ig}.forward")
+        self.set_queue = Action(f"{ig}.set_queue", (("qid", profile.queue_id_bits),))
+        self.queue_select = p4.table(
+            Table(
+                f"{ig}.queue_select",
+                [KeyField("hdr.ipv4.dscp", 6, "exact")],
+                [self.set_queue, Action("NoAction")],
+                ("NoAction", {}),
+                size=64,
+            )
+        )
 
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
@@ -169,8 +179,13 @@ class Dadctcp(TnaProgram):
         drop, egress_port = self.forward.apply(hdr)
         if drop:
             return IngressResult(drop=True)
+        qid = 0
+        if hdr.ipv4.is_valid():
+            r = self.queue_select.lookup({"hdr.ipv4.dscp": hdr.ipv4.dscp})
+            if r.action == self.set_queue.name:
+                qid = r.data["qid"]
         out = emit(hdr.bridged, hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback)
-        return IngressResult(drop=False, egress_port=egress_port, data=out + pkt.payload)
+        return IngressResult(drop=False, egress_port=egress_port, qid=qid, data=out + pkt.payload)
 
     # ---- egress -----------------------------------------------------
     def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:

@@ -130,6 +130,31 @@ def test_config_refused_naming_the_field(change: dict[str, object], field: str) 
         parse_config(raw)
 
 
+def test_dscp_queues_pick_the_queue_and_its_threshold() -> None:
+    app = _app()
+    model = app.switch.model  # type: ignore[attr-defined]
+    hook = model.table("SwitchEgress.queue_hook.queue_md_override")
+    hook.add({"eg_intr_md.egress_port": Match(4)}, "SwitchEgress.queue_hook.inject",
+             {"depth_cells": 25 * CELLS, "sojourn_ns": 0})  # fmt: skip
+    app.set_values({"k_port_packets": 120})  # 30 packets each
+    ef = bytes(
+        Ether(dst="02:00:00:00:00:01", src="00:00:00:00:01:01")
+        / IP(src="10.0.1.1", dst="10.0.4.4", tos=(46 << 2) | 2)
+        / TCP(sport=40000, dport=80)
+    )
+    (out,) = model.send(1, ef)
+    assert Ether(out.data)[IP].tos & 3 == 2  # queue 1: 25 < K1 = 30
+    assert model.register(n.LAST_DEPTH).read(app.slot[(4, 1)]) == 25 * CELLS
+    assert model.register(n.LAST_DEPTH).read(app.slot[(4, 0)]) == 0
+
+
+def test_repeated_dscp_refused() -> None:
+    raw = copy.deepcopy(RAW)
+    raw["dscp_queues"] = [{"dscp": 46, "queue": 1}, {"dscp": 46, "queue": 2}]
+    with pytest.raises(ConfigError, match="dscp_queues"):
+        parse_config(raw)
+
+
 def test_bad_mode_refused() -> None:
     raw = {**copy.deepcopy(RAW), "mode": "fast"}
     with pytest.raises(ConfigError, match="mode"):

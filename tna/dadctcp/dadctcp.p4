@@ -3,7 +3,9 @@
  * of the same program. tna/dadctcp/README.md lists every departure from the
  * paper and why.
  *
- * Ingress: trust, source binding and routing (the shared includes).
+ * Ingress: trust, source binding and routing (the shared includes), and
+ *          the egress queue from the DSCP (queue_select; no entry: queue 0),
+ *          so a port's queues, each with its own K, carry traffic classes.
  * Egress, per departing IPv4 data packet of a monitored queue
  * (egress port, queue), with q the queue depth in cells:
  *   queue_threshold gives the queue's register slot, K1 and K2 in cells
@@ -85,6 +87,18 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         ig_dprsr_md.drop_ctl = 1;
     }
 
+    /* Traffic classes to egress queues, written by the controller. */
+    action set_queue(QueueId_t qid) {
+        ig_tm_md.qid = qid;
+    }
+
+    table queue_select {
+        key = { hdr.ipv4.dscp : exact; }
+        actions = { set_queue; NoAction; }
+        default_action = NoAction();
+        size = 64;
+    }
+
     apply {
         hdr.bridged.setValid();
         hdr.bridged.pkt_type = PKT_TYPE_BRIDGED;
@@ -103,6 +117,9 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             drop_spoofed();
         } else {
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
+            if (hdr.ipv4.isValid()) {
+                queue_select.apply();
+            }
         }
     }
 }
