@@ -18,6 +18,7 @@ from .common import (
     ParserError,
     QueueMetadataHook,
     SourceGuard,
+    bridge,
 )
 from .common import header_parser as parse_headers
 from .core import Action, Counter, KeyField, Register, Table
@@ -27,7 +28,6 @@ from .headers import (
     FEEDBACK_TYPE_BACKPRESSURE,
     FEEDBACK_TYPE_BACKPRESSURE_CLEAR,
     FEEDBACK_VERSION,
-    PKT_TYPE_BRIDGED,
     BridgedMd,
     Ethernet,
     Header,
@@ -357,12 +357,7 @@ class Bfcc(TnaProgram):
         port = ig_intr_md.ingress_port
         qid = 0
 
-        hdr.bridged.set_valid()
-        hdr.bridged.pkt_type = PKT_TYPE_BRIDGED
-        hdr.bridged.class_id = 0
-        hdr.bridged.ingress_port = port
-        hdr.bridged.orig_src_mac = hdr.ethernet.src_addr
-        hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr
+        bridge(hdr, port)
         hdr.bfcc_bridged.set_valid()
         hdr.bfcc_bridged.bp_degree = 0
         md.now_ns = ig_intr_md.ingress_mac_tstamp_ns & U32

@@ -19,6 +19,7 @@ from .headers import (
     FEEDBACK_VERSION,
     IP_PROTO_TCP,
     IP_PROTO_UDP,
+    PKT_TYPE_BRIDGED,
     PKT_TYPE_MIRROR_FEEDBACK,
     UDP_PORT_TOFCC_FEEDBACK,
     BridgedMd,
@@ -117,6 +118,18 @@ def egress_prefix_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> None:
         return
     hdr.bridged = pkt.extract(BridgedMd)
     header_parser(pkt, hdr, parsed)
+
+
+def bridge(hdr: Headers, ingress_port: int) -> None:
+    """Every program's first ingress step: the bridged header with the
+    ingress port and the MACs as the packet arrived (routing rewrites the
+    Ethernet header; feedback is addressed to the previous hop)."""
+    hdr.bridged.set_valid()
+    hdr.bridged.pkt_type = PKT_TYPE_BRIDGED
+    hdr.bridged.class_id = 0
+    hdr.bridged.ingress_port = ingress_port
+    hdr.bridged.orig_src_mac = hdr.ethernet.src_addr
+    hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr
 
 
 def rebuild_feedback(hdr: Headers, msg_type: int) -> None:

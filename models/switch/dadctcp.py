@@ -19,13 +19,13 @@ from .common import (
     ParserError,
     QueueMetadataHook,
     SourceGuard,
+    bridge,
     header_parser,
 )
 from .core import Action, Counter, KeyField, Register, Table
 from .headers import (
     ECN_CE,
     ECN_NOT_ECT,
-    PKT_TYPE_BRIDGED,
     BridgedMd,
     Headers,
     ParsedMd,
@@ -165,12 +165,7 @@ class Dadctcp(TnaProgram):
         except ParserError:
             return IngressResult(drop=True)  # TNA drops on an ingress parser error
 
-        hdr.bridged.set_valid()
-        hdr.bridged.pkt_type = PKT_TYPE_BRIDGED
-        hdr.bridged.class_id = 0
-        hdr.bridged.ingress_port = ig_intr_md.ingress_port
-        hdr.bridged.orig_src_mac = hdr.ethernet.src_addr
-        hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr
+        bridge(hdr, ig_intr_md.ingress_port)
 
         md.forged = self.trust.apply(hdr, ig_intr_md.ingress_port, len(data))
         md.spoofed = self.source_guard.apply(hdr, ig_intr_md.ingress_port, len(data))

@@ -21,6 +21,7 @@ from .common import (
     QueueMetadataHook,
     RandomHook,
     SourceGuard,
+    bridge,
     header_parser,
     rebuild_feedback,
 )
@@ -29,7 +30,6 @@ from .headers import (
     ECN_CE,
     ECN_NOT_ECT,
     FEEDBACK_TYPE_QCN,
-    PKT_TYPE_BRIDGED,
     PKT_TYPE_MIRROR_FEEDBACK,
     BridgedMd,
     Ethernet,
@@ -215,12 +215,7 @@ class P4qcn(TnaProgram):
         except ParserError:
             return IngressResult(drop=True)  # TNA drops on an ingress parser error
 
-        hdr.bridged.set_valid()
-        hdr.bridged.pkt_type = PKT_TYPE_BRIDGED
-        hdr.bridged.class_id = 0
-        hdr.bridged.ingress_port = ig_intr_md.ingress_port
-        hdr.bridged.orig_src_mac = hdr.ethernet.src_addr
-        hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr
+        bridge(hdr, ig_intr_md.ingress_port)
         md.now_ticks = self.clock.apply(ig_intr_md)
         hdr.p4qcn_bridged.set_valid()
         hdr.p4qcn_bridged.now_ticks = md.now_ticks

@@ -19,6 +19,7 @@ from .common import (
     ParserError,
     QueueMetadataHook,
     SourceGuard,
+    bridge,
     egress_prefix_parser,
     header_parser,
     rebuild_feedback,
@@ -28,7 +29,6 @@ from .headers import (
     ECN_CE,
     ECN_NOT_ECT,
     FEEDBACK_TYPE_PMQECN_RATE,
-    PKT_TYPE_BRIDGED,
     PKT_TYPE_MIRROR_FEEDBACK,
     FbMirror,
     Headers,
@@ -271,12 +271,7 @@ class Pmqecn(TnaProgram):
             return IngressResult(drop=True)  # TNA drops on an ingress parser error
         qid = 0
 
-        hdr.bridged.set_valid()
-        hdr.bridged.pkt_type = PKT_TYPE_BRIDGED
-        hdr.bridged.class_id = 0
-        hdr.bridged.ingress_port = ig_intr_md.ingress_port
-        hdr.bridged.orig_src_mac = hdr.ethernet.src_addr
-        hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr
+        bridge(hdr, ig_intr_md.ingress_port)
         md.now_ticks = self.clock.apply(ig_intr_md)
         md.frame_bytes = hdr.ipv4.total_len + ETHERNET_HEADER_BYTES
 

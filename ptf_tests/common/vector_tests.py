@@ -77,3 +77,22 @@ def make_ptf_classes(program: str, namespace: dict[str, Any]) -> int:
     nfiles = len(vector_files(DEFAULT_VECTOR_ROOT, program))
     print(f"{program}: {len(cases)} vectors from {nfiles} files")
     return len(cases)
+
+
+def install_vector_tests(program: str, namespace: dict[str, Any]) -> None:
+    """A program's PTF module in one call: under the SDE's PTF runner one
+    BfRuntimeTest class per vector; under pytest one parametrized test per
+    vector, collected and skipped with the reason (no SDE here)."""
+    if not UNDER_PYTEST:
+        make_ptf_classes(program, namespace)
+        return
+    import pytest
+
+    cases = load_program_vectors(program)
+
+    @pytest.mark.sde
+    @pytest.mark.parametrize("vector", [v for _, v in cases], ids=[v.name for _, v in cases])
+    def test_on_switch(vector: object) -> None:
+        pytest.skip(skip_reason())
+
+    namespace["test_on_switch"] = test_on_switch
