@@ -190,6 +190,14 @@ class FrontPanelPort(Strict):
     autoneg: Literal["default", "enable", "disable"] = "default"
     lanes: Annotated[int, Field(ge=1, le=8)] | None = None  # None: the speed's default
     enable: bool = True
+    # 802.1Qbb: the priorities whose pause frames this port's MAC sends and
+    # honours (none: PFC off). The TM's side (which queues stop, when pauses
+    # are sent) is the program's, e.g. P4QCN's `pfc:` section.
+    pfc_priorities: list[Annotated[int, Field(ge=0, le=7)]] = Field(default_factory=list)
+
+    @property
+    def pfc_map(self) -> int:
+        return sum(1 << p for p in set(self.pfc_priorities))
 
     @property
     def n_lanes(self) -> int:
@@ -243,6 +251,14 @@ def check_ports(cfg: PortsConfig, profile: HwProfile, field: str = "") -> BoardP
                 f"{p.port} on {p.n_lanes} lanes runs past connector {connector}'s "
                 f"{board.lanes_per_connector} lanes",
             )
+        if len(set(p.pfc_priorities)) != len(p.pfc_priorities):
+            raise ConfigError(f"{where}.pfc_priorities", "a priority is named twice")
+        if profile.chip == "tofino2" and p.pfc_map not in (0, 0xFF):
+            raise ConfigError(
+                f"{where}.pfc_priorities",
+                "Tofino2's MAC enables PFC for all eight priorities or none "
+                "(bf_port_flow_control_pfc_set); give [0, 1, 2, 3, 4, 5, 6, 7] or leave it out",
+            )
         for k in range(p.n_lanes):
             if dev_port + k in taken:
                 j = taken[dev_port + k]
@@ -263,6 +279,7 @@ def port_writes(cfg: PortsConfig, board: BoardProfile) -> list[PortWrite]:
             AN_NAMES[p.autoneg],
             p.n_lanes,
             p.enable,
+            pfc_map=p.pfc_map,
         )
         for p in cfg.ports
     ]
@@ -313,7 +330,8 @@ def same_port(state: PortState | None, w: PortWrite) -> bool:
         state.autoneg,
         state.lanes,
         state.enable,
-    ) == (canonical_speed(w.speed), canonical_fec(w.fec), w.autoneg, w.lanes, w.enable)
+        state.pfc_map,
+    ) == (canonical_speed(w.speed), canonical_fec(w.fec), w.autoneg, w.lanes, w.enable, w.pfc_map)
 
 
 def dev_ports(writes: Iterable[object]) -> list[int]:

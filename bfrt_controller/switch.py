@@ -232,13 +232,18 @@ class PortWrite:
     lanes: int = 0
     enable: bool = True
     delete: bool = False
+    # Priorities (bit p = priority p) whose 802.1Qbb pause frames the MAC
+    # sends and honours: `$TX_PFC_EN_MAP` and `$RX_PFC_EN_MAP` (0: PFC off,
+    # the port's state after an add). The TM side is TmPfcWrite/TmPpgWrite.
+    pfc_map: int = 0
 
     def describe(self) -> str:
         if self.delete:
             return f"delete $PORT {self.dev_port}"
+        pfc = f" PFC map 0x{self.pfc_map:02x}" if self.pfc_map else ""
         return (
             f"$PORT {self.dev_port}: {self.speed} x{self.lanes} {self.fec} {self.autoneg} "
-            f"{'enabled' if self.enable else 'disabled'}"
+            f"{'enabled' if self.enable else 'disabled'}{pfc}"
         )
 
 
@@ -252,14 +257,16 @@ class PortState:
     lanes: int
     enable: bool
     up: bool
+    pfc_map: int = 0
 
     def matches(self, w: PortWrite) -> bool:
-        return (self.speed, self.fec, self.autoneg, self.lanes, self.enable) == (
+        return (self.speed, self.fec, self.autoneg, self.lanes, self.enable, self.pfc_map) == (
             w.speed,
             w.fec,
             w.autoneg,
             w.lanes,
             w.enable,
+            w.pfc_map,
         )
 
 

@@ -823,6 +823,8 @@ class BfrtSwitch(Switch):
         fields: dict[str, Any] = {
             "$AUTO_NEGOTIATION": values.autoneg,
             "$PORT_ENABLE": values.enable,
+            "$TX_PFC_EN_MAP": values.pfc_map,
+            "$RX_PFC_EN_MAP": values.pfc_map,
         }
         if mode_too:
             fields = {
@@ -854,7 +856,11 @@ class BfrtSwitch(Switch):
             self._port_call("entry_add", w.dev_port, self._port_data(w))
         elif same_port(prior, w):
             return
-        elif same_port(prior, replace(w, autoneg=prior.autoneg, enable=prior.enable)):
+        elif same_port(
+            prior, replace(w, autoneg=prior.autoneg, enable=prior.enable, pfc_map=prior.pfc_map)
+        ):
+            # tableEntryMod_internal sets these (the PFC maps too) on a port
+            # as it runs; only a mode change needs the delete and add.
             self._port_call("entry_mod", w.dev_port, self._port_data(w, mode_too=False))
         else:
             self._port_call("entry_del", w.dev_port)
@@ -1035,6 +1041,8 @@ class BfrtSwitch(Switch):
             int(d["$N_LANES"]),
             bool(d["$PORT_ENABLE"]),
             bool(d.get("$PORT_UP", False)),
+            # A map the two directions disagree on is not one this app wrote.
+            int(d["$TX_PFC_EN_MAP"]) if d["$TX_PFC_EN_MAP"] == d["$RX_PFC_EN_MAP"] else -1,
         )
 
     @staticmethod

@@ -184,7 +184,15 @@ class ModelSwitch(Switch):
         if refused is not None:
             raise P4ModelError(f"$PORT {w.dev_port}: {refused[1]}")
         up = w.enable and w.dev_port not in self.link_down
-        self.ports[w.dev_port] = PortState(w.speed, w.fec, w.autoneg, w.lanes, w.enable, up)
+        pfc_map = w.pfc_map
+        if self.profile.chip == "tofino2" and pfc_map not in (0, 0xFF):
+            # bf_port_flow_control_pfc_set refuses it and the server only
+            # logs that: the port keeps the maps it had.
+            held = self.ports.get(w.dev_port)
+            pfc_map = held.pfc_map if held is not None else 0
+        self.ports[w.dev_port] = PortState(
+            w.speed, w.fec, w.autoneg, w.lanes, w.enable, up, pfc_map
+        )
 
     def read_port(self, dev_port: int) -> PortState | None:
         return self.ports.get(dev_port)

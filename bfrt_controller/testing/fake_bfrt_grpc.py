@@ -56,7 +56,7 @@ from __future__ import annotations
 import copy
 import enum
 import queue
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
@@ -545,11 +545,25 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
                 "$N_LANES": FieldSpec("$N_LANES", 32),
                 "$PORT_ENABLE": FieldSpec("$PORT_ENABLE", type="bool"),
                 "$PORT_UP": FieldSpec("$PORT_UP", type="bool"),
+                # UINT32 bitmaps (bf_rt_port.json); the MAC has 8 priorities.
+                "$TX_PFC_EN_MAP": FieldSpec("$TX_PFC_EN_MAP", 32),
+                "$RX_PFC_EN_MAP": FieldSpec("$RX_PFC_EN_MAP", 32),
             },
             size=256,
         )
     )
     return specs
+
+
+def pfc_map_taken(chip: str, values: Mapping[str, Any]) -> bool:
+    """Whether a `$PORT` write changes the port's PFC maps, as
+    bf_rt_port_table_impl.cpp and bf_port_flow_control_pfc_set decide:
+    only with both maps given, and on Tofino2 only with the receive map
+    0 or 0xFF (per-priority maps are refused). Either failure is only
+    logged by the server: the write succeeds and the maps stay as they were."""
+    if "$TX_PFC_EN_MAP" not in values or "$RX_PFC_EN_MAP" not in values:
+        return False
+    return not (chip == "tofino2" and values["$RX_PFC_EN_MAP"] not in (0, 0xFF))
 
 
 def _short_names(full: str) -> list[str]:
@@ -1431,7 +1445,12 @@ class FakeSwitch:
                 }
                 port = dict(ports[dev_port])
             else:
-                port = {"$AUTO_NEGOTIATION": "PM_AN_DEFAULT", "$PORT_ENABLE": False}
+                port = {
+                    "$AUTO_NEGOTIATION": "PM_AN_DEFAULT",
+                    "$PORT_ENABLE": False,
+                    "$TX_PFC_EN_MAP": 0,
+                    "$RX_PFC_EN_MAP": 0,
+                }
         elif op == "MODIFY":
             if dev_port not in ports:
                 raise _Refused(StatusCode.NOT_FOUND, f"dev_port {dev_port} is not added")
@@ -1460,6 +1479,9 @@ class FakeSwitch:
         for name in ("$AUTO_NEGOTIATION", "$PORT_ENABLE"):
             if name in values:
                 port[name] = values[name]
+        if pfc_map_taken(self.profile.chip, values):
+            port["$TX_PFC_EN_MAP"] = values["$TX_PFC_EN_MAP"]
+            port["$RX_PFC_EN_MAP"] = values["$RX_PFC_EN_MAP"]
         ports[dev_port] = port
 
     def _read_port(self, table: FakeTable, key: _Key) -> _Data:

@@ -289,3 +289,49 @@ def test_a_port_add_without_fec_is_refused_by_the_fake(fake: FakeBfrtGrpc, sw: B
         t.entry_add(fake.Target(), [key], [data])
     assert "needs $SPEED and $FEC" in str(err.value)
     assert fake.ports() == {}
+
+
+# ---- PFC on the MAC ($TX_PFC_EN_MAP / $RX_PFC_EN_MAP) --------------------------
+
+
+def test_pfc_priorities_become_both_maps(profile: HwProfile) -> None:
+    c = cfg({"port": "1/0", "speed": "100G", "fec": "rs", "pfc_priorities": [3, 4]})
+    (w,) = port_writes(c, check_ports(c, profile))
+    assert w.pfc_map == 0b0001_1000
+
+
+def test_fake_writes_and_reads_back_the_pfc_maps(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None:
+    sw.write([p100(28, pfc_map=0x08)])
+    (call,) = [c for c in fake.writes() if c.table == "$PORT"]
+    # Both maps in one write: the server ignores one without the other.
+    assert {"$TX_PFC_EN_MAP", "$RX_PFC_EN_MAP"} <= set(call.fields)
+    st = sw.read_port(28)
+    assert st is not None and st.pfc_map == 0x08
+    before = len(fake.writes())
+    sw.write([p100(28, pfc_map=0x08)])  # as it is: nothing sent
+    assert len(fake.writes()) == before
+    sw.write([p100(28, pfc_map=0)])  # PFC off: a modify, no link flap
+    (off,) = fake.writes()[before:]
+    assert off.op == "MODIFY" and "$SPEED" not in off.fields
+    assert sw.read_port(28).pfc_map == 0  # type: ignore[union-attr]
+
+
+def test_tofino2_per_priority_map_is_refused_by_config_and_ignored_by_the_sde() -> None:
+    t2 = load_profile("tofino2")
+    c = cfg({"port": "1/0", "speed": "400G", "fec": "rs", "pfc_priorities": [3]},
+            board="tofino2-32d")  # fmt: skip
+    with pytest.raises(ConfigError, match="all eight priorities or none") as err:
+        check_ports(c, t2)
+    assert err.value.field == "ports[0].pfc_priorities"
+    # bf_port_flow_control_pfc_set refuses it and the server only logs: the
+    # write succeeds and the port keeps its maps, on the fake and the model.
+    w = PortWrite(8, "BF_SPEED_400G", "BF_FEC_TYP_REED_SOLOMON", "PM_AN_DEFAULT", 8, pfc_map=0x08)
+    sw = BfrtSwitch("pmqecn", t2, client_module=FakeBfrtGrpc("pmqecn", t2))
+    sw.connect()
+    sw.write([w])
+    assert sw.read_port(8).pfc_map == 0  # type: ignore[union-attr]
+    m = ModelSwitch("pmqecn", t2)
+    m.write([w])
+    assert m.read_port(8).pfc_map == 0  # type: ignore[union-attr]
+    m.write([PortWrite(8, w.speed, w.fec, w.autoneg, 8, pfc_map=0xFF)])
+    assert m.read_port(8).pfc_map == 0xFF  # type: ignore[union-attr]
