@@ -49,6 +49,7 @@ class HwProfile:
     capacity_gbps: int  # switching capacity: ports at a speed = capacity / speed
     front_panel_port_min: int  # first front-panel device port of pipe 0
     cpu_eth_ports: tuple[int, ...]
+    front_panel_ports_per_pipe: int
 
     @property
     def max_queue_id(self) -> int:
@@ -86,6 +87,17 @@ class HwProfile:
         if port > self.max_port:
             raise ValueError(f"front-panel port {n} is device port {port}, beyond {self.max_port}")
         return port
+
+    def front_panel_ports(self) -> list[int]:
+        """Every front-panel device port, pipe by pipe: what a switch with
+        many links numbers its ports from (models/net/topology.py)."""
+        local_bits = self.port_id_bits - (self.pipes - 1).bit_length()
+        first = self.front_panel_port_min
+        return [
+            (pipe << local_bits) + first + k
+            for pipe in range(self.pipes)
+            for k in range(self.front_panel_ports_per_pipe)
+        ]
 
     def valid_mirror_session(self, sid: int) -> bool:
         return self.mirror_session_min <= sid <= self.mirror_session_max
@@ -190,6 +202,11 @@ def _cross_check(p: HwProfile, source: str) -> None:
         raise ProfileError(
             f"{source}: key 'front_panel_port_min' {p.front_panel_port_min} is not a port of "
             f"pipe 0 (ports_per_pipe {p.ports_per_pipe})"
+        )
+    if p.front_panel_port_min + p.front_panel_ports_per_pipe > p.ports_per_pipe:
+        raise ProfileError(
+            f"{source}: key 'front_panel_ports_per_pipe' {p.front_panel_ports_per_pipe} from "
+            f"port {p.front_panel_port_min} runs past the pipe's {p.ports_per_pipe} ports"
         )
     for key in ("recirculation_ports", "pktgen_ports"):
         ports = getattr(p, key)

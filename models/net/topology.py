@@ -1,8 +1,9 @@
 """A scenario's graph: port numbers, addresses, shortest-path routes.
 
 Pure Python (no ns-3), so the numbering every scheme's switch configuration
-is built from can be tested on its own. Switch ports are numbered from 1 in
-the order the scenario lists the switch's links.
+is built from can be tested on its own. A switch's links take the chip's
+front-panel device ports in the order the scenario lists them, from the
+second (hw_profiles' front_panel_ports: Tofino 1..63, then pipe 1's 128...).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import itertools
 from collections import deque
 from dataclasses import dataclass
+
+from hw_profiles import load_profile
 
 from .network import ip_of_host, mac_of_host, mac_of_port
 from .scenario import Scenario, parse_rate
@@ -38,6 +41,7 @@ class Topology:
         self.ports: dict[str, dict[int, str]] = {w: {} for w in s.switches}
         self.links: list[TopoLink] = []
         self.neighbours: dict[str, list[str]] = {n: [] for n in (*s.hosts, *s.switches)}
+        self._front_panel = load_profile(s.chip).front_panel_ports()
         for link in s.links:
             rate = parse_rate(rate_override or link.rate or s.link.rate)
             delay_us = s.link.delay_us if link.delay_us is None else link.delay_us
@@ -45,11 +49,22 @@ class Topology:
             for node, other in ((link.a, link.b), (link.b, link.a)):
                 port = None
                 if node in self.switch_index:
-                    port = len(self.ports[node]) + 1
+                    port = self._dev_port(node, len(self.ports[node]) + 1)
                     self.ports[node][port] = other
                 ends.append(LinkEnd(node, port))
                 self.neighbours[node].append(other)
             self.links.append(TopoLink(ends[0], ends[1], rate, round(delay_us * 1000)))
+
+    def _dev_port(self, switch: str, n: int) -> int:
+        """The n-th link's device port: the chip's front-panel ports in
+        order from the second (port 1 on Tofino, 9 on Tofino2), past a
+        pipe's last into the next pipe's, never a CPU or recirculation port."""
+        if n >= len(self._front_panel):
+            raise ValueError(
+                f"{switch}: link {n} needs more than the {len(self._front_panel) - 1} "
+                f"front-panel ports of {self.scenario.chip}"
+            )
+        return self._front_panel[n]
 
     def port_to(self, switch: str, neighbour: str) -> int:
         for port, n in self.ports[switch].items():

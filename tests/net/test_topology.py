@@ -30,3 +30,20 @@ def test_addresses_are_per_host() -> None:
     assert topo.ip_text("h1") == "10.0.1.1"
     assert topo.ip_text("h5") == "10.0.5.1"
     assert topo.neighbour_mac("s1", topo.port_to("s1", "h1")) == topo.host_mac("h1")
+
+
+def test_a_switch_with_many_links_skips_cpu_and_recirculation_ports() -> None:
+    """Seed 002's dumbbell gives router1 101 links: the 64th and later go to
+    pipe 1 (128...), never Tofino's CPU Ethernet ports 64-67 or the
+    recirculation port 68 a P4 model would loop through."""
+    from hw_profiles import load_profile
+
+    t = Topology(load_scenario("tcp-dumbbell-s002"))
+    ports = sorted(t.ports["router1"])
+    assert len(ports) == 101
+    assert ports[:63] == list(range(1, 64)) and ports[63:66] == [128, 129, 130]
+    profile = load_profile("tofino")
+    bad = set(profile.cpu_eth_ports) | set(profile.recirculation_ports)
+    assert not bad & set(ports)
+    t2 = Topology(load_scenario("tcp-dumbbell-s002").model_copy(update={"chip": "tofino2"}))
+    assert sorted(t2.ports["router1"])[:2] == [9, 10]
