@@ -26,7 +26,7 @@ from ..common import (
 from ..errors import ConfigError
 from ..switch import EntryWrite, Switch, Write
 from . import names as n
-from .config import AqmConfig, QueueSpec, check_against
+from .config import AqmConfig, QueueSpec, check_against, curve_of
 from .levels import codel_entries, codel_tail_step_ticks, red_entries, ticks_ceil
 
 log = logging.getLogger("tofcc.aqm")
@@ -44,49 +44,45 @@ class AqmApp(IntendedStateApp):
         self.config = config
 
     def queue_writes(self, slot: int, q: QueueSpec) -> list[EntryWrite]:
-        """The queue's aqm_queue entry and its curve."""
+        """The queue's aqm_queue entry (its curve's entries are curve_writes')."""
         key = {n.K_EGRESS_PORT: Match(q.port), n.K_EGRESS_QID: Match(q.queue)}
+        curve = curve_of(self.config, q)
         ecn = int(q.ecn)
         if q.mode == "red":
-            writes = [
-                EntryWrite(
-                    n.AQM_QUEUE,
-                    key,
-                    n.SET_RED,
-                    {"slot": slot, "ecn": ecn, "block_last": (1 << q.w_q_shift) - 1},
-                )
-            ]
+            data = {"slot": slot, "curve": curve, "ecn": ecn, "block_last": (1 << q.w_q_shift) - 1}
+            return [EntryWrite(n.AQM_QUEUE, key, n.SET_RED, data)]
+        data = {
+            "slot": slot,
+            "curve": curve,
+            "ecn": ecn,
+            "target_ns": round(q.target_us * 1000),
+            "interval_ticks": ticks_ceil(q.interval_us * 1000),
+            "tail_step_ticks": codel_tail_step_ticks(q.interval_us, q.count_cap),
+        }
+        return [EntryWrite(n.AQM_QUEUE, key, n.SET_CODEL, data)]
+
+    def curve_writes(self, q: QueueSpec) -> list[EntryWrite]:
+        """The entries of the curve `q` reads (shared with every queue of the
+        same settings)."""
+        curve = curve_of(self.config, q)
+        if q.mode == "red":
             entries = red_entries(
                 q.min_th_cells, q.max_th_cells, q.max_p, q.w_q_shift, self.config.levels.max_steps
             )
-            return writes + [
+            return [
                 EntryWrite(
                     n.RED_LEVEL,
-                    {n.K_SLOT: Match(slot), n.K_AVG_SUM_CELLS: Match(e.value, mask=e.mask)},
+                    {n.K_CURVE: Match(curve), n.K_AVG_SUM_CELLS: Match(e.value, mask=e.mask)},
                     n.SET_LEVEL,
                     {"level": e.level, "hard": e.hard},
                     priority=ENTRY_PRIORITY,
                 )
                 for e in entries
             ]
-        writes = [
-            EntryWrite(
-                n.AQM_QUEUE,
-                key,
-                n.SET_CODEL,
-                {
-                    "slot": slot,
-                    "ecn": ecn,
-                    "target_ns": round(q.target_us * 1000),
-                    "interval_ticks": ticks_ceil(q.interval_us * 1000),
-                    "tail_step_ticks": codel_tail_step_ticks(q.interval_us, q.count_cap),
-                },
-            )
-        ]
-        return writes + [
+        return [
             EntryWrite(
                 n.CODEL_DUE,
-                {n.K_SLOT: Match(slot), n.K_ELAPSED_TICKS: Match(e.value, mask=e.mask)},
+                {n.K_CURVE: Match(curve), n.K_ELAPSED_TICKS: Match(e.value, mask=e.mask)},
                 n.SET_DUE,
                 {"due_count": e.due_count, "tail": e.tail},
                 priority=ENTRY_PRIORITY,
@@ -101,8 +97,13 @@ class AqmApp(IntendedStateApp):
             *trusted_port_writes(cfg.trusted_ports),
             *source_binding_writes(cfg.source_bindings),
         ]
+        written: set[tuple[str, int]] = set()
         for slot, q in enumerate(cfg.queues):
             writes += self.queue_writes(slot, q)
+            curve = (q.mode, curve_of(cfg, q))
+            if curve not in written:
+                written.add(curve)
+                writes += self.curve_writes(q)
         return by_table(writes)
 
     def live_state(self) -> dict[str, Any]:
@@ -119,7 +120,7 @@ class AqmApp(IntendedStateApp):
         cfg = self.config
         rows: list[dict[str, object]] = []
         for slot, q in enumerate(cfg.queues):
-            intended = self.queue_writes(slot, q)
+            intended = self.queue_writes(slot, q) + self.curve_writes(q)
             present = [
                 w
                 for w in intended

@@ -92,10 +92,40 @@ class AqmConfig(Strict):
     levels: Levels = Levels()
 
 
-def red_queue_entries(q: QueueSpec, cfg: AqmConfig) -> int:
+# Curves: queues with the same settings read the same red_level or
+# codel_due entries (the table's curve key, 8 bits).
+MAX_CURVES = 256
+
+
+def curve_settings(q: QueueSpec) -> tuple[object, ...]:
+    """What a queue's curve depends on: equal settings, one curve."""
+    if q.mode == "red":
+        return (q.min_th_cells, q.max_th_cells, q.max_p, q.w_q_shift)
+    return (q.interval_us, q.count_cap)
+
+
+def curves(cfg: AqmConfig, mode: Mode) -> list[QueueSpec]:
+    """One queue per distinct curve of `mode`, in the order the queues first
+    use them: a curve's index is its id."""
+    out: dict[tuple[object, ...], QueueSpec] = {}
+    for q in cfg.queues:
+        if q.mode == mode:
+            out.setdefault(curve_settings(q), q)
+    return list(out.values())
+
+
+def curve_of(cfg: AqmConfig, q: QueueSpec) -> int:
+    return [curve_settings(c) for c in curves(cfg, q.mode)].index(curve_settings(q))
+
+
+def red_curve_entries(q: QueueSpec, cfg: AqmConfig) -> int:
     return len(
         red_entries(q.min_th_cells, q.max_th_cells, q.max_p, q.w_q_shift, cfg.levels.max_steps)
     )
+
+
+def codel_curve_entries(q: QueueSpec) -> int:
+    return len(codel_entries(q.interval_us, q.count_cap))
 
 
 def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
@@ -128,21 +158,27 @@ def check_against(cfg: AqmConfig, profile: HwProfile) -> None:
     for i, q in enumerate(cfg.queues):
         check_queue(f"queues[{i}]", q, profile)
     no_repeats("queues", ((q.port, q.queue) for q in cfg.queues), " (port, queue)")
-    red = sum(red_queue_entries(q, cfg) for q in cfg.queues if q.mode == "red")
+    modes: tuple[Mode, ...] = ("red", "codel")
+    for mode in modes:
+        if len(curves(cfg, mode)) > MAX_CURVES:
+            raise ConfigError(
+                "queues",
+                f"{len(curves(cfg, mode))} distinct {mode} settings, more than the "
+                f"{MAX_CURVES} curves the table's key holds",
+            )
+    red = sum(red_curve_entries(c, cfg) for c in curves(cfg, "red"))
     if red > AQM_RED_LEVEL_ENTRIES:
         raise ConfigError(
             "queues",
-            f"the RED queues need {red} red_level entries, more than the table's "
-            f"{AQM_RED_LEVEL_ENTRIES}; use fewer levels.max_steps or queues",
+            f"the RED queues' curves need {red} red_level entries, more than the table's "
+            f"{AQM_RED_LEVEL_ENTRIES}; use fewer levels.max_steps or fewer distinct settings",
         )
-    codel = sum(
-        len(codel_entries(q.interval_us, q.count_cap)) for q in cfg.queues if q.mode == "codel"
-    )
+    codel = sum(codel_curve_entries(c) for c in curves(cfg, "codel"))
     if codel > AQM_CODEL_DUE_ENTRIES:
         raise ConfigError(
             "queues",
-            f"the CoDel queues need {codel} codel_due entries, more than the table's "
-            f"{AQM_CODEL_DUE_ENTRIES}; use a smaller count_cap or fewer queues",
+            f"the CoDel queues' curves need {codel} codel_due entries, more than the table's "
+            f"{AQM_CODEL_DUE_ENTRIES}; use a smaller count_cap or fewer distinct settings",
         )
 
 

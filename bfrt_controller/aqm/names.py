@@ -29,7 +29,7 @@ CODEL_DROP_START_TICKS = f"{EG}.codel_drop_start_ticks"
 
 K_EGRESS_PORT = "eg_intr_md.egress_port"
 K_EGRESS_QID = "eg_intr_md.egress_qid"
-K_SLOT = "eg_md.slot"
+K_CURVE = "eg_md.curve"
 K_AVG_SUM_CELLS = "eg_md.avg_sum_cells"
 K_ELAPSED_TICKS = "eg_md.elapsed_ticks"
 

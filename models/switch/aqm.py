@@ -86,9 +86,11 @@ class EgMd:
     random: int = 0
     mode: int = AQM_MODE_NONE
     slot: int = 0
+    curve: int = 0
     ecn: int = 0
     hard: int = 0
     block_last: int = 0
+    block_limit: int = 0
     block_end: int = 0
     block_sum_cells: int = 0
     avg_sum_cells: int = 0
@@ -162,11 +164,14 @@ class Aqm(TnaProgram):
         self.aqm_drops = p4.counter(Counter(f"{eg}.aqm_drops", AQM_PORTS, "packets"))
         self.aqm_marks = p4.counter(Counter(f"{eg}.aqm_marks", AQM_PORTS, "packets"))
 
-        self.set_red = Action(f"{eg}.set_red", (("slot", 9), ("ecn", 1), ("block_last", 32)))
+        self.set_red = Action(
+            f"{eg}.set_red", (("slot", 9), ("curve", 8), ("ecn", 1), ("block_last", 32))
+        )
         self.set_codel = Action(
             f"{eg}.set_codel",
             (
                 ("slot", 9),
+                ("curve", 8),
                 ("ecn", 1),
                 ("target_ns", 32),
                 ("interval_ticks", 32),
@@ -197,7 +202,7 @@ class Aqm(TnaProgram):
             Table(
                 f"{eg}.red_level",
                 [
-                    KeyField("eg_md.slot", 9, "exact"),
+                    KeyField("eg_md.curve", 8, "exact"),
                     KeyField("eg_md.avg_sum_cells", 32, "ternary"),
                 ],
                 [self.set_level, self.no_drop],
@@ -223,7 +228,7 @@ class Aqm(TnaProgram):
             Table(
                 f"{eg}.codel_due",
                 [
-                    KeyField("eg_md.slot", 9, "exact"),
+                    KeyField("eg_md.curve", 8, "exact"),
                     KeyField("eg_md.elapsed_ticks", 32, "ternary"),
                 ],
                 [self.set_due, self.no_due],
@@ -235,7 +240,7 @@ class Aqm(TnaProgram):
     # ---- RED register actions (one per register per packet) ---------
     def red_block_count(self, slot: int, md: EgMd) -> int:
         n = self.red_block_packets.read(slot)
-        if n >= md.block_last:
+        if n >= md.block_limit:
             self.red_block_packets.write(slot, 0)
             return 1
         self.red_block_packets.write(slot, (n + 1) & U32_MASK)
@@ -361,11 +366,13 @@ class Aqm(TnaProgram):
         if r.action == self.set_red.name:
             md.mode = AQM_MODE_RED
             md.slot = r.data["slot"]
+            md.curve = r.data["curve"]
             md.ecn = r.data["ecn"]
             md.block_last = r.data["block_last"]
         elif r.action == self.set_codel.name:
             md.mode = AQM_MODE_CODEL
             md.slot = r.data["slot"]
+            md.curve = r.data["curve"]
             md.ecn = r.data["ecn"]
             md.target_ns = r.data["target_ns"]
             md.interval_ticks = r.data["interval_ticks"]
@@ -385,6 +392,7 @@ class Aqm(TnaProgram):
 
     def red(self, hdr: AqmHeaders, md: EgMd, port: int, pkt_len: int) -> bool:
         slot = md.slot
+        md.block_limit = 0 if md.queue.depth_cells == 0 else md.block_last
         md.block_end = self.red_block_count(slot, md)
         if md.block_end == 1:
             md.block_sum_cells = self.red_sum_close(slot, md)
@@ -392,7 +400,9 @@ class Aqm(TnaProgram):
         else:
             self.red_sum_add(slot, md)
             md.avg_sum_cells = self.red_avg_read(slot)
-        r = self.red_level.lookup({"eg_md.slot": slot, "eg_md.avg_sum_cells": md.avg_sum_cells})
+        r = self.red_level.lookup(
+            {"eg_md.curve": md.curve, "eg_md.avg_sum_cells": md.avg_sum_cells}
+        )
         if r.action == self.set_level.name:
             md.level = r.data["level"]
             md.hard = r.data["hard"]
@@ -418,7 +428,9 @@ class Aqm(TnaProgram):
             self.codel_tail_reset(slot)
             return False
         md.elapsed_ticks = self.codel_dropping(slot, md)
-        r = self.codel_due.lookup({"eg_md.slot": slot, "eg_md.elapsed_ticks": md.elapsed_ticks})
+        r = self.codel_due.lookup(
+            {"eg_md.curve": md.curve, "eg_md.elapsed_ticks": md.elapsed_ticks}
+        )
         if r.action == self.set_due.name:
             md.due_count = r.data["due_count"]
             md.tail = r.data["tail"]

@@ -58,13 +58,14 @@ def test_default_config_writes_both_curves() -> None:
     assert entry.action == n.SET_CODEL
     assert entry.data == {
         "slot": 1,
+        "curve": 0,
         "ecn": 0,
         "target_ns": 5_000_000,
         "interval_ticks": 1_562_500,
         "tail_step_ticks": 195_313,  # 100 ms / sqrt(64) = 12.5 ms, rounded up to 64 ns
     }
     red_entry = model.table(n.AQM_QUEUE).lookup({n.K_EGRESS_PORT: 3, n.K_EGRESS_QID: 0})
-    assert red_entry.data == {"slot": 0, "ecn": 0, "block_last": 511}
+    assert red_entry.data == {"slot": 0, "curve": 0, "ecn": 0, "block_last": 511}
 
 
 @pytest.mark.parametrize(
@@ -94,10 +95,31 @@ def test_bad_input_is_refused_naming_the_field(
     assert field in str(exc.value), str(exc.value)
 
 
+def test_queues_with_equal_settings_share_one_curve() -> None:
+    """Thirty-two CoDel queues with one setting cost one curve."""
+    raw = copy.deepcopy(RAW)
+    raw["queues"] = [{"port": 4, "queue": qid, "mode": "codel"} for qid in range(32)] + [
+        {"port": 3, "queue": 0, "mode": "codel", "interval_us": 50_000}
+    ]
+    app = _app(raw)
+    app.push_all()
+    model = app.switch.model  # type: ignore[attr-defined]
+    per_curve = len(codel_entries(100_000, 64))
+    assert len(model.table(n.CODEL_DUE).entries) == per_curve + len(codel_entries(50_000, 64))
+    curves = {
+        model.table(n.AQM_QUEUE).lookup({n.K_EGRESS_PORT: 4, n.K_EGRESS_QID: qid}).data["curve"]
+        for qid in range(32)
+    }
+    assert curves == {0}
+    last = model.table(n.AQM_QUEUE).lookup({n.K_EGRESS_PORT: 3, n.K_EGRESS_QID: 0})
+    assert last.data["curve"] == 1 and last.data["slot"] == 32
+
+
 def test_too_many_codel_entries_refused_before_any_write() -> None:
     raw = copy.deepcopy(RAW)
     raw["queues"] = [
-        {"port": p, "queue": 0, "mode": "codel", "count_cap": 256} for p in (1, 2, 3, 4)
+        {"port": 4, "queue": i, "mode": "codel", "count_cap": 256, "interval_us": 100_000 - i}
+        for i in range(4)
     ]
     with pytest.raises(ConfigError) as exc:
         parse_config(raw, "cfg.yaml")

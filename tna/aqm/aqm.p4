@@ -6,7 +6,9 @@
  * Ingress: trust, source binding and routing (the shared includes); the
  *          ingress clock and the arrival timestamp are bridged to egress.
  * Egress, per departing IPv4 data packet: aqm_queue (egress port, queue)
- * names the queue's slot in the registers, its mechanism and ECN mode.
+ * names the queue's slot in the registers, its mechanism, ECN mode and
+ * curve (the red_level or codel_due entries it reads: queues with the same
+ * settings share one curve, so the tables do not grow with the queues).
  *   RED:   the average queue is the mean depth of the last complete block
  *          of 2^k packets (kept as the block's sum, N x avg); red_level
  *          (ternary on that sum, written by the controller from min_th,
@@ -56,10 +58,12 @@ struct eg_md_t {
     bit<16>     random;           /* 0..32767 */
     bit<2>      mode;
     aqm_slot_t  slot;
+    bit<8>      curve;            /* the queue's red_level / codel_due entries */
     bit<1>      ecn;              /* mark ECT packets CE instead of dropping */
     bit<1>      hard;             /* drop even an ECT packet */
     /* RED */
     bit<32>     block_last;       /* 2^k - 1: the block's last packet index */
+    bit<32>     block_limit;      /* block_last, or 0 when the queue was empty */
     bit<1>      block_end;
     bit<32>     block_sum_cells;  /* sum of the block just closed */
     bit<32>     avg_sum_cells;    /* N x avg */
@@ -223,9 +227,10 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     Counter<bit<32>, PortId_t>(AQM_PORTS, CounterType_t.PACKETS) aqm_marks;
 
     /* ---- configuration ---------------------------------------------- */
-    action set_red(bit<9> slot, bit<1> ecn, bit<32> block_last) {
+    action set_red(bit<9> slot, bit<8> curve, bit<1> ecn, bit<32> block_last) {
         eg_md.mode = AQM_MODE_RED;
         eg_md.slot = slot;
+        eg_md.curve = curve;
         eg_md.ecn = ecn;
         eg_md.block_last = block_last;
         eg_md.target_ns = 0;
@@ -233,10 +238,11 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.tail_step_ticks = 0;
     }
 
-    action set_codel(bit<9> slot, bit<1> ecn, bit<32> target_ns,
+    action set_codel(bit<9> slot, bit<8> curve, bit<1> ecn, bit<32> target_ns,
                      bit<32> interval_ticks, bit<32> tail_step_ticks) {
         eg_md.mode = AQM_MODE_CODEL;
         eg_md.slot = slot;
+        eg_md.curve = curve;
         eg_md.ecn = ecn;
         eg_md.block_last = 0;
         eg_md.target_ns = target_ns;
@@ -247,6 +253,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     action no_aqm() {
         eg_md.mode = AQM_MODE_NONE;
         eg_md.slot = 0;
+        eg_md.curve = 0;
         eg_md.ecn = 0;
         eg_md.block_last = 0;
         eg_md.target_ns = 0;
@@ -267,15 +274,20 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     /* ---- RED ---------------------------------------------------------- */
     /* The stateful ALU has no shifter, so avg += (q - avg) w_q cannot be
      * applied in the one access a packet gets: the average is the mean of
-     * the last complete block of 2^k packets instead (README). */
+     * the last complete block of 2^k packets instead (README). A packet
+     * that finds the queue empty closes the block early, the packets the
+     * block lacked counting as an empty queue: Floyd & Jacobson's idle-time
+     * rule, and what lets a high average fall once RED's drops have
+     * drained the queue (else it would wait for 2^k more packets). */
     Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) red_block_packets;
     Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) red_block_sum_cells;
     Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) red_avg_sum_cells;
 
-    /* 1 for the block's last packet (index 2^k - 1), which starts the next. */
+    /* 1 for the block's last packet (index 2^k - 1, or one that found the
+     * queue empty), which starts the next. */
     RegisterAction<bit<32>, aqm_slot_t, bit<1>>(red_block_packets) red_block_count = {
         void apply(inout bit<32> n, out bit<1> end) {
-            if (n >= eg_md.block_last) {
+            if (n >= eg_md.block_limit) {
                 n = 0;
                 end = 1;
             } else {
@@ -329,7 +341,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
 
     table red_level {
         key = {
-            eg_md.slot          : exact;
+            eg_md.curve         : exact;
             eg_md.avg_sum_cells : ternary;
         }
         actions = { set_level; no_drop; }
@@ -455,7 +467,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
 
     table codel_due {
         key = {
-            eg_md.slot          : exact;
+            eg_md.curve         : exact;
             eg_md.elapsed_ticks : ternary;
         }
         actions = { set_due; no_due; }
@@ -481,6 +493,13 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
             aqm_queue.apply();
             codel_times();
             if (eg_md.mode == AQM_MODE_RED) {
+                /* One comparison in the stateful ALU: its input crossbar
+                 * takes the limit, not the depth beside it. */
+                if (eg_md.queue.depth_cells == 0) {
+                    eg_md.block_limit = 0;
+                } else {
+                    eg_md.block_limit = eg_md.block_last;
+                }
                 eg_md.block_end = red_block_count.execute(eg_md.slot);
                 if (eg_md.block_end == 1) {
                     eg_md.block_sum_cells = red_sum_close.execute(eg_md.slot);
