@@ -39,7 +39,7 @@ from .headers import (
 from .tna import EgressIntrinsic, EgressResult, IngressIntrinsic, IngressResult, TnaProgram
 
 AQM_PORTS = 512
-AQM_SLOTS = 512
+AQM_SLOTS = 256
 AQM_QUEUE_ENTRIES = 512
 AQM_RED_LEVEL_ENTRIES = 4096
 AQM_CODEL_DUE_ENTRIES = 4096
@@ -165,12 +165,12 @@ class Aqm(TnaProgram):
         self.aqm_marks = p4.counter(Counter(f"{eg}.aqm_marks", AQM_PORTS, "packets"))
 
         self.set_red = Action(
-            f"{eg}.set_red", (("slot", 9), ("curve", 8), ("ecn", 1), ("block_last", 32))
+            f"{eg}.set_red", (("slot", 8), ("curve", 8), ("ecn", 1), ("block_last", 32))
         )
         self.set_codel = Action(
             f"{eg}.set_codel",
             (
-                ("slot", 9),
+                ("slot", 8),
                 ("curve", 8),
                 ("ecn", 1),
                 ("target_ns", 32),

@@ -32,7 +32,9 @@
 #include "../include/test_hooks.p4"
 
 #define AQM_PORTS 512
-#define AQM_SLOTS 512
+/* 256 queue slots: a register of 512 entries reads, to the tools that map
+ * vector ports to device ports, as one entry per port. */
+#define AQM_SLOTS 256
 #define AQM_QUEUE_ENTRIES 512
 /* Ternary entries: the controller expands each queue's ranges into
  * prefixes (tna/aqm/README.md gives the count per queue). */
@@ -43,7 +45,7 @@ const bit<2> AQM_MODE_NONE = 0;
 const bit<2> AQM_MODE_RED = 1;
 const bit<2> AQM_MODE_CODEL = 2;
 
-typedef bit<9> aqm_slot_t;
+typedef bit<8> aqm_slot_t;
 
 struct ig_md_t {
     parsed_md_t parsed;
@@ -227,7 +229,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     Counter<bit<32>, PortId_t>(AQM_PORTS, CounterType_t.PACKETS) aqm_marks;
 
     /* ---- configuration ---------------------------------------------- */
-    action set_red(bit<9> slot, bit<8> curve, bit<1> ecn, bit<32> block_last) {
+    action set_red(bit<8> slot, bit<8> curve, bit<1> ecn, bit<32> block_last) {
         eg_md.mode = AQM_MODE_RED;
         eg_md.slot = slot;
         eg_md.curve = curve;
@@ -238,7 +240,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.tail_step_ticks = 0;
     }
 
-    action set_codel(bit<9> slot, bit<8> curve, bit<1> ecn, bit<32> target_ns,
+    action set_codel(bit<8> slot, bit<8> curve, bit<1> ecn, bit<32> target_ns,
                      bit<32> interval_ticks, bit<32> tail_step_ticks) {
         eg_md.mode = AQM_MODE_CODEL;
         eg_md.slot = slot;
