@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from typing import TypeVar
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import pytest
 
 from bfrt_controller.aqm.levels import (
     codel_breakpoints_ticks,
@@ -17,13 +21,15 @@ from bfrt_controller.aqm.levels import (
     ticks_ceil,
 )
 from hw_profiles import load_profile
-from models.switch.aqm import Aqm, AqmBridged, not_before
+from models.switch.aqm import Aqm, AqmBridged, EgMd, not_before
 from models.switch.common import CLOCK_TICK_SHIFT
 from models.switch.core import Match
 from models.switch.headers import BridgedMd, Ethernet, Header, Ipv4, Udp, emit
-from models.switch.registry import make_model
+from models.switch.registry import PROGRAMS, make_model
+from models.switch.target import ModelTarget
 from models.switch.tna import EgressIntrinsic
 from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
+from models.vectors.runner import VectorMismatch, run_vector
 
 EG = "SwitchEgress"
 H = TypeVar("H", bound=Header)
@@ -259,3 +265,87 @@ def test_red_real_random_source_follows_the_level() -> None:
         data = _bridged(0, 0, 0x0A000202)
         drops += model.egress(EgressIntrinsic(2, 0, enq_qdepth=12), data).drop
     assert 0.22 < drops / n < 0.28
+
+
+def _broken_models() -> dict[str, Callable[[Aqm], None]]:
+    """Plausible mistakes, each of which some vector must catch."""
+
+    def count_off_by_one(m: Aqm) -> None:
+        step = m.codel_count_step
+
+        def one_more(slot: int, md: EgMd) -> int:
+            return step(slot, replace(md, due_count=md.due_count + 1))
+
+        m.codel_count_step = one_more  # type: ignore[method-assign]
+
+    def first_above_without_interval(m: Aqm) -> None:
+        above = m.codel_above_target
+        m.codel_above_target = lambda slot, md: above(
+            slot, replace(md, deadline_ticks=md.deq_ticks)
+        )  # type: ignore[method-assign]
+
+    def wrapless_compare(m: Aqm) -> None:
+        def above(slot: int, md: EgMd) -> int:
+            first = m.codel_first_above_ticks.read(slot)
+            if first == 0:
+                m.codel_first_above_ticks.write(slot, md.deadline_ticks)
+                return 0
+            return int(md.deq_ticks >= first)
+
+        m.codel_above_target = above  # type: ignore[method-assign]
+
+    def no_tail(m: Aqm) -> None:
+        m.codel_tail_step = lambda slot, md: 0  # type: ignore[method-assign]
+
+    def red_at_or_below_level(m: Aqm) -> None:
+        red = m.red
+
+        def at_or_below(hdr: Any, md: EgMd, port: int, pkt_len: int) -> bool:
+            md.random = max(0, md.random - 1)
+            return red(hdr, md, port, pkt_len)
+
+        m.red = at_or_below  # type: ignore[method-assign]
+
+    def avg_is_instantaneous(m: Aqm) -> None:
+        m.red_avg_read = lambda slot: 0  # type: ignore[method-assign]
+
+    def empty_queue_ignored(m: Aqm) -> None:
+        count = m.red_block_count
+
+        def ignore_empty(slot: int, md: EgMd) -> int:
+            md.block_limit = md.block_last
+            return count(slot, md)
+
+        m.red_block_count = ignore_empty  # type: ignore[method-assign]
+
+    def ecn_ignores_hard(m: Aqm) -> None:
+        verdict = m.verdict
+
+        def mark_any_ect(hdr: Any, may_mark: bool, port: int, n: int) -> bool:
+            return verdict(hdr, hdr.ipv4.ecn != 0, port, n)
+
+        m.verdict = mark_any_ect  # type: ignore[method-assign]
+
+    return {f.__name__: f for f in (
+        count_off_by_one, first_above_without_interval, wrapless_compare, no_tail,
+        red_at_or_below_level, avg_is_instantaneous, empty_queue_ignored, ecn_ignores_hard,
+    )}  # fmt: skip
+
+
+BROKEN = _broken_models()
+
+
+@pytest.mark.parametrize("mistake", sorted(BROKEN))
+def test_vectors_catch_a_broken_model(mistake: str) -> None:
+    failures = 0
+    for file in ("red.yaml", "codel.yaml"):
+        vfile = load_vector_file(DEFAULT_VECTOR_ROOT / "aqm" / file)
+        for vector in vfile.vectors:
+            model = make_model("aqm", load_profile("tofino"))
+            assert isinstance(model, Aqm)
+            BROKEN[mistake](model)
+            try:
+                run_vector(ModelTarget(model), vfile, vector, PROGRAMS["aqm"].queue_hook)
+            except VectorMismatch:
+                failures += 1
+    assert failures > 0, f"no vector notices {mistake}"
