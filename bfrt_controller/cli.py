@@ -298,10 +298,14 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
     "set",
     help="Set BFCC parameters, all or none: tofcc --program bfcc set t_min_us=80000 rt1_packets=9 "
     f"(names: {', '.join(PARAM_NAMES)}). P4QCN: tofcc --program p4qcn set q_min_cells=100 "
-    "q_max_cells=300 [--queue 4/0] (q_min_cells, q_max_cells, feedback_interval_us, mode).",
+    "q_max_cells=300 [--queue 4/0] (q_min_cells, q_max_cells, feedback_interval_us, mode). "
+    "AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0] (min_th_cells, "
+    "max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn).",
 )
 @click.argument("pairs", nargs=-1, required=True)
-@click.option("--queue", "queues", multiple=True, help="p4qcn: PORT/QUEUE to change (default all)")
+@click.option(
+    "--queue", "queues", multiple=True, help="p4qcn, aqm: PORT/QUEUE to change (default all)"
+)
 @click.pass_obj
 def set_params(obj: Context, pairs: tuple[str, ...], queues: tuple[str, ...]) -> None:
     if obj.program.name == "p4qcn":
@@ -309,8 +313,13 @@ def set_params(obj: Context, pairs: tuple[str, ...], queues: tuple[str, ...]) ->
 
         set_queues(obj, pairs, queues, console)
         return
+    if obj.program.name == "aqm":
+        from .aqm.commands import set_queues as set_aqm_queues
+
+        set_aqm_queues(obj, pairs, queues, console)
+        return
     if queues:
-        raise ConfigError("--queue", "only for --program p4qcn")
+        raise ConfigError("--queue", "only for --program p4qcn or aqm")
     obj.require("bfcc")
     # Parsed before the switch is opened: a typo never reaches it.
     changes = _parse_params(pairs)

@@ -155,3 +155,59 @@ def test_cli_status_and_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     bad.write_text(yaml.safe_dump(_raw(0, max_p=2)))
     assert run([*base, "apply", str(bad)]) == 2
     assert "max_p" in capsys.readouterr().out
+
+
+def test_set_changes_one_curve_in_one_batch() -> None:
+    app = _app()
+    app.push_all()
+    model = app.switch.model  # type: ignore[attr-defined]
+    changes = app.set_queues({(4, 0): {"count_cap": 16, "target_us": 2000.0}})
+    assert {(c.queue, c.what, c.new) for c in changes} == {
+        ("4/0", "count_cap", 16),
+        ("4/0", "target_us", 2000.0),
+    }
+    entry = model.table(n.AQM_QUEUE).lookup({n.K_EGRESS_PORT: 4, n.K_EGRESS_QID: 0})
+    assert entry.data["target_ns"] == 2_000_000
+    # The old curve's 1172 entries are gone, the new curve's 317 written.
+    assert len(model.table(n.CODEL_DUE).entries) == len(codel_entries(100_000, 16))
+    assert app.live_state() == {"4/0": {"count_cap": 16, "target_us": 2000.0}}
+    assert app.set_queues({(4, 0): {"count_cap": 16}}) == []
+
+
+@pytest.mark.parametrize(
+    ("update", "field"),
+    [
+        ({(3, 0): {"max_p": 2.0}}, "set 3/0 max_p"),
+        ({(3, 0): {"min_th_cells": 400}}, "set 3/0"),
+        ({(4, 0): {"count_cap": 0}}, "set 4/0 count_cap"),
+        ({(4, 0): {"gentle": True}}, "4/0 gentle"),
+        ({(9, 0): {"max_p": 0.1}}, "queue"),
+    ],
+)
+def test_bad_set_names_the_field_and_writes_nothing(
+    update: dict[tuple[int, int], dict[str, object]], field: str
+) -> None:
+    app = _app()
+    app.push_all()
+    model = app.switch.model  # type: ignore[attr-defined]
+    before = len(model.table(n.RED_LEVEL).entries), len(model.table(n.CODEL_DUE).entries)
+    with pytest.raises(ConfigError) as exc:
+        app.set_queues(update)
+    assert field in str(exc.value), str(exc.value)
+    after = len(model.table(n.RED_LEVEL).entries), len(model.table(n.CODEL_DUE).entries)
+    assert after == before and app.live_state() == {}
+
+
+def test_cli_set_persists_in_the_model_state(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = str(tmp_path / "state.json")
+    base = ["--program", "aqm", "--state", state]
+    assert run([*base, "set", "max_p=0.1", "--queue", "3/0"]) == 0
+    assert run([*base, "set", "max_p=x"]) == 2
+    assert run([*base, "set", "ecn=maybe"]) == 2
+    assert run([*base, "set", "max_p=5", "--queue", "3/0"]) != 0
+    # Each run restored the saved change (restore_live) before its own.
+    assert run([*base, "set", "max_th_cells=300", "--queue", "3/0"]) == 0
+    saved = yaml.safe_load(Path(state).read_text())
+    assert saved["live"] == {"3/0": {"max_p": 0.1, "max_th_cells": 300}}
