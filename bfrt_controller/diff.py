@@ -20,6 +20,8 @@ from .switch import (
     PortWrite,
     RegisterWrite,
     Switch,
+    TmPfcWrite,
+    TmPpgWrite,
     TmQueueWrite,
     TmShapingWrite,
     Write,
@@ -111,7 +113,39 @@ def diff_one(switch: Switch, w: Write) -> Difference | None:
             return "off" if kbps is None else f"{kbps} kb/s"
 
         return Difference("change", where, fmt(now_kbps), fmt(w.max_rate_kbps))
+    if isinstance(w, TmPfcWrite):
+        return _diff_pfc(switch, w)
+    if isinstance(w, TmPpgWrite):
+        return _diff_ppg(switch, w)
     return _diff_port(switch, w)
+
+
+def _diff_ppg(switch: Switch, w: TmPpgWrite) -> Difference | None:
+    held = switch.read_tm_ppg(w.port, w.ppg_id)
+    where = f"tm ppg {w.ppg_id} port {w.port}"
+    if w.delete:
+        return None if held is None else Difference("remove", where, held.describe(), "")
+    if held == w:
+        return None
+    before = "" if held is None else held.describe()
+    return Difference("add" if held is None else "change", where, before, w.describe())
+
+
+def _diff_pfc(switch: Switch, w: TmPfcWrite) -> Difference | None:
+    """The port's PFC modes and each lossless queue's CoS, against the write."""
+    queues = w.queues or (0,)
+    now = [switch.read_tm_pfc(w.port, q) for q in queues]
+    want_cos = [w.pfc_cos if w.queues else now[0][2]] * len(queues)
+    got = (now[0][0], now[0][1], [n[2] for n in now])
+    want = (w.mode_tx, w.mode_rx, want_cos)
+    if got == want:
+        return None
+
+    def fmt(v: tuple[str, str, list[int]]) -> str:
+        cos = ",".join(str(c) for c in v[2]) if w.queues else "-"
+        return f"tx {v[0]}, rx {v[1]}, queue cos {cos}"
+
+    return Difference("change", f"tm port {w.port} PFC", fmt(got), fmt(want))
 
 
 def diff_writes(switch: Switch, writes: Sequence[Write]) -> list[Difference]:

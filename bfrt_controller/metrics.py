@@ -152,6 +152,32 @@ ROW_METRICS: tuple[RowMetric, ...] = (
     RowMetric(
         "reaction points", "fakes_sent", "bfcc_fakes_sent", "counter", "Fake packets sent.", _PORT
     ),
+    # P4QCN's PFC watchdog (pfc_watchdog.py), per port.
+    RowMetric(
+        "pfc watchdog",
+        "rx_paused_us",
+        "pfc_rx_paused_seconds",
+        "counter",
+        "Time the neighbour held the lossless CoS paused ($ReceivePri<cos>Pause1USCount).",
+        (("port", "port"), ("cos", "cos")),
+        1e-6,
+    ),
+    RowMetric(
+        "pfc watchdog",
+        "storm",
+        "pfc_storm",
+        "gauge",
+        "1 while the watchdog sees the port in a PFC pause storm.",
+        (("port", "port"), ("cos", "cos")),
+    ),
+    RowMetric(
+        "pfc watchdog",
+        "storms",
+        "pfc_storms",
+        "counter",
+        "PFC pause storms detected.",
+        (("port", "port"), ("cos", "cos")),
+    ),
     # Front-panel ports (the $PORT table).
     RowMetric(
         PORT_STATUS_SECTION,

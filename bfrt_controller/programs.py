@@ -161,6 +161,7 @@ def _bfcc() -> Program:
 def _p4qcn() -> Program:
     from .p4qcn import app
     from .p4qcn.config import DEFAULT_CONFIG, parse_config
+    from .pfc_watchdog import WATCHDOG_SECTION
 
     return Program(
         "p4qcn",
@@ -186,6 +187,17 @@ def _p4qcn() -> Program:
                 ),
             ),
             (PORTS_SECTION, PORT_GUARD_COLUMNS),
+            (
+                WATCHDOG_SECTION,
+                (
+                    ("port", "port"),
+                    ("CoS", "cos"),
+                    ("storm", "storm"),
+                    ("storms", "storms"),
+                    ("paused us", "rx_paused_us"),
+                    ("honouring", "honouring"),
+                ),
+            ),
         ),
     )
 

@@ -58,7 +58,15 @@ from .errors import ConfigError, ControllerError, SwitchUnavailable, WriteError
 from .ports import PORT_STATUS_SECTION, PortsConfig, check_ports, port_rows, port_writes
 from .programs import PROGRAMS, App, Program, get_program
 from .supervisor import Supervisor
-from .switch import EntryWrite, MirrorSessionWrite, PortWrite, Switch, Write
+from .switch import (
+    EntryWrite,
+    MirrorSessionWrite,
+    PortWrite,
+    Switch,
+    TmPfcWrite,
+    TmPpgWrite,
+    Write,
+)
 from .sync import holds_state, sync_with_switch
 from .targets import open_switch
 from .validation import load_yaml, parse_model
@@ -253,6 +261,9 @@ def reload_writes(old: TargetApp, new: TargetApp) -> list[Write]:
     }
     kept_sessions = {w.sid for w in new_writes if isinstance(w, MirrorSessionWrite)}
     kept_ports = {w.dev_port for w in new_writes if isinstance(w, PortWrite)}
+    kept_pfc = {(w.port, q) for w in new_writes if isinstance(w, TmPfcWrite) for q in w.queues}
+    kept_pfc_ports = {w.port for w in new_writes if isinstance(w, TmPfcWrite)}
+    kept_ppg_ports = {w.port for w in new_writes if isinstance(w, TmPpgWrite)}
     gone: list[Write] = []
     for w in old.intended_writes():
         if isinstance(w, EntryWrite) and w.op not in ("delete", "default"):
@@ -262,6 +273,15 @@ def reload_writes(old: TargetApp, new: TargetApp) -> list[Write]:
             gone.append(MirrorSessionWrite(w.sid, w.port, delete=True))
         elif isinstance(w, PortWrite) and not w.delete and w.dev_port not in kept_ports:
             gone.append(PortWrite(w.dev_port, delete=True))
+        elif isinstance(w, TmPpgWrite) and not w.delete and w.port not in kept_ppg_ports:
+            gone.append(TmPpgWrite(w.ppg_id, w.port, delete=True))
+        elif isinstance(w, TmPfcWrite):
+            # PFC the new config no longer gives: back to power-on (no pause
+            # sent, none honoured, CoS 0) on the queues it leaves behind.
+            dropped = tuple(q for q in w.queues if (w.port, q) not in kept_pfc)
+            if w.port not in kept_pfc_ports or dropped:
+                off = w.port not in kept_pfc_ports
+                gone.append(TmPfcWrite(w.port, w.cos, dropped, generate=not off, honour=False))
     ports = [w for w in new_writes if isinstance(w, PortWrite)]
     rest = [w for w in new_writes if not isinstance(w, PortWrite)]
     removed_ports = [w for w in gone if isinstance(w, PortWrite)]
@@ -287,7 +307,15 @@ def _pmqecn_start(app: Any, now_s: float) -> None:
 # The periodic step of each program (its app, now) -> writes it made. A
 # program without one is still watched: the supervisor's probe re-pushes a
 # restarted switch, and each cycle reads back what the switch holds.
-CYCLES: dict[str, Callable[[Any, float], int]] = {"pmqecn": _pmqecn_cycle}
+def _p4qcn_cycle(app: Any, now_s: float) -> int:
+    # The PFC watchdog: each storm broken or restored is a write.
+    return len(app.watchdog_once(now_s))
+
+
+CYCLES: dict[str, Callable[[Any, float], int]] = {
+    "pmqecn": _pmqecn_cycle,
+    "p4qcn": _p4qcn_cycle,
+}
 STARTS: dict[str, Callable[[Any, float], None]] = {"pmqecn": _pmqecn_start}
 
 

@@ -109,6 +109,115 @@ class TmShapingWrite:
         return f"{where}: max_rate {self.max_rate_kbps} kb/s, burst {self.max_burst_bytes} B"
 
 
+# PFC (802.1Qbb) in the TM, as open-p4studio's bf_rt_tm_tf1.json and
+# tf2.json declare it: tm.port.flowcontrol (key dev_port) mode_tx / mode_rx,
+# each one of "NONE", "PFC", "PAUSE" (bf_rt_tm_table_impl_port.cpp maps them
+# to BF_TM_PAUSE_NONE/PFC/PORT); tm.queue.cfg (key pg_id, pg_queue) pfc_cos,
+# uint8, "Non-zero CoS value set when the egress queue needs to honor
+# received PFC from downstream ... By default, all queues use mapping CoS
+# zero". So a lossless class has a CoS of 1..7 (0 is "honours nothing").
+PFC_MODES = ("NONE", "PFC", "PAUSE")
+MIN_PFC_COS, MAX_PFC_COS = 1, 7
+
+
+@dataclass(frozen=True)
+class TmPfcWrite:
+    """Priority flow control of one port in the TM: `generate` sends PFC
+    frames for the port's lossless priority group (tm.port.flowcontrol
+    mode_tx "PFC", else "NONE"); `honour` stops `queues` when the link
+    partner pauses CoS `cos` (mode_rx "PFC" and each queue's tm.queue.cfg
+    pfc_cos = cos; else "NONE" and pfc_cos 0). The watchdog turns `honour`
+    off to break a pause storm and back on to restore."""
+
+    port: int
+    cos: int
+    queues: tuple[int, ...] = ()
+    generate: bool = True
+    honour: bool = True
+
+    def describe(self) -> str:
+        qs = ",".join(str(q) for q in self.queues) or "none"
+        return (
+            f"tm port {self.port} PFC cos {self.cos}: "
+            f"{'generate' if self.generate else 'no generate'}, "
+            f"{'honour' if self.honour else 'ignore'} on queues {qs}"
+        )
+
+    @property
+    def mode_tx(self) -> str:
+        return "PFC" if self.generate else "NONE"
+
+    @property
+    def mode_rx(self) -> str:
+        return "PFC" if self.honour else "NONE"
+
+    @property
+    def pfc_cos(self) -> int:
+        return self.cos if self.honour else 0
+
+
+# tm.ppg.cfg (bf_rt_tm_tf1.json, tf2 the same): key ppg_id "(1..255) ...
+# chosen by the application when it adds a new entry ... (up to 128 items
+# per pipe)"; action dev_port (dev_port, pfc_enable, pfc_skid_max_cells);
+# fields icos_0..icos_7 (bool), guaranteed_cells, hysteresis_cells,
+# pool_max_cells (uint32), pool_id and dynamic_baf (string choices).
+PPG_POOLS = ("IG_APP_POOL_0", "IG_APP_POOL_1", "IG_APP_POOL_2", "IG_APP_POOL_3")
+PPG_BAF_CHOICES = ("1.5%", "3%", "6%", "11%", "20%", "33%", "50%", "66%", "80%", "DISABLE")
+MIN_PPG_ID, MAX_PPG_ID = 1, 255
+MAX_PPGS_PER_PIPE = 128
+MAX_CELLS = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class TmPpgWrite:
+    """A port's lossless priority group (tm.ppg.cfg), the ingress side that
+    generates PFC: the port's packets of iCoS `icos` are counted in the PPG;
+    once they hold `xoff_cells` of its application pool (pool_max_cells,
+    static: dynamic_baf "DISABLE", nothing guaranteed) the TM pauses the
+    neighbour; it resumes `xoff_cells - xon_cells` lower (hysteresis_cells);
+    `headroom_cells` (pfc_skid_max_cells) hold what is in flight meanwhile.
+    `delete` frees the PPG (its iCoS go back to the port's default PPG)."""
+
+    ppg_id: int
+    port: int
+    icos: tuple[int, ...] = ()
+    xoff_cells: int = 0
+    xon_cells: int = 0
+    headroom_cells: int = 0
+    pool: str = PPG_POOLS[0]
+    delete: bool = False
+
+    def describe(self) -> str:
+        if self.delete:
+            return f"delete tm ppg {self.ppg_id} of port {self.port}"
+        return (
+            f"tm ppg {self.ppg_id} port {self.port} icos {','.join(map(str, self.icos))}: "
+            f"xoff {self.xoff_cells}, xon {self.xon_cells}, headroom {self.headroom_cells} "
+            f"cells in {self.pool}"
+        )
+
+    def fields(self) -> dict[str, object]:
+        """The write's tm.ppg.cfg data fields (action dev_port's and the rest)."""
+        out: dict[str, object] = {f"icos_{c}": c in self.icos for c in range(8)}
+        out.update(
+            {
+                "guaranteed_cells": 0,
+                "hysteresis_cells": self.xoff_cells - self.xon_cells,
+                "pool_id": self.pool,
+                "pool_max_cells": self.xoff_cells,
+                "dynamic_baf": "DISABLE",
+            }
+        )
+        return out
+
+    def action_fields(self) -> dict[str, object]:
+        return {
+            "dev_port": self.port,
+            "pfc_enable": True,
+            "pfc_skid_max_cells": self.headroom_cells,
+        }
+
+
 @dataclass(frozen=True)
 class PortWrite:
     """A front-panel port in BF-Runtime's `$PORT` table: added (or changed) with
@@ -154,7 +263,16 @@ class PortState:
         )
 
 
-Write = EntryWrite | RegisterWrite | MirrorSessionWrite | TmQueueWrite | TmShapingWrite | PortWrite
+Write = (
+    EntryWrite
+    | RegisterWrite
+    | MirrorSessionWrite
+    | TmQueueWrite
+    | TmShapingWrite
+    | TmPfcWrite
+    | TmPpgWrite
+    | PortWrite
+)
 
 
 @dataclass(frozen=True)
@@ -204,6 +322,21 @@ class Switch(ABC):
     def read_tm_shaping(self, port: int, queue: int | None = None) -> int | None:
         """The shaper's max rate in kb/s on the port (queue None) or queue;
         None when it is off."""
+
+    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, str, int]:
+        """(mode_tx, mode_rx) of the port's tm.port.flowcontrol and the
+        queue's tm.queue.cfg pfc_cos."""
+        raise NotImplementedError(f"{type(self).__name__} has no PFC tables")
+
+    def read_tm_ppg(self, port: int, ppg_id: int) -> TmPpgWrite | None:
+        """The PPG `ppg_id` of the port's pipe as the switch holds it (None:
+        not allocated)."""
+        raise NotImplementedError(f"{type(self).__name__} has no PPG table")
+
+    def read_port_rx_pause_us(self, port: int, cos: int) -> int:
+        """Microseconds the link partner has held CoS `cos` of the port
+        paused since power-on (`$PORT_STAT` `$ReceivePri<cos>Pause1USCount`)."""
+        raise NotImplementedError(f"{type(self).__name__} has no pause counters")
 
     @abstractmethod
     def read_port_tx_bytes(self, port: int) -> int:

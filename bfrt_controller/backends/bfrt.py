@@ -53,11 +53,13 @@ from ..switch import (
     PortWrite,
     RegisterWrite,
     Switch,
+    TmPfcWrite,
+    TmPpgWrite,
     TmQueueWrite,
     TmShapingWrite,
     Write,
 )
-from .model import MAX_DWRR_WEIGHT, check_shaping
+from .model import MAX_DWRR_WEIGHT, check_pfc, check_ppg, check_shaping
 
 ALL_PIPES = 0xFFFF
 MIRROR_TABLE = "$mirror.cfg"
@@ -583,6 +585,33 @@ class BfrtSwitch(Switch):
             ops.append(op)
         return ops
 
+    def _check_pfc(self, i: int, w: TmPfcWrite) -> list[_Op]:
+        """The port's tm.port.flowcontrol modes, then each lossless queue's
+        tm.queue.cfg pfc_cos (open-p4studio bf_rt_tm_tf1.json, tf2 the same
+        fields): modify calls on fixed TM tables, undone from what was read
+        before when a later call is refused."""
+        try:
+            check_pfc(w, self.profile.max_port, self.profile.min_queues_per_port - 1)
+        except P4ModelError as exc:
+            raise P4ModelError(f"{self.tm_prefix}.{exc}") from None
+        writes: list[tuple[str, int | None, dict[str, Any]]] = [
+            (
+                f"{self.tm_prefix}.tm.port.flowcontrol",
+                None,
+                {"mode_tx": w.mode_tx, "mode_rx": w.mode_rx},
+            )
+        ]
+        writes += [(f"{self.tm_prefix}.tm.queue.cfg", q, {"pfc_cos": w.pfc_cos}) for q in w.queues]
+        ops: list[_Op] = []
+        for table, qid, values in writes:
+            at = (w.port, 0 if qid is None else qid)
+            op = _Op(i, w.describe(), table, "tm", None, pipe=w.port >> 7, tm=at)
+            op.tm_port_level = qid is None
+            op.tm_fields = tuple(values)
+            op.data = self._make_data(table, values, None)
+            ops.append(op)
+        return ops
+
     # -- step 2: snapshot ------------------------------------------------------
     def _tm_port_key(self, port: int, table: str) -> tuple[int, Any, tuple[int, int]]:
         """(pipe, key, (-1, port)) of a port-level TM table (tm.port.*): the
@@ -723,6 +752,9 @@ class BfrtSwitch(Switch):
                 "writes need the program's one writer"
             )
         self._bfrt()
+        if any(isinstance(w, TmPpgWrite) for w in writes):
+            self._write_with_ppgs(writes)
+            return
         if any(isinstance(w, PortWrite) for w in writes):
             self._write_with_ports(writes)
             return
@@ -733,6 +765,8 @@ class BfrtSwitch(Switch):
                 checked: list[tuple[_Op, _Slot | None]]
                 if isinstance(w, TmShapingWrite):
                     checked = [(op, None) for op in self._check_shaping(i, w)]
+                elif isinstance(w, TmPfcWrite):
+                    checked = [(op, None) for op in self._check_pfc(i, w)]
                 else:
                     checked = [self._check(i, w)]
             # Model checks raise P4ModelError; the client's make_key/make_data
@@ -882,6 +916,111 @@ class BfrtSwitch(Switch):
             self.write(rest)
         except WriteError as exc:
             self._port_restore(done)
+            raise WriteError(rest_index[exc.index], exc.what, exc.reason) from None
+
+    # -- tm.ppg.cfg ------------------------------------------------------------
+    # PPGs are allocated per pipe by entry add (bf_rt_tm_tf1.json
+    # tableEntryAdd: "Allocates a new PPG identified by dev_tgt.pipe_id and
+    # the ppg_id"), outside pipe_mgr's transaction like the rest of TM: each
+    # PPG is one call of its own, written before the batch's tables, and put
+    # back (deleted, modified back, re-added) if anything later is refused.
+    def _ppg_table(self) -> str:
+        return f"{self.tm_prefix}.tm.ppg.cfg"
+
+    def _ppg_call(self, call: str, w: TmPpgWrite) -> None:
+        t = self._bfrt().table_get(self._ppg_table())
+        key = t.make_key([self.gc.KeyTuple("ppg_id", w.ppg_id)])
+        atomic = self.gc.bfruntime_pb2.WriteRequest.CONTINUE_ON_ERROR
+        target = self._target(w.port >> 7)
+        if call == "entry_del":
+            self._rpc(functools.partial(t.entry_del, target, [key], atomicity=atomic))
+            return
+        values = {**w.action_fields(), **w.fields()}
+        data = t.make_data([self._data_tuple(n, v) for n, v in values.items()], "dev_port")
+        fn = getattr(t, call)
+        self._rpc(functools.partial(fn, target, [key], [data], atomicity=atomic))
+
+    def read_tm_ppg(self, port: int, ppg_id: int) -> TmPpgWrite | None:
+        table = self._ppg_table()
+        if not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"{table}: dev_port {port} invalid")
+        t = self._bfrt().table_get(table)
+        data = self._get(table, t.make_key([self.gc.KeyTuple("ppg_id", ppg_id)]), port >> 7)
+        if data is None:
+            return None
+        d = data.to_dict()
+        if int(d["dev_port"]) != port:
+            return None
+        xoff = int(d["pool_max_cells"])
+        return TmPpgWrite(
+            ppg_id,
+            port,
+            tuple(c for c in range(8) if d[f"icos_{c}"]),
+            xoff,
+            xoff - int(d["hysteresis_cells"]),
+            int(d["pfc_skid_max_cells"]),
+            str(d["pool_id"]),
+        )
+
+    def _ppg_apply(self, w: TmPpgWrite, prior: TmPpgWrite | None) -> None:
+        if w.delete:
+            if prior is not None:
+                self._ppg_call("entry_del", w)
+        elif prior is None:
+            self._ppg_call("entry_add", w)
+        elif prior != w:
+            self._ppg_call("entry_mod", w)
+
+    def _ppg_restore(self, done: list[tuple[TmPpgWrite, TmPpgWrite | None]]) -> None:
+        problems: list[str] = []
+        for w, prior in reversed(done):
+            try:
+                now = self.read_tm_ppg(w.port, w.ppg_id)
+                if prior is None:
+                    if now is not None:
+                        self._ppg_call("entry_del", w)
+                elif now is None:
+                    self._ppg_call("entry_add", prior)
+                elif now != prior:
+                    self._ppg_call("entry_mod", prior)
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                problems.append(f"ppg {w.ppg_id}: {_message(exc)}")
+        if problems:
+            raise ControllerError(
+                f"rollback of {self._ppg_table()} incomplete: {'; '.join(problems)}"
+            )
+
+    def _write_with_ppgs(self, writes: Sequence[Write]) -> None:
+        ppgs = [(i, w) for i, w in enumerate(writes) if isinstance(w, TmPpgWrite)]
+        rest_index = [i for i, w in enumerate(writes) if not isinstance(w, TmPpgWrite)]
+        plans: list[tuple[int, TmPpgWrite, TmPpgWrite | None]] = []
+        for i, w in ppgs:
+            try:
+                check_ppg(w, self.profile.max_port)
+                self._tm_port_cfg(w.port)  # a port the device lacks: refused before any write
+                plans.append((i, w, self.read_tm_ppg(w.port, w.ppg_id)))
+            except SwitchUnavailable:
+                raise
+            except (ControllerError, P4ModelError, KeyError, ValueError, TypeError) as exc:
+                raise WriteError(i, w.describe(), f"{self.tm_prefix}.{_message(exc)}") from None
+        done: list[tuple[TmPpgWrite, TmPpgWrite | None]] = []
+        for i, w, prior in plans:
+            done.append((w, prior))
+            try:
+                self._ppg_apply(w, prior)
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                why = _message(exc)
+                self._ppg_restore(done)
+                raise WriteError(i, w.describe(), why) from None
+        rest = [writes[i] for i in rest_index]
+        try:
+            self.write(rest)
+        except WriteError as exc:
+            self._ppg_restore(done)
             raise WriteError(rest_index[exc.index], exc.what, exc.reason) from None
 
     def read_port(self, dev_port: int) -> PortState | None:
@@ -1060,6 +1199,33 @@ class BfrtSwitch(Switch):
         if data is None:
             raise ControllerError(f"{PORT_STAT_TABLE}: no $DEV_PORT {port} on this device")
         return int(data.to_dict()["$OctetsTransmittedTotal"])
+
+    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, str, int]:
+        fc = f"{self.tm_prefix}.tm.port.flowcontrol"
+        qc = f"{self.tm_prefix}.tm.queue.cfg"
+        if not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"{fc}: dev_port {port} invalid")
+        pipe, key, _ = self._tm_port_key(port, fc)
+        modes = self._get(fc, key, pipe)
+        pipe, key, _ = self._tm_queue(port, queue, qc)
+        cos = self._get(qc, key, pipe)
+        if modes is None or cos is None:
+            raise ControllerError(f"{fc} / {qc}: port {port} queue {queue} not returned")
+        m = modes.to_dict()
+        return str(m["mode_tx"]), str(m["mode_rx"]), int(cos.to_dict()["pfc_cos"])
+
+    def read_port_rx_pause_us(self, port: int, cos: int) -> int:
+        # open-p4studio bf_rt_port_tf1.json (tf2 the same): $PORT_STAT
+        # $ReceivePri0Pause1USCount .. $ReceivePri7Pause1USCount (uint64).
+        if not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
+        if not 0 <= cos <= 7:
+            raise P4ModelError(f"$PORT_STAT: no $ReceivePri{cos}Pause1USCount")
+        t = self._bfrt().table_get(PORT_STAT_TABLE)
+        data = self._get(PORT_STAT_TABLE, t.make_key([self.gc.KeyTuple("$DEV_PORT", port)]))
+        if data is None:
+            raise ControllerError(f"{PORT_STAT_TABLE}: no $DEV_PORT {port} on this device")
+        return int(data.to_dict()[f"$ReceivePri{cos}Pause1USCount"])
 
     @property
     def description(self) -> str:

@@ -13,9 +13,16 @@ from models.switch.tna import TnaProgram
 from ..errors import WriteError
 from ..ports import AN_CHOICES, FEC_CHOICES, SPEED_CHOICES, mode_refusal
 from ..switch import (
+    MAX_CELLS,
+    MAX_PFC_COS,
+    MAX_PPG_ID,
+    MAX_PPGS_PER_PIPE,
     MAX_SHAPING_BURST_BYTES,
     MAX_SHAPING_KBPS,
     MAX_TM_PRIORITY,
+    MIN_PFC_COS,
+    MIN_PPG_ID,
+    PPG_POOLS,
     EntryState,
     EntryWrite,
     MirrorSessionWrite,
@@ -23,6 +30,8 @@ from ..switch import (
     PortWrite,
     RegisterWrite,
     Switch,
+    TmPfcWrite,
+    TmPpgWrite,
     TmQueueWrite,
     TmShapingWrite,
     Write,
@@ -40,6 +49,16 @@ class ModelSwitch(Switch):
         self.tm_priorities: dict[tuple[int, int], int] = {}
         # Shaped ports (queue None) and queues: (max_rate_kbps, max_burst_bytes).
         self.tm_shaping: dict[tuple[int, int | None], tuple[int, int]] = {}
+        # PFC: each port's (mode_tx, mode_rx) and each queue's pfc_cos, as
+        # tm.port.flowcontrol and tm.queue.cfg hold them (absent: power-on,
+        # "NONE" both ways and CoS 0); microseconds each (port, CoS) was
+        # held paused by the link partner ($PORT_STAT), counted by whoever
+        # runs the packets.
+        self.tm_flowcontrol: dict[int, tuple[str, str]] = {}
+        self.tm_pfc_cos: dict[tuple[int, int], int] = {}
+        self.port_rx_pause_us: dict[tuple[int, int], int] = {}
+        # tm.ppg.cfg: allocated PPGs by (pipe, ppg_id).
+        self.tm_ppgs: dict[tuple[int, int], TmPpgWrite] = {}
         # Bytes each port has sent: the model has no wire, so whoever runs the
         # packets (the ns-3 harness) counts them here.
         self.port_tx_bytes: dict[int, int] = {}
@@ -58,7 +77,11 @@ class ModelSwitch(Switch):
         self.tm_weights.clear()
         self.tm_priorities.clear()
         self.tm_shaping.clear()
+        self.tm_flowcontrol.clear()
+        self.tm_pfc_cos.clear()
+        self.tm_ppgs.clear()
         self.port_tx_bytes.clear()
+        self.port_rx_pause_us.clear()
         self.ports.clear()
         self.restarts += 1
 
@@ -108,6 +131,41 @@ class ModelSwitch(Switch):
                 self.tm_shaping.pop((w.port, w.queue), None)
             else:
                 self.tm_shaping[(w.port, w.queue)] = (w.max_rate_kbps, w.max_burst_bytes)
+        elif isinstance(w, TmPpgWrite):
+            self._apply_ppg(w)
+        elif isinstance(w, TmPfcWrite):
+            check_pfc(w, self.profile.max_port, self.profile.min_queues_per_port - 1)
+            self.tm_flowcontrol[w.port] = (w.mode_tx, w.mode_rx)
+            for q in w.queues:
+                self.tm_pfc_cos[(w.port, q)] = w.pfc_cos
+
+    def _apply_ppg(self, w: TmPpgWrite) -> None:
+        """tm.ppg.cfg as the SDE keeps it: PPGs allocated per pipe, at most
+        128 a pipe, each for one port; an iCoS in one PPG of a port."""
+        check_ppg(w, self.profile.max_port)
+        slot = (w.port >> 7, w.ppg_id)
+        held = self.tm_ppgs.get(slot)
+        if w.delete:
+            if held is None:
+                raise P4ModelError(f"tm.ppg.cfg: no ppg {w.ppg_id} in pipe {slot[0]}")
+            del self.tm_ppgs[slot]
+            return
+        if held is not None and held.port != w.port:
+            raise P4ModelError(f"tm.ppg.cfg: ppg {w.ppg_id} belongs to dev_port {held.port}")
+        if held is None and sum(1 for p, _ in self.tm_ppgs if p == slot[0]) >= MAX_PPGS_PER_PIPE:
+            raise P4ModelError(f"tm.ppg.cfg: pipe {slot[0]} has {MAX_PPGS_PER_PIPE} PPGs already")
+        for other_slot, other in self.tm_ppgs.items():
+            if other_slot != slot and other.port == w.port and set(other.icos) & set(w.icos):
+                raise P4ModelError(
+                    f"tm.ppg.cfg: dev_port {w.port} icos already in ppg {other.ppg_id}"
+                )
+        self.tm_ppgs[slot] = w
+
+    def read_tm_ppg(self, port: int, ppg_id: int) -> TmPpgWrite | None:
+        if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"tm.ppg.cfg: dev_port {port} invalid")
+        held = self.tm_ppgs.get((port >> 7, ppg_id))
+        return held if held is not None and held.port == port else None
 
     def _apply_port(self, w: PortWrite) -> None:
         """What the `$PORT` table refuses, the model refuses (ports.py)."""
@@ -142,6 +200,7 @@ class ModelSwitch(Switch):
         saved_tables: set[str] = set()
         weights, priorities = dict(self.tm_weights), dict(self.tm_priorities)
         shaping = dict(self.tm_shaping)
+        pfc = (dict(self.tm_flowcontrol), dict(self.tm_pfc_cos), dict(self.tm_ppgs))
         ports = dict(self.ports)
         for i, w in enumerate(writes):
             try:
@@ -157,6 +216,7 @@ class ModelSwitch(Switch):
                 self.tm_priorities.update(priorities)
                 self.tm_shaping.clear()
                 self.tm_shaping.update(shaping)
+                self.tm_flowcontrol, self.tm_pfc_cos, self.tm_ppgs = pfc
                 self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
@@ -204,6 +264,7 @@ class ModelSwitch(Switch):
         """The original rollback: a deep copy of the whole switch per batch."""
         saved = (self.model.snapshot(), dict(self.tm_weights), dict(self.tm_priorities))
         shaping = dict(self.tm_shaping)
+        pfc = (dict(self.tm_flowcontrol), dict(self.tm_pfc_cos), dict(self.tm_ppgs))
         ports = dict(self.ports)
         for i, w in enumerate(writes):
             try:
@@ -214,6 +275,7 @@ class ModelSwitch(Switch):
                 # In place: the simulated pipeline holds this dict.
                 self.tm_shaping.clear()
                 self.tm_shaping.update(shaping)
+                self.tm_flowcontrol, self.tm_pfc_cos, self.tm_ppgs = pfc
                 self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
@@ -248,6 +310,21 @@ class ModelSwitch(Switch):
             raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
         return self.port_tx_bytes.get(port, 0)
 
+    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, str, int]:
+        if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"tm.port.flowcontrol: dev_port {port} invalid")
+        if isinstance(queue, bool) or not 0 <= queue < self.profile.min_queues_per_port:
+            raise P4ModelError(f"tm.queue.cfg: dev_port {port} has no queue {queue}")
+        tx, rx = self.tm_flowcontrol.get(port, ("NONE", "NONE"))
+        return tx, rx, self.tm_pfc_cos.get((port, queue), 0)
+
+    def read_port_rx_pause_us(self, port: int, cos: int) -> int:
+        if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
+        if isinstance(cos, bool) or not 0 <= cos <= MAX_PFC_COS:
+            raise P4ModelError(f"$PORT_STAT: no $ReceivePri{cos}Pause1USCount")
+        return self.port_rx_pause_us.get((port, cos), 0)
+
 
 def check_shaping(w: TmShapingWrite, max_port: int, max_queue_id: int) -> None:
     """What the SDE's shaping tables refuse (both backends check the same):
@@ -265,3 +342,52 @@ def check_shaping(w: TmShapingWrite, max_port: int, max_queue_id: int) -> None:
         raise P4ModelError(f"{table}: max_rate {w.max_rate_kbps} kb/s invalid")
     if isinstance(w.max_burst_bytes, bool) or not 1 <= w.max_burst_bytes <= MAX_SHAPING_BURST_BYTES:
         raise P4ModelError(f"{table}: max_burst_size {w.max_burst_bytes} invalid")
+
+
+def check_pfc(w: TmPfcWrite, max_port: int, max_queue: int) -> None:
+    """What the SDE's PFC tables refuse (both backends check the same): a
+    port the chip lacks, a queue the port lacks (tm.port.cfg), a CoS outside
+    the 802.1Qbb priorities. CoS 0 is refused here: tm.queue.cfg reads
+    pfc_cos 0 as "honours no pause" (bf_rt_tm_tf1.json), so a lossless class
+    on CoS 0 would never be paused."""
+    if isinstance(w.port, bool) or not 0 <= w.port <= max_port:
+        raise P4ModelError(f"tm.port.flowcontrol: dev_port {w.port} invalid")
+    if isinstance(w.cos, bool) or not MIN_PFC_COS <= w.cos <= MAX_PFC_COS:
+        raise P4ModelError(
+            f"tm.queue.cfg: pfc_cos {w.cos} invalid "
+            f"(a lossless CoS is {MIN_PFC_COS}..{MAX_PFC_COS})"
+        )
+    for q in w.queues:
+        if isinstance(q, bool) or not 0 <= q <= max_queue:
+            raise P4ModelError(f"tm.queue.cfg: dev_port {w.port} has no queue {q}")
+    if len(set(w.queues)) != len(w.queues):
+        raise P4ModelError(f"tm.queue.cfg: dev_port {w.port}: a queue is named twice")
+
+
+def check_ppg(w: TmPpgWrite, max_port: int) -> None:
+    """What tm.ppg.cfg refuses (both backends check the same): a ppg_id
+    outside 1..255, a port the chip lacks, an iCoS outside 0..7 or named
+    twice, cells beyond uint32, a pool outside the JSON's choices, xon
+    above xoff (hysteresis_cells would be negative), a PPG for no iCoS."""
+    t = "tm.ppg.cfg"
+    if isinstance(w.ppg_id, bool) or not MIN_PPG_ID <= w.ppg_id <= MAX_PPG_ID:
+        raise P4ModelError(f"{t}: ppg_id {w.ppg_id} invalid ({MIN_PPG_ID}..{MAX_PPG_ID})")
+    if isinstance(w.port, bool) or not 0 <= w.port <= max_port:
+        raise P4ModelError(f"{t}: dev_port {w.port} invalid")
+    if w.delete:
+        return
+    if not w.icos:
+        raise P4ModelError(f"{t}: ppg {w.ppg_id} names no icos")
+    for c in w.icos:
+        if isinstance(c, bool) or not 0 <= c <= 7:
+            raise P4ModelError(f"{t}: icos_{c} invalid (0..7)")
+    if len(set(w.icos)) != len(w.icos):
+        raise P4ModelError(f"{t}: ppg {w.ppg_id} names an icos twice")
+    for name in ("xoff_cells", "xon_cells", "headroom_cells"):
+        v = getattr(w, name)
+        if isinstance(v, bool) or not 0 <= v <= MAX_CELLS:
+            raise P4ModelError(f"{t}: {name} {v} invalid")
+    if w.xon_cells > w.xoff_cells:
+        raise P4ModelError(f"{t}: xon_cells {w.xon_cells} above xoff_cells {w.xoff_cells}")
+    if w.pool not in PPG_POOLS:
+        raise P4ModelError(f"{t}: pool_id {w.pool!r} is not one of {', '.join(PPG_POOLS)}")

@@ -27,7 +27,8 @@ from ..common import (
     port_guard_row,
 )
 from ..errors import ConfigError
-from ..switch import EntryWrite, Switch, Write
+from ..pfc_watchdog import PfcWatchdog, WatchdogEvent
+from ..switch import EntryWrite, Switch, TmPfcWrite, TmPpgWrite, Write
 from ..validation import parse_model
 from . import names as n
 from .config import (
@@ -102,6 +103,20 @@ class P4qcnApp(IntendedStateApp):
             )
             for q in config.queues
         }
+        pfc = config.pfc
+        self.watchdog: PfcWatchdog | None = None
+        if pfc is not None and pfc.watchdog is not None and pfc.honour:
+            wd = pfc.watchdog
+            self.watchdog = PfcWatchdog(
+                switch,
+                list(pfc.ports),
+                pfc.cos,
+                tuple(pfc.queues),
+                wd.detection_ms / 1000,
+                wd.restoration_ms / 1000,
+                wd.action,
+                pfc.generate,
+            )
 
     # ---- intended state --------------------------------------------
     def effective(self, q: QueueSpec) -> QueueSpec:
@@ -146,7 +161,36 @@ class P4qcnApp(IntendedStateApp):
         )
         for q in cfg.queues:
             writes += self.queue_writes(self.effective(q))
-        return by_table(writes)
+        return by_table(writes) + self.pfc_writes()
+
+    def pfc_writes(self) -> list[Write]:
+        """Each PFC port's TM flow control, as the watchdog leaves it (a port
+        whose storm it is breaking stays unhonoured across a re-push)."""
+        pfc = self.config.pfc
+        if pfc is None:
+            return []
+        writes: list[Write] = []
+        if pfc.generate:
+            writes += [
+                TmPpgWrite(
+                    ppg_id(p),
+                    p,
+                    tuple(pfc.icos),
+                    pfc.xoff_cells,
+                    pfc.xon,
+                    pfc.headroom_cells,
+                )
+                for p in pfc.ports
+            ]
+        if self.watchdog is not None:
+            return writes + [self.watchdog.write_for(p) for p in pfc.ports]
+        return writes + [
+            TmPfcWrite(p, pfc.cos, tuple(pfc.queues), pfc.generate, pfc.honour) for p in pfc.ports
+        ]
+
+    def watchdog_once(self, now_s: float) -> list[WatchdogEvent]:
+        """One poll of the PFC watchdog (none configured: nothing)."""
+        return [] if self.watchdog is None else self.watchdog.poll(now_s)
 
     def live_state(self) -> dict[str, Any]:
         return {key: asdict(live) for key, live in self.live.items()}
@@ -296,7 +340,16 @@ class P4qcnApp(IntendedStateApp):
         )
         bindings = {b.port: b.prefixes for b in cfg.source_bindings}
         rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports]
+        if self.watchdog is not None:
+            rows += self.watchdog.status()
         return rows
+
+
+def ppg_id(port: int) -> int:
+    """The PPG the app allocates for a port: its number within its pipe plus
+    one (PPG ids are 1..255 per pipe, 0 is NULL; a pipe has at most 72 front
+    ports on Tofino, so one each fits the 128 PPGs of a pipe)."""
+    return (port & 0x7F) + 1
 
 
 def _entry_id(w: EntryWrite) -> tuple[object, ...]:

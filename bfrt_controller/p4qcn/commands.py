@@ -138,6 +138,11 @@ def thresholds(
         raise ConfigError("thresholds", str(exc)) from None
     for line in t.lines():
         console.print(line, highlight=False)
+    console.print(
+        f"for the config's pfc section: xoff_cells: {t.q_pfc_cells}, "
+        f"headroom_cells: {t.q_flight_cells} (the PPG's xoff and skid headroom)",
+        highlight=False,
+    )
     if not do_apply:
         console.print("not applied (--apply writes Q_P4QCN as every queue's Q_max)")
         return
@@ -146,4 +151,4 @@ def thresholds(
     changes = app.apply_thresholds(t)
     obj.save(app)
     print_changes(console, changes)
-    console.print("Q_PFC is not applied: this program does not configure the TM's PFC")
+    console.print("Q_PFC is not applied: give it as pfc.xoff_cells in the config")

@@ -79,6 +79,54 @@ class Levels(Strict):
     max_steps: Annotated[int, Field(ge=1, le=256)] = 64
 
 
+class PfcWatchdogSpec(Strict):
+    """The PFC watchdog (bfrt_controller/pfc_watchdog.py), polled every
+    cycle of the daemon: a port paused `detection_ms` in a row is in a storm;
+    `forward` then stops honouring its pauses until none has come for
+    `restoration_ms`, `alert` only reports. The knobs of SONiC's pfcwd
+    (whose `drop` action, dropping the queue's packets, has no TM table
+    here)."""
+
+    detection_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
+    restoration_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
+    action: Literal["alert", "forward"] = "forward"
+
+
+class PfcSpec(Strict):
+    """Priority flow control in the traffic manager, P4QCN's last resort
+    (seed 003): on each of `ports`, send PFC for the lossless class
+    (`generate`) and stop its `queues` when the neighbour pauses CoS `cos`
+    (`honour`). Off unless given: PFC is a fabric-wide decision (every hop
+    honouring, headroom for what is in flight), not one switch's."""
+
+    cos: Annotated[int, Field(ge=1, le=7)] = 3
+    ports: Annotated[list[PortNumber], Field(min_length=1)]
+    queues: Annotated[list[Annotated[int, Field(ge=0)]], Field(min_length=1)] = [0]
+    generate: bool = True
+    honour: bool = True
+    # The ingress side (a PPG per port, tm.ppg.cfg): the iCoS the program
+    # gives the lossless packets (p4qcn.p4 sets none: 0), the pause
+    # threshold (Q_PFC: `thresholds` prints it), the resume threshold and
+    # the skid headroom for what is in flight (Q_flight), in cells.
+    icos: Annotated[list[Annotated[int, Field(ge=0, le=7)]], Field(min_length=1)] = [0]
+    xoff_cells: Annotated[int, Field(ge=1, le=0xFFFFFFFF)]
+    xon_cells: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] | None = None
+    headroom_cells: Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
+    watchdog: PfcWatchdogSpec | None = PfcWatchdogSpec()
+
+    @model_validator(mode="after")
+    def _order(self) -> PfcSpec:
+        if self.xon_cells is not None and self.xon_cells > self.xoff_cells:
+            raise ValueError("xon_cells must not exceed xoff_cells")
+        return self
+
+    @property
+    def xon(self) -> int:
+        """Resume this far down: given, else one 1500 B frame of 80 B cells
+        (19) below xoff, so a pause does not flap per packet."""
+        return self.xon_cells if self.xon_cells is not None else max(0, self.xoff_cells - 19)
+
+
 class P4qcnConfig(Strict):
     program: Literal["p4qcn"] = "p4qcn"
     chip: Literal["tofino", "tofino2"] = "tofino"
@@ -90,6 +138,8 @@ class P4qcnConfig(Strict):
     ports: list[PortSpec] = []
     queues: Annotated[list[QueueSpec], Field(min_length=1)]
     levels: Levels = Levels()
+    # None: PFC off (the TM's power-on state, no pause sent or honoured).
+    pfc: PfcSpec | None = None
 
     def queue_index(self, port: int, queue: int) -> int:
         for i, q in enumerate(self.queues):
@@ -138,6 +188,19 @@ def check_against(cfg: P4qcnConfig, profile: HwProfile) -> None:
         check_queue(f"queues[{i}]", q, profile)
     no_repeats("queues", ((q.port, q.queue) for q in cfg.queues), " (port, queue)")
     check_entry_budget("queues", cfg, cfg.queues)
+    if cfg.pfc is not None:
+        for i, port in enumerate(cfg.pfc.ports):
+            check_port(f"pfc.ports[{i}]", port, profile, front_panel=True)
+        no_repeats("pfc.ports", cfg.pfc.ports)
+        for i, qid in enumerate(cfg.pfc.queues):
+            if qid >= profile.min_queues_per_port:
+                raise ConfigError(
+                    f"pfc.queues[{i}]",
+                    f"queue {qid}: a port has queues 0..{profile.min_queues_per_port - 1} "
+                    f"on {profile.chip} as powered on (tm.port.cfg)",
+                )
+        no_repeats("pfc.queues", cfg.pfc.queues)
+        no_repeats("pfc.icos", cfg.pfc.icos)
 
 
 def parse_config(raw: object, source: str = "") -> P4qcnConfig:

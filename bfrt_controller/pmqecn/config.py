@@ -85,7 +85,7 @@ class Scheduling(Strict):
     their weights. p4_wrr: the paper's Fig. 4 virtual-queue WRR over strict
     priority (weights to the P4; the level queues of `egress_ports` are set to
     strict priority in the TM); it weights only while a class's backlog stays
-    within one round of levels (tna/README.md)."""
+    within one round of levels (tna/pmqecn/README.md)."""
 
     mode: Literal["p4_wrr", "tm_dwrr"] = "tm_dwrr"
     level_queues: Annotated[
@@ -99,7 +99,7 @@ class VirtualQueue(Strict):
     """Each class's virtual queue drains at its weight's share of its port's
     service rate; the shared log table resolves the elapsed time to this many
     leading bits (drain short by less than 1 - (1 - 2^-(bits - 1)) 2^(-2/128)
-    plus a byte: 1.9 % at 8 bits; drain.py, tna/README.md)."""
+    plus a byte: 1.9 % at 8 bits; drain.py, tna/pmqecn/README.md)."""
 
     drain_mantissa_bits: Annotated[int, Field(ge=2, le=10)] = 8
 

@@ -17,7 +17,7 @@ new rate is one `ecn_threshold` entry per class. Every value is rounded
 down (the elapsed time to its range's lower end, each logarithm, the
 power), so the table never drains more than the exact drain and, with
 m mantissa bits, less by a factor of at most (1 - 2^-(m-1)) x 2^(-2/128)
-plus one byte: 1.9 % at the default 8 bits (tna/README.md, "Virtual queue";
+plus one byte: 1.9 % at the default 8 bits (tna/pmqecn/README.md, "Virtual queue";
 tests/models/test_pmqecn_virtual_queue.py measures it).
 
 A class without an `ecn_threshold` entry adds 0: its sum stays below the

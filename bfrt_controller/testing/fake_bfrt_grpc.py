@@ -109,6 +109,34 @@ DEFAULT_PORT_SHAPING: dict[str, Any] = {
     "max_burst_size": 0,
 }
 DEFAULT_PORT_SCHED: dict[str, Any] = {"max_rate_enable": False}
+# PFC tables (bf_rt_tm_tf1.json and tf2): tm.port.flowcontrol mode_tx/mode_rx
+# (power-on "NONE": "Default is no pause or flow control"; its repeated
+# cos_to_icos map is not modelled, nothing here writes it) and tm.queue.cfg
+# (pfc_cos uint8, power-on 0; mirror_drop_destination bool, power-on false
+# but for the one mirror-drop queue per pipe, which is not modelled).
+PFC_MODE_CHOICES = ("NONE", "PFC", "PAUSE")
+DEFAULT_PORT_FLOWCONTROL: dict[str, Any] = {"mode_tx": "NONE", "mode_rx": "NONE"}
+DEFAULT_QUEUE_CFG: dict[str, Any] = {"mirror_drop_destination": False, "pfc_cos": 0}
+# tm.ppg.cfg (bf_rt_tm_tf1.json, tf2 the same): PPGs 1..255 allocated per
+# pipe by entry add, at most 128 a pipe; each for one dev_port of that pipe.
+PPG_POOL_CHOICES = ("IG_APP_POOL_0", "IG_APP_POOL_1", "IG_APP_POOL_2", "IG_APP_POOL_3")
+PPG_BAF_CHOICES = ("1.5%", "3%", "6%", "11%", "20%", "33%", "50%", "66%", "80%", "DISABLE")
+PPGS_PER_PIPE = 128
+# What an added PPG holds for the fields its add leaves out (assumed: no
+# iCoS, nothing reserved, PFC off, the first pool, static).
+DEFAULT_PPG: dict[str, Any] = {
+    **{f"icos_{c}": False for c in range(8)},
+    "guaranteed_cells": 0,
+    "hysteresis_cells": 0,
+    "pool_id": "IG_APP_POOL_0",
+    "pool_max_cells": 0,
+    "dynamic_baf": "DISABLE",
+    "ppg_counter_id": 0,
+    "pfc_enable": False,
+    "pfc_skid_max_cells": 0,
+}
+# $PORT_STAT's received-pause time per priority (bf_rt_port_tf1.json).
+RX_PAUSE_US_FIELDS = tuple(f"$ReceivePri{c}Pause1USCount" for c in range(8))
 # Same limit the model enforces for `$max_pkt_len`.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 
@@ -440,10 +468,60 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
     )
     specs.append(
         TableSpec(
+            f"{tf}.tm.port.flowcontrol",
+            "tm_port_sched",
+            {"dev_port": KeySpec("dev_port", 32, "Exact")},
+            fields={
+                "mode_tx": FieldSpec("mode_tx", type="str", choices=PFC_MODE_CHOICES),
+                "mode_rx": FieldSpec("mode_rx", type="str", choices=PFC_MODE_CHOICES),
+            },
+            tm_defaults=DEFAULT_PORT_FLOWCONTROL,
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.ppg.cfg",
+            "tm_ppg",
+            {"ppg_id": KeySpec("ppg_id", 8, "Exact")},
+            actions={
+                "dev_port": {
+                    "dev_port": FieldSpec("dev_port", 32),
+                    "pfc_enable": FieldSpec("pfc_enable", type="bool"),
+                    "pfc_skid_max_cells": FieldSpec("pfc_skid_max_cells", 32),
+                }
+            },
+            fields={
+                **{f"icos_{c}": FieldSpec(f"icos_{c}", type="bool") for c in range(8)},
+                "guaranteed_cells": FieldSpec("guaranteed_cells", 32),
+                "hysteresis_cells": FieldSpec("hysteresis_cells", 32),
+                "pool_id": FieldSpec("pool_id", type="str", choices=PPG_POOL_CHOICES),
+                "pool_max_cells": FieldSpec("pool_max_cells", 32),
+                "dynamic_baf": FieldSpec("dynamic_baf", type="str", choices=PPG_BAF_CHOICES),
+                "ppg_counter_id": FieldSpec("ppg_counter_id", 8),
+            },
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.queue.cfg",
+            "tm_sched",
+            {"pg_id": KeySpec("pg_id", 8, "Exact"), "pg_queue": KeySpec("pg_queue", 8, "Exact")},
+            fields={
+                "mirror_drop_destination": FieldSpec("mirror_drop_destination", type="bool"),
+                "pfc_cos": FieldSpec("pfc_cos", 8),
+            },
+            tm_defaults=DEFAULT_QUEUE_CFG,
+        )
+    )
+    specs.append(
+        TableSpec(
             "$PORT_STAT",
             "port_stat",
             {"$DEV_PORT": KeySpec("$DEV_PORT", 32, "Exact")},
-            fields={"$OctetsTransmittedTotal": FieldSpec("$OctetsTransmittedTotal", 64)},
+            fields={
+                "$OctetsTransmittedTotal": FieldSpec("$OctetsTransmittedTotal", 64),
+                **{n: FieldSpec(n, 64) for n in RX_PAUSE_US_FIELDS},
+            },
         )
     )
     specs.append(
@@ -865,7 +943,7 @@ class FakeSwitch:
                     "$COUNTER_SPEC_PKTS": [[0] * s.size for _ in range(pipes)],
                     "$COUNTER_SPEC_BYTES": [[0] * s.size for _ in range(pipes)],
                 }
-            elif s.kind in ("mirror", "tm_sched", "tm_port_sched", "port_stat", "port"):
+            elif s.kind in ("mirror", "tm_sched", "tm_port_sched", "tm_ppg", "port_stat", "port"):
                 state[s.name] = {}
         return state
 
@@ -989,7 +1067,7 @@ class FakeSwitch:
             raise _Refused(StatusCode.INVALID_ARGUMENT, f"pipe {pipe} does not exist")
         if spec.kind in ("mat", "mirror") and pipe != ALL_PIPES:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "symmetric table: target all pipes")
-        if spec.kind in ("tm_sched", "tm_port_sched") and pipe == ALL_PIPES:
+        if spec.kind in ("tm_sched", "tm_port_sched", "tm_ppg") and pipe == ALL_PIPES:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "TM table: target one pipe")
 
     def _maybe_fail(self, spec: TableSpec) -> None:
@@ -1011,6 +1089,7 @@ class FakeSwitch:
             "mirror": self._apply_mirror,
             "tm_sched": self._apply_tm_sched,
             "tm_port_sched": self._apply_tm_sched,
+            "tm_ppg": self._apply_tm_ppg,
             "port": self._apply_port,
         }.get(spec.kind, self._unsupported)
         handler(spec, target, op, key, data)
@@ -1262,6 +1341,64 @@ class FakeSwitch:
         else:
             rows[slot] = current
 
+    def _apply_tm_ppg(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        """tm.ppg.cfg: add allocates (dev_port required, on the target's
+        pipe), modify changes an allocated PPG (dev_port, if given, must be
+        its own), delete frees it; an iCoS belongs to one PPG of a port."""
+        if key is None:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "a ppg_id is required")
+        ppg_id = _uint("ppg_id", key.field_dict["ppg_id"].value, 8)
+        if ppg_id == 0:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "ppg_id 0 is the NULL id")
+        pipe = target.pipe_id_
+        ppgs: dict[tuple[int, int], dict[str, Any]] = self.state[spec.name]
+        slot = (pipe, ppg_id)
+        if op == "DELETE":
+            if slot not in ppgs:
+                raise _Refused(StatusCode.NOT_FOUND, f"no ppg {ppg_id} in pipe {pipe}")
+            del ppgs[slot]
+            return
+        if op not in ("INSERT", "MODIFY") or data is None:
+            raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on {spec.name}")
+        if data.action_name not in (None, "dev_port"):
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"action {data.action_name} not supported")
+        values: dict[str, Any] = {}
+        for name, t in data.field_dict.items():
+            fs = spec.fields.get(name) or spec.actions["dev_port"][name]
+            values[name] = self._field_value(fs, t)
+        if op == "INSERT":
+            if slot in ppgs:
+                raise _Refused(StatusCode.ALREADY_EXISTS, f"ppg {ppg_id} exists in pipe {pipe}")
+            if "dev_port" not in values:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, "dev_port is required to add a PPG")
+            if sum(1 for p, _ in ppgs if p == pipe) >= PPGS_PER_PIPE:
+                raise _Refused(StatusCode.RESOURCE_EXHAUSTED, f"pipe {pipe}: no PPG left")
+            current = dict(DEFAULT_PPG)
+        else:
+            if slot not in ppgs:
+                raise _Refused(StatusCode.NOT_FOUND, f"no ppg {ppg_id} in pipe {pipe}")
+            current = dict(ppgs[slot])
+            if "dev_port" in values and values["dev_port"] != current["dev_port"]:
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT, f"ppg {ppg_id} is dev_port {current['dev_port']}"
+                )
+        current.update(values)
+        port = current["dev_port"]
+        port_pipe, *_ = self.port_cfg(port)
+        if port_pipe != pipe:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"dev_port {port} is not in pipe {pipe}")
+        mine = {c for c in range(8) if current[f"icos_{c}"]}
+        for other_slot, other in ppgs.items():
+            theirs = {c for c in range(8) if other[f"icos_{c}"]}
+            if other_slot != slot and other["dev_port"] == port and mine & theirs:
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"dev_port {port}: an icos is in ppg {other_slot[1]} already",
+                )
+        ppgs[slot] = current
+
     # -- $PORT -------------------------------------------------------------------
     def _apply_port(
         self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
@@ -1426,9 +1563,18 @@ class FakeSwitch:
         if spec.kind == "port_stat":
             port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
             self.port_cfg(port)  # NOT_FOUND for a port the device lacks
-            return self._data(table, {"$OctetsTransmittedTotal": st.get(port, 0)}, None)
+            values = {"$OctetsTransmittedTotal": st.get(port, 0)}
+            for cos, name in enumerate(RX_PAUSE_US_FIELDS):
+                values[name] = st.get((port, cos), 0)
+            return self._data(table, values, None)
         if spec.kind == "port":
             return self._read_port(table, key)
+        if spec.kind == "tm_ppg":
+            ppg_id = _uint("ppg_id", key.field_dict["ppg_id"].value, 8)
+            held = st.get((target.pipe_id_, ppg_id))
+            if held is None:
+                raise _Refused(StatusCode.NOT_FOUND, f"no ppg {ppg_id} in pipe {target.pipe_id_}")
+            return self._data(table, dict(held), "dev_port")
         if spec.kind == "tm_port":
             port = _uint("dev_port", key.field_dict["dev_port"].value, 32)
             pipe, pg_id, nr, queues = self.port_cfg(port)
@@ -1564,6 +1710,12 @@ class FakeBfrtGrpc:
         """Traffic leaving `port` ($PORT_STAT's octet counter)."""
         st = self.switch.state["$PORT_STAT"]
         st[port] = st.get(port, 0) + nbytes
+
+    def rx_paused(self, port: int, cos: int, us: int) -> None:
+        """The link partner held CoS `cos` of `port` paused `us` more
+        microseconds ($PORT_STAT $ReceivePri<cos>Pause1USCount)."""
+        st = self.switch.state["$PORT_STAT"]
+        st[(port, cos)] = st.get((port, cos), 0) + us
 
     def ports(self) -> dict[int, dict[str, Any]]:
         """`$PORT` as the switch holds it: device port -> fields."""

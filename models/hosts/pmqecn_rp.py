@@ -35,7 +35,10 @@ lambda.  We read it as that absolute target:
   recovery from there; when they stop, recovery and active increase run as
   in Algorithm 3.  Choice: a feedback packet never raises the rate (the
   ``min``): lambda* > lambda means the port has room, which the increase
-  phases find.
+  phases find.  Choice: a packet whose v* is at or above the current rate
+  changes nothing but the remembered answer: restarting recovery toward
+  the current rate would stop the increase phases for as long as the port
+  marks.
 
 Choices where the paper is silent or self-contradictory are marked "Choice".
 Rates use any unit, the same for every argument; times are seconds.
@@ -219,6 +222,17 @@ class ReactionPoint:
         else:
             answer = s.answer if s.answer is not None else answer
         old = s.rate
+        if target >= old:
+            # Choice: an answer whose v* allows the current rate is no
+            # congestion signal.  Restarting recovery toward the current rate
+            # would stop the increase phases for as long as the port keeps
+            # marking (with K_i = ceil(L_s), one or two packets, a port far
+            # below its capacity marks often): an under-loaded port would
+            # hold its sources as surely as a halving would.
+            self._state = replace(
+                s, now=t, feedback_target=target, answer=answer, answer_time=answer_time
+            )
+            return s.rate
         # Eq. 16: R_t = R_old, R_c = v* (never above R_old).  As in QCN a
         # decrease restarts both cycle counters.
         self._state = RpState(

@@ -157,3 +157,57 @@ def qcn_feedback(data_frame: bytes, switch_mac: bytes, quantized_fb: int) -> byt
 
 def cnp(src_mac: bytes, dst_mac: bytes, src_ip: bytes, dst_ip: bytes, flow_id: int) -> bytes:
     return ip_udp(src_mac, dst_mac, src_ip, dst_ip, UDP_PORT_CNP, UDP_PORT_CNP, CNP.pack(flow_id))
+
+
+# IEEE 802.1Qbb priority-based flow control: a MAC control frame (EtherType
+# 0x8808, opcode 0x0101) to the reserved multicast address, with a class-enable
+# vector and one pause time per priority in quanta of 512 bit times.
+ETHERTYPE_MAC_CONTROL = 0x8808
+PFC_OPCODE = 0x0101
+PFC_DST_MAC = bytes.fromhex("0180c2000001")
+PFC = struct.Struct("!HH8H")
+PFC_MAX_QUANTA = 0xFFFF
+PFC_QUANTUM_BITS = 512
+PFC_PRIORITIES = 8
+MIN_FRAME_BYTES = 60  # Ethernet minimum without the FCS
+
+
+@dataclass(frozen=True)
+class PfcFrame:
+    # Pause time by priority, only the priorities whose class-enable bit is set.
+    quanta: dict[int, int]
+
+
+def pfc_frame(src_mac: bytes, quanta: dict[int, int]) -> bytes:
+    """A PFC frame pausing (quanta > 0) or resuming (quanta 0) each priority given."""
+    times = [0] * PFC_PRIORITIES
+    enable = 0
+    for prio, q in quanta.items():
+        if not 0 <= prio < PFC_PRIORITIES:
+            raise ValueError(f"PFC priority must be 0..7, got {prio}")
+        if not 0 <= q <= PFC_MAX_QUANTA:
+            raise ValueError(f"PFC quanta must be 0..{PFC_MAX_QUANTA}, got {q}")
+        enable |= 1 << prio
+        times[prio] = q
+    frame = ETH.pack(PFC_DST_MAC, src_mac, ETHERTYPE_MAC_CONTROL) + PFC.pack(
+        PFC_OPCODE, enable, *times
+    )
+    return frame + bytes(max(0, MIN_FRAME_BYTES - len(frame)))
+
+
+def read_pfc(frame: bytes) -> PfcFrame | None:
+    """The pause times of a PFC frame; None for any other frame (802.3x
+    global PAUSE, opcode 0x0001, is not PFC)."""
+    if len(frame) < ETH.size + PFC.size:
+        return None
+    if struct.unpack_from("!H", frame, 12)[0] != ETHERTYPE_MAC_CONTROL:
+        return None
+    opcode, enable, *times = PFC.unpack_from(frame, ETH.size)
+    if opcode != PFC_OPCODE:
+        return None
+    return PfcFrame({p: times[p] for p in range(PFC_PRIORITIES) if enable >> p & 1})
+
+
+def pfc_pause_ns(quanta: int, rate_bps: int) -> int:
+    """How long `quanta` pauses a link of `rate_bps` (512 bit times each)."""
+    return -(-quanta * PFC_QUANTUM_BITS * 1_000_000_000 // rate_bps)

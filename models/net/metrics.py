@@ -55,6 +55,7 @@ HEADLINE = (
     "loss_rate",
     "feedback_sent",
     "recirculation_overhead",
+    "pfc_pauses_sent",
 )
 
 
@@ -225,6 +226,14 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     v["loss_rate"] = 1.0 - recv_pkts / sent_pkts if sent_pkts else None
     v["feedback_sent"] = float(sum(run.feedback_sent.values()))
     detail["feedback_by_kind"] = dict(run.feedback_sent)
+    # PFC (802.1Qbb): XOFF frames the switches sent (refreshes included),
+    # per port, with the resumes and what each port or host received.
+    v["pfc_pauses_sent"] = float(sum(run.pfc_pauses_sent.values()))
+    detail["pfc"] = {
+        "pauses_sent": dict(run.pfc_pauses_sent),
+        "resumes_sent": dict(run.pfc_resumes_sent),
+        "pauses_received": dict(run.pfc_pauses_received),
+    }
     delivered = float(size.sum())
     v["recirculation_overhead"] = run.recirculated_bytes / delivered if delivered else None
     return Metrics(v, detail, series)

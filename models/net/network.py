@@ -6,6 +6,17 @@ ns-3 provides the links (serialisation at the link rate, propagation delay)
 and the clock; the switches and hosts are Python, so the code under test is
 the same code the unit tests and PTF vectors check. Nodes have no ns-3 IP
 stack: every frame is a whole Ethernet frame carried as the PPP payload.
+
+Priority flow control (802.1Qbb, `PfcConfig`): a switch counts, per ingress
+port, the cells of the lossless priority's packets it holds; above xoff it
+sends the neighbour on that port a PFC frame pausing the priority (and sends
+it again before the pause runs out while the count stays above xon), at or
+below xon one with quanta 0. A paused switch port stops that priority's
+queues after the frame on the wire; a paused host stops its senders. Frames
+already on the link still arrive: xoff must leave that much headroom below
+the buffer (models/p4qcn_thresholds.py). Congestion messages (feedback,
+CNPs) travel in another priority, as RoCE deployments carry CNPs, so a pause
+never holds back the signal that would end it.
 """
 
 from __future__ import annotations
@@ -30,6 +41,9 @@ IP_PROTO_TCP = 6
 # controller first, so a rate that recovers is not held back by a long gap
 # computed from a low rate.
 RATE_RECHECK_NS = 1_000_000
+# A paused sender looks again this often: a resume (quanta 0) has no timer.
+PAUSE_RECHECK_NS = 100_000
+ETHERTYPE_MAC_CONTROL = struct.pack("!H", frames.ETHERTYPE_MAC_CONTROL)
 
 
 def ip_of_host(index: int) -> bytes:
@@ -154,9 +168,38 @@ class Stats:
 
     def __post_init__(self) -> None:
         self.feedback: dict[str, int] = {}
+        # PFC frames by the port that sent or received them ("t4->l4", a host's name).
+        self.pfc_pauses_sent: dict[str, int] = {}
+        self.pfc_resumes_sent: dict[str, int] = {}
+        self.pfc_pauses_received: dict[str, int] = {}
 
     def count(self, kind: str, n: int = 1) -> None:
         self.feedback[kind] = self.feedback.get(kind, 0) + n
+
+    @staticmethod
+    def bump(counter: dict[str, int], where: str) -> None:
+        counter[where] = counter.get(where, 0) + 1
+
+
+@dataclass(frozen=True)
+class PfcConfig:
+    """A switch's priority flow control, every port alike (as the controller's
+    p4qcn config writes it on the chip: one lossless priority)."""
+
+    priority: int
+    # The TM queues of that priority, which a received pause stops.
+    qids: frozenset[int]
+    # Where packets outside it (feedback, CNPs) go, above the lossless queues.
+    control_qid: int
+    xoff_cells: int
+    xon_cells: int
+    pause_quanta: int
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.xon_cells <= self.xoff_cells:
+            raise ValueError("PFC xon_cells must be between 0 and xoff_cells")
+        if not 0 < self.pause_quanta <= frames.PFC_MAX_QUANTA:
+            raise ValueError(f"PFC pause_quanta must be 1..{frames.PFC_MAX_QUANTA}")
 
 
 def is_data(frame: bytes) -> bool:
@@ -195,19 +238,26 @@ class SwitchPort:
         # the bytes that go on the wire for a frame, None for none.
         self.to_wire: Callable[[bytes], bytes | None] | None = None
 
-    def enqueue(self, frame: bytes, qid: int, data: bool) -> None:
+    def enqueue(self, frame: bytes, qid: int, data: bool, ingress_port: int | None = None) -> None:
         """`data`: the frame is a host's data packet (pipelines may have
-        prepended bridged metadata, so the caller tells)."""
+        prepended bridged metadata, so the caller tells). `ingress_port`:
+        the port it came in on, when PFC accounts for it there."""
         sim, stats = self.switch.sim, self.switch.stats
         now = sim.now()
         if self.monitor is not None:
             self.monitor.add(now, self.tm.packets, self.tm.bytes)
-        if not self.tm.enqueue(frame, qid, now):
+        if ingress_port is None:
+            accepted = self.tm.enqueue(frame, qid, now)
+        else:
+            accepted = self.tm.enqueue(frame, qid, now, ingress_port)
+        if not accepted:
             if data:
                 stats.drops_overflow += 1
                 if self.monitor is not None:
                     self.monitor.drops_overflow += 1
             return
+        if ingress_port is not None:
+            self.switch.pfc_charge(ingress_port, self.tm.cells(frame))
         if not self.busy:
             self._transmit_next()
 
@@ -221,6 +271,8 @@ class SwitchPort:
                 if self.tm.packets:
                     self._wait_for_shaper(now)
                 return
+            if d.ingress_port is not None:
+                sw.pfc_release(d.ingress_port, self.tm.cells(d.frame))
             out = sw.pipeline.egress(self.number, d, now)
             for port, frame in out.extra:
                 sw.made(port, frame)
@@ -250,9 +302,15 @@ class SwitchPort:
             return
 
     def _wait_for_shaper(self, now: int) -> None:
-        """Frames wait on a TM shaper: look again when the first may leave (an
-        arrival in an unshaped queue meanwhile still goes at once)."""
+        """Frames wait on a TM shaper or a PFC pause: look again when the
+        first may leave (an arrival in an unshaped queue meanwhile still goes
+        at once)."""
         at = self.tm.next_eligible_ns(now)
+        pause_ends = getattr(self.tm, "pause_ends_ns", None)
+        if pause_ends is not None:
+            ends = pause_ends(now)
+            if ends is not None:
+                at = ends if at is None else min(at, ends)
         if at is None or (self.wake_at is not None and self.wake_at <= at):
             return
         self.wake_at = at
@@ -267,13 +325,97 @@ class SwitchPort:
 
 
 class SwitchNode:
-    def __init__(self, name: str, sim: Sim, pipeline: Pipeline, stats: Stats) -> None:
+    def __init__(
+        self,
+        name: str,
+        sim: Sim,
+        pipeline: Pipeline,
+        stats: Stats,
+        pfc: PfcConfig | None = None,
+    ) -> None:
         self.name, self.sim, self.pipeline, self.stats = name, sim, pipeline, stats
         self.ports: dict[int, SwitchPort] = {}
         # Kind of message a mirror session on each port makes (for Stats).
         self.made_kind: dict[int, str] = {}
+        # PFC: the neighbour and source MAC of each port (for its frames and
+        # counters), the lossless priority's cells held per ingress port, the
+        # ports whose neighbour we paused and when each pause would run out.
+        self.pfc = pfc
+        self.neighbour: dict[int, str] = {}
+        self.port_mac: dict[int, bytes] = {}
+        self.ingress_cells: dict[int, int] = {}
+        self.xoff_until: dict[int, int] = {}
+
+    def _where(self, port: int) -> str:
+        return f"{self.name}->{self.neighbour.get(port, port)}"
+
+    def pfc_charge(self, port: int, cells: int) -> None:
+        assert self.pfc is not None
+        used = self.ingress_cells.get(port, 0) + cells
+        self.ingress_cells[port] = used
+        if used > self.pfc.xoff_cells and port not in self.xoff_until:
+            self._send_pause(port)
+
+    def pfc_release(self, port: int, cells: int) -> None:
+        assert self.pfc is not None
+        used = self.ingress_cells[port] - cells
+        self.ingress_cells[port] = used
+        if used <= self.pfc.xon_cells and port in self.xoff_until:
+            del self.xoff_until[port]
+            self._send_pfc(port, 0)
+            Stats.bump(self.stats.pfc_resumes_sent, self._where(port))
+
+    def _send_pause(self, port: int) -> None:
+        """XOFF to the neighbour on `port`, sent again at half its lifetime
+        while this port's count stays above xon (the pause must not lapse
+        with the buffer still full)."""
+        assert self.pfc is not None
+        out = self.ports.get(port)
+        if out is None or out.device is None:
+            return
+        self._send_pfc(port, self.pfc.pause_quanta)
+        Stats.bump(self.stats.pfc_pauses_sent, self._where(port))
+        life_ns = frames.pfc_pause_ns(self.pfc.pause_quanta, out.rate_bps)
+        until = self.sim.now() + life_ns
+        self.xoff_until[port] = until
+
+        def refresh() -> None:
+            if self.xoff_until.get(port) == until:
+                self._send_pause(port)
+
+        self.sim.later(max(1, life_ns // 2), refresh)
+
+    def _send_pfc(self, port: int, quanta: int) -> None:
+        assert self.pfc is not None
+        out = self.ports[port]
+        # A MAC control frame: it goes out next, ahead of the port's queues
+        # (after the frame already on the wire).
+        mac = self.port_mac.get(port, bytes(6))
+        self.sim.send(out.device, frames.pfc_frame(mac, {self.pfc.priority: quanta}))
+
+    def _pfc_received(self, port: int, frame: bytes) -> None:
+        """A neighbour's PFC frame: stop (or restart) this port's queues of
+        the lossless priority. A switch without PFC ignores them."""
+        p = frames.read_pfc(frame)
+        out = self.ports.get(port)
+        if p is None or self.pfc is None or out is None:
+            return
+        quanta = p.quanta.get(self.pfc.priority)
+        if quanta is None:
+            return
+        now = self.sim.now()
+        if quanta:
+            Stats.bump(self.stats.pfc_pauses_received, self._where(port))
+        until = now + frames.pfc_pause_ns(quanta, out.rate_bps) if quanta else 0
+        for qid in self.pfc.qids:
+            out.tm.pause(qid, until)
+        if not out.busy:
+            out._transmit_next()
 
     def receive(self, port: int, frame: bytes) -> None:
+        if frame[12:14] == ETHERTYPE_MAC_CONTROL:
+            self._pfc_received(port, frame)
+            return
         fwd = self.pipeline.ingress(port, frame, self.sim.now())
         if fwd is not None:
             for made_port, made_frame in fwd.extra:
@@ -288,7 +430,13 @@ class SwitchNode:
         if out.device is None:
             self.stats.recirculated_packets += 1
             self.stats.recirculated_bytes += len(fwd.frame)
-        out.enqueue(fwd.frame, fwd.qid, is_data(frame))
+        data = is_data(frame)
+        if self.pfc is None:
+            out.enqueue(fwd.frame, fwd.qid, data)
+        elif data and fwd.qid in self.pfc.qids:
+            out.enqueue(fwd.frame, fwd.qid, data, port)
+        else:
+            out.enqueue(fwd.frame, self.pfc.control_qid, data)
 
     def made(self, port: int, frame: bytes) -> None:
         """A frame the switch made (mirror copy, notification) enters the TM of `port`."""
@@ -300,7 +448,7 @@ class SwitchNode:
             self.stats.recirculated_bytes += len(frame)
         else:
             self.stats.count(self.made_kind.get(port, "feedback"))
-        out.enqueue(frame, 0, False)
+        out.enqueue(frame, 0 if self.pfc is None else self.pfc.control_qid, False)
 
 
 class RateController(Protocol):
@@ -344,6 +492,9 @@ class Sender:
         sim = self.host.sim
         now = sim.now()
         if self.done or now >= self.stop_ns:
+            return
+        if self.host.paused_until_ns > now:
+            sim.later(min(self.host.paused_until_ns - now, PAUSE_RECHECK_NS), self._tick)
             return
         if self.last_send_ns is not None:
             due = self.last_send_ns + self._gap_ns(now)
@@ -405,6 +556,10 @@ class HostNode:
         self.name, self.index, self.sim, self.stats = name, index, sim, stats
         self.ip, self.mac = ip_of_host(index), mac_of_host(index)
         self.device: Any = None
+        # Its link's rate (PFC pause quanta are bit times of it).
+        self.rate_bps = 0
+        # PFC: its senders hold their data until then (the lossless priority).
+        self.paused_until_ns = 0
         self.senders: dict[int, Sender] = {}
         self.flows, self.log = flows, log
         self.notifier: Notifier | None = None
@@ -415,6 +570,9 @@ class HostNode:
     def receive(self, frame: bytes) -> None:
         if frame[12:14] == ETHERTYPE_FEEDBACK:
             self._relayed_feedback(frame)
+            return
+        if frame[12:14] == ETHERTYPE_MAC_CONTROL:
+            self._pfc(frame)
             return
         p = frames.parse(frame)
         if p is None or p.dst_ip != self.ip:
@@ -436,6 +594,21 @@ class HostNode:
             if sender is not None:
                 sender.flow.feedback_received += 1
                 sender.rc.on_feedback(None, now)
+
+    def _pfc(self, frame: bytes) -> None:
+        """The NIC honours PFC on every priority its data may use: the whole
+        host's data stops (its CNPs do not, as a RoCE NIC sends them in
+        their own priority)."""
+        p = frames.read_pfc(frame)
+        if p is None or not p.quanta or self.rate_bps <= 0:
+            return
+        quanta = max(p.quanta.values())
+        now = self.sim.now()
+        if quanta:
+            Stats.bump(self.stats.pfc_pauses_received, self.name)
+            self.paused_until_ns = now + frames.pfc_pause_ns(quanta, self.rate_bps)
+        else:
+            self.paused_until_ns = 0
 
     def _relayed_feedback(self, frame: bytes) -> None:
         """BFCC backpressure its first-hop switch relayed to this host
@@ -494,4 +667,7 @@ def collect(
         feedback_sent=dict(sorted(stats.feedback.items())),
         recirculated_packets=stats.recirculated_packets,
         recirculated_bytes=stats.recirculated_bytes,
+        pfc_pauses_sent=dict(sorted(stats.pfc_pauses_sent.items())),
+        pfc_resumes_sent=dict(sorted(stats.pfc_resumes_sent.items())),
+        pfc_pauses_received=dict(sorted(stats.pfc_pauses_received.items())),
     )

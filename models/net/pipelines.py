@@ -210,12 +210,21 @@ class P4qcnPipeline(RoutedPipeline):
     probability alpha*(q - Qmin), at most one per flow per interval."""
 
     def __init__(
-        self, routes: dict[bytes, int], seed: int, params: P4qcnCpParams, switch_mac: bytes
+        self,
+        routes: dict[bytes, int],
+        seed: int,
+        params: P4qcnCpParams,
+        switch_mac: bytes,
+        three_point: bool = False,
     ) -> None:
+        """`three_point`: CE instead of feedback (seed 003's CP-NP-RP, the P4's
+        three_point mode): with the same probability, and no per-flow limit
+        at the switch (the receiver's notification point has it)."""
         super().__init__(routes, seed)
         self.cps: dict[int, P4qcnCongestionPoint] = {}
         self.params = params
         self.mac = switch_mac
+        self.three_point = three_point
 
     def egress(self, port: int, d: Dequeued, now_ns: int) -> EgressOut:
         f = d.frame
@@ -226,6 +235,11 @@ class P4qcnPipeline(RoutedPipeline):
         cp = self.cps.get(port)
         if cp is None:
             cp = self.cps[port] = P4qcnCongestionPoint(self.rng.random, self.params)
+        if self.three_point:
+            p = cp.probability(d.enq_qdepth_packets)
+            if p > 0 and self.rng.random() < p:
+                return EgressOut(set_ce(f))
+            return EgressOut(f)
         flow = f[26:30] + f[34:36]
         out = EgressOut(f)
         if cp.on_packet(flow, d.enq_qdepth_packets, now_ns):

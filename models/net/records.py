@@ -114,6 +114,11 @@ class RunResult:
     feedback_sent: dict[str, int] = field(default_factory=dict)
     recirculated_packets: int = 0
     recirculated_bytes: int = 0
+    # PFC frames (802.1Qbb) by port, "<switch>-><neighbour>" (a host by its
+    # name for those it received): pauses (refreshes included), resumes.
+    pfc_pauses_sent: dict[str, int] = field(default_factory=dict)
+    pfc_resumes_sent: dict[str, int] = field(default_factory=dict)
+    pfc_pauses_received: dict[str, int] = field(default_factory=dict)
     # What the switches' controllers reported about their own settings, e.g.
     # thresholds the chip cannot measure ("<switch>: <report>"), once each.
     notes: list[str] = field(default_factory=list)

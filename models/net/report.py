@@ -367,6 +367,7 @@ def _markdown(
         ("loss", "loss_rate", 3),
         ("feedback", "feedback_sent", 0),
         ("recirc. overhead", "recirculation_overhead", 3),
+        ("PFC pauses", "pfc_pauses_sent", 0),
     ]
     lines.append("| scheme | variant | " + " | ".join(c[0] for c in cols) + " |")
     lines.append("|---|---|" + "---|" * len(cols))
@@ -384,7 +385,8 @@ def _markdown(
         "packets that port's full buffer refused, 'drops, all': at every port. "
         "RTT: 2 x one-way delay (the paper's estimate). Throughput: steady-state bins, "
         f"{s.trim:.0%} trimmed at each end. FCT: not measured when any flow did not "
-        "complete. Loss: data packets sent but never delivered.",
+        "complete. Loss: data packets sent but never delivered. PFC pauses: XOFF "
+        "frames the switches sent (refreshes included; per port below).",
         "",
     ]
     if s.transport == "tcp":
@@ -414,6 +416,24 @@ def _markdown(
                     f"| {r.scheme} | {r.variant or '—'} | {where} | {_fmt(q['mean_packets'], 1)} | "
                     f"{_fmt(q['max_packets'], 0)} | {_fmt(q['max_after_startup_packets'], 0)} | "
                     f"{_fmt(q['drops_overflow'], 0)} |"
+                )
+        lines.append("")
+    paused = [r for r in runs if r.pfc_pauses_sent or r.pfc_pauses_received]
+    if paused:
+        lines += [
+            "PFC frames per port (sent: by the switch port toward the neighbour; "
+            "received: by the port or host the pause stopped):",
+            "",
+            "| scheme | variant | port | pauses sent | resumes sent | pauses received |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in paused:
+            where = sorted({*r.pfc_pauses_sent, *r.pfc_resumes_sent, *r.pfc_pauses_received})
+            for w in where:
+                lines.append(
+                    f"| {r.scheme} | {r.variant or '—'} | {w} | "
+                    f"{r.pfc_pauses_sent.get(w, 0)} | {r.pfc_resumes_sent.get(w, 0)} | "
+                    f"{r.pfc_pauses_received.get(w, 0)} |"
                 )
         lines.append("")
     others = [r for r in runs if r.scheme != NO_CONTROL]

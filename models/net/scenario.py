@@ -63,7 +63,8 @@ SCHEMES: tuple[str, ...] = (
 )
 NO_CONTROL = "none"
 _VARIANT = re.compile(
-    r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|red|pie|codel|fqcodel|p4red|p4codel)-[a-z0-9][a-z0-9_-]*$"
+    r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|none|red|pie|codel|fqcodel|p4red|p4codel)"
+    r"-[a-z0-9][a-z0-9_-]*$"
 )
 # Error messages of cross-field checks start with the field they are about.
 _FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_-]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_-]*(?:\[\d+\])?)*): ")
@@ -215,6 +216,33 @@ class Tcn(DcqcnHost):
     base_rtt_us: Micros | None = None
 
 
+class Pfc(Strict):
+    """Priority flow control (802.1Qbb) at every switch port: the hosts' data
+    is one lossless priority; a switch pauses the neighbour on an ingress
+    port whose packets in its buffer exceed `xoff_packets` and resumes it at
+    `xon_packets` (models/net/network.py). Seed 003 gives Q_PFC = 14 and no
+    resume threshold; xon defaults to two packets below xoff, a hysteresis
+    that keeps a pause from flapping per packet."""
+
+    xoff_packets: Annotated[int, Field(ge=1)] = 14
+    xon_packets: Annotated[int, Field(ge=0)] | None = None
+    # 802.1p priority of the data (RoCE's customary 3).
+    priority: Annotated[int, Field(ge=0, le=7)] = 3
+    # Pause time of an XOFF, in 512-bit-time quanta (the switch resends it
+    # at half its lifetime while the port stays above xon).
+    pause_quanta: Annotated[int, Field(ge=1, le=0xFFFF)] = 0xFFFF
+
+    @model_validator(mode="after")
+    def _order(self) -> Pfc:
+        if self.xon_packets is not None and self.xon_packets > self.xoff_packets:
+            raise ValueError("xon_packets must not exceed xoff_packets")
+        return self
+
+    @property
+    def xon(self) -> int:
+        return self.xon_packets if self.xon_packets is not None else max(0, self.xoff_packets - 2)
+
+
 class P4qcn(Strict):
     # P4QCN's paper (seed 003, section 4): Q_min = Q_max = 11 (BMv2 queue
     # occupancy, packets here), N = 5, beta = 1, R_AI = 5 Mb/s (on its 7 Mb/s
@@ -232,6 +260,13 @@ class P4qcn(Strict):
     rai: Rate = "5Mbps"
     # No paper value: the project's floor.
     min_rate: Rate = "100kbps"
+    # Seed 003's CP-RP (two_point: the switch sends the feedback to the
+    # source) or the CP-NP-RP it compares against (three_point: the switch
+    # marks CE with Eq. 1's probability, the receiver sends a notification
+    # to the source, at most one per flow per feedback_interval_us).
+    architecture: Literal["two_point", "three_point"] = "two_point"
+    # PFC as the last resort (seed 003 4.2.2-4.2.3); None: off.
+    pfc: Pfc | None = None
 
     @model_validator(mode="after")
     def _order(self) -> P4qcn:
@@ -242,7 +277,10 @@ class P4qcn(Strict):
 
 class NoControl(Strict):
     """`none`: plain destination forwarding through the same traffic manager
-    and buffer, hosts sending at their offered rate: what a mechanism must beat."""
+    and buffer, hosts sending at their offered rate: what a mechanism must beat.
+    With `pfc`, PFC alone (a `none-<tag>` variant, e.g. `none-pfc`)."""
+
+    pfc: Pfc | None = None
 
 
 class Pmqecn(Strict):
@@ -265,7 +303,7 @@ class Pmqecn(Strict):
     # The load each port's lambda_i* steer it to (optimizer.target_utilisation).
     target_utilisation: Annotated[float, Field(gt=0, le=1)] = 0.9
     # Also CE-mark the ECT original of a packet above K_i (config
-    # classes[].mark_original, tna/README.md): for ECN senders (TCP, DCTCP)
+    # classes[].mark_original, tna/pmqecn/README.md): for ECN senders (TCP, DCTCP)
     # that see only CE. Off: the paper's feedback packet only.
     mark_original: bool = False
 
@@ -537,6 +575,13 @@ def _check_references(s: Scenario) -> None:
                 f"flows[{i}].load: a TCP flow sends as fast as its window allows "
                 "(leave load out with transport: tcp)"
             )
+    if s.transport == "tcp":
+        for name in s.schemes.enabled():
+            if getattr(s.schemes.get(name), "pfc", None) is not None:
+                raise ValueError(
+                    f"schemes.{name}.pfc: PFC needs transport: udp "
+                    "(ns-3's TCP hosts do not honour pause frames)"
+                )
     if s.startup_s is not None and s.startup_s >= s.duration_s:
         raise ValueError("startup_s: at or after the end of the run")
     for i, m in enumerate(s.monitor):

@@ -39,7 +39,7 @@ from models.switch.bfcc import DEFAULT_RATE_THRESHOLDS
 
 from . import frames
 from . import scenario as sc
-from .network import RateController
+from .network import PfcConfig, RateController
 from .pipelines import (
     DcqcnPipeline,
     P4qcnPipeline,
@@ -376,7 +376,8 @@ def baseline_switch(
             feedback_interval_ns=round(p.feedback_interval_us * 1000),
         )
         mac = topo.port_mac(switch, 0)
-        return SwitchSetup(P4qcnPipeline(routes, seed, params, mac), {})
+        three = p.architecture == "three_point"
+        return SwitchSetup(P4qcnPipeline(routes, seed, params, mac, three), {})
     raise ValueError(f"not a baseline: {name}")
 
 
@@ -555,11 +556,38 @@ class CnpNotifier:
 
 
 def notifier(scheme: str, s: sc.Scenario) -> CnpNotifier | None:
-    """TCN is a marking scheme; its sources react like DCQCN's (NP + RP)."""
+    """TCN is a marking scheme; its sources react like DCQCN's (NP + RP).
+    P4QCN's three-point variant: the receiver notifies the source at most
+    once per flow per N (seed 003 4.2.4)."""
     p = s.schemes.get(scheme)
     if isinstance(p, sc.DcqcnHost):
         return CnpNotifier(round(p.cnp_interval_us * 1000))
+    if isinstance(p, sc.P4qcn) and p.architecture == "three_point":
+        return CnpNotifier(round(p.feedback_interval_us * 1000))
     return None
+
+
+# PFC in the harness: the routed pipelines put every data packet in queue 0;
+# congestion messages go to a queue of their own at a higher TM priority.
+PFC_DATA_QID = 0
+PFC_CONTROL_QID = 1
+
+
+def pfc_config(scheme: str, s: sc.Scenario, profile: HwProfile) -> PfcConfig | None:
+    """The scheme's PFC at every switch, thresholds in the chip's cells of
+    the scenario's largest data frame; None: PFC off."""
+    pfc = getattr(s.schemes.get(scheme), "pfc", None)
+    if pfc is None:
+        return None
+    pkt = max(f.packet_bytes for f in s.flows)
+    return PfcConfig(
+        priority=pfc.priority,
+        qids=frozenset({PFC_DATA_QID}),
+        control_qid=PFC_CONTROL_QID,
+        xoff_cells=cells(pfc.xoff_packets, pkt, profile),
+        xon_cells=cells(pfc.xon, pkt, profile),
+        pause_quanta=pfc.pause_quanta,
+    )
 
 
 def check_buildable(s: sc.Scenario, source: str = "") -> None:
@@ -585,6 +613,7 @@ def check_buildable(s: sc.Scenario, source: str = "") -> None:
                     for f in s.flows:
                         rate = max(1, round(topo.access_rate(f.src) * f.load))
                         rate_controller(scheme, s, rate)
+                    pfc_config(scheme, s, profile)
                 except (ConfigError, ValueError) as exc:
                     raise sc.ScenarioError(source, f"schemes.{scheme}", f"{where}: {exc}") from None
     finally:

@@ -78,11 +78,14 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
     }
     periodic: list[tuple[float, Callable[[float], None]]] = []
     notes: list[str] = []
+    pfc = schemes.pfc_config(spec.scheme, s, profile)
     for w in s.switches:
         setup = schemes.switch_setup(topo, w, spec.scheme, profile, _seed(s.seed, spec.scheme, w))
         notes += [f"{w}: {n}" for n in setup.notes]
-        node = SwitchNode(w, sim, setup.pipeline, stats)
+        node = SwitchNode(w, sim, setup.pipeline, stats, pfc)
         node.made_kind = setup.made_kind
+        node.neighbour = dict(topo.ports[w])
+        node.port_mac = {port: topo.port_mac(w, port) for port in topo.ports[w]}
         switches[w] = node
         if setup.periodic is not None:
             periodic.append((setup.interval_s, setup.periodic))
@@ -113,6 +116,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
             if end.port is None:
                 host = hosts[end.node]
                 host.device = dev
+                host.rate_bps = link.rate_bps
                 if tcp_net is not None:
                     tcp_net.address(end.node, dev)
                 else:
@@ -135,6 +139,9 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                 prio, weights = sw.pipeline.tm_config(end.port)
                 tm.priority.update(prio)
                 tm.weight.update(weights)
+                if pfc is not None:
+                    # Congestion messages are never behind paused data.
+                    tm.priority[pfc.control_qid] = max(prio.values(), default=0) + 1
                 sw.ports[end.port] = SwitchPort(
                     sw, end.port, dev, link.rate_bps, tm, monitors.get((end.node, neighbour))
                 )

@@ -12,6 +12,12 @@ both. A shaped port whose queues all wait reports when the first becomes
 eligible (`next_eligible_ns`). Admission is against the port's buffer in
 bytes (tail drop). Depths are reported per queue in cells of the chip's
 size, like enq_qdepth, and the sojourn like deq_timedelta.
+
+Priority flow control (802.1Qbb) on the egress side: a queue whose priority
+the link partner paused (`pause`) sends nothing until the pause ends or is
+lifted; the other queues go on. Each packet carries the ingress port it came
+in on (`ingress_port`), so the switch can give its ingress accounting back
+when the packet leaves.
 """
 
 from __future__ import annotations
@@ -31,6 +37,8 @@ class Dequeued:
     enq_qdepth_cells: int  # depth of its queue when it arrived, this packet excluded
     enq_qdepth_packets: int
     sojourn_ns: int
+    # The port the switch received it on, for PFC's ingress accounting (None: made here).
+    ingress_port: int | None = None
 
 
 class EgressTm:
@@ -51,7 +59,9 @@ class EgressTm:
         self.cell_bytes = cell_bytes
         self.priority: dict[int, int] = {}
         self.weight: dict[int, int] = {}
-        self._queues: dict[int, deque[tuple[bytes, int, int, int]]] = {}
+        self._queues: dict[int, deque[tuple[bytes, int, int, int, int | None]]] = {}
+        # PFC: the time until which the link partner paused each queue.
+        self.paused_until_ns: dict[int, int] = {}
         self._cells: dict[int, int] = {}
         self._credit: dict[int, int] = {}
         self.bytes = 0
@@ -67,13 +77,13 @@ class EgressTm:
         q = self._queues.get(qid)
         return len(q) if q else 0
 
-    def enqueue(self, frame: bytes, qid: int, now_ns: int) -> bool:
+    def enqueue(self, frame: bytes, qid: int, now_ns: int, ingress_port: int | None = None) -> bool:
         """False: the buffer is full and the packet is dropped."""
         if self.bytes + len(frame) > self.buffer_bytes:
             return False
         q = self._queues.setdefault(qid, deque())
         depth = self._cells.get(qid, 0)
-        q.append((frame, now_ns, depth, len(q)))
+        q.append((frame, now_ns, depth, len(q), ingress_port))
         self._cells[qid] = depth + self.cells(frame)
         self.bytes += len(frame)
         self.packets += 1
@@ -115,11 +125,40 @@ class EgressTm:
     def next_eligible_ns(self, now_ns: int) -> int | None:
         """When the first waiting queue's shapers allow it to send (None: no
         queue is waiting on a shaper)."""
-        waits = [self._wait_ns(qid, now_ns) for qid, q in self._queues.items() if q]
+        waits = [
+            self._wait_ns(qid, now_ns)
+            for qid, q in self._queues.items()
+            if q and not self.paused(qid, now_ns)
+        ]
         return now_ns + min(waits) if waits else None
+
+    def pause(self, qid: int, until_ns: int) -> None:
+        """PFC: queue `qid` sends nothing before `until_ns` (a resume passes now)."""
+        if until_ns <= 0:
+            self.paused_until_ns.pop(qid, None)
+        else:
+            self.paused_until_ns[qid] = until_ns
+
+    def paused(self, qid: int, now_ns: int) -> bool:
+        until = self.paused_until_ns.get(qid)
+        if until is None:
+            return False
+        if until <= now_ns:
+            del self.paused_until_ns[qid]
+            return False
+        return True
+
+    def pause_ends_ns(self, now_ns: int) -> int | None:
+        """When the first paused queue holding packets may send again."""
+        ends = [
+            t for qid, t in self.paused_until_ns.items() if t > now_ns and self._queues.get(qid)
+        ]
+        return min(ends) if ends else None
 
     def _pick(self, now_ns: int = 0) -> int | None:
         busy = [qid for qid, q in self._queues.items() if q]
+        if busy and self.paused_until_ns:
+            busy = [qid for qid in busy if not self.paused(qid, now_ns)]
         if busy and self.shaping:
             busy = [qid for qid in busy if self._wait_ns(qid, now_ns) == 0]
         if not busy:
@@ -141,11 +180,11 @@ class EgressTm:
         qid = self._pick(now_ns)
         if qid is None:
             return None
-        frame, t_in, depth_cells, depth_pkts = self._queues[qid].popleft()
+        frame, t_in, depth_cells, depth_pkts, in_port = self._queues[qid].popleft()
         if self.shaping:
             self._charge(qid, len(frame))
         self._credit[qid] = self._credit.get(qid, 0) - 1
         self._cells[qid] -= self.cells(frame)
         self.bytes -= len(frame)
         self.packets -= 1
-        return Dequeued(frame, qid, depth_cells, depth_pkts, now_ns - t_in)
+        return Dequeued(frame, qid, depth_cells, depth_pkts, now_ns - t_in, in_port)

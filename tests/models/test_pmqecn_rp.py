@@ -84,9 +84,32 @@ def test_reduction_clamps_at_min_rate() -> None:
     assert rp.rate == CFG.min_rate
 
 
-def test_target_above_measured_never_raises_the_rate() -> None:
+def test_target_above_measured_neither_raises_the_rate_nor_restarts_recovery() -> None:
     rp = ReactionPoint(CFG)
+    before = rp.state
     assert rp.on_feedback(rate=100.0, target_rate=300.0, now=0.0) == pytest.approx(8 * MBPS)
+    assert rp.state.phase is before.phase
+    assert (rp.state.target, rp.state.cycles_left) == (before.target, before.cycles_left)
+
+
+def test_feedback_that_allows_the_rate_lets_the_increase_run() -> None:
+    """An under-loaded port that keeps marking with an answer above the
+    source's rate must not pin it: the rate climbs as with no feedback."""
+    quiet, marked = ReactionPoint(CFG), ReactionPoint(CFG)
+    period = CFG.timer_period
+    for step in range(1, 6):
+        t = step * period
+        marked.on_feedback(rate=100.0, target_rate=200.0, now=t - period / 2)
+        quiet.on_timer(t)
+        marked.on_timer(t)
+    assert marked.rate == pytest.approx(quiet.rate)
+    assert marked.rate > CFG.initial_rate
+
+
+def test_feedback_below_the_rate_still_cuts_and_restarts_recovery() -> None:
+    rp = ReactionPoint(CFG)
+    rp.on_feedback(rate=100.0, target_rate=50.0, now=0.0)
+    assert rp.rate == pytest.approx(CFG.initial_rate / 2)
     assert rp.state.phase is Phase.FAST_RECOVERY
 
 

@@ -151,7 +151,7 @@ def test_a_class_offering_less_than_its_share_gets_all_it_offers() -> None:
 
 
 def test_p4_wrr_does_not_weight_under_persistent_backlog() -> None:
-    """The non-default P4 mapping, documented in tna/README.md: a class's
+    """The non-default P4 mapping, documented in tna/pmqecn/README.md: a class's
     level count wraps back to level 0, so under a persistent backlog every
     class spreads evenly over the levels and shares follow arrival rates,
     not weights - 3:1 weights give an even split."""

@@ -2,7 +2,7 @@
 
 The exact virtual queue of seed 000 drains at the class's rate r over the
 real time between packets and then adds the frame (Lindley). The switch's
-differs in three ways (tna/README.md, "Virtual queue"): it adds the frame
+differs in three ways (tna/pmqecn/README.md, "Virtual queue"): it adds the frame
 and takes the drain in one step, max(q + L - D, 0), so after the queue
 empties it may sit up to one frame below; it counts time in 64 ns ticks, so
 up to one tick of drain is still owed; and the drain tables round down the

@@ -12,7 +12,7 @@
  * Egress:  accumulate sojourn per class (W_i); rebuild feedback copies.
  * The controller reads the class counters and sojourn accumulators, solves
  * the M/M/1/N model and writes K_i, weights, drain rates (as logs) and lambda_i*
- * (models/optimize). tna/README.md lists what is approximated.
+ * (models/optimize). tna/pmqecn/README.md lists what is approximated.
  */
 #include "../include/arch.p4"
 #include "../include/headers.p4"
@@ -25,7 +25,7 @@
 
 #define PMQECN_CLASSES 256
 #define PMQECN_VQS 256
-/* The virtual queues' drain tables, shared by every class (tna/README.md,
+/* The virtual queues' drain tables, shared by every class (tna/pmqecn/README.md,
  * "Virtual queue"): log2 of the elapsed ticks (3327 ternary entries at the
  * controller's default 8-bit mantissa) and 2^(log sum) bytes (5632 exact). */
 #define PMQECN_LOG_ENTRIES 4096
@@ -222,7 +222,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     }
 
     /* K_i in bytes of virtual queue; mark_original also CE-marks an ECT
-     * original (tna/README.md). */
+     * original (tna/pmqecn/README.md). */
     /* K_i and the class's drain rate as 128 x (log2 of bytes per tick +
      * 32), from the controller (bfrt_controller/pmqecn/drain.py). */
     action set_threshold(bit<32> threshold_bytes, bit<1> mark_original,
@@ -250,7 +250,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     /* The drain, rate x elapsed time, without a multiply: log2 of the
      * elapsed ticks (one ternary entry per leading bit and mantissa, the
      * same for every class) plus the class's log rate, then 2^sum from an
-     * exact table. Every step rounds down (tna/README.md gives the bound).
+     * exact table. Every step rounds down (tna/pmqecn/README.md gives the bound).
      * No entry (0 ticks): a sum of 0, which drains nothing. */
     action log_elapsed(bit<16> log_elapsed_q7) {
         ig_md.vq_log_drain_q7 = log_elapsed_q7 + ig_md.vq_rate_log2_q7;

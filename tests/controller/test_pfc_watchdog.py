@@ -1,0 +1,193 @@
+"""P4QCN's PFC on the chip (issue 16 item 2): the config's `pfc` section
+written as TmPfcWrites, off by default, and the PFC watchdog on the model
+backend and the fake SDE: a port paused for the detection time is a storm
+(reported; with `forward` its pauses are ignored until none has come for
+the restoration time), a port paused in bursts is not."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from bfrt_controller.backends.bfrt import BfrtSwitch
+from bfrt_controller.backends.model import ModelSwitch
+from bfrt_controller.errors import ConfigError
+from bfrt_controller.metrics import ROW_METRICS
+from bfrt_controller.p4qcn.app import P4qcnApp, ppg_id
+from bfrt_controller.p4qcn.config import DEFAULT_CONFIG, parse_config
+from bfrt_controller.pfc_watchdog import WATCHDOG_SECTION, PfcWatchdog
+from bfrt_controller.switch import Switch, TmPfcWrite
+from bfrt_controller.testing import FakeBfrtGrpc
+from hw_profiles import load_profile
+
+RAW = yaml.safe_load(DEFAULT_CONFIG.read_text())
+COS = 3
+
+
+def with_pfc(**pfc: object) -> dict[str, object]:
+    raw = copy.deepcopy(RAW)
+    raw["pfc"] = {"ports": [4, 5], "xoff_cells": 182, "headroom_cells": 52, **pfc}
+    return raw
+
+
+class Paused:
+    """Drives a port's $ReceivePri<cos>Pause1USCount on either backend."""
+
+    def __init__(self, sw: Switch, fake: FakeBfrtGrpc | None) -> None:
+        self.sw, self.fake = sw, fake
+
+    def add(self, port: int, us: int) -> None:
+        if self.fake is not None:
+            self.fake.rx_paused(port, COS, us)
+        else:
+            assert isinstance(self.sw, ModelSwitch)
+            key = (port, COS)
+            self.sw.port_rx_pause_us[key] = self.sw.port_rx_pause_us.get(key, 0) + us
+
+
+def backends() -> list[tuple[Switch, FakeBfrtGrpc | None]]:
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("p4qcn", profile)
+    sw = BfrtSwitch("p4qcn", profile, client_module=fake)
+    sw.connect()
+    return [(ModelSwitch("p4qcn", profile), None), (sw, fake)]
+
+
+def test_pfc_is_off_unless_configured() -> None:
+    assert parse_config(RAW).pfc is None
+    app = P4qcnApp(ModelSwitch("p4qcn", load_profile("tofino")), parse_config(RAW))
+    app.push_all()
+    assert app.switch.read_tm_pfc(4, 0) == ("NONE", "NONE", 0)
+    assert not [w for w in app.intended_writes() if isinstance(w, TmPfcWrite)]
+    assert app.watchdog_once(1.0) == []
+
+
+def test_configured_pfc_is_pushed_on_both_backends() -> None:
+    for sw, _ in backends():
+        app = P4qcnApp(sw, parse_config(with_pfc()))
+        app.push_all()
+        for port in (4, 5):
+            assert sw.read_tm_pfc(port, 0) == ("PFC", "PFC", COS)
+            assert sw.read_tm_pfc(port, 1) == ("PFC", "PFC", 0)
+            # The ingress side: a PPG per port for iCoS 0, xoff 182, resume
+            # one 1500 B frame (19 cells) lower, 52 cells of headroom.
+            ppg = sw.read_tm_ppg(port, ppg_id(port))
+            assert ppg is not None
+            assert (ppg.icos, ppg.xoff_cells, ppg.xon_cells, ppg.headroom_cells) == (
+                (0,),
+                182,
+                163,
+                52,
+            )
+        assert sw.read_tm_pfc(3, 0) == ("NONE", "NONE", 0)
+        assert sw.read_tm_ppg(3, ppg_id(3)) is None
+        app.push_all()  # a re-push modifies, never allocates twice
+
+
+@pytest.mark.parametrize(
+    ("pfc", "field"),
+    [
+        ({"cos": 0}, "pfc.cos"),
+        ({"ports": [4, 4]}, "pfc.ports[1]"),
+        ({"ports": [999]}, "pfc.ports[0]"),
+        ({"queues": [0, 0]}, "pfc.queues[1]"),
+        ({"queues": [127]}, "pfc.queues[0]"),
+        ({"watchdog": {"action": "drop"}}, "pfc.watchdog.action"),
+        ({"watchdog": {"detection_ms": 0}}, "pfc.watchdog.detection_ms"),
+        ({"xoff": 3}, "pfc.xoff"),
+        ({"xon_cells": 200}, "pfc"),
+        ({"icos": [0, 0]}, "pfc.icos[1]"),
+        ({"icos": [8]}, "pfc.icos[0]"),
+    ],
+)
+def test_bad_pfc_config_names_the_field(pfc: dict[str, object], field: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(with_pfc(**pfc))
+    assert exc.value.field.endswith(field), exc.value.field
+
+
+def test_storm_detected_forwarded_and_restored() -> None:
+    for sw, fake in backends():
+        app = P4qcnApp(sw, parse_config(with_pfc()))  # detection = restoration = 200 ms
+        app.push_all()
+        paused = Paused(sw, fake)
+        t = 0.0
+        assert app.watchdog_once(t) == []  # the first poll takes the baseline
+        # Port 4 paused the whole time, port 5 half of it: only 4 storms,
+        # after 200 ms in a row (two 100 ms polls).
+        for _ in range(2):
+            t += 0.1
+            paused.add(4, 100_000)
+            paused.add(5, 50_000)
+            events = app.watchdog_once(t)
+        assert [(e.port, e.what) for e in events] == [(4, "storm")]
+        assert sw.read_tm_pfc(4, 0) == ("PFC", "NONE", 0)  # pauses ignored, still sent
+        assert sw.read_tm_pfc(5, 0) == ("PFC", "PFC", COS)
+        # A re-push mid-storm keeps the port unhonoured.
+        app.push_all()
+        assert sw.read_tm_pfc(4, 0) == ("PFC", "NONE", 0)
+        rows = {r["port"]: r for r in app.status() if r["section"] == WATCHDOG_SECTION}
+        assert (rows[4]["storm"], rows[4]["storms"], rows[4]["honouring"]) == (1, 1, 0)
+        assert rows[4]["rx_paused_us"] == 200_000 and rows[5]["storm"] == 0
+        # Still paused: no restoration. Then 200 ms without a pause: restored.
+        t += 0.1
+        paused.add(4, 100_000)
+        assert app.watchdog_once(t) == []
+        for _ in range(2):
+            t += 0.1
+            events = app.watchdog_once(t)
+        assert [(e.port, e.what) for e in events] == [(4, "restored")]
+        assert sw.read_tm_pfc(4, 0) == ("PFC", "PFC", COS)
+
+
+def test_alert_only_reports() -> None:
+    sw = ModelSwitch("p4qcn", load_profile("tofino"))
+    app = P4qcnApp(sw, parse_config(with_pfc(watchdog={"action": "alert", "detection_ms": 100})))
+    app.push_all()
+    app.watchdog_once(0.0)
+    sw.port_rx_pause_us[(4, COS)] = 100_000
+    assert [(e.port, e.what) for e in app.watchdog_once(0.1)] == [(4, "storm")]
+    assert sw.read_tm_pfc(4, 0) == ("PFC", "PFC", COS)  # still honoured
+    assert next(r for r in app.status() if r.get("port") == 4 and "storm" in r)["storm"] == 1
+
+
+def test_counter_reset_is_not_a_storm() -> None:
+    sw = ModelSwitch("p4qcn", load_profile("tofino"))
+    wd = PfcWatchdog(sw, [4], COS, (0,), 0.1, 0.1, "forward")
+    sw.port_rx_pause_us[(4, COS)] = 5_000_000
+    wd.poll(0.0)
+    sw.port_rx_pause_us[(4, COS)] = 100  # the switch restarted
+    assert wd.poll(0.1) == [] and wd.watch[4].paused_s == 0.0
+
+
+def test_watchdog_rows_become_metrics() -> None:
+    names = {m.name for m in ROW_METRICS if m.section == WATCHDOG_SECTION}
+    assert names == {"pfc_rx_paused_seconds", "pfc_storm", "pfc_storms"}
+
+
+def test_reload_without_pfc_turns_it_off() -> None:
+    from bfrt_controller.service import reload_writes
+
+    class App:
+        def __init__(self, app: P4qcnApp) -> None:
+            self.app = app
+
+        def intended_writes(self) -> list[object]:
+            return list(self.app.intended_writes())
+
+    sw = ModelSwitch("p4qcn", load_profile("tofino"))
+    old = P4qcnApp(sw, parse_config(with_pfc(queues=[0, 1])))
+    old.push_all()
+    new = P4qcnApp(
+        sw,
+        parse_config({**with_pfc(), "pfc": {"ports": [5], "xoff_cells": 100, "headroom_cells": 5}}),
+    )
+    sw.write(reload_writes(App(old), App(new)))  # type: ignore[arg-type]
+    assert sw.read_tm_pfc(4, 0) == ("NONE", "NONE", 0)
+    assert sw.read_tm_pfc(5, 0) == ("PFC", "PFC", COS)
+    assert sw.read_tm_pfc(5, 1) == ("PFC", "PFC", 0)
+    assert sw.read_tm_ppg(4, ppg_id(4)) is None
+    held = sw.read_tm_ppg(5, ppg_id(5))
+    assert held is not None and held.xoff_cells == 100
