@@ -300,10 +300,13 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
     f"(names: {', '.join(PARAM_NAMES)}). P4QCN: tofcc --program p4qcn set q_min_cells=100 "
     "q_max_cells=300 [--queue 4/0] (q_min_cells, q_max_cells, feedback_interval_us, mode). "
     "DA-DCTCP: tofcc --program dadctcp set mode=dctcp k_port_packets=120 drop_not_ect=true "
-    "[--port 4].",
+    "[--port 4]. AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0] "
+    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn).",
 )
 @click.argument("pairs", nargs=-1, required=True)
-@click.option("--queue", "queues", multiple=True, help="p4qcn: PORT/QUEUE to change (default all)")
+@click.option(
+    "--queue", "queues", multiple=True, help="p4qcn, aqm: PORT/QUEUE to change (default all)"
+)
 @click.option("--port", "port", default=None, help="dadctcp: the port to change (default all)")
 @click.pass_obj
 def set_params(
@@ -319,8 +322,13 @@ def set_params(
 
         set_values(obj, pairs, port, console)
         return
+    if obj.program.name == "aqm":
+        from .aqm.commands import set_queues as set_aqm_queues
+
+        set_aqm_queues(obj, pairs, queues, console)
+        return
     if queues:
-        raise ConfigError("--queue", "only for --program p4qcn")
+        raise ConfigError("--queue", "only for --program p4qcn or aqm")
     if port is not None:
         raise ConfigError("--port", "only for --program dadctcp")
     obj.require("bfcc")

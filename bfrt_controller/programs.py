@@ -233,11 +233,40 @@ def _dadctcp() -> Program:
     )
 
 
+def _aqm() -> Program:
+    from .aqm import app
+    from .aqm.config import DEFAULT_CONFIG, parse_config
+
+    return Program(
+        "aqm",
+        DEFAULT_CONFIG,
+        parse_config,
+        app.AqmApp,
+        (),
+        (
+            (
+                app.QUEUES,
+                (
+                    ("port", "port"),
+                    ("queue", "queue"),
+                    ("mode", "mode"),
+                    ("ECN", "ecn"),
+                    ("entries", "entries"),
+                    ("drops", "drops"),
+                    ("CE marks", "marks"),
+                ),
+            ),
+            (PORTS_SECTION, PORT_GUARD_COLUMNS),
+        ),
+    )
+
+
 PROGRAMS: dict[str, Callable[[], Program]] = {
     "pmqecn": _pmqecn,
     "bfcc": _bfcc,
     "p4qcn": _p4qcn,
     "dadctcp": _dadctcp,
+    "aqm": _aqm,
 }
 
 

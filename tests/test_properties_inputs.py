@@ -145,7 +145,9 @@ def test_yaml_reader_on_bytes(data: bytes, tmp_path_factory: pytest.TempPathFact
 
 # --- controller configs ------------------------------------------------------
 
-CONFIGS = {name: _raw(get_program(name).default_config) for name in ("pmqecn", "bfcc", "p4qcn")}
+CONFIGS = {
+    name: _raw(get_program(name).default_config) for name in ("pmqecn", "bfcc", "p4qcn", "aqm")
+}
 
 
 def _config_cases() -> st.SearchStrategy[tuple[str, Any]]:

@@ -40,6 +40,8 @@ SchemeName = Literal[
     "pie",
     "codel",
     "fqcodel",
+    "p4red",
+    "p4codel",
 ]
 # The kinds of scheme; a scenario may also run a named variant of one,
 # `<kind>-<tag>` (e.g. `dcqcn-10ms`), with its own parameters.
@@ -56,10 +58,15 @@ SCHEMES: tuple[str, ...] = (
     "pie",
     "codel",
     "fqcodel",
+    # The same baselines as our Tofino program (tna/aqm/aqm.p4) at every
+    # switch port that data leaves through.
+    "p4red",
+    "p4codel",
 )
 NO_CONTROL = "none"
 _VARIANT = re.compile(
-    r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|dadctcp|none|red|pie|codel|fqcodel)-[a-z0-9][a-z0-9_-]*$"
+    r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|dadctcp|none|red|pie|codel|fqcodel|p4red|p4codel)"
+    r"-[a-z0-9][a-z0-9_-]*$"
 )
 # Error messages of cross-field checks start with the field they are about.
 _FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_-]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_-]*(?:\[\d+\])?)*): ")
@@ -363,7 +370,30 @@ class Ns3Aqm(Strict):
     ecn: bool = True
 
 
-SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | Dadctcp | NoControl | Ns3Aqm
+class P4Red(Strict):
+    """RED as tna/aqm/aqm.p4 runs it, configured by its controller app:
+    Floyd & Jacobson 1993's settings in packets of the scenario's largest
+    frame (converted to cells), w_q = 2^-w_q_shift."""
+
+    min_th_packets: Annotated[int, Field(ge=0)] = 5
+    max_th_packets: Annotated[int, Field(ge=1)] = 15
+    max_p: Annotated[float, Field(gt=0, le=1)] = 0.02
+    w_q_shift: Annotated[int, Field(ge=0, le=12)] = 9
+    # Drop, as the 1993 paper (and seed 002's RED); true: CE-mark ECT packets.
+    ecn: bool = False
+
+
+class P4Codel(Strict):
+    """CoDel as tna/aqm/aqm.p4 runs it (RFC 8289's settings)."""
+
+    target_us: Micros = 5000.0
+    interval_us: Micros = 100_000.0
+    count_cap: Annotated[int, Field(ge=1, le=256)] = 64
+    ecn: bool = False
+
+
+P4Aqm = P4Red | P4Codel
+SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | Dadctcp | NoControl | Ns3Aqm | P4Red | P4Codel
 _KIND_MODEL: dict[str, type[Strict]] = {
     "pmqecn": Pmqecn,
     "bfcc": Bfcc,
@@ -376,6 +406,8 @@ _KIND_MODEL: dict[str, type[Strict]] = {
     "pie": Ns3Aqm,
     "codel": Ns3Aqm,
     "fqcodel": Ns3Aqm,
+    "p4red": P4Red,
+    "p4codel": P4Codel,
 }
 
 
@@ -396,6 +428,8 @@ class Schemes(Strict):
     pie: Ns3Aqm | None = None
     codel: Ns3Aqm | None = None
     fqcodel: Ns3Aqm | None = None
+    p4red: P4Red | None = None
+    p4codel: P4Codel | None = None
 
     @model_validator(mode="before")
     @classmethod

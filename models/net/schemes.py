@@ -14,6 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from bfrt_controller.aqm.app import AqmApp
+from bfrt_controller.aqm.config import parse_config as parse_aqm
 from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.bfcc.app import BfccApp
 from bfrt_controller.bfcc.config import param_warnings, saturation_reports
@@ -301,6 +303,52 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
     return setup
 
 
+def _data_ports(topo: Topology, switch: str) -> list[int]:
+    """The ports some flow's data leaves `switch` through (the others carry
+    only acknowledgements and feedback)."""
+    routes = topo.routes(switch)
+    return sorted({routes[f.dst] for f in topo.scenario.flows if f.dst in routes})
+
+
+def aqm_switch(
+    topo: Topology, switch: str, profile: HwProfile, p: sc.P4Red | sc.P4Codel
+) -> SwitchSetup:
+    """tna/aqm/aqm.p4's model, configured by its controller app from the
+    config an operator would write: the scheme's AQM on queue 0 of every
+    port that data leaves through (they share one curve)."""
+    pkt = _packet_bytes(topo)
+    queue: dict[str, Any]
+    if isinstance(p, sc.P4Red):
+        queue = {
+            "mode": "red",
+            "min_th_cells": cells(p.min_th_packets, pkt, profile),
+            "max_th_cells": cells(p.max_th_packets, pkt, profile),
+            "max_p": p.max_p,
+            "w_q_shift": p.w_q_shift,
+        }
+    else:
+        queue = {
+            "mode": "codel",
+            "target_us": p.target_us,
+            "interval_us": p.interval_us,
+            "count_cap": p.count_cap,
+        }
+    raw = {
+        "program": "aqm",
+        "chip": profile.chip,
+        "routes": _routes(topo, switch),
+        "trusted_ports": _switch_ports(topo, switch),
+        "source_bindings": _source_bindings(topo, switch),
+        "queues": [
+            {"port": port, "queue": 0, "ecn": p.ecn, **queue} for port in _data_ports(topo, switch)
+        ],
+    }
+    cfg = parse_aqm(raw, f"{topo.scenario.name}:{switch}")
+    sw = ModelSwitch("aqm", profile)
+    AqmApp(sw, cfg).push_all()
+    return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
+
+
 def baseline_switch(
     topo: Topology, switch: str, name: str, seed: int, profile: HwProfile
 ) -> SwitchSetup:
@@ -382,6 +430,8 @@ def switch_setup(
         return dadctcp_switch(topo, switch, profile, p)
     if isinstance(p, sc.Bfcc):
         return bfcc_switch(topo, switch, profile, p)
+    if isinstance(p, sc.P4Red | sc.P4Codel):
+        return aqm_switch(topo, switch, profile, p)
     return baseline_switch(topo, switch, scheme, seed, profile)
 
 
@@ -503,7 +553,7 @@ def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateCont
                 expiry_ns=p.expiry_ns,
             )
         )
-    if isinstance(p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm | sc.Dadctcp):
+    if isinstance(p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm | sc.Dadctcp | sc.P4Red | sc.P4Codel):
         return FixedRate(line_rate_bps)
     if isinstance(p, sc.Pmqecn):
         return PmqecnRate(

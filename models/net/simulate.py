@@ -19,7 +19,7 @@ from hw_profiles import load_profile
 from . import frames, ns3_env, qdisc, schemes, tcp
 from .network import HostNode, Sender, Sim, Stats, SwitchNode, SwitchPort, collect
 from .records import FlowRecord, PacketLog, QueueLog, RunResult
-from .scenario import Ns3Aqm, Scenario, kind_of
+from .scenario import Ns3Aqm, P4Codel, P4Red, Scenario, kind_of
 from .tm import EgressTm
 from .topology import Topology
 
@@ -165,7 +165,11 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
             tcp_net.add_flow(
                 flows[i],
                 cc=cc,
-                ecn=tcp.ecn_for(kind_of(spec.scheme), cc, isinstance(aqm, Ns3Aqm) and aqm.ecn),
+                ecn=tcp.ecn_for(
+                    kind_of(spec.scheme),
+                    cc,
+                    isinstance(aqm, Ns3Aqm | P4Red | P4Codel) and aqm.ecn,
+                ),
                 packet_bytes=f.packet_bytes,
                 dscp=f.dscp,
                 stop_ns=stop_ns,

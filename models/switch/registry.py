@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from hw_profiles import HwProfile
 from models.vectors.runner import QueueHook
 
+from .aqm import Aqm
 from .bfcc import Bfcc
 from .dadctcp import Dadctcp
 from .p4qcn import P4qcn
@@ -51,6 +52,16 @@ PROGRAMS: dict[str, ProgramInfo] = {
     "p4qcn": ProgramInfo(
         "p4qcn",
         P4qcn,
+        QueueHook(
+            table="SwitchEgress.queue_hook.queue_md_override",
+            inject_action="SwitchEgress.queue_hook.inject",
+            clock_table="SwitchIngress.clock.ingress_tstamp_override",
+            clock_inject_action="SwitchIngress.clock.inject",
+        ),
+    ),
+    "aqm": ProgramInfo(
+        "aqm",
+        Aqm,
         QueueHook(
             table="SwitchEgress.queue_hook.queue_md_override",
             inject_action="SwitchEgress.queue_hook.inject",

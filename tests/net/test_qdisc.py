@@ -112,3 +112,18 @@ def test_marking_and_dropping_are_what_each_aqm_says(aqm: dict[str, RunResult]) 
     assert sum(t.ece_acks for t in red_drop.tcp) == 0
     assert red_drop.drops_active > 0 and red_drop.drops_overflow == 0
     assert sum(t.retransmissions for t in red_drop.tcp) > 0
+
+
+@needs_ns3
+def test_our_tofino_red_and_codel_drop_early(aqm: dict[str, RunResult]) -> None:
+    """tna/aqm/aqm.p4's RED and CoDel (p4red, p4codel) hold the queue as
+    ns-3's do (the test above), by dropping in the pipeline: no ECN, early
+    drops, and no buffer overflow after RED's first block and CoDel's first
+    interval."""
+    for name in ("p4red", "p4codel"):
+        r = aqm[name]
+        assert not any(t.ecn for t in r.tcp), name
+        assert r.drops_active > 0, name
+        assert sum(t.retransmissions for t in r.tcp) > 0, name
+    assert aqm["p4codel"].drops_overflow == 0
+    assert aqm["p4red"].drops_overflow < aqm["none"].drops_overflow

@@ -100,6 +100,15 @@ header p4qcn_bridged_h {
     bit<32> now_ticks;
 }
 
+/* AQM (RED, CoDel): ingress -> egress, after bridged_md_h. The ingress
+ * clock in 64 ns ticks (IngressClockHook, so a test can set it: CoDel's
+ * timers) and the low 32 bits of the real MAC timestamp in ns (Tofino's
+ * sojourn time, tna/aqm/README.md). */
+header aqm_bridged_h {
+    bit<32> now_ticks;
+    bit<32> arrival_ns;
+}
+
 /* BFCC egress-to-egress mirror that becomes a backpressure (or clear)
  * message to the upstream switch, 16 bytes. The copy is truncated to its
  * Ethernet header by the mirror session. */
@@ -122,6 +131,7 @@ struct headers_t {
     bridged_md_h bridged;
     bfcc_bridged_h bfcc_bridged;
     p4qcn_bridged_h p4qcn_bridged;
+    aqm_bridged_h aqm_bridged;
     fb_mirror_h  fb_mirror;
     bp_mirror_h  bp_mirror;
     recirc_mirror_h recirc_mirror;

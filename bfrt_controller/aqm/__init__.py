@@ -1,0 +1,1 @@
+"""RED and CoDel (tna/aqm/aqm.p4) on a switch."""

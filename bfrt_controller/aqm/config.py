@@ -1,0 +1,198 @@
+"""AQM (RED, CoDel) configuration: what an operator writes, validated before
+anything is sent.
+
+Structure and types are checked by pydantic; limits that depend on the chip
+(ports, queue ids, queue depth, table sizes) by `check_against`, so every
+error names its field (queues[1].max_th_cells) and nothing is written when
+any field is wrong.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field, model_validator
+
+from hw_profiles import HwProfile, load_profile
+from models.switch.aqm import AQM_CODEL_DUE_ENTRIES, AQM_RED_LEVEL_ENTRIES, AQM_SLOTS
+
+from ..common import (
+    PortNumber,
+    Route,
+    SourceBinding,
+    Strict,
+    check_port,
+    check_routes,
+    check_source_bindings,
+    no_repeats,
+)
+from ..errors import ConfigError
+from ..validation import load_yaml, parse_model
+from .levels import codel_entries, red_entries
+
+Mode = Literal["red", "codel"]
+# The block sum (N x depth) must fit the 32-bit register: 2^19 cells x 2^12.
+MAX_BLOCK_SHIFT = 12
+# CoDel's sojourn is compared with the target by the sign of a 32-bit
+# difference in ns: the target must stay below 2^31 ns.
+MAX_TARGET_US = 2_000_000.0
+# Times are compared by the sign of a 32-bit difference of 64 ns ticks
+# (275 s around): an interval up to 60 s leaves room for the episode.
+MAX_INTERVAL_US = 60_000_000.0
+MAX_COUNT_CAP = 256
+
+
+class QueueSpec(Strict):
+    """One egress queue and the AQM that runs on it. Defaults: Floyd &
+    Jacobson's min_th 5, max_th 15 packets (1500 B in 80 B cells: 95 and 285
+    cells), max_p 1/50, w_q 0.002 ~ 2^-9; RFC 8289's 5 ms and 100 ms."""
+
+    port: PortNumber
+    queue: Annotated[int, Field(ge=0)]
+    mode: Mode
+    # Mark ECN-capable packets CE instead of dropping them.
+    ecn: bool = False
+    # RED
+    min_th_cells: Annotated[int, Field(ge=0)] = 95
+    max_th_cells: Annotated[int, Field(ge=1)] = 285
+    max_p: Annotated[float, Field(gt=0, le=1)] = 0.02
+    # w_q = 2^-w_q_shift: the average is the mean of blocks of 2^w_q_shift packets.
+    w_q_shift: Annotated[int, Field(ge=0, le=MAX_BLOCK_SHIFT)] = 9
+    # CoDel
+    target_us: Annotated[float, Field(gt=0, lt=MAX_TARGET_US)] = 5000.0
+    interval_us: Annotated[float, Field(gt=0, le=MAX_INTERVAL_US)] = 100_000.0
+    # Drops whose spacing follows interval/sqrt(count); later ones keep
+    # interval/sqrt(count_cap).
+    count_cap: Annotated[int, Field(ge=1, le=MAX_COUNT_CAP)] = 64
+
+    @model_validator(mode="after")
+    def _order(self) -> QueueSpec:
+        if self.mode == "red" and self.min_th_cells >= self.max_th_cells:
+            raise ValueError(
+                f"min_th_cells {self.min_th_cells} must be below max_th_cells {self.max_th_cells}"
+            )
+        return self
+
+
+class Levels(Strict):
+    # RED levels between min_th and max_th per queue: one per cell up to
+    # this many, else equal-width buckets (bfrt_controller/aqm/levels.py).
+    max_steps: Annotated[int, Field(ge=1, le=256)] = 64
+
+
+class AqmConfig(Strict):
+    program: Literal["aqm"] = "aqm"
+    chip: Literal["tofino", "tofino2"] = "tofino"
+    routes: list[Route] = []
+    trusted_ports: list[PortNumber] = []
+    # The sources each host port's hosts may use (tna/include/source_guard.p4).
+    source_bindings: list[SourceBinding] = []
+    queues: Annotated[list[QueueSpec], Field(min_length=1, max_length=AQM_SLOTS)]
+    levels: Levels = Levels()
+
+
+# Curves: queues with the same settings read the same red_level or
+# codel_due entries (the table's curve key, 8 bits).
+MAX_CURVES = 256
+
+
+def curve_settings(q: QueueSpec) -> tuple[object, ...]:
+    """What a queue's curve depends on: equal settings, one curve."""
+    if q.mode == "red":
+        return (q.min_th_cells, q.max_th_cells, q.max_p, q.w_q_shift)
+    return (q.interval_us, q.count_cap)
+
+
+def curves(cfg: AqmConfig, mode: Mode) -> list[QueueSpec]:
+    """One queue per distinct curve of `mode`, in the order the queues first
+    use them: a curve's index is its id."""
+    out: dict[tuple[object, ...], QueueSpec] = {}
+    for q in cfg.queues:
+        if q.mode == mode:
+            out.setdefault(curve_settings(q), q)
+    return list(out.values())
+
+
+def curve_of(cfg: AqmConfig, q: QueueSpec) -> int:
+    return [curve_settings(c) for c in curves(cfg, q.mode)].index(curve_settings(q))
+
+
+def red_curve_entries(q: QueueSpec, cfg: AqmConfig) -> int:
+    return len(
+        red_entries(q.min_th_cells, q.max_th_cells, q.max_p, q.w_q_shift, cfg.levels.max_steps)
+    )
+
+
+def codel_curve_entries(q: QueueSpec) -> int:
+    return len(codel_entries(q.interval_us, q.count_cap))
+
+
+def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
+    check_port(f"{field}.port", q.port, profile, front_panel=True)
+    if q.queue > profile.max_queue_id:
+        raise ConfigError(
+            f"{field}.queue",
+            f"queue {q.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
+        )
+    if q.mode == "red" and q.min_th_cells >= profile.max_qdepth_cells:
+        raise ConfigError(
+            f"{field}.min_th_cells",
+            f"{q.min_th_cells} cells can never be reached: {profile.chip} reports queue depth "
+            f"in {profile.enq_qdepth_bits} bits (max {profile.max_qdepth_cells})",
+        )
+
+
+def check_against(cfg: AqmConfig, profile: HwProfile) -> None:
+    """Chip limits; raises ConfigError naming the first field out of range."""
+    check_routes(cfg.routes, profile)
+    for i, p in enumerate(cfg.trusted_ports):
+        check_port(f"trusted_ports[{i}]", p, profile, front_panel=True)
+    no_repeats("trusted_ports", cfg.trusted_ports)
+    check_source_bindings(
+        cfg.source_bindings,
+        cfg.trusted_ports,
+        {r.port: f"routes[{i}].port" for i, r in reversed(list(enumerate(cfg.routes)))},
+        lambda field, port: check_port(field, port, profile, front_panel=True),
+    )
+    for i, q in enumerate(cfg.queues):
+        check_queue(f"queues[{i}]", q, profile)
+    no_repeats("queues", ((q.port, q.queue) for q in cfg.queues), " (port, queue)")
+    modes: tuple[Mode, ...] = ("red", "codel")
+    for mode in modes:
+        if len(curves(cfg, mode)) > MAX_CURVES:
+            raise ConfigError(
+                "queues",
+                f"{len(curves(cfg, mode))} distinct {mode} settings, more than the "
+                f"{MAX_CURVES} curves the table's key holds",
+            )
+    red = sum(red_curve_entries(c, cfg) for c in curves(cfg, "red"))
+    if red > AQM_RED_LEVEL_ENTRIES:
+        raise ConfigError(
+            "queues",
+            f"the RED queues' curves need {red} red_level entries, more than the table's "
+            f"{AQM_RED_LEVEL_ENTRIES}; use fewer levels.max_steps or fewer distinct settings",
+        )
+    codel = sum(codel_curve_entries(c) for c in curves(cfg, "codel"))
+    if codel > AQM_CODEL_DUE_ENTRIES:
+        raise ConfigError(
+            "queues",
+            f"the CoDel queues' curves need {codel} codel_due entries, more than the table's "
+            f"{AQM_CODEL_DUE_ENTRIES}; use a smaller count_cap or fewer distinct settings",
+        )
+
+
+def parse_config(raw: object, source: str = "") -> AqmConfig:
+    cfg = parse_model(AqmConfig, raw, source)
+    try:
+        check_against(cfg, load_profile(cfg.chip))
+    except ConfigError as exc:
+        raise exc.within(source) from None
+    return cfg
+
+
+def load_config(path: str | Path) -> AqmConfig:
+    return parse_config(load_yaml(path), str(path))
+
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "defaults" / "aqm.yaml"

@@ -1,0 +1,39 @@
+"""AQM (RED, CoDel) vectors on tofino-model or hardware (ptf_tests/vectors/aqm/*.yaml).
+
+Every vector runs on the switch: queue depth and sojourn, the random value
+and the ingress clock reach the pipeline through the test hooks
+(SwitchEgress.queue_hook.queue_md_override,
+SwitchEgress.random_hook.random_override,
+SwitchIngress.clock.ingress_tstamp_override); RED's and CoDel's state is
+preset and read back through the registers. Under the SDE's PTF runner every
+vector becomes a BfRuntimeTest; under pytest each is collected and skipped,
+saying why.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from ptf_tests.common.vector_tests import (
+    UNDER_PYTEST,
+    load_program_vectors,
+    make_ptf_classes,
+    skip_reason,
+)
+
+PROGRAM = "aqm"
+
+if UNDER_PYTEST:
+    import pytest
+
+    CASES = load_program_vectors(PROGRAM)
+
+    @pytest.mark.sde
+    @pytest.mark.parametrize("vector", [v for _, v in CASES], ids=[v.name for _, v in CASES])
+    def test_on_switch(vector: object) -> None:
+        pytest.skip(skip_reason())
+else:
+    make_ptf_classes(PROGRAM, globals())
