@@ -32,7 +32,7 @@ def test_program_readme_lists_departures_from_its_paper(program: str) -> None:
     section = text[heading.end() :]
     # A table with at least one row (paper | here | why) or a list item.
     assert re.search(r"^\|.*\|.*\|", section, re.MULTILINE) or re.search(
-        r"^[-*] ", section, re.MULTILINE
+        r"^([-*]|\d+\.) ", section, re.MULTILINE
     ), f"tna/{program}/README.md: the departures section lists nothing"
 
 
