@@ -32,6 +32,7 @@ const bit<4> FEEDBACK_TYPE_PMQECN_RATE = 1;
 const bit<4> FEEDBACK_TYPE_BACKPRESSURE = 2;
 const bit<4> FEEDBACK_TYPE_BACKPRESSURE_CLEAR = 3;
 const bit<4> FEEDBACK_TYPE_QCN = 4;
+const bit<4> FEEDBACK_TYPE_SPIE_STATE = 5;
 
 const bit<2> ECN_NOT_ECT = 0;
 const bit<2> ECN_CE = 3;
@@ -41,11 +42,13 @@ const pkt_type_t PKT_TYPE_BRIDGED = 1;
 const pkt_type_t PKT_TYPE_MIRROR_FEEDBACK = 2;
 const pkt_type_t PKT_TYPE_MIRROR_BACKPRESSURE = 3;
 const pkt_type_t PKT_TYPE_MIRROR_RECIRCULATE = 4;
+const pkt_type_t PKT_TYPE_MIRROR_SPIE = 5;
 
 /* Mirror type 0 means "no mirror"; 1..7 are ours. */
 const MirrorType_t MIRROR_TYPE_FEEDBACK = 2;
 const MirrorType_t MIRROR_TYPE_BACKPRESSURE = 3;
 const MirrorType_t MIRROR_TYPE_RECIRCULATE = 4;
+const MirrorType_t MIRROR_TYPE_SPIE = 5;
 
 const bit<8> FEEDBACK_TTL = 64;
 /* IPv4 (20) + UDP (8) + feedback_h (16). */

@@ -127,6 +127,16 @@ header recirc_mirror_h {
     pkt_type_t pkt_type;
 }
 
+/* S-PIE egress-to-egress mirror of a PI step's departure: the state its
+ * ingress needs, 8 bytes (tna/spie/README.md). */
+header spie_mirror_h {
+    pkt_type_t pkt_type;
+    bit<8>     slot;
+    bit<8>     congested;
+    bit<8>     reserved;
+    bit<32>    prob;
+}
+
 struct headers_t {
     bridged_md_h bridged;
     bfcc_bridged_h bfcc_bridged;
@@ -135,6 +145,7 @@ struct headers_t {
     fb_mirror_h  fb_mirror;
     bp_mirror_h  bp_mirror;
     recirc_mirror_h recirc_mirror;
+    spie_mirror_h spie_mirror;
     ethernet_h   ethernet;
     ipv4_h       ipv4;
     tcp_h        tcp;
