@@ -301,7 +301,9 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
     "q_max_cells=300 [--queue 4/0] (q_min_cells, q_max_cells, feedback_interval_us, mode). "
     "DA-DCTCP: tofcc --program dadctcp set mode=dctcp k_port_packets=120 drop_not_ect=true "
     "[--port 4]. AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0] "
-    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn).",
+    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn). "
+    "S-PIE: tofcc --program spie set alpha=0.2 columns=2048 (alpha, beta, del_ref_us, "
+    "t_update_us, stale_after_us, columns, clear_interval_us).",
 )
 @click.argument("pairs", nargs=-1, required=True)
 @click.option(
@@ -326,6 +328,13 @@ def set_params(
         from .aqm.commands import set_queues as set_aqm_queues
 
         set_aqm_queues(obj, pairs, queues, console)
+        return
+    if obj.program.name == "spie":
+        if queues or port is not None:
+            raise ConfigError("--queue", "S-PIE's parameters apply to every S-PIE port")
+        from .spie.commands import set_params as set_spie_params
+
+        set_spie_params(obj, pairs, console)
         return
     if queues:
         raise ConfigError("--queue", "only for --program p4qcn or aqm")

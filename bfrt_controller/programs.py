@@ -261,12 +261,41 @@ def _aqm() -> Program:
     )
 
 
+def _spie() -> Program:
+    from .spie import app
+    from .spie.config import DEFAULT_CONFIG, parse_config
+
+    return Program(
+        "spie",
+        DEFAULT_CONFIG,
+        parse_config,
+        app.SpieApp,
+        (),
+        (
+            (
+                app.PORTS + " (S-PIE)",
+                (
+                    ("port", "port"),
+                    ("mode", "mode"),
+                    ("entries", "entries"),
+                    ("p", "p"),
+                    ("PI steps", "pi_updates"),
+                    ("large-flow drops", "large_drops"),
+                    ("random drops", "random_drops"),
+                ),
+            ),
+            (PORTS_SECTION, PORT_GUARD_COLUMNS),
+        ),
+    )
+
+
 PROGRAMS: dict[str, Callable[[], Program]] = {
     "pmqecn": _pmqecn,
     "bfcc": _bfcc,
     "p4qcn": _p4qcn,
     "dadctcp": _dadctcp,
     "aqm": _aqm,
+    "spie": _spie,
 }
 
 

@@ -22,18 +22,19 @@ _NUMBER = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?")
 _BOOL = {"true": True, "false": False}
 
 
-def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
-    """NAME=VALUE pairs, checked for name and type before the switch is opened."""
+def parse_values(pairs: tuple[str, ...], settable: dict[str, type]) -> dict[str, object]:
+    """NAME=VALUE pairs, checked for name and type (int, float or bool, as
+    `settable` says) before the switch is opened."""
     out: dict[str, object] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep:
             raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
-        if name not in SETTABLE:
-            raise ConfigError(name, f"not settable (settable: {', '.join(SETTABLE)})")
+        if name not in settable:
+            raise ConfigError(name, f"not settable (settable: {', '.join(settable)})")
         if name in out:
             raise ConfigError(name, f"given twice ({name}={out[name]}, {pair})")
-        kind = SETTABLE[name]
+        kind = settable[name]
         if kind is bool:
             if value not in _BOOL:
                 raise ConfigError(name, f"must be true or false, got {value!r}")
@@ -47,6 +48,10 @@ def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
                 raise ConfigError(name, f"expected a non-negative number, got {value!r}")
             out[name] = float(value)
     return out
+
+
+def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
+    return parse_values(pairs, SETTABLE)
 
 
 def print_changes(console: Console, changes: list[Change]) -> None:

@@ -21,9 +21,10 @@ from .common import (
     ParserError,
     RandomHook,
     SourceGuard,
+    TimestampQueueHook,
     header_parser,
 )
-from .core import Action, Counter, KeyField, P4Objects, Register, Table
+from .core import Action, Counter, KeyField, Register, Table
 from .headers import (
     ECN_CE,
     ECN_NOT_ECT,
@@ -113,36 +114,6 @@ class EgMd:
     codel_drop: int = 0
 
 
-class AqmQueueHook:
-    """control AqmQueueHook of aqm.p4: QueueMetadataHook's table, but the
-    real sojourn on Tofino is global_tstamp - arrival (deq_timedelta
-    saturates near 262 us there); Tofino2's 32-bit deq_timedelta as is."""
-
-    def __init__(self, p4: P4Objects, path: str, tofino2: bool) -> None:
-        self.tofino2 = tofino2
-        self.use_real = Action(f"{path}.use_real")
-        self.inject = Action(f"{path}.inject", (("depth_cells", 32), ("sojourn_ns", 32)))
-        self.queue_md_override = p4.table(
-            Table(
-                f"{path}.queue_md_override",
-                [KeyField("eg_intr_md.egress_port", 9, "exact")],
-                [self.use_real, self.inject],
-                (self.use_real.name, {}),
-                size=512,
-            )
-        )
-
-    def apply(self, eg_intr_md: EgressIntrinsic, arrival_ns: int) -> QueueMd:
-        r = self.queue_md_override.lookup({"eg_intr_md.egress_port": eg_intr_md.egress_port})
-        if r.action == self.inject.name:
-            return QueueMd(r.data["depth_cells"], r.data["sojourn_ns"])
-        if self.tofino2:
-            sojourn_ns = eg_intr_md.deq_timedelta
-        else:
-            sojourn_ns = (eg_intr_md.global_tstamp_ns - arrival_ns) & U32_MASK
-        return QueueMd(eg_intr_md.enq_qdepth, sojourn_ns)
-
-
 class Aqm(TnaProgram):
     name = "aqm"
 
@@ -159,7 +130,7 @@ class Aqm(TnaProgram):
 
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
-        self.queue_hook = AqmQueueHook(p4, f"{eg}.queue_hook", profile.chip == "tofino2")
+        self.queue_hook = TimestampQueueHook(p4, f"{eg}.queue_hook", profile.chip == "tofino2")
         self.random_hook = RandomHook(p4, f"{eg}.random_hook")
         self.aqm_drops = p4.counter(Counter(f"{eg}.aqm_drops", AQM_PORTS, "packets"))
         self.aqm_marks = p4.counter(Counter(f"{eg}.aqm_marks", AQM_PORTS, "packets"))

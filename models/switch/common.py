@@ -295,6 +295,36 @@ CLOCK_TICK_SHIFT = 6
 U32_MASK = 0xFFFFFFFF
 
 
+class TimestampQueueHook:
+    """control TimestampQueueHook (test_hooks.p4): QueueMetadataHook's table, but the
+    real sojourn on Tofino is global_tstamp - arrival (deq_timedelta
+    saturates near 262 us there); Tofino2's 32-bit deq_timedelta as is."""
+
+    def __init__(self, p4: P4Objects, path: str, tofino2: bool) -> None:
+        self.tofino2 = tofino2
+        self.use_real = Action(f"{path}.use_real")
+        self.inject = Action(f"{path}.inject", (("depth_cells", 32), ("sojourn_ns", 32)))
+        self.queue_md_override = p4.table(
+            Table(
+                f"{path}.queue_md_override",
+                [KeyField("eg_intr_md.egress_port", 9, "exact")],
+                [self.use_real, self.inject],
+                (self.use_real.name, {}),
+                size=512,
+            )
+        )
+
+    def apply(self, eg_intr_md: EgressIntrinsic, arrival_ns: int) -> QueueMd:
+        r = self.queue_md_override.lookup({"eg_intr_md.egress_port": eg_intr_md.egress_port})
+        if r.action == self.inject.name:
+            return QueueMd(r.data["depth_cells"], r.data["sojourn_ns"])
+        if self.tofino2:
+            sojourn_ns = eg_intr_md.deq_timedelta
+        else:
+            sojourn_ns = (eg_intr_md.global_tstamp_ns - arrival_ns) & U32_MASK
+        return QueueMd(eg_intr_md.enq_qdepth, sojourn_ns)
+
+
 def ticks(tstamp_ns: int) -> int:
     """`tstamp[37:6]`: 64 ns ticks, 32 bits (wraps after 275 s)."""
     return (tstamp_ns >> CLOCK_TICK_SHIFT) & U32_MASK

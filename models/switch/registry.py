@@ -12,6 +12,7 @@ from .bfcc import Bfcc
 from .dadctcp import Dadctcp
 from .p4qcn import P4qcn
 from .pmqecn import Pmqecn
+from .spie import Spie
 from .tna import TnaProgram
 
 
@@ -62,6 +63,16 @@ PROGRAMS: dict[str, ProgramInfo] = {
     "aqm": ProgramInfo(
         "aqm",
         Aqm,
+        QueueHook(
+            table="SwitchEgress.queue_hook.queue_md_override",
+            inject_action="SwitchEgress.queue_hook.inject",
+            clock_table="SwitchIngress.clock.ingress_tstamp_override",
+            clock_inject_action="SwitchIngress.clock.inject",
+        ),
+    ),
+    "spie": ProgramInfo(
+        "spie",
+        Spie,
         QueueHook(
             table="SwitchEgress.queue_hook.queue_md_override",
             inject_action="SwitchEgress.queue_hook.inject",

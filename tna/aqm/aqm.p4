@@ -179,50 +179,12 @@ parser SwitchEgressParser(packet_in pkt, out headers_t hdr, out eg_md_t eg_md,
     }
 }
 
-/* The queue's depth and sojourn time, or the values a test injects.
- * Tofino's deq_timedelta is 18 bits and saturates near 262 us, far below
- * CoDel's 5 ms target, so on Tofino the sojourn is the egress global
- * timestamp minus the arrival's MAC timestamp (their low 32 bits: exact
- * for any sojourn below 4.29 s); Tofino2's 32-bit deq_timedelta is used as
- * is. Same table and actions as tna/include/test_hooks.p4's
- * QueueMetadataHook, so the vectors' queue injection works unchanged. */
-control AqmQueueHook(in egress_intrinsic_metadata_t eg_intr_md,
-                     in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
-                     in bit<32> arrival_ns, out queue_md_t queue) {
-    action use_real() {
-        queue.depth_cells = (bit<32>)eg_intr_md.enq_qdepth;
-#ifdef TOFCC_TOFINO2
-        queue.sojourn_ns = (bit<32>)eg_intr_md.deq_timedelta;
-#else
-        queue.sojourn_ns = eg_prsr_md.global_tstamp[31:0] - arrival_ns;
-#endif
-    }
-
-#ifdef TOFCC_TEST_HOOKS
-    action inject(bit<32> depth_cells, bit<32> sojourn_ns) {
-        queue.depth_cells = depth_cells;
-        queue.sojourn_ns = sojourn_ns;
-    }
-
-    table queue_md_override {
-        key = { eg_intr_md.egress_port : exact; }
-        actions = { use_real; inject; }
-        default_action = use_real();
-        size = 512;
-    }
-
-    apply { queue_md_override.apply(); }
-#else
-    apply { use_real(); }
-#endif
-}
-
 control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                      in egress_intrinsic_metadata_t eg_intr_md,
                      in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                      inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    AqmQueueHook() queue_hook;
+    TimestampQueueHook() queue_hook;
     RandomHook() random_hook;
 
     Counter<bit<32>, PortId_t>(AQM_PORTS, CounterType_t.PACKETS) aqm_drops;

@@ -34,6 +34,45 @@ control QueueMetadataHook(in egress_intrinsic_metadata_t eg_intr_md, out queue_m
 #endif
 }
 
+/* The queue's depth and sojourn time, or the values a test injects, for
+ * mechanisms that need sojourns of milliseconds (CoDel's 5 ms target,
+ * PIE's 15 ms reference). Tofino's deq_timedelta is 18 bits and saturates
+ * near 262 us, so on Tofino the sojourn is the egress global
+ * timestamp minus the arrival's MAC timestamp (their low 32 bits: exact
+ * for any sojourn below 4.29 s); Tofino2's 32-bit deq_timedelta is used as
+ * is. Same table and actions as tna/include/test_hooks.p4's
+ * QueueMetadataHook, so the vectors' queue injection works unchanged. */
+control TimestampQueueHook(in egress_intrinsic_metadata_t eg_intr_md,
+                     in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
+                     in bit<32> arrival_ns, out queue_md_t queue) {
+    action use_real() {
+        queue.depth_cells = (bit<32>)eg_intr_md.enq_qdepth;
+#ifdef TOFCC_TOFINO2
+        queue.sojourn_ns = (bit<32>)eg_intr_md.deq_timedelta;
+#else
+        queue.sojourn_ns = eg_prsr_md.global_tstamp[31:0] - arrival_ns;
+#endif
+    }
+
+#ifdef TOFCC_TEST_HOOKS
+    action inject(bit<32> depth_cells, bit<32> sojourn_ns) {
+        queue.depth_cells = depth_cells;
+        queue.sojourn_ns = sojourn_ns;
+    }
+
+    table queue_md_override {
+        key = { eg_intr_md.egress_port : exact; }
+        actions = { use_real; inject; }
+        default_action = use_real();
+        size = 512;
+    }
+
+    apply { queue_md_override.apply(); }
+#else
+    apply { use_real(); }
+#endif
+}
+
 /* tofino-model's ingress timestamps are wall-clock, so time-dependent logic
  * reads the ingress clock through this control: a test installs
  * `inject(tstamp_ns)` for an ingress port and every packet arriving on it

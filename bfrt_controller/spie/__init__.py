@@ -1,0 +1,1 @@
+"""S-PIE (tna/spie/spie.p4): PIE with a count-min sketch, and plain PIE."""

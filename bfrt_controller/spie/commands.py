@@ -1,0 +1,37 @@
+"""tofcc for S-PIE: `set` retunes PIE and the sketch on every S-PIE port.
+
+`tofcc --program spie set alpha=0.2 del_ref_us=10000 columns=2048` changes
+them all or none (names: alpha, beta, del_ref_us, t_update_us,
+stale_after_us, columns, clear_interval_us).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from ..aqm.commands import parse_values
+from .app import SETTABLE, Change, SpieApp
+
+
+def print_changes(console: Console, changes: list[Change]) -> None:
+    if not changes:
+        console.print("nothing changed")
+        return
+    t = Table(title="changes written")
+    for col in ("what", "old", "new", "why"):
+        t.add_column(col)
+    for ch in changes:
+        t.add_row(ch.what, str(ch.old), str(ch.new), ch.why)
+    console.print(t)
+
+
+def set_params(obj: Any, pairs: tuple[str, ...], console: Console) -> None:
+    values = parse_values(pairs, SETTABLE)
+    app = obj.open_app(sync=True)
+    assert isinstance(app, SpieApp)
+    changes = app.set_params(values)
+    obj.save(app)
+    print_changes(console, changes)

@@ -1,0 +1,156 @@
+"""S-PIE configuration: what an operator writes, validated before anything
+is sent.
+
+Structure and types are checked by pydantic; limits that depend on the chip
+(ports) and on the data plane's fields (the PI tables' delay range, the
+sketch's columns, the epoch's power-of-two interval) by `check_against`,
+so every error names its field and nothing is written when any is wrong.
+
+Defaults: seed 002 gives no PIE parameters, so RFC 8033's (and ns-3's
+PieQueueDisc's): alpha 0.125, beta 1.25, del_ref 15 ms, T_update 15 ms.
+Nor does it give the sketch's size or clearing interval: 3 rows (compiled)
+of 1024 columns, and 2^24 ticks of 64 ns (1.07 s) between clearings.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from hw_profiles import HwProfile, load_profile
+from models.switch.common import CLOCK_TICK_SHIFT
+from models.switch.spie import SPIE_SKETCH_COLUMNS, SPIE_SLOTS
+
+from ..common import (
+    PortNumber,
+    Route,
+    SourceBinding,
+    Strict,
+    check_port,
+    check_routes,
+    check_source_bindings,
+    no_repeats,
+)
+from ..errors import ConfigError
+from ..validation import load_yaml, parse_model
+from .tables import D_LIMIT, DELAY_UNIT_S, nearest_shift
+
+Mode = Literal["pie", "spie"]
+# The epoch is the clock with its low k bits cleared, 16 <= k <= 24.
+EPOCH_SHIFT_MIN = 16
+EPOCH_SHIFT_MAX = 24
+# Times compared by the sign of a 32-bit difference of 64 ns ticks.
+MAX_TIMER_US = 60_000_000.0
+# del_ref in the PI tables' range: d = del_cur - del_ref within +-2^15 units.
+MAX_DEL_REF_US = (D_LIMIT - 1) * DELAY_UNIT_S * 1e6
+MIRROR_SESSION_MAX = 1015
+CLOCK_TICK_NS = 1 << CLOCK_TICK_SHIFT
+
+
+class PortSpec(Strict):
+    port: PortNumber
+    mode: Mode = "spie"
+
+
+class PieParams(Strict):
+    # Gains in 1/s (RFC 8033: p += alpha (qdelay - ref) + beta (qdelay - old), delays in s).
+    alpha: Annotated[float, Field(ge=0, le=1000)] = 0.125
+    beta: Annotated[float, Field(ge=0, le=1000)] = 1.25
+    del_ref_us: Annotated[float, Field(gt=0)] = 15_000.0
+    t_update_us: Annotated[float, Field(gt=0, le=MAX_TIMER_US)] = 15_000.0
+    # An update older than this reads as "queue empty": p and the
+    # congestion flag are ignored (no departures, no updates).
+    stale_after_us: Annotated[float, Field(gt=0, le=MAX_TIMER_US)] = 60_000.0
+
+
+class SketchParams(Strict):
+    columns: Annotated[int, Field(ge=1, le=SPIE_SKETCH_COLUMNS)] = 1024
+    # ClearMemory's interval: rounded to the nearest 2^k ticks of 64 ns,
+    # k in 16..24 (4.2 ms .. 1.07 s).
+    clear_interval_us: Annotated[float, Field(gt=0)] = 1_073_741.824
+
+
+class SpieConfig(Strict):
+    program: Literal["spie"] = "spie"
+    chip: Literal["tofino", "tofino2"] = "tofino"
+    routes: list[Route] = []
+    trusted_ports: list[PortNumber] = []
+    source_bindings: list[SourceBinding] = []
+    ports: Annotated[list[PortSpec], Field(min_length=1, max_length=SPIE_SLOTS)]
+    pie: PieParams = PieParams()
+    sketch: SketchParams = SketchParams()
+    # Mirror sessions of the PI steps' copies: this one for pipe 0's ports,
+    # the next for pipe 1's, ...
+    mirror_session_base: Annotated[int, Field(ge=1, le=MIRROR_SESSION_MAX)] = 40
+
+
+def ticks(us: float) -> int:
+    return max(1, round(us * 1000 / CLOCK_TICK_NS))
+
+
+def epoch_shift(cfg: SpieConfig) -> int:
+    return nearest_shift(cfg.sketch.clear_interval_us * 1000 / CLOCK_TICK_NS, 0, 64)
+
+
+def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
+    """Chip and data-plane limits; ConfigError naming the first bad field."""
+    check_routes(cfg.routes, profile)
+    for i, p in enumerate(cfg.trusted_ports):
+        check_port(f"trusted_ports[{i}]", p, profile, front_panel=True)
+    no_repeats("trusted_ports", cfg.trusted_ports)
+    check_source_bindings(
+        cfg.source_bindings,
+        cfg.trusted_ports,
+        {r.port: f"routes[{i}].port" for i, r in reversed(list(enumerate(cfg.routes)))},
+        lambda field, port: check_port(field, port, profile, front_panel=True),
+    )
+    for i, p in enumerate(cfg.ports):
+        check_port(f"ports[{i}].port", p.port, profile, front_panel=True)
+    no_repeats("ports", (p.port for p in cfg.ports))
+    if cfg.pie.del_ref_us > MAX_DEL_REF_US:
+        raise ConfigError(
+            "pie.del_ref_us",
+            f"{cfg.pie.del_ref_us} us is beyond the delay field's range: the PI tables take "
+            f"del_cur - del_ref within +-2^15 units of 1024 ns (at most {MAX_DEL_REF_US:.0f} us)",
+        )
+    w = cfg.sketch.columns
+    if w & (w - 1):
+        raise ConfigError(
+            "sketch.columns", f"{w} is not a power of two (the hash is masked to the width)"
+        )
+    k = epoch_shift(cfg)
+    if not EPOCH_SHIFT_MIN <= k <= EPOCH_SHIFT_MAX:
+        lo = (1 << EPOCH_SHIFT_MIN) * CLOCK_TICK_NS / 1000
+        hi = (1 << EPOCH_SHIFT_MAX) * CLOCK_TICK_NS / 1000
+        raise ConfigError(
+            "sketch.clear_interval_us",
+            f"{cfg.sketch.clear_interval_us} us is outside {lo:.0f}..{hi:.0f} us "
+            "(2^16..2^24 ticks of 64 ns)",
+        )
+    last = cfg.mirror_session_base + profile.pipes - 1
+    if not profile.valid_mirror_session(cfg.mirror_session_base) or not (
+        profile.valid_mirror_session(last)
+    ):
+        raise ConfigError(
+            "mirror_session_base",
+            f"sessions {cfg.mirror_session_base}..{last} (one per pipe) outside "
+            f"{profile.mirror_session_min}..{profile.mirror_session_max}",
+        )
+
+
+def parse_config(raw: object, source: str = "") -> SpieConfig:
+    cfg = parse_model(SpieConfig, raw, source)
+    try:
+        check_against(cfg, load_profile(cfg.chip))
+    except ConfigError as exc:
+        raise exc.within(source) from None
+    return cfg
+
+
+def load_config(path: str | Path) -> SpieConfig:
+    return parse_config(load_yaml(path), str(path))
+
+
+DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "defaults" / "spie.yaml"
