@@ -106,9 +106,9 @@ def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
         {r.port: f"routes[{i}].port" for i, r in reversed(list(enumerate(cfg.routes)))},
         lambda field, port: check_port(field, port, profile, front_panel=True),
     )
-    for i, p in enumerate(cfg.ports):
-        check_port(f"ports[{i}].port", p.port, profile, front_panel=True)
-    no_repeats("ports", (p.port for p in cfg.ports))
+    for i, spec in enumerate(cfg.ports):
+        check_port(f"ports[{i}].port", spec.port, profile, front_panel=True)
+    no_repeats("ports", (spec.port for spec in cfg.ports))
     if cfg.pie.del_ref_us > MAX_DEL_REF_US:
         raise ConfigError(
             "pie.del_ref_us",

@@ -483,10 +483,7 @@ class Spie(TnaProgram):
     def prob_step(self, slot: int, md: EgMd) -> int:
         """prob_down (p |-| -delta) or prob_up (p |+| delta): saturating."""
         p = self.pi_prob.read(slot)
-        if md.delta >> 31 == 1:
-            p = max(p - md.minus_delta, 0)
-        else:
-            p = min(p + md.delta, U32_MASK)
+        p = max(p - md.minus_delta, 0) if md.delta >> 31 == 1 else min(p + md.delta, U32_MASK)
         self.pi_prob.write(slot, p)
         return p
 
