@@ -45,7 +45,15 @@ from .config import (
     epoch_shift,
     ticks,
 )
-from .tables import DELAY_UNIT_S, LogEntry, TermEntry, epoch_mask, log_entries, term_entries
+from .tables import (
+    DELAY_UNIT_S,
+    LARGE_MARGIN_LOG16,
+    LogEntry,
+    TermEntry,
+    epoch_mask,
+    log_entries,
+    term_entries,
+)
 
 log = logging.getLogger("tofcc.spie")
 
@@ -228,9 +236,12 @@ class SpieApp(IntendedStateApp):
         the mirror sessions."""
         writes: list[Write] = []
         writes += _log_writes(n.LOG_RES, n.K_M_BEFORE, n.SET_LOG_RES, log_entries())
-        # log_count is keyed on m_count - 1, log_sumsq on S for 2 S.
+        # log_count is keyed on m_count - 1, log_sumsq on S for 2 S (plus
+        # the strict-excess margin).
         writes += _log_writes(n.LOG_COUNT, n.K_M_COUNT_BEFORE, n.SET_LOG_COUNT, log_entries(1))
-        writes += _log_writes(n.LOG_SUMSQ, n.K_SUMSQ, n.SET_LOG_SUMSQ, log_entries(0, 2))
+        writes += _log_writes(
+            n.LOG_SUMSQ, n.K_SUMSQ, n.SET_LOG_SUMSQ, log_entries(0, 2, LARGE_MARGIN_LOG16)
+        )
         for rp in self.profile.recirculation_ports:
             writes.append(
                 EntryWrite(n.UPDATE_PORTS, {n.K_INGRESS_PORT: Match(rp)}, n.ACCEPT_UPDATE)

@@ -115,6 +115,17 @@ def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
             f"{cfg.pie.del_ref_us} us is beyond the delay field's range: the PI tables take "
             f"del_cur - del_ref within +-2^15 units of 1024 ns (at most {MAX_DEL_REF_US:.0f} us)",
         )
+    # One step's delta is a signed 32-bit number of 2^-32 units: at most
+    # half of p's range, reached when both differences are at the tables'
+    # range end.
+    step = (cfg.pie.alpha + cfg.pie.beta) * D_LIMIT * DELAY_UNIT_S
+    if step >= 0.5:
+        raise ConfigError(
+            "pie.beta",
+            f"alpha + beta = {cfg.pie.alpha + cfg.pie.beta:g}/s could move p by {step:.2f} in one "
+            f"step; the data plane's step holds less than 0.5 (alpha + beta < "
+            f"{0.5 / (D_LIMIT * DELAY_UNIT_S):.1f}/s)",
+        )
     w = cfg.sketch.columns
     if w & (w - 1):
         raise ConfigError(

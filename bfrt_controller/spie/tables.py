@@ -27,6 +27,12 @@ IN_RANGE_PRIORITY = 1
 CATCH_ALL_PRIORITY = 2
 LOG_FRACTION_BITS = 4
 LOG_SCALE = 1 << LOG_FRACTION_BITS
+# A flow is large when its share *exceeds* the weighted average (seed 002's
+# prose; Algorithm 2 line 12 prints the comparison reversed): log_sumsq's
+# entries are one sixteenth above 16 log2(2 S), so "log_res >= threshold"
+# in the data plane is a strict excess of at least 2^(1/16) (4.4 %).
+# Without it equal flows would all be "large" and all dropped.
+LARGE_MARGIN_LOG16 = 1
 
 
 @dataclass(frozen=True)
@@ -109,9 +115,12 @@ def log16(v: int) -> int:
     return k
 
 
-def log_entries(offset: int = 0, times: int = 1) -> list[LogEntry]:
-    """Entries giving 16 log2(times x v + offset) for each range's smallest v."""
-    return [LogEntry(value, mask, log16(times * low + offset)) for value, mask, low in log_ranges()]
+def log_entries(offset: int = 0, times: int = 1, plus: int = 0) -> list[LogEntry]:
+    """Entries giving 16 log2(times x v + offset) + plus for each range's smallest v."""
+    return [
+        LogEntry(value, mask, log16(times * low + offset) + plus)
+        for value, mask, low in log_ranges()
+    ]
 
 
 def epoch_mask(shift: int) -> int:

@@ -120,6 +120,7 @@ class SpieMirror(Header):
     congested: int = bits(8)
     reserved: int = bits(8)
     prob: int = bits(32)
+    now_ticks: int = bits(32)
 
 
 @dataclass
@@ -305,7 +306,7 @@ class Spie(TnaProgram):
             f"{eg}.set_pi",
             (
                 ("slot", 8),
-                ("session", 10),
+                ("session", profile.mirror_session_max.bit_length()),
                 ("del_ref_ns_shr10", 32),
                 ("congested_from_ns_shr10", 32),
                 ("minus_t_update_ticks", 32),
@@ -407,9 +408,9 @@ class Spie(TnaProgram):
             slot = hdr.feedback.class_id
             if self.update_ports.lookup({"ig_intr_md.ingress_port": in_port}).hit:
                 self.prob.write(slot, hdr.feedback.rate)
-                self.state.write(slot, hdr.aqm_bridged.now_ticks)
+                self.state.write(slot, hdr.feedback.target_rate)
                 self.congested.write(
-                    slot, hdr.aqm_bridged.now_ticks if hdr.feedback.degree == 1 else 0
+                    slot, hdr.feedback.target_rate if hdr.feedback.degree == 1 else 0
                 )
             else:
                 self.rejected_updates.count(in_port, len(data))
@@ -542,7 +543,14 @@ class Spie(TnaProgram):
         # ---- SwitchEgressDeparser ----
         mirror = None
         if md.report:
-            header = SpieMirror(PKT_TYPE_MIRROR_SPIE, md.slot, md.mirror_congested, 0, md.prob)
+            header = SpieMirror(
+                PKT_TYPE_MIRROR_SPIE,
+                md.slot,
+                md.mirror_congested,
+                0,
+                md.prob,
+                hdr.aqm_bridged.now_ticks,
+            )
             header.set_valid()
             mirror = EgressMirror(md.session, header.pack())
         if hdr.ipv4.is_valid():
@@ -567,5 +575,5 @@ class Spie(TnaProgram):
         fb.reserved = 0
         fb.flow_src_port = 0
         fb.rate = hdr.spie_mirror.prob >> 1
-        fb.target_rate = 0
+        fb.target_rate = hdr.spie_mirror.now_ticks  # the step's time
         hdr.spie_mirror.set_invalid()

@@ -60,14 +60,26 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+# A mirror session's port, or a port key, may name the chip's recirculation
+# port instead of a number: it differs between chips (hw_profiles), the
+# vectors do not.
+RECIRCULATION_PORT = "recirculation"
+
+
 class KeyMatch(Strict):
     value: IntValue
     mask: IntValue | None = None
     prefix_len: Annotated[int, Field(ge=0, le=128)] | None = None
+    # The key names the chip's recirculation port (written `recirculation`):
+    # the runner puts the target's device port in `value`, and no port
+    # mapping moves it.
+    recirculation: bool = False
 
     @model_validator(mode="before")
     @classmethod
     def _from_shorthand(cls, raw: Any) -> Any:
+        if raw == RECIRCULATION_PORT:
+            return {"value": 0, "recirculation": True}
         if isinstance(raw, str) and "/" in raw:
             value, plen = parse_prefix(raw)
             return {"value": value, "prefix_len": plen}
@@ -116,11 +128,6 @@ class CounterSpec(Strict):
         if self.packets is None and self.bytes is None:
             raise ValueError("give packets, bytes or both")
         return self
-
-
-# A mirror session's port may name the chip's recirculation port instead of a
-# number: it differs between chips (hw_profiles), the vectors do not.
-RECIRCULATION_PORT = "recirculation"
 
 
 class MirrorSessionSpec(Strict):

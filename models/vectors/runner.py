@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .format import (
+    RECIRCULATION_PORT,
     CounterSpec,
     KeyMatch,
     QueueSpec,
@@ -83,11 +84,22 @@ def _set_clock(target: VectorTarget, time_ns: int, where: str) -> None:
     set_time_ns(time_ns)
 
 
+def _resolve_recirculation(target: VectorTarget, e: TableEntrySpec) -> TableEntrySpec:
+    if not any(k.recirculation for k in e.key.values()):
+        return e
+    port = _session_port(target, RECIRCULATION_PORT)
+    key = {
+        name: (k.model_copy(update={"value": port}) if k.recirculation else k)
+        for name, k in e.key.items()
+    }
+    return e.model_copy(update={"key": key})
+
+
 def apply_setup(target: VectorTarget, setup: Setup) -> None:
     for s in setup.mirror_sessions:
         target.add_mirror_session(s.sid, _session_port(target, s.port), s.max_pkt_len, s.direction)
     for e in setup.tables:
-        target.add_entry(e)
+        target.add_entry(_resolve_recirculation(target, e))
     for r in setup.registers:
         target.write_register(r.name, r.index, r.value)
 

@@ -13,7 +13,8 @@ vector names, without touching the vector files:
   eg_intr_md.egress_port, ig_tm_md.ucast_egress_port, hdr.bridged.ingress_port,
   and the queue hook's key);
 - action data named `port` or ending in `_port` (e.g. route's port);
-- mirror-session ports (not `recirculation`, which is already a device port);
+- mirror-session ports and port keys (not `recirculation`, which is already
+  a device port);
 - the index of a register or counter with one cell per port (size
   2**port_id_bits, e.g. untrusted_feedback_drops, BFCC's bp_state).
 
@@ -87,7 +88,7 @@ class PortMappedTarget:
         out = {}
         full = (1 << self.profile.port_id_bits) - 1
         for name, k in key.items():
-            if _is_port_name(name) and k.prefix_len is None:
+            if _is_port_name(name) and k.prefix_len is None and not k.recirculation:
                 if k.mask not in (None, full):
                     raise ValueError(f"{name}: a masked port key cannot be moved to device ports")
                 k = k.model_copy(update={"value": self.port(k.value)})

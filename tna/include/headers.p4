@@ -128,13 +128,16 @@ header recirc_mirror_h {
 }
 
 /* S-PIE egress-to-egress mirror of a PI step's departure: the state its
- * ingress needs, 8 bytes (tna/spie/README.md). */
+ * ingress needs, 12 bytes (tna/spie/README.md). now_ticks is the step's
+ * packet's ingress clock, so the update's age is measured on the clock the
+ * data packets read (a test's pinned clock included). */
 header spie_mirror_h {
     pkt_type_t pkt_type;
     bit<8>     slot;
     bit<8>     congested;
     bit<8>     reserved;
     bit<32>    prob;
+    bit<32>    now_ticks;
 }
 
 struct headers_t {

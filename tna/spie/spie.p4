@@ -16,12 +16,14 @@
  *   byte each index a table the controller fills with alpha x value, so
  *   any alpha and beta work without a multiplier.
  *   That departure is mirrored, truncated to its Ethernet header, to the
- *   pipe's recirculation port carrying the slot, the new p and whether
- *   del_cur >= del_ref / 3 (Algorithm 2's congestion test).
+ *   pipe's recirculation port carrying the slot, the new p, whether
+ *   del_cur >= del_ref / 3 (Algorithm 2's congestion test) and the step's
+ *   time.
  * The copy leaves the recirculation port's egress as a state update
  * (Ethernet + feedback_h, msg_type SPIE_STATE) and re-enters ingress,
- * where it is accepted only on a recirculation port: it writes p and the
- * update time (with the congestion flag) for the slot, then is dropped.
+ * where it is accepted only on a recirculation port: it writes p, the
+ * step's time and, if congested, the time again in a second register for
+ * the slot, then is dropped.
  * Ingress, per IPv4 data packet routed to an S-PIE port:
  *   the sketch: three rows of up to 4096 counters, CRC-16 (three
  *   polynomials) of the 5-tuple; every counter, the port's m_count and
@@ -233,14 +235,14 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(state) state_write = {
         void apply(inout bit<32> s) {
-            s = hdr.aqm_bridged.now_ticks;
+            s = hdr.feedback.target_rate;
         }
     };
 
     /* The update's time when it said congested, else 0. */
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(congested) congested_set = {
         void apply(inout bit<32> c) {
-            c = hdr.aqm_bridged.now_ticks;
+            c = hdr.feedback.target_rate;
         }
     };
 
@@ -762,7 +764,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         hdr.feedback.reserved = 0;
         hdr.feedback.flow_src_port = 0;
         hdr.feedback.rate = hdr.spie_mirror.prob >> 1;  /* 2^-31 units */
-        hdr.feedback.target_rate = 0;
+        hdr.feedback.target_rate = hdr.spie_mirror.now_ticks;  /* the step's time */
         hdr.spie_mirror.setInvalid();
     }
 
@@ -819,7 +821,8 @@ control SwitchEgressDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t eg_
                 eg_md.slot,
                 eg_md.mirror_congested,
                 8w0,
-                eg_md.prob});
+                eg_md.prob,
+                hdr.aqm_bridged.now_ticks});
         }
         hdr.ipv4.hdr_checksum = ipv4_checksum.update({
             hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,
