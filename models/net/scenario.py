@@ -42,6 +42,8 @@ SchemeName = Literal[
     "fqcodel",
     "p4red",
     "p4codel",
+    "p4pie",
+    "p4spie",
 ]
 # The kinds of scheme; a scenario may also run a named variant of one,
 # `<kind>-<tag>` (e.g. `dcqcn-10ms`), with its own parameters.
@@ -62,10 +64,13 @@ SCHEMES: tuple[str, ...] = (
     # switch port that data leaves through.
     "p4red",
     "p4codel",
+    # PIE and S-PIE as tna/spie/spie.p4 runs them, at the same ports.
+    "p4pie",
+    "p4spie",
 )
 NO_CONTROL = "none"
 _VARIANT = re.compile(
-    r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|dadctcp|none|red|pie|codel|fqcodel|p4red|p4codel)"
+    r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|dadctcp|none|red|pie|codel|fqcodel|p4red|p4codel|p4pie|p4spie)"
     r"-[a-z0-9][a-z0-9_-]*$"
 )
 # Error messages of cross-field checks start with the field they are about.
@@ -146,6 +151,26 @@ class Flow(Strict):
     # ships it (models/net/tcp.py); newreno-py: models/hosts' NewReno in
     # ns-3's TCP (models/net/tcp_cc.py).
     cc: Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py"] | None = None
+    # The application (`transport: tcp`): `bulk` keeps the socket's buffer
+    # full; `onoff` is ns-3's OnOffApplication: while ON it writes one
+    # segment per segment time at `rate`, while OFF nothing, ON and OFF
+    # lasting `on_s` and `off_s` (constant, ns-3's default of 1 s each, or
+    # exponential with those means). Seed 002's senders are ON/OFF.
+    app: Literal["bulk", "onoff"] = "bulk"
+    rate: Rate | None = None
+    on_s: Annotated[float, Field(gt=0, le=600)] = 1.0
+    off_s: Annotated[float, Field(gt=0, le=600)] = 1.0
+    on_off_dist: Literal["constant", "exponential"] = "constant"
+
+    @model_validator(mode="after")
+    def _app_fields(self) -> Flow:
+        if self.app == "onoff" and self.rate is None:
+            raise ValueError("rate: an onoff application needs its data rate while ON")
+        if self.app == "bulk" and self.rate is not None:
+            raise ValueError("rate: only for app: onoff (a bulk sender has no rate)")
+        if self.app == "bulk" and {"on_s", "off_s", "on_off_dist"} & self.model_fields_set:
+            raise ValueError("app: on_s, off_s and on_off_dist need app: onoff")
+        return self
 
 
 class Monitor(Strict):
@@ -392,8 +417,27 @@ class P4Codel(Strict):
     ecn: bool = False
 
 
-P4Aqm = P4Red | P4Codel
-SchemeParams = Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | Dadctcp | NoControl | Ns3Aqm | P4Red | P4Codel
+class P4Pie(Strict):
+    """PIE (or S-PIE, `p4spie`) as tna/spie/spie.p4 runs it, configured by
+    its controller app (bfrt_controller/spie): RFC 8033's alpha, beta,
+    del_ref and T_update (seed 002 gives none); the sketch's width and
+    clearing interval are the app's defaults. Drops, as seed 002 does."""
+
+    alpha: Annotated[float, Field(ge=0)] = 0.125
+    beta: Annotated[float, Field(ge=0)] = 1.25
+    del_ref_us: Micros = 15_000.0
+    t_update_us: Micros = 15_000.0
+    stale_after_us: Micros = 60_000.0
+    columns: Annotated[int, Field(ge=1, le=4096)] = 1024
+    clear_interval_us: Micros = 1_073_741.824
+    # Never mark (the program drops only); kept so every AQM scheme has it.
+    ecn: Literal[False] = False
+
+
+P4Aqm = P4Red | P4Codel | P4Pie
+SchemeParams = (
+    Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | Dadctcp | NoControl | Ns3Aqm | P4Red | P4Codel | P4Pie
+)
 _KIND_MODEL: dict[str, type[Strict]] = {
     "pmqecn": Pmqecn,
     "bfcc": Bfcc,
@@ -408,6 +452,8 @@ _KIND_MODEL: dict[str, type[Strict]] = {
     "fqcodel": Ns3Aqm,
     "p4red": P4Red,
     "p4codel": P4Codel,
+    "p4pie": P4Pie,
+    "p4spie": P4Pie,
 }
 
 
@@ -430,6 +476,8 @@ class Schemes(Strict):
     fqcodel: Ns3Aqm | None = None
     p4red: P4Red | None = None
     p4codel: P4Codel | None = None
+    p4pie: P4Pie | None = None
+    p4spie: P4Pie | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -587,6 +635,11 @@ def _check_references(s: Scenario) -> None:
             raise ValueError(f"flows[{i}].start_s: at or after the end of the run")
         if s.transport == "udp" and f.cc is not None:
             raise ValueError(f"flows[{i}].cc: congestion control needs transport: tcp")
+        if s.transport == "udp" and f.app != "bulk":
+            raise ValueError(
+                f"flows[{i}].app: an onoff application needs transport: tcp "
+                "(a UDP sender's rate is its load)"
+            )
         if s.transport == "tcp" and f.load != 1.0:
             raise ValueError(
                 f"flows[{i}].load: a TCP flow sends as fast as its window allows "

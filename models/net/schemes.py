@@ -24,6 +24,8 @@ from bfrt_controller.dadctcp.app import DadctcpApp
 from bfrt_controller.dadctcp.config import parse_config as parse_dadctcp
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config as parse_pmqecn
+from bfrt_controller.spie.app import SpieApp
+from bfrt_controller.spie.config import parse_config as parse_spie
 from hw_profiles import HwProfile
 from models.baselines import (
     DcqcnNotificationPoint,
@@ -349,6 +351,37 @@ def aqm_switch(
     return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
 
 
+def spie_switch(
+    topo: Topology, switch: str, profile: HwProfile, p: sc.P4Pie, spie: bool
+) -> SwitchSetup:
+    """tna/spie/spie.p4's model, configured by its controller app from the
+    config an operator would write: PIE or S-PIE on every port that data
+    leaves through. The PI steps' copies recirculate through the switch
+    node's recirculation port, as on the chip."""
+    raw = {
+        "program": "spie",
+        "chip": profile.chip,
+        "routes": _routes(topo, switch),
+        "trusted_ports": _switch_ports(topo, switch),
+        "source_bindings": _source_bindings(topo, switch),
+        "ports": [
+            {"port": port, "mode": "spie" if spie else "pie"} for port in _data_ports(topo, switch)
+        ],
+        "pie": {
+            "alpha": p.alpha,
+            "beta": p.beta,
+            "del_ref_us": p.del_ref_us,
+            "t_update_us": p.t_update_us,
+            "stale_after_us": p.stale_after_us,
+        },
+        "sketch": {"columns": p.columns, "clear_interval_us": p.clear_interval_us},
+    }
+    cfg = parse_spie(raw, f"{topo.scenario.name}:{switch}")
+    sw = ModelSwitch("spie", profile)
+    SpieApp(sw, cfg).push_all()
+    return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
+
+
 def baseline_switch(
     topo: Topology, switch: str, name: str, seed: int, profile: HwProfile
 ) -> SwitchSetup:
@@ -432,6 +465,8 @@ def switch_setup(
         return bfcc_switch(topo, switch, profile, p)
     if isinstance(p, sc.P4Red | sc.P4Codel):
         return aqm_switch(topo, switch, profile, p)
+    if isinstance(p, sc.P4Pie):
+        return spie_switch(topo, switch, profile, p, sc.kind_of(scheme) == "p4spie")
     return baseline_switch(topo, switch, scheme, seed, profile)
 
 
@@ -553,7 +588,9 @@ def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateCont
                 expiry_ns=p.expiry_ns,
             )
         )
-    if isinstance(p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm | sc.Dadctcp | sc.P4Red | sc.P4Codel):
+    if isinstance(
+        p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm | sc.Dadctcp | sc.P4Red | sc.P4Codel | sc.P4Pie
+    ):
         return FixedRate(line_rate_bps)
     if isinstance(p, sc.Pmqecn):
         return PmqecnRate(

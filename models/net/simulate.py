@@ -19,7 +19,7 @@ from hw_profiles import load_profile
 from . import frames, ns3_env, qdisc, schemes, tcp
 from .network import HostNode, Sender, Sim, Stats, SwitchNode, SwitchPort, collect
 from .records import FlowRecord, PacketLog, QueueLog, RunResult
-from .scenario import Ns3Aqm, P4Codel, P4Red, Scenario, kind_of
+from .scenario import Ns3Aqm, P4Codel, P4Pie, P4Red, Scenario, kind_of, parse_rate
 from .tm import EgressTm
 from .topology import Topology
 
@@ -168,11 +168,20 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                 ecn=tcp.ecn_for(
                     kind_of(spec.scheme),
                     cc,
-                    isinstance(aqm, Ns3Aqm | P4Red | P4Codel) and aqm.ecn,
+                    isinstance(aqm, Ns3Aqm | P4Red | P4Codel | P4Pie) and aqm.ecn,
                 ),
                 packet_bytes=f.packet_bytes,
                 dscp=f.dscp,
                 stop_ns=stop_ns,
+                onoff=None
+                if f.app == "bulk"
+                else tcp.OnOff(
+                    rate_bps=parse_rate(f.rate or "0bps"),
+                    on_ns=round(f.on_s * 1e9),
+                    off_ns=round(f.off_s * 1e9),
+                    exponential=f.on_off_dist == "exponential",
+                    seed=s.seed * 1_000_003 + i,
+                ),
             )
             continue
         sender = Sender(

@@ -60,7 +60,11 @@ the loss with ns-3's delayed ACKs, so a fixed ns-3 is noticed.
 The application is a bulk transfer (ns-3's BulkSendApplication's logic, in
 the C++ glue below so nothing per packet runs in Python): from `start_s` it
 keeps the socket's send buffer full until `size_bytes` are handed over (then
-closes), or until `stop_s` / the end of the run. Its receiving side logs
+closes), or until `stop_s` / the end of the run. Or (`app: onoff`) ns-3's
+OnOffApplication: ON and OFF periods (constant or exponential, drawn from a
+generator seeded by the scenario's seed and the flow), one segment per
+segment time at the flow's `rate` while ON, starting ON when the connection
+is up. Its receiving side logs
 each delivery to the application (the run's PacketLog: bytes delivered, no
 send time) and the time the last byte of a sized flow arrived (the FCT).
 RTT: every sample the sender socket's own RTT estimator is given (a
@@ -73,6 +77,7 @@ source `Retransmission`) and ACKs carrying ECN-Echo.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -105,7 +110,9 @@ IP_PROTO_TCP = 6
 ETHERTYPE_IPV4 = b"\x08\x00"
 
 _GLUE = r"""
+#include <algorithm>
 #include <memory>
+#include <random>
 #include <vector>
 namespace tofcc_tcp {
 using namespace ns3;
@@ -153,6 +160,14 @@ struct Flow {
   int64_t min_rto_ns = 1000000000;
   int64_t delack_ns = 200000000;
   uint32_t delack_segments = 2;
+  // ON/OFF (ns-3's OnOffApplication): rate_bps > 0.
+  double rate_bps = 0;
+  int64_t on_ns = 1000000000, off_ns = 1000000000;
+  bool exponential = false;
+  std::mt19937_64 rng;
+  bool on = false;
+  EventId next_chunk;
+  uint64_t app_dropped_bytes = 0;
   // The run.
   Ptr<Socket> tx, listen;
   std::vector<Ptr<Socket>> rx;
@@ -251,11 +266,60 @@ struct Flow {
                   }));
     tx->Bind();
     tx->Connect(InetSocketAddress(Ipv4Address(dst_ip), port));
+    if (rate_bps > 0) {
+      tx->SetConnectCallback(
+          Callback<void, Ptr<Socket>>([this](Ptr<Socket>) { GoOn(); }),
+          Callback<void, Ptr<Socket>>([](Ptr<Socket>) {}));
+      return;
+    }
     tx->SetConnectCallback(
         Callback<void, Ptr<Socket>>([this](Ptr<Socket>) { Fill(); }),
         Callback<void, Ptr<Socket>>([](Ptr<Socket>) {}));
     tx->SetSendCallback(Callback<void, Ptr<Socket>, uint32_t>(
         [this](Ptr<Socket>, uint32_t) { Fill(); }));
+  }
+
+  int64_t Period(int64_t mean_ns) {
+    if (!exponential) return mean_ns;
+    std::exponential_distribution<double> d(1.0 / static_cast<double>(mean_ns));
+    return std::max<int64_t>(1, static_cast<int64_t>(d(rng)));
+  }
+
+  // OnOffApplication: ON for a period, one segment per segment time at
+  // the rate; a segment the socket cannot take is the application's loss
+  // (as ns-3's OnOff drops it), counted.
+  void GoOn() {
+    if (closed || Simulator::Now().GetNanoSeconds() >= stop_ns) return;
+    on = true;
+    SendChunk();
+    Simulator::Schedule(NanoSeconds(Period(on_ns)), [this]() { GoOff(); });
+  }
+
+  void GoOff() {
+    on = false;
+    Simulator::Cancel(next_chunk);
+    if (closed) return;
+    Simulator::Schedule(NanoSeconds(Period(off_ns)), [this]() { GoOn(); });
+  }
+
+  void SendChunk() {
+    if (!on || closed || Simulator::Now().GetNanoSeconds() >= stop_ns) return;
+    uint64_t n = segment_bytes;
+    if (size_bytes > 0) n = std::min<uint64_t>(n, size_bytes - handed);
+    if (tx->GetTxAvailable() >= n) {
+      int sent = tx->Send(Create<Packet>(static_cast<uint32_t>(n)));
+      if (sent > 0) handed += sent;
+    } else {
+      app_dropped_bytes += n;
+    }
+    if (size_bytes > 0 && handed >= size_bytes) {
+      closed = true;
+      tx->Close();
+      return;
+    }
+    int64_t gap = static_cast<int64_t>(static_cast<double>(n) * 8e9 / rate_bps);
+    next_chunk = Simulator::Schedule(NanoSeconds(std::max<int64_t>(gap, 1)),
+                                     [this]() { SendChunk(); });
   }
 
   // BulkSendApplication's SendData: keep the send buffer full.
@@ -377,6 +441,17 @@ class HostPort:
         return frame[frames.ETH.size :]
 
 
+@dataclass(frozen=True)
+class OnOff:
+    """An ON/OFF application's parameters (scenario `app: onoff`)."""
+
+    rate_bps: int
+    on_ns: int
+    off_ns: int
+    exponential: bool
+    seed: int
+
+
 def ecn_for(scheme_kind: str, cc: str, marks: bool = False) -> bool:
     """`marks`: the scheme marks CE though its kind may not (an ns-3 AQM with ECN)."""
     return cc == "dctcp" or marks or scheme_kind in ECN_KINDS
@@ -423,6 +498,7 @@ class TcpNet:
         packet_bytes: int,
         dscp: int,
         stop_ns: int,
+        onoff: OnOff | None = None,
     ) -> None:
         f = self.g.NewFlow()
         f.src = self.nodes[rec.src]
@@ -444,6 +520,12 @@ class TcpNet:
         f.min_rto_ns = MIN_RTO_MS * 1_000_000
         f.delack_ns = DELAYED_ACK_TIMEOUT_MS * 1_000_000
         f.delack_segments = DCTCP_ACK_EVERY_SEGMENTS if cc == "dctcp" else DELAYED_ACK_SEGMENTS
+        if onoff is not None:
+            f.rate_bps = float(onoff.rate_bps)
+            f.on_ns = onoff.on_ns
+            f.off_ns = onoff.off_ns
+            f.exponential = onoff.exponential
+            f.rng.seed(onoff.seed)
         self.g.Schedule(f)
         self._flows.append((rec.flow_id, f, cc, ecn))
 
