@@ -33,6 +33,7 @@ from bfrt_controller.testing.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.switch.core import Match, Table
 from models.switch.registry import make_model
+from models.switch.spie import ROW_POLYNOMIALS_REFLECTED, crc16_reflected, row_hashes
 from models.vectors.format import load_vector_file
 
 RAW = yaml.safe_load(DEFAULT_CONFIG.read_text())
@@ -84,6 +85,17 @@ def test_terms_beyond_the_range_saturate_with_the_right_sign() -> None:
     for d in (-D_LIMIT - 1, -100_000, -(2**30)):
         got = (_ternary_value(hi_t, d)["term"] + _ternary_value(lo_t, d)["term"]) & 0xFFFFFFFF
         assert got >> 31 == 1, d  # negative: p only falls
+
+
+def test_table_crc_equals_bitwise_crc() -> None:
+    rng = random.Random(3)
+    for _ in range(200):
+        key = bytes(rng.randrange(256) for _ in range(13))
+        assert row_hashes(key) == tuple(
+            crc16_reflected(key, p) for p in ROW_POLYNOMIALS_REFLECTED
+        )
+    # CRC-16/ARC's check value: the first row is the standard polynomial.
+    assert crc16_reflected(b"123456789", ROW_POLYNOMIALS_REFLECTED[0]) == 0xBB3D
 
 
 def test_log16_is_floor_of_16_log2() -> None:

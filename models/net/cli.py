@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
 import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from .scenario import SCHEMES, ScenarioError, bundled_scenarios, load_scenario
+from .scenario import SCHEMES, Scenario, ScenarioError, bundled_scenarios, load_scenario
 
 if TYPE_CHECKING:  # report.py pulls in matplotlib; only `eval run` needs it
+    from .records import RunResult
     from .report import ClaimRow
 
 console = Console(stderr=True)
@@ -72,7 +76,16 @@ def check(scenarios: tuple[str, ...]) -> None:
     help=f"run only these schemes (repeatable): {', '.join(SCHEMES)} or a variant "
     "the scenario names (dcqcn-10ms)",
 )
-def run(scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...]) -> None:
+@click.option(
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="runs at once, each in its own process with its own ns-3 (default: the "
+    "machine's cores); every run is seeded by itself, so the results do not depend on it",
+)
+def run(
+    scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...], jobs: int | None
+) -> None:
     loaded = [_load(ref) for ref in scenarios]  # every file checked before any run
     known = {n for s in loaded for n in s.schemes.enabled()}
     unknown = [n for n in only if n not in known]
@@ -109,9 +122,16 @@ def run(scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...]) -> No
         console.print(f"[red]error:[/red] {exc}", highlight=False)
         sys.exit(EXIT_NO_NS3)
 
+    workers = jobs if jobs is not None else (os.cpu_count() or 1)
     for s in loaded:
         specs = run_specs(s, list(only) or None)
-        results = []
+        results: list[RunResult] = []
+        if workers > 1 and len(specs) > 1:
+            results = _run_parallel(s, specs, workers)
+            paths = write_report(s, results, out_root / s.name)
+            _print_claims(paths.claims)
+            console.print(f"{s.name}: report in {paths.markdown}", highlight=False)
+            continue
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -131,6 +151,41 @@ def run(scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...]) -> No
         paths = write_report(s, results, out_root / s.name)
         _print_claims(paths.claims)
         console.print(f"{s.name}: report in {paths.markdown}", highlight=False)
+
+
+def _run_in_worker(s: Scenario, scheme: str, variant: str) -> RunResult:
+    from . import ns3_env
+    from .simulate import RunSpec, run_one
+
+    logging.getLogger("tofcc").setLevel(logging.ERROR)
+    ns3_env.ns3()
+    return run_one(s, RunSpec(scheme, variant))
+
+
+def _run_parallel(s: Scenario, specs: list[Any], workers: int) -> list[RunResult]:
+    """Each run in a fresh (spawned) process: ns-3's simulator is one per
+    process, and a fork would share the parent's. Results in `specs` order."""
+    ctx = multiprocessing.get_context("spawn")
+    done: dict[int, RunResult] = {}
+    with (
+        ProcessPoolExecutor(max_workers=min(workers, len(specs)), mp_context=ctx) as pool,
+        Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            console=console,
+        ) as bar,
+    ):
+        task = bar.add_task(f"{s.name}: {len(specs)} runs, {workers} at once", total=len(specs))
+        futures = {
+            pool.submit(_run_in_worker, s, spec.scheme, spec.variant): i
+            for i, spec in enumerate(specs)
+        }
+        for fut in as_completed(futures):
+            done[futures[fut]] = fut.result()
+            bar.advance(task)
+    return [done[i] for i in range(len(specs))]
 
 
 def _print_claims(rows: list[ClaimRow]) -> None:

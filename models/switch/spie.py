@@ -77,12 +77,28 @@ ROW_POLYNOMIALS_REFLECTED = (0xA001, 0x8408, 0xA6BC)
 
 def crc16_reflected(data: bytes, poly_reflected: int) -> int:
     """CRCPolynomial<bit<16>>(poly, reversed=true, msb=false, extended=false,
-    init=0, xor=0), as bf-utils computes it."""
+    init=0, xor=0), as bf-utils computes it: bit by bit."""
     crc = 0
     for byte in data:
         crc ^= byte
         for _ in range(8):
             crc = (crc >> 1) ^ poly_reflected if crc & 1 else crc >> 1
+    return crc
+
+
+def _crc_table(poly_reflected: int) -> tuple[int, ...]:
+    return tuple(crc16_reflected(bytes([b]), poly_reflected) for b in range(256))
+
+
+# The same CRCs a byte at a time (every packet hashes three times; the
+# evaluation runs millions): tests/test_spie_model.py holds both to one value.
+_CRC_TABLES = tuple(_crc_table(p) for p in ROW_POLYNOMIALS_REFLECTED)
+
+
+def crc16_table(data: bytes, table: tuple[int, ...]) -> int:
+    crc = 0
+    for byte in data:
+        crc = (crc >> 8) ^ table[(crc ^ byte) & 0xFF]
     return crc
 
 
@@ -99,8 +115,8 @@ def flow_key(hdr: Headers, parsed: ParsedMd) -> bytes:
 
 
 def row_hashes(key: bytes) -> tuple[int, int, int]:
-    a, b, c = (crc16_reflected(key, p) for p in ROW_POLYNOMIALS_REFLECTED)
-    return a, b, c
+    t0, t1, t2 = _CRC_TABLES
+    return crc16_table(key, t0), crc16_table(key, t1), crc16_table(key, t2)
 
 
 def before(t_ticks: int, deadline_ticks: int) -> bool:
@@ -439,17 +455,13 @@ class Spie(TnaProgram):
         md.prob_margin = (md.random - md.prob) & U32_MASK
         md.row01 = min(md.row0, md.row1)
         md.m_before = min(md.row01, md.row2)
-        md.log_count = self.log_count.lookup({"ig_md.m_count_before": md.m_count_before}).data[
-            "log16"
-        ]
-        md.log_sumsq = self.log_sumsq.lookup({"ig_md.sumsq": md.sumsq}).data["log16"]
-        md.log_threshold = (md.log_sumsq - md.log_count) & U16_MASK
-        md.log_res = self.log_res.lookup({"ig_md.m_before": md.m_before}).data["log16"]
-        md.large_margin = (md.log_res - md.log_threshold) & U16_MASK
-
         # Algorithm 2: congested in S-PIE mode, only large flows' packets are
         # dropped; otherwise PIE's random drop.
         spie_congested = md.mode == SPIE_MODE_SPIE and md.congested == 1
+        if spie_congested:
+            # The P4 looks the logs up for every packet; only this branch
+            # reads them (the evaluation runs millions of packets).
+            self.large_test(md)
         if spie_congested and md.large_margin >> 15 == 0:
             drop = True
             self.large_flow_drops.count(egress_port, len(data))
@@ -467,6 +479,16 @@ class Spie(TnaProgram):
             hdr.bridged, hdr.aqm_bridged, hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback
         )
         return IngressResult(drop=False, egress_port=egress_port, data=out + pkt.payload)
+
+    def large_test(self, md: IgMd) -> None:
+        """log_count, log_sumsq, log_share(), log_res, compare_logs()."""
+        md.log_count = self.log_count.lookup({"ig_md.m_count_before": md.m_count_before}).data[
+            "log16"
+        ]
+        md.log_sumsq = self.log_sumsq.lookup({"ig_md.sumsq": md.sumsq}).data["log16"]
+        md.log_threshold = (md.log_sumsq - md.log_count) & U16_MASK
+        md.log_res = self.log_res.lookup({"ig_md.m_before": md.m_before}).data["log16"]
+        md.large_margin = (md.log_res - md.log_threshold) & U16_MASK
 
     # ---- egress register actions ------------------------------------
     def tick_check(self, slot: int, md: EgMd, now_ticks: int) -> int:
@@ -487,6 +509,20 @@ class Spie(TnaProgram):
         p = max(p - md.minus_delta, 0) if md.delta >> 31 == 1 else min(p + md.delta, U32_MASK)
         self.pi_prob.write(slot, p)
         return p
+
+    def pi_terms(self, md: EgMd) -> None:
+        """alpha_hi/lo, beta_hi/lo, sum_terms(), sum_delta()."""
+        for name, (table, _action, key) in self.term_tables.items():
+            value = md.d_ref if key == "eg_md.d_ref" else md.d_old
+            d = table.lookup({key: value}).data
+            md.terms[name] = (d["term"], d["minus_term"])
+        t = md.terms
+        alpha_term = (t["alpha_hi"][0] + t["alpha_lo"][0]) & U32_MASK
+        beta_term = (t["beta_hi"][0] + t["beta_lo"][0]) & U32_MASK
+        minus_alpha = (t["alpha_hi"][1] + t["alpha_lo"][1]) & U32_MASK
+        minus_beta = (t["beta_hi"][1] + t["beta_lo"][1]) & U32_MASK
+        md.delta = (alpha_term + beta_term) & U32_MASK
+        md.minus_delta = (minus_alpha + minus_beta) & U32_MASK
 
     # ---- egress -----------------------------------------------------
     def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:
@@ -523,18 +559,9 @@ class Spie(TnaProgram):
         md.d_ref = (md.del_cur_ns_shr10 - md.del_ref_ns_shr10) & U32_MASK
         md.d_old = (md.del_cur_ns_shr10 - md.del_old_ns_shr10) & U32_MASK
         md.congested_margin = (md.del_cur_ns_shr10 - md.congested_from_ns_shr10) & U32_MASK
-        for name, (table, _action, key) in self.term_tables.items():
-            value = md.d_ref if key == "eg_md.d_ref" else md.d_old
-            d = table.lookup({key: value}).data
-            md.terms[name] = (d["term"], d["minus_term"])
-        t = md.terms
-        alpha_term = (t["alpha_hi"][0] + t["alpha_lo"][0]) & U32_MASK
-        beta_term = (t["beta_hi"][0] + t["beta_lo"][0]) & U32_MASK
-        minus_alpha = (t["alpha_hi"][1] + t["alpha_lo"][1]) & U32_MASK
-        minus_beta = (t["beta_hi"][1] + t["beta_lo"][1]) & U32_MASK
-        md.delta = (alpha_term + beta_term) & U32_MASK
-        md.minus_delta = (minus_alpha + minus_beta) & U32_MASK
         if md.tick == 1:
+            # The P4 looks the terms up for every packet; only a step reads them.
+            self.pi_terms(md)
             md.prob = self.prob_step(md.slot, md)
             md.report = True
             md.mirror_congested = 0 if md.congested_margin >> 31 == 1 else 1
