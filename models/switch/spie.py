@@ -169,9 +169,7 @@ class IgMd:
     m_before: int = 0
     m_count_before: int = 0
     sumsq: int = 0
-    log_res: int = 0
     log_count: int = 0
-    log_sumsq: int = 0
     log_threshold: int = 0
     large_margin: int = 0
     fresh: int = 0
@@ -481,14 +479,15 @@ class Spie(TnaProgram):
         return IngressResult(drop=False, egress_port=egress_port, data=out + pkt.payload)
 
     def large_test(self, md: IgMd) -> None:
-        """log_count, log_sumsq, log_share(), log_res, compare_logs()."""
+        """log_count, then log_sumsq's and log_res's actions, each taking its
+        difference: log 2S - log m_count, then log m_before - that."""
         md.log_count = self.log_count.lookup({"ig_md.m_count_before": md.m_count_before}).data[
             "log16"
         ]
-        md.log_sumsq = self.log_sumsq.lookup({"ig_md.sumsq": md.sumsq}).data["log16"]
-        md.log_threshold = (md.log_sumsq - md.log_count) & U16_MASK
-        md.log_res = self.log_res.lookup({"ig_md.m_before": md.m_before}).data["log16"]
-        md.large_margin = (md.log_res - md.log_threshold) & U16_MASK
+        log_sumsq = self.log_sumsq.lookup({"ig_md.sumsq": md.sumsq}).data["log16"]
+        md.log_threshold = (log_sumsq - md.log_count) & U16_MASK
+        log_res = self.log_res.lookup({"ig_md.m_before": md.m_before}).data["log16"]
+        md.large_margin = (log_res - md.log_threshold) & U16_MASK
 
     # ---- egress register actions ------------------------------------
     def tick_check(self, slot: int, md: EgMd, now_ticks: int) -> int:

@@ -81,9 +81,7 @@ struct ig_md_t {
     bit<32>       m_before;            /* m_res - 1: the row minimum */
     bit<32>       m_count_before;      /* m_count - 1 */
     bit<32>       sumsq;               /* S: m_before summed over the epoch */
-    bit<16>       log_res;
     bit<16>       log_count;
-    bit<16>       log_sumsq;
     bit<16>       log_threshold;       /* log 2S - log m_count */
     bit<16>       large_margin;        /* bit 15 clear <=> large flow */
     bit<1>        fresh;               /* an update within the staleness limit */
@@ -311,6 +309,8 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         ig_md.epoch_base = hdr.aqm_bridged.now_ticks & ig_md.epoch_mask;
     }
 
+
+
     table sketch_config {
         actions = { set_sketch; }
         default_action = set_sketch(0xFF000000, 0x0FFF);
@@ -414,9 +414,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * four bits after it (bfrt_controller/spie/logs.py): of m_before, of
      * m_count (= m_count_before + 1) and of 2 S. m_before = 0 (the flow's
      * first packet this epoch) has no entry: -1024 makes it never large. */
-    action set_log_res(bit<16> log16) { ig_md.log_res = log16; }
+    /* The log_sumsq and log_res actions also take the difference, each
+     * saving the stage a separate subtraction would cost. Logs are in
+     * -1024..528: the margin's bit 15 is its sign. */
     action set_log_count(bit<16> log16) { ig_md.log_count = log16; }
-    action set_log_sumsq(bit<16> log16) { ig_md.log_sumsq = log16; }
+    action set_log_sumsq(bit<16> log16) { ig_md.log_threshold = log16 - ig_md.log_count; }
+    action set_log_res(bit<16> log16) { ig_md.large_margin = log16 - ig_md.log_threshold; }
 
     table log_res {
         key = { ig_md.m_before : ternary; }
@@ -437,15 +440,6 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         actions = { set_log_sumsq; }
         default_action = set_log_sumsq(0);
         size = SPIE_LOG_ENTRIES;
-    }
-
-    action log_share() {
-        ig_md.log_threshold = ig_md.log_sumsq - ig_md.log_count;
-    }
-
-    /* Logs are in -1024..528: the difference's bit 15 is its sign. */
-    action compare_logs() {
-        ig_md.large_margin = ig_md.log_res - ig_md.log_threshold;
     }
 
     /* Both below 2^31: bit 31 set <=> random < p, drop. */
@@ -531,9 +525,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         take_min();
         log_count.apply();
         log_sumsq.apply();
-        log_share();
         log_res.apply();
-        compare_logs();
         /* Algorithm 2: congested (del_cur >= del_ref/3) in S-PIE mode, only
          * large flows' packets are dropped; otherwise PIE's random drop. */
         if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1 &&
