@@ -218,6 +218,16 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     else:
         v["jain_fairness"] = None
 
+    # Fairness of what each flow got from the start up to each time asked for.
+    jain_at: dict[str, float | None] = {}
+    for t_s in scenario.fairness_at_s:
+        got = np.asarray(
+            [float(size[(recv < t_s * 1e9) & (fid == f.flow_id)].sum()) for f in run.flows]
+        )
+        denom = len(got) * float((got**2).sum())
+        jain_at[f"{t_s:g}"] = float(got.sum() ** 2 / denom) if len(got) >= 2 and denom > 0 else None
+    detail["jain_at"] = jain_at
+
     # Losses and signalling.
     v["drops_overflow"] = float(run.drops_overflow)
     v["drops_active"] = float(run.drops_active)

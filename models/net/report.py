@@ -418,6 +418,19 @@ def _markdown(
                     f"{_fmt(q['drops_overflow'], 0)} |"
                 )
         lines.append("")
+    if s.fairness_at_s:
+        times = [f"{t:g}" for t in s.fairness_at_s]
+        lines += [
+            "Jain's index over each flow's bytes delivered from the start to t:",
+            "",
+            "| scheme | variant | " + " | ".join(f"Jain at {t} s" for t in times) + " |",
+            "|---|---|" + "---|" * len(times),
+        ]
+        for r in runs:
+            at = metrics[(r.scheme, r.variant)].detail["jain_at"]
+            cells = [_fmt(at.get(t), 3) for t in times]
+            lines.append(f"| {r.scheme} | {r.variant or '—'} | " + " | ".join(cells) + " |")
+        lines.append("")
     paused = [r for r in runs if r.pfc_pauses_sent or r.pfc_pauses_received]
     if paused:
         lines += [

@@ -581,6 +581,9 @@ class Scenario(Strict):
     # run are left out of steady-state figures (seed 000 does the same).
     bin_s: Annotated[float, Field(gt=0)] = 1.0
     trim: Annotated[float, Field(ge=0, lt=0.5)] = 0.1
+    # Jain's index over each flow's bytes delivered from the start to each of
+    # these times (seed 002 Fig. 9 reads it at 5 s and 20 s).
+    fairness_at_s: list[Annotated[float, Field(gt=0)]] = []
     claims: list[Claim] = []
 
     @model_validator(mode="after")
@@ -652,6 +655,9 @@ def _check_references(s: Scenario) -> None:
                     f"schemes.{name}.pfc: PFC needs transport: udp "
                     "(ns-3's TCP hosts do not honour pause frames)"
                 )
+    for i, t in enumerate(s.fairness_at_s):
+        if t > s.duration_s:
+            raise ValueError(f"fairness_at_s[{i}]: {t} s is after the end of the run")
     if s.startup_s is not None and s.startup_s >= s.duration_s:
         raise ValueError("startup_s: at or after the end of the run")
     for i, m in enumerate(s.monitor):

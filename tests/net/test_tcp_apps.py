@@ -112,3 +112,21 @@ def test_onoff_needs_tcp() -> None:
     with pytest.raises(ScenarioError) as exc:
         parse_scenario(raw)
     assert "flows[0].app" in str(exc.value)
+
+
+@needs_ns3
+def test_jain_at_a_time_is_over_the_bytes_delivered_until_then() -> None:
+    """Two ON/OFF flows at 4 and 1 Mb/s, never network-limited: by 1 s each
+    has delivered its rate x 0.5 s (the first ON period), so Jain's index
+    is (4 + 1)^2 / (2 (16 + 1)) = 0.735 there."""
+    from models.net.metrics import compute_metrics
+
+    raw = onoff_dumbbell()
+    raw["hosts"] = ["h1", "h2", "r1"]
+    raw["links"].append({"a": "h2", "b": "s1"})
+    raw["flows"].append({**raw["flows"][0], "name": "g", "src": "h2", "rate": "1Mbps"})
+    raw["fairness_at_s"] = [1.0]
+    s = parse_scenario(raw)
+    r = run_one(s, RunSpec("none", ""))
+    jain = compute_metrics(r, s).detail["jain_at"]["1"]
+    assert jain == pytest.approx(25 / 34, abs=0.01)
