@@ -91,9 +91,7 @@ def test_table_crc_equals_bitwise_crc() -> None:
     rng = random.Random(3)
     for _ in range(200):
         key = bytes(rng.randrange(256) for _ in range(13))
-        assert row_hashes(key) == tuple(
-            crc16_reflected(key, p) for p in ROW_POLYNOMIALS_REFLECTED
-        )
+        assert row_hashes(key) == tuple(crc16_reflected(key, p) for p in ROW_POLYNOMIALS_REFLECTED)
     # CRC-16/ARC's check value: the first row is the standard polynomial.
     assert crc16_reflected(b"123456789", ROW_POLYNOMIALS_REFLECTED[0]) == 0xBB3D
 

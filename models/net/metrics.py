@@ -34,6 +34,7 @@ import numpy as np
 
 from .records import RunResult
 from .scenario import Scenario
+from .workloads import LARGE_BYTES, SMALL_BYTES
 
 HEADLINE = (
     "queue_mean_packets",
@@ -203,6 +204,26 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
             "completed": float(len(these)),
         }
     detail["fct_by_size"] = by_size
+    # Seed 004's classes: small (< 100 KB), medium, large (> 10 MB).
+    classes: dict[str, dict[str, float | None]] = {}
+    for label, lo, hi in (
+        ("small", 0, SMALL_BYTES),
+        ("medium", SMALL_BYTES, LARGE_BYTES + 1),
+        ("large", LARGE_BYTES + 1, None),
+    ):
+        members = [
+            f
+            for f in sized
+            if f.size_bytes is not None and f.size_bytes >= lo and (hi is None or f.size_bytes < hi)
+        ]
+        these = np.asarray([f.fct_ns for f in members if f.fct_ns is not None], dtype=float)
+        classes[label] = {
+            "flows": float(len(members)),
+            "completed": float(len(these)),
+            "mean_ms": _f(these.mean() / 1e6) if len(these) else None,
+            "p99_ms": _f(np.percentile(these, 99) / 1e6) if len(these) else None,
+        }
+    detail["fct_by_class"] = classes
 
     # Fairness over the steady window.
     window_s = (hi_ns - lo_ns) / 1e9

@@ -418,6 +418,22 @@ def _markdown(
                     f"{_fmt(q['drops_overflow'], 0)} |"
                 )
         lines.append("")
+    if s.workloads:
+        lines += [
+            "FCT by flow size (seed 004's classes: small < 100 KB, medium, large > 10 MB; "
+            "over the flows that completed):",
+            "",
+            "| scheme | variant | class | flows | completed | FCT mean (ms) | FCT p99 (ms) |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for r in runs:
+            for label, c in metrics[(r.scheme, r.variant)].detail["fct_by_class"].items():
+                lines.append(
+                    f"| {r.scheme} | {r.variant or '—'} | {label} | {_fmt(c['flows'], 0)} | "
+                    f"{_fmt(c['completed'], 0)} | {_fmt(c['mean_ms'], 2)} | "
+                    f"{_fmt(c['p99_ms'], 2)} |"
+                )
+        lines.append("")
     if s.fairness_at_s:
         times = [f"{t:g}" for t in s.fairness_at_s]
         lines += [

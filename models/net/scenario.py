@@ -23,6 +23,9 @@ from pydantic import (
 
 from models import strict_yaml
 
+from .workloads import CDFS, check_cdf
+from .workloads import expand as expand_workload
+
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kMG]?)bps\s*$")
@@ -102,6 +105,11 @@ def _check_rate(text: str) -> str:
     return text
 
 
+def _as_tuple_early(value: object) -> object:
+    # YAML has lists; strict mode takes a tuple only from a tuple.
+    return tuple(value) if isinstance(value, list) else value
+
+
 class Strict(BaseModel):
     # No inf or nan anywhere: an infinite delay or time would only fail
     # once ns-3 is running. Strict types: `seed: true` is not seed 1.
@@ -170,6 +178,39 @@ class Flow(Strict):
             raise ValueError("rate: only for app: onoff (a bulk sender has no rate)")
         if self.app == "bulk" and {"on_s", "off_s", "on_off_dist"} & self.model_fields_set:
             raise ValueError("app: on_s, off_s and on_off_dist need app: onoff")
+        return self
+
+
+CdfPoint = Annotated[tuple[int, float], BeforeValidator(_as_tuple_early)]
+
+
+class Workload(Strict):
+    """Flows of sizes from a CDF arriving as a Poisson process at each
+    source (models/net/workloads.py), expanded into `flows` at load time as
+    `<name>-<n>`, each sized (so FCT is measured)."""
+
+    name: Name
+    src: Annotated[list[Name], Field(min_length=1)]
+    dst: Annotated[list[Name], Field(min_length=1)]
+    sizes: Literal["websearch"] | list[CdfPoint] = "websearch"
+    # Offered load of each source: this fraction of `load_rate`.
+    load: Annotated[float, Field(gt=0, le=1)]
+    load_rate: Rate
+    start_s: Annotated[float, Field(ge=0)] = 0.0
+    # None: the end of the run.
+    stop_s: Annotated[float, Field(gt=0)] | None = None
+    packet_bytes: Annotated[int, Field(ge=64, le=1500)] = 1000
+    dscp: Annotated[int, Field(ge=0, le=63)] = 0
+    cc: Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py"] | None = None
+    max_flows: Annotated[int, Field(ge=1, le=100_000)] = 5000
+
+    @model_validator(mode="after")
+    def _cdf(self) -> Workload:
+        if isinstance(self.sizes, list):
+            try:
+                check_cdf(list(self.sizes))
+            except ValueError as exc:
+                raise ValueError(f"sizes: {exc}") from None
         return self
 
 
@@ -584,7 +625,65 @@ class Scenario(Strict):
     # Jain's index over each flow's bytes delivered from the start to each of
     # these times (seed 002 Fig. 9 reads it at 5 s and 20 s).
     fairness_at_s: list[Annotated[float, Field(gt=0)]] = []
+    # Poisson flows of CDF sizes, expanded into `flows` (TCP only).
+    workloads: list[Workload] = []
     claims: list[Claim] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _expand_workloads(cls, raw: object) -> object:
+        """Workloads become ordinary sized flows before anything is checked,
+        so a generated flow is held to every rule a written one is."""
+        if not isinstance(raw, dict) or not raw.get("workloads"):
+            return raw
+        out = dict(raw)
+        flows = list(out.get("flows") or [])
+        for i, w_raw in enumerate(out["workloads"]):
+            try:
+                w = Workload.model_validate(w_raw)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                path = _field_path(tuple(err["loc"]))
+                msg = str(err["msg"]).removeprefix("Value error, ")
+                m = _FIELD_PREFIX.match(msg)
+                if not path and m is not None:
+                    path, msg = m.group(1), msg[m.end() :]
+                raise ValueError(f"workloads[{i}]{'.' + path if path else ''}: {msg}") from None
+            duration = out.get("duration_s")
+            stop = w.stop_s if w.stop_s is not None else duration
+            if not isinstance(stop, int | float) or stop <= w.start_s:
+                raise ValueError(f"workloads[{i}].stop_s: must be after start_s")
+            cdf = CDFS[w.sizes] if isinstance(w.sizes, str) else list(w.sizes)
+            try:
+                made = expand_workload(
+                    int(out.get("seed", 1)),
+                    i,
+                    list(w.src),
+                    list(w.dst),
+                    cdf,
+                    w.load,
+                    parse_rate(w.load_rate),
+                    w.start_s,
+                    float(stop),
+                    w.max_flows,
+                )
+            except ValueError as exc:
+                raise ValueError(f"workloads[{i}].max_flows: {exc}") from None
+            for n, (src, dst, start, size) in enumerate(made):
+                f: dict[str, object] = {
+                    "name": f"{w.name}-{n}",
+                    "src": src,
+                    "dst": dst,
+                    "start_s": start,
+                    "size_bytes": size,
+                    "packet_bytes": w.packet_bytes,
+                    "dscp": w.dscp,
+                }
+                if w.cc is not None:
+                    f["cc"] = w.cc
+                flows.append(f)
+        out["flows"] = flows
+        return out
 
     @model_validator(mode="after")
     def _references(self) -> Scenario:
@@ -655,6 +754,8 @@ def _check_references(s: Scenario) -> None:
                     f"schemes.{name}.pfc: PFC needs transport: udp "
                     "(ns-3's TCP hosts do not honour pause frames)"
                 )
+    if s.workloads and s.transport != "tcp":
+        raise ValueError("workloads: Poisson flows need transport: tcp")
     for i, t in enumerate(s.fairness_at_s):
         if t > s.duration_s:
             raise ValueError(f"fairness_at_s[{i}]: {t} s is after the end of the run")
