@@ -176,7 +176,11 @@ class Flow(Strict):
             raise ValueError("rate: an onoff application needs its data rate while ON")
         if self.app == "bulk" and self.rate is not None:
             raise ValueError("rate: only for app: onoff (a bulk sender has no rate)")
-        if self.app == "bulk" and {"on_s", "off_s", "on_off_dist"} & self.model_fields_set:
+        if self.app == "bulk" and (self.on_s, self.off_s, self.on_off_dist) != (
+            1.0,
+            1.0,
+            "constant",
+        ):
             raise ValueError("app: on_s, off_s and on_off_dist need app: onoff")
         return self
 
