@@ -164,6 +164,26 @@ def ternary(prefix: str) -> Match:
     return Match(int(net.network_address), mask=int(net.netmask))
 
 
+def check_port_guards(
+    routes: Sequence[Route],
+    trusted_ports: list[int],
+    source_bindings: list[SourceBinding],
+    profile: HwProfile,
+) -> None:
+    """Routes, trusted ports and source bindings of an AQM-style program
+    (front-panel ports, no repeats, a binding on a routed host port)."""
+    check_routes(routes, profile)
+    for i, p in enumerate(trusted_ports):
+        check_port(f"trusted_ports[{i}]", p, profile, front_panel=True)
+    no_repeats("trusted_ports", trusted_ports)
+    check_source_bindings(
+        source_bindings,
+        trusted_ports,
+        {r.port: f"routes[{i}].port" for i, r in reversed(list(enumerate(routes)))},
+        lambda field, port: check_port(field, port, profile, front_panel=True),
+    )
+
+
 def route_writes(routes: Iterable[Route]) -> list[Write]:
     return [
         EntryWrite(
@@ -355,6 +375,30 @@ def by_table(writes: list[Write]) -> list[Write]:
     for i, w in enumerate(writes):
         first.setdefault(table_of(w), i)
     return sorted(writes, key=lambda w: first[table_of(w)])
+
+
+def entry_id(w: EntryWrite) -> tuple[object, ...]:
+    """What names an entry on the switch: table, key, priority."""
+    return (w.table, tuple(sorted(w.key.items(), key=lambda kv: kv[0])), w.priority)
+
+
+def diff_writes(before: Iterable[Write], after: Iterable[Write]) -> list[Write]:
+    """The entry writes that turn `before` into `after`, for one batch:
+    deletes of entries `after` no longer has, and the new or changed ones
+    (the rest are already on the switch). Non-entry writes are ignored."""
+    old = {entry_id(w): w for w in before if isinstance(w, EntryWrite)}
+    new = {entry_id(w): w for w in after if isinstance(w, EntryWrite)}
+    writes: list[Write] = [
+        EntryWrite(w.table, w.key, priority=w.priority, op="delete")
+        for k, w in old.items()
+        if k not in new
+    ]
+    writes += [
+        w
+        for k, w in new.items()
+        if k not in old or (old[k].action, old[k].data) != (w.action, w.data)
+    ]
+    return by_table(writes)
 
 
 class IntendedStateApp(ABC):

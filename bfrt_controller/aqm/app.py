@@ -23,6 +23,7 @@ from ..common import (
     IntendedStateApp,
     by_table,
     check_chip,
+    diff_writes,
     port_guard_row,
     route_writes,
     source_binding_writes,
@@ -63,10 +64,6 @@ class Change:
 
 def _key(port: int, queue: int) -> str:
     return f"{port}/{queue}"
-
-
-def _entry_id(w: EntryWrite) -> tuple[object, ...]:
-    return (w.table, tuple(sorted(w.key.items(), key=lambda kv: kv[0])), w.priority)
 
 
 class AqmApp(IntendedStateApp):
@@ -126,20 +123,8 @@ class AqmApp(IntendedStateApp):
         ]
         if not changes:
             return []
-        before = {_entry_id(w): w for w in self._writes_for(old) if isinstance(w, EntryWrite)}
-        after = {_entry_id(w): w for w in self._writes_for(new) if isinstance(w, EntryWrite)}
         # Stale entries go in the same batch as the new ones.
-        writes: list[Write] = [
-            EntryWrite(w.table, w.key, priority=w.priority, op="delete")
-            for k, w in before.items()
-            if k not in after
-        ]
-        writes += [
-            w
-            for k, w in after.items()
-            if k not in before or (before[k].action, before[k].data) != (w.action, w.data)
-        ]
-        self.switch.write(by_table(writes))
+        self.switch.write(diff_writes(self._writes_for(old), self._writes_for(new)))
         self.live, self.effective = live, new
         for ch in changes:
             log.info("queue %s %s %s -> %s (%s)", ch.queue, ch.what, ch.old, ch.new, ch.why)

@@ -23,8 +23,7 @@ from ..common import (
     SourceBinding,
     Strict,
     check_port,
-    check_routes,
-    check_source_bindings,
+    check_port_guards,
     no_repeats,
 )
 from ..errors import ConfigError
@@ -145,16 +144,7 @@ def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
 
 def check_against(cfg: AqmConfig, profile: HwProfile) -> None:
     """Chip limits; raises ConfigError naming the first field out of range."""
-    check_routes(cfg.routes, profile)
-    for i, p in enumerate(cfg.trusted_ports):
-        check_port(f"trusted_ports[{i}]", p, profile, front_panel=True)
-    no_repeats("trusted_ports", cfg.trusted_ports)
-    check_source_bindings(
-        cfg.source_bindings,
-        cfg.trusted_ports,
-        {r.port: f"routes[{i}].port" for i, r in reversed(list(enumerate(cfg.routes)))},
-        lambda field, port: check_port(field, port, profile, front_panel=True),
-    )
+    check_port_guards(cfg.routes, cfg.trusted_ports, cfg.source_bindings, profile)
     for i, q in enumerate(cfg.queues):
         check_queue(f"queues[{i}]", q, profile)
     no_repeats("queues", ((q.port, q.queue) for q in cfg.queues), " (port, queue)")

@@ -27,6 +27,7 @@ from ..common import (
     IntendedStateApp,
     by_table,
     check_chip,
+    diff_writes,
     pipe_of,
     port_guard_row,
     route_writes,
@@ -87,10 +88,6 @@ class Change:
 def delay_units(us: float) -> int:
     """Microseconds as the data plane's 1024 ns units (ns >> 10)."""
     return round(us * 1e-6 / DELAY_UNIT_S)
-
-
-def _entry_id(w: EntryWrite) -> tuple[object, ...]:
-    return (w.table, tuple(sorted(w.key.items(), key=lambda kv: kv[0])), w.priority)
 
 
 def _term_writes(table: str, key: str, entries: list[TermEntry]) -> list[EntryWrite]:
@@ -161,19 +158,8 @@ class SpieApp(IntendedStateApp):
         ]
         if not changes:
             return []
-        before = {_entry_id(w): w for w in self._writes_for(old) if isinstance(w, EntryWrite)}
-        after = {_entry_id(w): w for w in self._writes_for(new) if isinstance(w, EntryWrite)}
-        writes: list[Write] = [
-            EntryWrite(w.table, w.key, priority=w.priority, op="delete")
-            for k, w in before.items()
-            if k not in after
-        ]
-        writes += [
-            w
-            for k, w in after.items()
-            if k not in before or (before[k].action, before[k].data) != (w.action, w.data)
-        ]
-        self.switch.write(by_table(writes))
+        # Stale entries go in the same batch as the new ones.
+        self.switch.write(diff_writes(self._writes_for(old), self._writes_for(new)))
         self.live, self.effective = live, new
         for ch in changes:
             log.info("%s %s -> %s (%s)", ch.what, ch.old, ch.new, ch.why)

@@ -29,8 +29,7 @@ from ..common import (
     SourceBinding,
     Strict,
     check_port,
-    check_routes,
-    check_source_bindings,
+    check_port_guards,
     no_repeats,
 )
 from ..errors import ConfigError
@@ -96,16 +95,7 @@ def epoch_shift(cfg: SpieConfig) -> int:
 
 def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
     """Chip and data-plane limits; ConfigError naming the first bad field."""
-    check_routes(cfg.routes, profile)
-    for i, p in enumerate(cfg.trusted_ports):
-        check_port(f"trusted_ports[{i}]", p, profile, front_panel=True)
-    no_repeats("trusted_ports", cfg.trusted_ports)
-    check_source_bindings(
-        cfg.source_bindings,
-        cfg.trusted_ports,
-        {r.port: f"routes[{i}].port" for i, r in reversed(list(enumerate(cfg.routes)))},
-        lambda field, port: check_port(field, port, profile, front_panel=True),
-    )
+    check_port_guards(cfg.routes, cfg.trusted_ports, cfg.source_bindings, profile)
     for i, spec in enumerate(cfg.ports):
         check_port(f"ports[{i}].port", spec.port, profile, front_panel=True)
     no_repeats("ports", (spec.port for spec in cfg.ports))
