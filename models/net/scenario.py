@@ -126,6 +126,9 @@ Rate = Annotated[str, Field(pattern=_RATE.pattern), AfterValidator(_check_rate)]
 Name = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
 
 
+TcpCc = Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py"]
+
+
 class Link(Strict):
     a: Name
     b: Name
@@ -158,7 +161,7 @@ class Flow(Strict):
     # TCP congestion control (`transport: tcp` only; None: newreno), as ns-3
     # ships it (models/net/tcp.py); newreno-py: models/hosts' NewReno in
     # ns-3's TCP (models/net/tcp_cc.py).
-    cc: Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py"] | None = None
+    cc: TcpCc | None = None
     # The application (`transport: tcp`): `bulk` keeps the socket's buffer
     # full; `onoff` is ns-3's OnOffApplication: while ON it writes one
     # segment per segment time at `rate`, while OFF nothing, ON and OFF
@@ -205,7 +208,7 @@ class Workload(Strict):
     stop_s: Annotated[float, Field(gt=0)] | None = None
     packet_bytes: Annotated[int, Field(ge=64, le=1500)] = 1000
     dscp: Annotated[int, Field(ge=0, le=63)] = 0
-    cc: Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py"] | None = None
+    cc: TcpCc | None = None
     max_flows: Annotated[int, Field(ge=1, le=100_000)] = 5000
 
     @model_validator(mode="after")
@@ -358,6 +361,9 @@ class Dadctcp(Strict):
     mode: Literal["dadctcp", "dctcp"] = "dadctcp"
     # Algorithm 2's interval (one queue per port here: nothing to move).
     interval_s: Annotated[float, Field(gt=0, le=60)] = 0.1
+    # Every flow's congestion control in this scheme's runs, over the flows'
+    # own `cc` (a baseline that is a host algorithm, e.g. `none-bbr`).
+    cc: TcpCc | None = None
 
 
 class NoControl(Strict):
@@ -366,6 +372,9 @@ class NoControl(Strict):
     With `pfc`, PFC alone (a `none-<tag>` variant, e.g. `none-pfc`)."""
 
     pfc: Pfc | None = None
+    # Every flow's congestion control in this scheme's runs, over the flows'
+    # own `cc`: plain forwarding with BBR hosts is `none-bbr: {cc: bbr}`.
+    cc: TcpCc | None = None
 
 
 class Pmqecn(Strict):
@@ -751,6 +760,10 @@ def _check_references(s: Scenario) -> None:
                 f"flows[{i}].load: a TCP flow sends as fast as its window allows "
                 "(leave load out with transport: tcp)"
             )
+    if s.transport == "udp":
+        for name in s.schemes.enabled():
+            if getattr(s.schemes.get(name), "cc", None) is not None:
+                raise ValueError(f"schemes.{name}.cc: congestion control needs transport: tcp")
     if s.transport == "tcp":
         for name in s.schemes.enabled():
             if getattr(s.schemes.get(name), "pfc", None) is not None:

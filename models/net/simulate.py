@@ -161,7 +161,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         rate = round(topo.access_rate(f.src) * f.load)
         stop_ns = round((f.stop_s if f.stop_s is not None else s.duration_s) * 1e9)
         if tcp_net is not None:
-            cc = f.cc or "newreno"
+            cc = getattr(aqm, "cc", None) or f.cc or "newreno"
             tcp_net.add_flow(
                 flows[i],
                 cc=cc,

@@ -149,3 +149,25 @@ def test_parallel_runs_give_the_sequential_results() -> None:
         want = run_one(s, RunSpec(spec.scheme, spec.variant))
         assert got.packets.recv_ns == want.packets.recv_ns
         assert got.packets.size == want.packets.size
+
+
+def test_scheme_cc_needs_tcp() -> None:
+    raw = onoff_dumbbell()
+    raw["transport"] = "udp"
+    raw["flows"][0] = {"name": "f", "src": "h1", "dst": "r1"}
+    raw["schemes"] = {"none": {}, "none-bbr": {"cc": "bbr"}}
+    with pytest.raises(ScenarioError) as exc:
+        parse_scenario(raw)
+    assert "schemes.none-bbr.cc" in str(exc.value)
+
+
+@needs_ns3
+def test_scheme_cc_overrides_the_flows_cc() -> None:
+    """`none-bbr: {cc: bbr}`: plain forwarding whose hosts all run BBR,
+    whatever the flows name (a host algorithm as a baseline)."""
+    raw = onoff_dumbbell(cc="dctcp")
+    raw["duration_s"] = 0.5
+    raw["schemes"] = {"none": {}, "none-bbr": {"cc": "bbr"}}
+    s = parse_scenario(raw)
+    assert [t.cc for t in run_one(s, RunSpec("none-bbr", "")).tcp] == ["bbr"]
+    assert [t.cc for t in run_one(s, RunSpec("none", "")).tcp] == ["dctcp"]
