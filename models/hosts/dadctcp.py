@@ -36,6 +36,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from .newreno import Window
+
 G_DEFAULT = 1 / 16
 U_THRESHOLD = 0.8
 ALPHA_PERSISTENT = 0.125
@@ -131,3 +133,51 @@ class DaDctcpSender:
         self._window_start_cwnd = self.cwnd_bytes
         self._acked = 0
         self._marked = 0
+
+
+class DaDctcpCc:
+    """Algorithm 1 as a host congestion control inside ns-3's TCP
+    (models/net/tcp_cc.py): ns-3 keeps loss detection and recovery, this
+    keeps the window. Every ACK's RTT sample and ECN echo go to the state
+    machine, which sets the window itself; ns-3's own reaction to an ECN
+    echo (entering CWR, cutting to ssthresh) is turned off by answering
+    the current window, since Algorithm 1 decides the cut; a loss halves
+    the flight as TCP does, and the state machine continues from there."""
+
+    name = "DA-DCTCP"
+
+    def __init__(self) -> None:
+        self.sender: DaDctcpSender | None = None
+        self.acks = 0
+        self.actions: dict[str, int] = {}
+
+    def _sender(self, w: Window) -> DaDctcpSender:
+        if self.sender is None:
+            self.sender = DaDctcpSender(
+                w.segment_bytes,
+                initial_cwnd_segments=max(1, w.cwnd_bytes // w.segment_bytes),
+                ssthresh_bytes=w.ssthresh_bytes,
+            )
+        return self.sender
+
+    def packets_acked(self, w: Window, segments_acked: int, rtt_ns: int, ece: bool) -> None:
+        s = self._sender(w)
+        # The socket may have moved the window (recovery, a timeout).
+        s.cwnd_bytes, s.ssthresh_bytes = w.cwnd_bytes, w.ssthresh_bytes
+        before = s.last
+        s.on_ack(rtt_ns if rtt_ns > 0 else max(s.cur_rtt_ns, 1), segments_acked * s.mss, ece)
+        self.acks += 1
+        if s.last is not None and s.last is not before:
+            self.actions[s.last.action] = self.actions.get(s.last.action, 0) + 1
+        w.cwnd_bytes, w.ssthresh_bytes = s.cwnd_bytes, s.ssthresh_bytes
+
+    def increase_window(self, w: Window, segments_acked: int) -> None:
+        """The window was set on the same ACK by packets_acked."""
+
+    def ssthresh_bytes(self, segment_bytes: int, bytes_in_flight: int, ece: bool = False) -> int:
+        if ece and self.sender is not None:
+            return max(2 * segment_bytes, self.sender.cwnd_bytes)
+        value = max(2 * segment_bytes, bytes_in_flight // 2)
+        if self.sender is not None:
+            self.sender.cwnd_bytes = self.sender.ssthresh_bytes = value
+        return value

@@ -41,8 +41,11 @@ class NewReno:
         if w.cwnd_bytes >= w.ssthresh_bytes:
             self._congestion_avoidance(w, segments_acked)
 
-    def ssthresh_bytes(self, segment_bytes: int, bytes_in_flight: int) -> int:
-        """The slow-start threshold after a loss or an ECN echo."""
+    def packets_acked(self, w: Window, segments_acked: int, rtt_ns: int, ece: bool) -> None:
+        """Every ACK's RTT sample and ECN echo: NewReno needs neither."""
+
+    def ssthresh_bytes(self, segment_bytes: int, bytes_in_flight: int, ece: bool = False) -> int:
+        """The slow-start threshold after a loss or an ECN echo (the same)."""
         return max(2 * segment_bytes, bytes_in_flight // 2)
 
     def _slow_start(self, w: Window, segments_acked: int) -> int:

@@ -126,7 +126,7 @@ Rate = Annotated[str, Field(pattern=_RATE.pattern), AfterValidator(_check_rate)]
 Name = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
 
 
-TcpCc = Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py"]
+TcpCc = Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py", "dadctcp-py"]
 
 
 class Link(Strict):
@@ -159,8 +159,8 @@ class Flow(Strict):
     # (so it follows a link-rate sweep): the most its sender ever sends.
     load: Annotated[float, Field(gt=0, le=1)] = 1.0
     # TCP congestion control (`transport: tcp` only; None: newreno), as ns-3
-    # ships it (models/net/tcp.py); newreno-py: models/hosts' NewReno in
-    # ns-3's TCP (models/net/tcp_cc.py).
+    # ships it (models/net/tcp.py); newreno-py and dadctcp-py: models/hosts'
+    # NewReno and DA-DCTCP's Algorithm 1 in ns-3's TCP (models/net/tcp_cc.py).
     cc: TcpCc | None = None
     # The application (`transport: tcp`): `bulk` keeps the socket's buffer
     # full; `onoff` is ns-3's OnOffApplication: while ON it writes one

@@ -96,7 +96,12 @@ CC_TYPES = {
     # Python's NewReno from models/hosts on the sender (models/net/tcp_cc.py);
     # the receiver runs ns-3's.
     "newreno-py": "ns3::TcpNewReno",
+    # DA-DCTCP's Algorithm 1 (models/hosts/dadctcp.py) on the sender; the
+    # receiver is ns-3's DCTCP receiver (an ECE per CE-marked segment).
+    "dadctcp-py": "ns3::TcpDctcp",
 }
+# Flows whose receiver is ns-3's DCTCP receiver (and whose ECN is on).
+DCTCP_RECEIVERS = frozenset({"dctcp", "dadctcp-py"})
 IPV4_TCP_HEADER_BYTES = 40
 SOCKET_BUFFER_BYTES = 4 * 1024 * 1024
 MIN_RTO_MS = 200
@@ -139,6 +144,30 @@ class RecordingRtt : public RttMeanDeviation {
       rtt_ns->push_back(m.GetNanoSeconds());
     }
     RttMeanDeviation::Measurement(m);
+  }
+};
+
+// What a Python congestion control derives from (models/net/tcp_cc.py).
+// cppyy 3.5 (CPyCppyy 1.13) cannot make a Python override of a virtual
+// returning uint32_t: its dispatcher code says `return unsigned int{};`,
+// which does not compile (root-project/root#15315, fixed in CPyCppyy after
+// 1.13). GetSsThresh is therefore final here and asks SsThreshBytes, which
+// returns int64_t. Fork is final too: a Python algorithm runs on sender
+// sockets only (a listening socket forks, and its receiver keeps ns-3's).
+class PyCongestionOps : public TcpCongestionOps {
+ public:
+  // Whether the ACK being processed echoed ECN (ECE), set by the flow's Rx
+  // trace before ns-3 hands the ACK to the algorithm: exact per ACK
+  // whatever the socket's ECN mode makes of its own state.
+  bool last_ece = false;
+  std::string GetName() const override { return "PyCongestionOps"; }
+  uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight) final {
+    return static_cast<uint32_t>(SsThreshBytes(tcb, bytes_in_flight));
+  }
+  virtual int64_t SsThreshBytes(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight) = 0;
+  Ptr<TcpCongestionOps> Fork() final {
+    NS_FATAL_ERROR("a Python congestion control runs on a sender socket only");
+    return nullptr;
   }
 };
 
@@ -262,7 +291,9 @@ struct Flow {
         "Rx", Callback<void, Ptr<const Packet>, const TcpHeader&, Ptr<const TcpSocketBase>>(
                   [this](Ptr<const Packet>, const TcpHeader& h, Ptr<const TcpSocketBase>) {
                     uint8_t flags = h.GetFlags();
-                    if ((flags & TcpHeader::ECE) && !(flags & TcpHeader::SYN)) ++ece_acks;
+                    bool ece = (flags & TcpHeader::ECE) && !(flags & TcpHeader::SYN);
+                    if (ece) ++ece_acks;
+                    if (cc_ops) DynamicCast<PyCongestionOps>(cc_ops)->last_ece = ece;
                   }));
     tx->Bind();
     tx->Connect(InetSocketAddress(Ipv4Address(dst_ip), port));
@@ -365,26 +396,6 @@ void Clear() { g_flows.clear(); }
 
 void UseCongestionOps(Flow* f, TcpCongestionOps* ops) { f->cc_ops = Ptr<TcpCongestionOps>(ops); }
 
-// What a Python congestion control derives from (models/net/tcp_cc.py).
-// cppyy 3.5 (CPyCppyy 1.13) cannot make a Python override of a virtual
-// returning uint32_t: its dispatcher code says `return unsigned int{};`,
-// which does not compile (root-project/root#15315, fixed in CPyCppyy after
-// 1.13). GetSsThresh is therefore final here and asks SsThreshBytes, which
-// returns int64_t. Fork is final too: a Python algorithm runs on sender
-// sockets only (a listening socket forks, and its receiver keeps ns-3's).
-class PyCongestionOps : public TcpCongestionOps {
- public:
-  std::string GetName() const override { return "PyCongestionOps"; }
-  uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight) final {
-    return static_cast<uint32_t>(SsThreshBytes(tcb, bytes_in_flight));
-  }
-  virtual int64_t SsThreshBytes(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight) = 0;
-  Ptr<TcpCongestionOps> Fork() final {
-    NS_FATAL_ERROR("a Python congestion control runs on a sender socket only");
-    return nullptr;
-  }
-};
-
 // An IPv4 interface on the host's device, and every other address behind it.
 void AddressHost(Ptr<Node> node, Ptr<NetDevice> dev, uint32_t ip) {
   Ptr<Ipv4> ipv4 = node->GetObject<Ipv4>();
@@ -454,7 +465,7 @@ class OnOff:
 
 def ecn_for(scheme_kind: str, cc: str, marks: bool = False) -> bool:
     """`marks`: the scheme marks CE though its kind may not (an ns-3 AQM with ECN)."""
-    return cc == "dctcp" or marks or scheme_kind in ECN_KINDS
+    return cc in DCTCP_RECEIVERS or marks or scheme_kind in ECN_KINDS
 
 
 class TcpNet:
@@ -519,7 +530,9 @@ class TcpNet:
         f.buffer_bytes = SOCKET_BUFFER_BYTES
         f.min_rto_ns = MIN_RTO_MS * 1_000_000
         f.delack_ns = DELAYED_ACK_TIMEOUT_MS * 1_000_000
-        f.delack_segments = DCTCP_ACK_EVERY_SEGMENTS if cc == "dctcp" else DELAYED_ACK_SEGMENTS
+        f.delack_segments = (
+            DCTCP_ACK_EVERY_SEGMENTS if cc in DCTCP_RECEIVERS else DELAYED_ACK_SEGMENTS
+        )
         if onoff is not None:
             f.rate_bps = float(onoff.rate_bps)
             f.on_ns = onoff.on_ns

@@ -133,3 +133,31 @@ def test_an_exception_in_the_python_algorithm_stops_the_run(
     r = run("newreno", "none")
     assert r.flows[0].bytes_received > 0
     assert tcp.CC_TYPES["newreno-py"] == "ns3::TcpNewReno"
+
+
+@needs_ns3
+def test_dadctcp_algorithm_1_runs_inside_ns3_tcp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`cc: dadctcp-py`: Algorithm 1 (models/hosts/dadctcp.py) sets the
+    window of ns-3's TCP from every ACK's RTT and ECN echo, behind TCN's
+    marking: it sees the echoes, takes its own cuts (ns-3's cut on an echo
+    is off), keeps the link busy and the queue below drop-tail's."""
+    from models.hosts.dadctcp import DaDctcpCc
+
+    made: list[Any] = []
+    real = tcp_cc.host_ops
+
+    def keeping(ns: Any, algorithm: Any, errors: Any) -> Any:
+        made.append(algorithm)
+        return real(ns, algorithm, errors)
+
+    monkeypatch.setattr(tcp_cc, "host_ops", keeping)
+    ours = run("dadctcp-py", "tcn")
+    assert len(made) == 2 and all(isinstance(a, DaDctcpCc) for a in made)
+    assert all(a.acks > 100 for a in made)
+    cuts = sum(n for a in made for k, n in a.actions.items() if k not in ("+1", "none"))
+    assert cuts > 0 and sum(t.ece_acks for t in ours.tcp) > 0
+    assert all(t.ecn for t in ours.tcp)
+    goodput_bps = sum(f.bytes_received for f in ours.flows) * 8 / 1.5
+    assert goodput_bps > 0.8 * 10e6
+    drop_tail = run("newreno", "none")
+    assert ours.drops_overflow < drop_tail.drops_overflow
