@@ -294,3 +294,17 @@ def test_bad_set_writes_nothing() -> None:
     changes = app.set_params({"alpha": 0.25, "columns": 2048})
     assert {c.what for c in changes} == {"alpha", "columns"}
     assert model.table(n.SKETCH_CONFIG).lookup({}).data["column_mask"] == 2047
+
+
+def test_a_restarted_switch_gets_the_retuned_state_back() -> None:
+    """After `set alpha=0.25`, a switch that restarts (state lost) is given
+    the retuned entries, not the config's: the app's intended state."""
+    app, model = _app_on_model()
+    app.set_params({"alpha": 0.25})
+    tuned = model.table(n.ALPHA_LO).lookup({n.K_D_REF: 100}).data
+    app.switch.restart()  # type: ignore[attr-defined]
+    assert model.table(n.ALPHA_LO).lookup({n.K_D_REF: 100}).data == {"term": 0, "minus_term": 0}
+    app.push_all()
+    assert model.table(n.ALPHA_LO).lookup({n.K_D_REF: 100}).data == tuned
+    assert tuned["term"] == round(0.25 * 100 * DELAY_UNIT_S * PROB_ONE)
+    assert model.table(n.SKETCH_CONFIG).lookup({}).data["column_mask"] == 1023
