@@ -9,7 +9,6 @@ changes the named queues (default: all), all or none.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import click
@@ -19,23 +18,8 @@ from rich.table import Table
 from models.p4qcn_thresholds import DEFAULT_PROCESSING_NS, ThresholdError, p4qcn_thresholds
 
 from ..errors import ConfigError
+from ..set_args import parse_int, parse_number, parse_queues, parse_values
 from .app import MODES, SETTABLE, Change, P4qcnApp
-
-_INT = re.compile(r"[0-9]{1,10}")
-_NUMBER = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?")
-_QUEUE = re.compile(r"([0-9]{1,4})/([0-9]{1,4})")
-
-
-def _number(field: str, text: str) -> float:
-    if not _NUMBER.fullmatch(text):
-        raise ConfigError(field, f"expected a non-negative number, got {text!r}")
-    return float(text)
-
-
-def _int(field: str, text: str) -> int:
-    if not _INT.fullmatch(text):
-        raise ConfigError(field, f"expected a non-negative integer, got {text!r}")
-    return int(text)
 
 
 def print_changes(console: Console, changes: list[Change]) -> None:
@@ -51,39 +35,7 @@ def print_changes(console: Console, changes: list[Change]) -> None:
 
 
 def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
-    """NAME=VALUE pairs, checked for name and type before the switch is opened."""
-    out: dict[str, object] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
-        if name not in SETTABLE:
-            raise ConfigError(name, f"not settable (settable: {', '.join(SETTABLE)})")
-        if name in out:
-            raise ConfigError(name, f"given twice ({name}={out[name]}, {pair})")
-        kind = SETTABLE[name]
-        if kind is int:
-            out[name] = _int(name, value)
-        elif kind is float:
-            out[name] = _number(name, value)
-        else:
-            if value not in MODES:
-                raise ConfigError(name, f"must be one of {', '.join(MODES)}, got {value!r}")
-            out[name] = value
-    return out
-
-
-def parse_queues(texts: tuple[str, ...]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for text in texts:
-        m = _QUEUE.fullmatch(text)
-        if m is None:
-            raise ConfigError("--queue", f"expected PORT/QUEUE, got {text!r}")
-        q = (int(m.group(1)), int(m.group(2)))
-        if q in out:
-            raise ConfigError("--queue", f"{text} given twice")
-        out.append(q)
-    return out
+    return parse_values(pairs, {**SETTABLE, "mode": MODES})
 
 
 def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], console: Console) -> None:
@@ -127,10 +79,10 @@ def thresholds(
 
     obj.require("p4qcn")
     # Every input checked before a switch is opened.
-    speed = _int("--port-speed", port_speed)
-    cable = _number("--cable-m", cable_m)
-    processing = _number("--processing-ns", processing_ns)
-    ports = None if n_ports is None else _int("--ports", n_ports)
+    speed = parse_int("--port-speed", port_speed)
+    cable = parse_number("--cable-m", cable_m)
+    processing = parse_number("--processing-ns", processing_ns)
+    ports = None if n_ports is None else parse_int("--ports", n_ports)
     cfg = obj.program.load_config(obj.config_path or obj.program.default_config)
     try:
         t = p4qcn_thresholds(load_profile(cfg.chip), speed, cable, processing, ports)

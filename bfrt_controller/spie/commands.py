@@ -12,7 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from ..aqm.commands import parse_values
+from ..set_args import parse_values
 from .app import SETTABLE, Change, SpieApp
 
 

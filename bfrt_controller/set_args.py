@@ -1,0 +1,75 @@
+"""The arguments of `tofcc set`, checked before the switch is opened.
+
+One parser for every program's NAME=VALUE pairs (a program says each
+name's kind: int, float, bool, or the words it may take) and for
+`--queue PORT/QUEUE`, so a typo is refused the same way, naming the
+field, whichever program it was meant for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from .errors import ConfigError
+
+# int, float, bool, or the words a value may be.
+Kind = type | tuple[str, ...]
+
+_INT = re.compile(r"[0-9]{1,10}")
+_NUMBER = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?")
+_QUEUE = re.compile(r"([0-9]{1,4})/([0-9]{1,4})")
+_BOOL = {"true": True, "false": False}
+
+
+def parse_int(field: str, text: str) -> int:
+    if not _INT.fullmatch(text):
+        raise ConfigError(field, f"expected a non-negative integer, got {text!r}")
+    return int(text)
+
+
+def parse_number(field: str, text: str) -> float:
+    if not _NUMBER.fullmatch(text):
+        raise ConfigError(field, f"expected a non-negative number, got {text!r}")
+    return float(text)
+
+
+def parse_values(pairs: tuple[str, ...], settable: Mapping[str, Kind]) -> dict[str, object]:
+    """NAME=VALUE pairs, each name settable and each value of its kind."""
+    out: dict[str, object] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
+        if name not in settable:
+            raise ConfigError(name, f"not settable (settable: {', '.join(settable)})")
+        if name in out:
+            raise ConfigError(name, f"given twice ({name}={out[name]}, {pair})")
+        kind = settable[name]
+        if isinstance(kind, tuple):
+            if value not in kind:
+                raise ConfigError(name, f"must be one of {', '.join(kind)}, got {value!r}")
+            out[name] = value
+        elif kind is bool:
+            if value not in _BOOL:
+                raise ConfigError(name, f"must be true or false, got {value!r}")
+            out[name] = _BOOL[value]
+        elif kind is int:
+            out[name] = parse_int(name, value)
+        else:
+            out[name] = parse_number(name, value)
+    return out
+
+
+def parse_queues(texts: tuple[str, ...]) -> list[tuple[int, int]]:
+    """`--queue PORT/QUEUE`, repeatable, no repeats."""
+    out: list[tuple[int, int]] = []
+    for text in texts:
+        m = _QUEUE.fullmatch(text)
+        if m is None:
+            raise ConfigError("--queue", f"expected PORT/QUEUE, got {text!r}")
+        q = (int(m.group(1)), int(m.group(2)))
+        if q in out:
+            raise ConfigError("--queue", f"{text} given twice")
+        out.append(q)
+    return out
