@@ -302,8 +302,8 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
     "DA-DCTCP: tofcc --program dadctcp set mode=dctcp k_port_packets=120 drop_not_ect=true "
     "[--port 4]. AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0] "
     "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn). "
-    "S-PIE: tofcc --program spie set alpha=0.2 columns=2048 (alpha, beta, del_ref_us, "
-    "t_update_us, stale_after_us, columns, clear_interval_us).",
+    "S-PIE: tofcc --program spie set alpha_per_s=0.2 columns=2048 (alpha_per_s, beta_per_s, "
+    "del_ref_us, t_update_us, stale_after_us, columns, clear_interval_us).",
 )
 @click.argument("pairs", nargs=-1, required=True)
 @click.option(

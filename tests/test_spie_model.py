@@ -221,7 +221,7 @@ def test_large_flow_dropped_small_flows_admitted_when_congested() -> None:
 def test_plain_pie_port_drops_at_random_not_by_flow() -> None:
     """Port 4 runs plain PIE: with p raised by a long delay, packets of a
     single flow are dropped at about rate p, not all of them."""
-    _app, model = _app_on_model(alpha=4.0, beta=8.0)
+    _app, model = _app_on_model(alpha_per_s=4.0, beta_per_s=8.0)
     frame = _frame("10.0.1.1", 1000, dst="10.0.4.4")
 
     def send4(t: int) -> bool:
@@ -264,9 +264,9 @@ def _raw(**changes: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(
     ("changes", "field"),
     [
-        ({"pie__alpha": -0.1}, "pie.alpha"),
-        ({"pie__beta": -1}, "pie.beta"),
-        ({"pie__beta": 20.0}, "pie.beta"),
+        ({"pie__alpha_per_s": -0.1}, "pie.alpha_per_s"),
+        ({"pie__beta_per_s": -1}, "pie.beta_per_s"),
+        ({"pie__beta_per_s": 20.0}, "pie.beta_per_s"),
         ({"sketch__columns": 1000}, "sketch.columns"),
         ({"sketch__columns": 8192}, "sketch.columns"),
         ({"pie__del_ref_us": 40_000}, "pie.del_ref_us"),
@@ -284,23 +284,23 @@ def test_bad_config_refused_naming_the_field(changes: dict[str, Any], field: str
 def test_bad_set_writes_nothing() -> None:
     app, model = _app_on_model()
     before = model.snapshot()
-    for values in ({"alpha": -1.0}, {"columns": 1000}, {"del_ref_us": 50_000.0}, {"nope": 1}):
+    for values in ({"alpha_per_s": -1.0}, {"columns": 1000}, {"del_ref_us": 50_000.0}, {"nope": 1}):
         with pytest.raises(ConfigError):
             app.set_params(values)
     after = model.snapshot()
     assert before.tables.keys() == after.tables.keys()
     for name in before.tables:
         assert before.tables[name][0] == after.tables[name][0], name
-    changes = app.set_params({"alpha": 0.25, "columns": 2048})
-    assert {c.what for c in changes} == {"alpha", "columns"}
+    changes = app.set_params({"alpha_per_s": 0.25, "columns": 2048})
+    assert {c.what for c in changes} == {"alpha_per_s", "columns"}
     assert model.table(n.SKETCH_CONFIG).lookup({}).data["column_mask"] == 2047
 
 
 def test_a_restarted_switch_gets_the_retuned_state_back() -> None:
-    """After `set alpha=0.25`, a switch that restarts (state lost) is given
+    """After `set alpha_per_s=0.25`, a switch that restarts (state lost) is given
     the retuned entries, not the config's: the app's intended state."""
     app, model = _app_on_model()
-    app.set_params({"alpha": 0.25})
+    app.set_params({"alpha_per_s": 0.25})
     tuned = model.table(n.ALPHA_LO).lookup({n.K_D_REF: 100}).data
     app.switch.restart()  # type: ignore[attr-defined]
     assert model.table(n.ALPHA_LO).lookup({n.K_D_REF: 100}).data == {"term": 0, "minus_term": 0}

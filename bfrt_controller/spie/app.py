@@ -64,11 +64,11 @@ U32 = 0xFFFFFFFF
 UPDATE_COPY_BYTES = 14
 MODES = {"pie": SPIE_MODE_PIE, "spie": SPIE_MODE_SPIE}
 # What `set` may change: PIE's and the sketch's parameters.
-PIE_SETTABLE = ("alpha", "beta", "del_ref_us", "t_update_us", "stale_after_us")
+PIE_SETTABLE = ("alpha_per_s", "beta_per_s", "del_ref_us", "t_update_us", "stale_after_us")
 SKETCH_SETTABLE = ("columns", "clear_interval_us")
 SETTABLE: dict[str, type] = {
-    "alpha": float,
-    "beta": float,
+    "alpha_per_s": float,
+    "beta_per_s": float,
     "del_ref_us": float,
     "t_update_us": float,
     "stale_after_us": float,
@@ -201,8 +201,8 @@ class SpieApp(IntendedStateApp):
     def shared_writes(self, cfg: SpieConfig) -> list[Write]:
         writes: list[Write] = []
         for gain, hi_table, lo_table, key in (
-            (cfg.pie.alpha, n.ALPHA_HI, n.ALPHA_LO, n.K_D_REF),
-            (cfg.pie.beta, n.BETA_HI, n.BETA_LO, n.K_D_OLD),
+            (cfg.pie.alpha_per_s, n.ALPHA_HI, n.ALPHA_LO, n.K_D_REF),
+            (cfg.pie.beta_per_s, n.BETA_HI, n.BETA_LO, n.K_D_OLD),
         ):
             hi, lo = term_entries(gain)
             writes += _term_writes(hi_table, key, hi) + _term_writes(lo_table, key, lo)

@@ -1,7 +1,7 @@
 """tofcc for S-PIE: `set` retunes PIE and the sketch on every S-PIE port.
 
-`tofcc --program spie set alpha=0.2 del_ref_us=10000 columns=2048` changes
-them all or none (names: alpha, beta, del_ref_us, t_update_us,
+`tofcc --program spie set alpha_per_s=0.2 del_ref_us=10000 columns=2048` changes
+them all or none (names: alpha_per_s, beta_per_s, del_ref_us, t_update_us,
 stale_after_us, columns, clear_interval_us).
 """
 

@@ -55,8 +55,8 @@ class PortSpec(Strict):
 
 class PieParams(Strict):
     # Gains in 1/s (RFC 8033: p += alpha (qdelay - ref) + beta (qdelay - old), delays in s).
-    alpha: Annotated[float, Field(ge=0, le=1000)] = 0.125
-    beta: Annotated[float, Field(ge=0, le=1000)] = 1.25
+    alpha_per_s: Annotated[float, Field(ge=0, le=1000)] = 0.125
+    beta_per_s: Annotated[float, Field(ge=0, le=1000)] = 1.25
     del_ref_us: Annotated[float, Field(gt=0)] = 15_000.0
     t_update_us: Annotated[float, Field(gt=0, le=MAX_TIMER_US)] = 15_000.0
     # An update older than this reads as "queue empty": p and the
@@ -108,12 +108,12 @@ def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
     # One step's delta is a signed 32-bit number of 2^-32 units: at most
     # half of p's range, reached when both differences are at the tables'
     # range end.
-    step = (cfg.pie.alpha + cfg.pie.beta) * D_LIMIT * DELAY_UNIT_S
+    step = (cfg.pie.alpha_per_s + cfg.pie.beta_per_s) * D_LIMIT * DELAY_UNIT_S
     if step >= 0.5:
         raise ConfigError(
-            "pie.beta",
-            f"alpha + beta = {cfg.pie.alpha + cfg.pie.beta:g}/s could move p by {step:.2f} in one "
-            f"step; the data plane's step holds less than 0.5 (alpha + beta < "
+            "pie.beta_per_s",
+            f"alpha + beta = {cfg.pie.alpha_per_s + cfg.pie.beta_per_s:g}/s could move p by "
+            f"{step:.2f} in one step; the data plane's step holds less than 0.5 (alpha + beta < "
             f"{0.5 / (D_LIMIT * DELAY_UNIT_S):.1f}/s)",
         )
     w = cfg.sketch.columns

@@ -477,8 +477,8 @@ class P4Pie(Strict):
     del_ref and T_update (seed 002 gives none); the sketch's width and
     clearing interval are the app's defaults. Drops, as seed 002 does."""
 
-    alpha: Annotated[float, Field(ge=0)] = 0.125
-    beta: Annotated[float, Field(ge=0)] = 1.25
+    alpha_per_s: Annotated[float, Field(ge=0)] = 0.125
+    beta_per_s: Annotated[float, Field(ge=0)] = 1.25
     del_ref_us: Micros = 15_000.0
     t_update_us: Micros = 15_000.0
     stale_after_us: Micros = 60_000.0

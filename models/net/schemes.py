@@ -368,8 +368,8 @@ def spie_switch(
             {"port": port, "mode": "spie" if spie else "pie"} for port in _data_ports(topo, switch)
         ],
         "pie": {
-            "alpha": p.alpha,
-            "beta": p.beta,
+            "alpha_per_s": p.alpha_per_s,
+            "beta_per_s": p.beta_per_s,
             "del_ref_us": p.del_ref_us,
             "t_update_us": p.t_update_us,
             "stale_after_us": p.stale_after_us,
