@@ -337,15 +337,25 @@ def host_feedback_writes(
     truncate_bytes: int,
     session_table: str,
     set_session: str,
+    feedback_queue: int = 0,
+    feedback_icos: int = 0,
 ) -> list[Write]:
     """What every program that sends feedback to hosts writes before its own
     tables: each port's mirror session (first, so an entry naming it is live
-    as soon as written), routes, the trusted ports and source bindings, then
+    as soon as written; its copies wait in `feedback_queue` at iCoS
+    `feedback_icos`), routes, the trusted ports and source bindings, then
     the table that sends a packet's feedback back out of the port it came in
     on, where its source is."""
     ports = list(ports)
     writes: list[Write] = [
-        MirrorSessionWrite(ps.feedback_session, ps.port, truncate_bytes, direction=mirror_direction)
+        MirrorSessionWrite(
+            ps.feedback_session,
+            ps.port,
+            truncate_bytes,
+            direction=mirror_direction,
+            queue=feedback_queue,
+            icos=feedback_icos,
+        )
         for ps in ports
     ]
     writes += route_writes(routes)

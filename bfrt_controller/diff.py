@@ -21,6 +21,7 @@ from .switch import (
     RegisterWrite,
     Switch,
     TmPfcWrite,
+    TmPoolWrite,
     TmPpgWrite,
     TmQueueWrite,
     TmShapingWrite,
@@ -117,7 +118,23 @@ def diff_one(switch: Switch, w: Write) -> Difference | None:
         return _diff_pfc(switch, w)
     if isinstance(w, TmPpgWrite):
         return _diff_ppg(switch, w)
+    if isinstance(w, TmPoolWrite):
+        return _diff_pool(switch, w)
     return _diff_port(switch, w)
+
+
+def _diff_pool(switch: Switch, w: TmPoolWrite) -> Difference | None:
+    """The pool's size and the iCoS limits the write sets, against the switch."""
+    held = switch.read_tm_pool(w.pool)
+    limits = dict(held.pfc_limit_cells)
+    now = TmPoolWrite(
+        w.pool,
+        held.size_cells if w.size_cells is not None else None,
+        tuple((c, limits.get(c, 0)) for c, _ in w.pfc_limit_cells),
+    )
+    if now == w:
+        return None
+    return Difference("change", f"tm pool {w.pool}", now.describe(), w.describe())
 
 
 def _diff_ppg(switch: Switch, w: TmPpgWrite) -> Difference | None:

@@ -46,14 +46,23 @@ class RegisterWrite:
 
 @dataclass(frozen=True)
 class MirrorSessionWrite:
+    """A `$mirror.cfg` `$normal` session: copies go to `port`'s queue
+    `queue` ($egress_port_queue) at ingress CoS `icos` ($ingress_cos), 0 and
+    0 unless given (the SDE's defaults)."""
+
     sid: int
     port: int
     max_pkt_len: int = 0
     direction: Literal["INGRESS", "EGRESS", "BOTH"] = "EGRESS"
     delete: bool = False
+    queue: int = 0
+    icos: int = 0
 
     def describe(self) -> str:
-        return f"{'delete ' if self.delete else ''}mirror session {self.sid} -> port {self.port}"
+        if self.delete:
+            return f"delete mirror session {self.sid} -> port {self.port}"
+        cls = f" queue {self.queue} icos {self.icos}" if self.queue or self.icos else ""
+        return f"mirror session {self.sid} -> port {self.port}{cls}"
 
 
 # Fields of tm.queue.sched_cfg a TmQueueWrite may set.
@@ -218,6 +227,44 @@ class TmPpgWrite:
         }
 
 
+# tm.pool.cfg (key pool, data size_cells) and tm.pool.app_pfc (keys pool,
+# cos; data pfc_limit_cells "When the PPG usage hits this limit, PFC is
+# triggered") in bf_rt_tm_tf1.json / tf2.json: both keyless of entries of
+# their own, only modified (bf_rt_tm_table_impl_pool.cpp has tableEntryMod
+# and tableEntryGet, no add); app_pfc takes the four ingress pools only and
+# a cos below the device's PFC levels (8).
+POOL_CFG_CHOICES = (
+    *PPG_POOLS,
+    "EG_APP_POOL_0",
+    "EG_APP_POOL_1",
+    "EG_APP_POOL_2",
+    "EG_APP_POOL_3",
+    "IG_SKID_POOL",
+    "IG_EG_NEGATIVE_MIRROR_POOL",
+    "EG_PRE_FIFO",
+    "IG_EG_GUARANTEED_MIN",
+    "EG_UNICAST_CUT_THROUGH",
+    "EG_MULTICAST_CUT_THROUGH",
+)
+PFC_LEVELS = 8
+
+
+@dataclass(frozen=True)
+class TmPoolWrite:
+    """A TM buffer pool: its size (tm.pool.cfg size_cells; None leaves it)
+    and, for an ingress application pool, the PFC limit of each iCoS
+    (tm.pool.app_pfc pfc_limit_cells), as (icos, cells) pairs."""
+
+    pool: str
+    size_cells: int | None = None
+    pfc_limit_cells: tuple[tuple[int, int], ...] = ()
+
+    def describe(self) -> str:
+        parts = [] if self.size_cells is None else [f"size {self.size_cells} cells"]
+        parts += [f"PFC limit icos {c}: {cells} cells" for c, cells in self.pfc_limit_cells]
+        return f"tm pool {self.pool}: {', '.join(parts) or 'nothing'}"
+
+
 @dataclass(frozen=True)
 class PortWrite:
     """A front-panel port in BF-Runtime's `$PORT` table: added (or changed) with
@@ -278,6 +325,7 @@ Write = (
     | TmShapingWrite
     | TmPfcWrite
     | TmPpgWrite
+    | TmPoolWrite
     | PortWrite
 )
 
@@ -339,6 +387,11 @@ class Switch(ABC):
         """The PPG `ppg_id` of the port's pipe as the switch holds it (None:
         not allocated)."""
         raise NotImplementedError(f"{type(self).__name__} has no PPG table")
+
+    def read_tm_pool(self, pool: str) -> TmPoolWrite:
+        """The pool's size and its eight per-iCoS PFC limits (the latter
+        only for an ingress application pool) as the switch holds them."""
+        raise NotImplementedError(f"{type(self).__name__} has no pool tables")
 
     def read_port_rx_pause_us(self, port: int, cos: int) -> int:
         """Microseconds the link partner has held CoS `cos` of the port

@@ -46,6 +46,8 @@ from models.switch.registry import make_model
 from ..errors import ControllerError, SdeMissing, SwitchBusy, SwitchUnavailable, WriteError
 from ..switch import (
     MAX_TM_PRIORITY,
+    PFC_LEVELS,
+    PPG_POOLS,
     EntryState,
     EntryWrite,
     MirrorSessionWrite,
@@ -54,12 +56,13 @@ from ..switch import (
     RegisterWrite,
     Switch,
     TmPfcWrite,
+    TmPoolWrite,
     TmPpgWrite,
     TmQueueWrite,
     TmShapingWrite,
     Write,
 )
-from .model import MAX_DWRR_WEIGHT, check_pfc, check_ppg, check_shaping
+from .model import MAX_DWRR_WEIGHT, check_pfc, check_pool, check_ppg, check_shaping
 
 ALL_PIPES = 0xFFFF
 MIRROR_TABLE = "$mirror.cfg"
@@ -84,6 +87,8 @@ _MIRROR_FIELDS = (
     "$ucast_egress_port",
     "$ucast_egress_port_valid",
     "$max_pkt_len",
+    "$egress_port_queue",
+    "$ingress_cos",
 )
 
 
@@ -515,12 +520,18 @@ class BfrtSwitch(Switch):
                 raise P4ModelError(f"{MIRROR_TABLE}: $max_pkt_len {w.max_pkt_len} invalid")
             if w.direction not in ("INGRESS", "EGRESS", "BOTH"):
                 raise P4ModelError(f"{MIRROR_TABLE}: $direction {w.direction!r} invalid")
+            if not 0 <= w.queue <= p.max_queue_id:
+                raise P4ModelError(f"{MIRROR_TABLE}: $egress_port_queue {w.queue} invalid")
+            if not 0 <= w.icos <= 7:
+                raise P4ModelError(f"{MIRROR_TABLE}: $ingress_cos {w.icos} invalid")
             values = {
                 "$direction": w.direction,
                 "$session_enable": True,
                 "$ucast_egress_port": w.port,
                 "$ucast_egress_port_valid": True,
                 "$max_pkt_len": w.max_pkt_len,
+                "$egress_port_queue": w.queue,
+                "$ingress_cos": w.icos,
             }
             op.data = self._make_data(MIRROR_TABLE, values, "$normal")
         return op, _Slot("entry", MIRROR_TABLE, ALL_PIPES, key=key)
@@ -752,6 +763,9 @@ class BfrtSwitch(Switch):
                 "writes need the program's one writer"
             )
         self._bfrt()
+        if any(isinstance(w, TmPoolWrite) for w in writes):
+            self._write_with_pools(writes)
+            return
         if any(isinstance(w, TmPpgWrite) for w in writes):
             self._write_with_ppgs(writes)
             return
@@ -1027,6 +1041,88 @@ class BfrtSwitch(Switch):
             self.write(rest)
         except WriteError as exc:
             self._ppg_restore(done)
+            raise WriteError(rest_index[exc.index], exc.what, exc.reason) from None
+
+    # -- tm.pool.cfg, tm.pool.app_pfc -------------------------------------------
+    # Device-wide rows that always exist: only modified (the server has no
+    # add or delete for them). Written one call each before the rest of the
+    # batch, and modified back to what was read before if anything is refused.
+    def _pool_call(self, pool: str, icos: int | None, cells: int) -> None:
+        table = f"{self.tm_prefix}.tm.pool.{'cfg' if icos is None else 'app_pfc'}"
+        t = self._bfrt().table_get(table)
+        keys = [self.gc.KeyTuple("pool", pool)]
+        if icos is not None:
+            keys.append(self.gc.KeyTuple("cos", icos))
+        field = "size_cells" if icos is None else "pfc_limit_cells"
+        data = t.make_data([self._data_tuple(field, cells)])
+        atomic = self.gc.bfruntime_pb2.WriteRequest.CONTINUE_ON_ERROR
+        key = t.make_key(keys)
+        self._rpc(functools.partial(t.entry_mod, self._target(), [key], [data], atomicity=atomic))
+
+    def _pool_cells(self, pool: str, icos: int | None) -> int:
+        table = f"{self.tm_prefix}.tm.pool.{'cfg' if icos is None else 'app_pfc'}"
+        t = self._bfrt().table_get(table)
+        keys = [self.gc.KeyTuple("pool", pool)]
+        if icos is not None:
+            keys.append(self.gc.KeyTuple("cos", icos))
+        data = self._get(table, t.make_key(keys))
+        if data is None:
+            raise ControllerError(f"{table}: no row for pool {pool}")
+        return int(data.to_dict()["size_cells" if icos is None else "pfc_limit_cells"])
+
+    def read_tm_pool(self, pool: str) -> TmPoolWrite:
+        limits = (
+            tuple((c, self._pool_cells(pool, c)) for c in range(PFC_LEVELS))
+            if pool in PPG_POOLS
+            else ()
+        )
+        return TmPoolWrite(pool, self._pool_cells(pool, None), limits)
+
+    def _pool_restore(self, done: list[tuple[str, int | None, int]]) -> None:
+        problems: list[str] = []
+        for pool, icos, before in reversed(done):
+            try:
+                self._pool_call(pool, icos, before)
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                problems.append(f"{pool}{'' if icos is None else f' cos {icos}'}: {_message(exc)}")
+        if problems:
+            raise ControllerError(f"rollback of TM pools incomplete: {'; '.join(problems)}")
+
+    def _write_with_pools(self, writes: Sequence[Write]) -> None:
+        pools = [(i, w) for i, w in enumerate(writes) if isinstance(w, TmPoolWrite)]
+        rest_index = [i for i, w in enumerate(writes) if not isinstance(w, TmPoolWrite)]
+        plans: list[tuple[int, TmPoolWrite, str, int | None, int, int]] = []
+        for i, w in pools:
+            try:
+                check_pool(w, self.profile.buffer_cells)
+                rows: list[tuple[int | None, int]] = []
+                if w.size_cells is not None:
+                    rows.append((None, w.size_cells))
+                rows += list(w.pfc_limit_cells)
+                for icos, cells in rows:
+                    plans.append((i, w, w.pool, icos, cells, self._pool_cells(w.pool, icos)))
+            except SwitchUnavailable:
+                raise
+            except (ControllerError, P4ModelError, KeyError, ValueError, TypeError) as exc:
+                raise WriteError(i, w.describe(), _message(exc)) from None
+        done: list[tuple[str, int | None, int]] = []
+        for i, w, pool, icos, cells, before in plans:
+            done.append((pool, icos, before))
+            try:
+                self._pool_call(pool, icos, cells)
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                why = _message(exc)
+                self._pool_restore(done)
+                raise WriteError(i, w.describe(), why) from None
+        rest = [writes[i] for i in rest_index]
+        try:
+            self.write(rest)
+        except WriteError as exc:
+            self._pool_restore(done)
             raise WriteError(rest_index[exc.index], exc.what, exc.reason) from None
 
     def read_port(self, dev_port: int) -> PortState | None:

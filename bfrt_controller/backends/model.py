@@ -22,6 +22,8 @@ from ..switch import (
     MAX_TM_PRIORITY,
     MIN_PFC_COS,
     MIN_PPG_ID,
+    PFC_LEVELS,
+    POOL_CFG_CHOICES,
     PPG_POOLS,
     EntryState,
     EntryWrite,
@@ -31,6 +33,7 @@ from ..switch import (
     RegisterWrite,
     Switch,
     TmPfcWrite,
+    TmPoolWrite,
     TmPpgWrite,
     TmQueueWrite,
     TmShapingWrite,
@@ -59,6 +62,10 @@ class ModelSwitch(Switch):
         self.port_rx_pause_us: dict[tuple[int, int], int] = {}
         # tm.ppg.cfg: allocated PPGs by (pipe, ppg_id).
         self.tm_ppgs: dict[tuple[int, int], TmPpgWrite] = {}
+        # tm.pool.cfg sizes (pool, None) and tm.pool.app_pfc limits (pool,
+        # icos), as written; absent: as powered on, which the model does not
+        # know (read back as None and 0).
+        self.tm_pools: dict[tuple[str, int | None], int] = {}
         # Bytes each port has sent: the model has no wire, so whoever runs the
         # packets (the ns-3 harness) counts them here.
         self.port_tx_bytes: dict[int, int] = {}
@@ -80,6 +87,7 @@ class ModelSwitch(Switch):
         self.tm_flowcontrol.clear()
         self.tm_pfc_cos.clear()
         self.tm_ppgs.clear()
+        self.tm_pools.clear()
         self.port_tx_bytes.clear()
         self.port_rx_pause_us.clear()
         self.ports.clear()
@@ -106,7 +114,14 @@ class ModelSwitch(Switch):
                 m.mirror_session_delete(w.sid)
             else:
                 m.mirror_session_add(
-                    MirrorSession(w.sid, w.port, direction=w.direction, max_pkt_len=w.max_pkt_len)
+                    MirrorSession(
+                        w.sid,
+                        w.port,
+                        direction=w.direction,
+                        max_pkt_len=w.max_pkt_len,
+                        queue=w.queue,
+                        icos=w.icos,
+                    )
                 )
         elif isinstance(w, PortWrite):
             self._apply_port(w)
@@ -133,6 +148,12 @@ class ModelSwitch(Switch):
                 self.tm_shaping[(w.port, w.queue)] = (w.max_rate_kbps, w.max_burst_bytes)
         elif isinstance(w, TmPpgWrite):
             self._apply_ppg(w)
+        elif isinstance(w, TmPoolWrite):
+            check_pool(w, self.profile.buffer_cells)
+            if w.size_cells is not None:
+                self.tm_pools[(w.pool, None)] = w.size_cells
+            for icos, cells in w.pfc_limit_cells:
+                self.tm_pools[(w.pool, icos)] = cells
         elif isinstance(w, TmPfcWrite):
             check_pfc(w, self.profile.max_port, self.profile.min_queues_per_port - 1)
             self.tm_flowcontrol[w.port] = (w.mode_tx, w.mode_rx)
@@ -160,6 +181,16 @@ class ModelSwitch(Switch):
                     f"tm.ppg.cfg: dev_port {w.port} icos already in ppg {other.ppg_id}"
                 )
         self.tm_ppgs[slot] = w
+
+    def read_tm_pool(self, pool: str) -> TmPoolWrite:
+        if pool not in POOL_CFG_CHOICES:
+            raise P4ModelError(f"tm.pool.cfg: pool {pool!r} invalid")
+        limits = (
+            tuple((c, self.tm_pools.get((pool, c), 0)) for c in range(PFC_LEVELS))
+            if pool in PPG_POOLS
+            else ()
+        )
+        return TmPoolWrite(pool, self.tm_pools.get((pool, None)), limits)
 
     def read_tm_ppg(self, port: int, ppg_id: int) -> TmPpgWrite | None:
         if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
@@ -209,6 +240,7 @@ class ModelSwitch(Switch):
         weights, priorities = dict(self.tm_weights), dict(self.tm_priorities)
         shaping = dict(self.tm_shaping)
         pfc = (dict(self.tm_flowcontrol), dict(self.tm_pfc_cos), dict(self.tm_ppgs))
+        pools = dict(self.tm_pools)
         ports = dict(self.ports)
         for i, w in enumerate(writes):
             try:
@@ -225,6 +257,7 @@ class ModelSwitch(Switch):
                 self.tm_shaping.clear()
                 self.tm_shaping.update(shaping)
                 self.tm_flowcontrol, self.tm_pfc_cos, self.tm_ppgs = pfc
+                self.tm_pools = pools
                 self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
@@ -273,6 +306,7 @@ class ModelSwitch(Switch):
         saved = (self.model.snapshot(), dict(self.tm_weights), dict(self.tm_priorities))
         shaping = dict(self.tm_shaping)
         pfc = (dict(self.tm_flowcontrol), dict(self.tm_pfc_cos), dict(self.tm_ppgs))
+        pools = dict(self.tm_pools)
         ports = dict(self.ports)
         for i, w in enumerate(writes):
             try:
@@ -284,6 +318,7 @@ class ModelSwitch(Switch):
                 self.tm_shaping.clear()
                 self.tm_shaping.update(shaping)
                 self.tm_flowcontrol, self.tm_pfc_cos, self.tm_ppgs = pfc
+                self.tm_pools = pools
                 self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
@@ -370,6 +405,42 @@ def check_pfc(w: TmPfcWrite, max_port: int, max_queue: int) -> None:
             raise P4ModelError(f"tm.queue.cfg: dev_port {w.port} has no queue {q}")
     if len(set(w.queues)) != len(w.queues):
         raise P4ModelError(f"tm.queue.cfg: dev_port {w.port}: a queue is named twice")
+
+
+def check_pool(w: TmPoolWrite, buffer_cells: int) -> None:
+    """What tm.pool.cfg and tm.pool.app_pfc refuse (both backends check
+    the same): a pool outside the JSON's choices; more cells than the
+    chip's buffer (traffic_mgr TM_IS_THRES_INVALID: cells > total_cells);
+    a PFC limit on an egress or special pool (bf_tm_pool_pfc_limit_set:
+    BF_INVALID_ARG for the egress direction, app_pfc's key lists the four
+    ingress pools) or for an iCoS outside 0..7; a write that sets nothing."""
+    if w.pool not in POOL_CFG_CHOICES:
+        choices = ", ".join(POOL_CFG_CHOICES)
+        raise P4ModelError(f"tm.pool.cfg: pool {w.pool!r} is not one of {choices}")
+    if w.size_cells is None and not w.pfc_limit_cells:
+        raise P4ModelError(f"tm.pool.cfg: the write to {w.pool} sets nothing")
+    if w.size_cells is not None and (
+        isinstance(w.size_cells, bool) or not 0 <= w.size_cells <= buffer_cells
+    ):
+        raise P4ModelError(
+            f"tm.pool.cfg: size_cells {w.size_cells} of {w.pool} invalid "
+            f"(0..{buffer_cells}, the buffer)"
+        )
+    if w.pfc_limit_cells and w.pool not in PPG_POOLS:
+        raise P4ModelError(
+            f"tm.pool.app_pfc: pool {w.pool!r} has no PFC limits (only {', '.join(PPG_POOLS)})"
+        )
+    seen: set[int] = set()
+    for icos, cells in w.pfc_limit_cells:
+        if isinstance(icos, bool) or not 0 <= icos < PFC_LEVELS:
+            raise P4ModelError(f"tm.pool.app_pfc: cos {icos} invalid (0..{PFC_LEVELS - 1})")
+        if icos in seen:
+            raise P4ModelError(f"tm.pool.app_pfc: cos {icos} of {w.pool} named twice")
+        seen.add(icos)
+        if isinstance(cells, bool) or not 0 <= cells <= buffer_cells:
+            raise P4ModelError(
+                f"tm.pool.app_pfc: pfc_limit_cells {cells} invalid (0..{buffer_cells}, the buffer)"
+            )
 
 
 def check_ppg(w: TmPpgWrite, max_port: int) -> None:

@@ -28,7 +28,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..pfc_watchdog import PfcWatchdog, WatchdogEvent
-from ..switch import EntryWrite, Switch, TmPfcWrite, TmPpgWrite, Write
+from ..switch import EntryWrite, Switch, TmPfcWrite, TmPoolWrite, TmPpgWrite, Write
 from ..validation import parse_model
 from . import names as n
 from .config import (
@@ -158,7 +158,18 @@ class P4qcnApp(IntendedStateApp):
             truncate_bytes=n.FEEDBACK_TRUNCATE_BYTES,
             session_table=n.FEEDBACK_SESSION,
             set_session=n.SET_FEEDBACK_SESSION,
+            feedback_queue=cfg.feedback.queue,
+            feedback_icos=cfg.feedback.icos,
         )
+        writes += [
+            EntryWrite(
+                n.TRAFFIC_CLASS,
+                {n.K_DSCP: Match(tc.dscp)},
+                n.SET_CLASS,
+                {"qid": tc.queue, "icos": tc.icos},
+            )
+            for tc in cfg.traffic_classes
+        ]
         for q in cfg.queues:
             writes += self.queue_writes(self.effective(q))
         return by_table(writes) + self.pfc_writes()
@@ -171,6 +182,15 @@ class P4qcnApp(IntendedStateApp):
             return []
         writes: list[Write] = []
         if pfc.generate:
+            # The pools first: a PPG's headroom needs skid-pool cells to draw on.
+            writes += [
+                TmPoolWrite("IG_SKID_POOL", pfc.skid_pool),
+                TmPoolWrite(
+                    pfc.pool,
+                    pfc.pool_size_cells,
+                    tuple((c, pfc.xoff_cells) for c in pfc.icos),
+                ),
+            ]
             writes += [
                 TmPpgWrite(
                     ppg_id(p),
@@ -179,6 +199,7 @@ class P4qcnApp(IntendedStateApp):
                     pfc.xoff_cells,
                     pfc.xon,
                     pfc.headroom_cells,
+                    pfc.pool,
                 )
                 for p in pfc.ports
             ]

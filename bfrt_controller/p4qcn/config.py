@@ -92,6 +92,30 @@ class PfcWatchdogSpec(Strict):
     action: Literal["alert", "forward"] = "forward"
 
 
+class TrafficClass(Strict):
+    """A DSCP's egress queue and ingress CoS (p4qcn.p4's traffic_class).
+    Unlisted DSCPs: queue 0, iCoS 0. The iCoS picks the PPG that counts the
+    packet, so a lossless class is one whose iCoS is in `pfc.icos`."""
+
+    dscp: Annotated[int, Field(ge=0, le=63)]
+    queue: Annotated[int, Field(ge=0)] = 0
+    icos: Annotated[int, Field(ge=0, le=7)] = 0
+
+
+class FeedbackClass(Strict):
+    """Where the feedback copies wait: the mirror sessions' queue
+    ($egress_port_queue) and iCoS ($ingress_cos). Out of the lossless
+    queues, a congestion notification does not wait behind the PFC pause it
+    would have made unnecessary (as RoCE deployments give CNPs their own
+    queue)."""
+
+    queue: Annotated[int, Field(ge=0)] = 0
+    icos: Annotated[int, Field(ge=0, le=7)] = 0
+
+
+PfcPoolName = Literal["IG_APP_POOL_0", "IG_APP_POOL_1", "IG_APP_POOL_2", "IG_APP_POOL_3"]
+
+
 class PfcSpec(Strict):
     """Priority flow control in the traffic manager, P4QCN's last resort
     (seed 003): on each of `ports`, send PFC for the lossless class
@@ -113,6 +137,14 @@ class PfcSpec(Strict):
     xon_cells: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] | None = None
     headroom_cells: Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
     watchdog: PfcWatchdogSpec | None = PfcWatchdogSpec()
+    # The buffer the lossless PPGs use: the ingress application pool
+    # (tm.ppg.cfg pool_id) and its size (tm.pool.cfg; None: as the SDE set
+    # it up), its per-iCoS PFC limit (tm.pool.app_pfc, = xoff_cells), and
+    # the skid pool the headrooms draw on (IG_SKID_POOL, which the SDE
+    # starts at zero; None: the sum of headroom_cells over `ports`).
+    pool: PfcPoolName = "IG_APP_POOL_0"
+    pool_size_cells: Annotated[int, Field(ge=1, le=0xFFFFFFFF)] | None = None
+    skid_pool_cells: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] | None = None
 
     @model_validator(mode="after")
     def _order(self) -> PfcSpec:
@@ -126,6 +158,13 @@ class PfcSpec(Strict):
         (19) below xoff, so a pause does not flap per packet."""
         return self.xon_cells if self.xon_cells is not None else max(0, self.xoff_cells - 19)
 
+    @property
+    def skid_pool(self) -> int:
+        """IG_SKID_POOL's size: given, else room for every port's headroom."""
+        if self.skid_pool_cells is not None:
+            return self.skid_pool_cells
+        return self.headroom_cells * len(self.ports)
+
 
 class P4qcnConfig(Strict):
     program: Literal["p4qcn"] = "p4qcn"
@@ -138,6 +177,8 @@ class P4qcnConfig(Strict):
     ports: list[PortSpec] = []
     queues: Annotated[list[QueueSpec], Field(min_length=1)]
     levels: Levels = Levels()
+    traffic_classes: list[TrafficClass] = []
+    feedback: FeedbackClass = FeedbackClass()
     # None: PFC off (the TM's power-on state, no pause sent or honoured).
     pfc: PfcSpec | None = None
 
@@ -188,6 +229,7 @@ def check_against(cfg: P4qcnConfig, profile: HwProfile) -> None:
         check_queue(f"queues[{i}]", q, profile)
     no_repeats("queues", ((q.port, q.queue) for q in cfg.queues), " (port, queue)")
     check_entry_budget("queues", cfg, cfg.queues)
+    check_classes(cfg, profile)
     if cfg.pfc is not None:
         for i, port in enumerate(cfg.pfc.ports):
             check_port(f"pfc.ports[{i}]", port, profile, front_panel=True)
@@ -201,6 +243,53 @@ def check_against(cfg: P4qcnConfig, profile: HwProfile) -> None:
                 )
         no_repeats("pfc.queues", cfg.pfc.queues)
         no_repeats("pfc.icos", cfg.pfc.icos)
+        check_pfc_buffers(cfg.pfc, cfg.traffic_classes, profile)
+
+
+def check_classes(cfg: P4qcnConfig, profile: HwProfile) -> None:
+    """Queues a port has as powered on (tm.port.cfg), one entry per DSCP."""
+    last = profile.min_queues_per_port - 1
+    for i, tc in enumerate(cfg.traffic_classes):
+        if tc.queue > last:
+            raise ConfigError(
+                f"traffic_classes[{i}].queue",
+                f"queue {tc.queue}: a port has queues 0..{last} on {profile.chip} as powered on",
+            )
+    no_repeats("traffic_classes", (tc.dscp for tc in cfg.traffic_classes), ".dscp")
+    if cfg.feedback.queue > last:
+        raise ConfigError(
+            "feedback.queue",
+            f"queue {cfg.feedback.queue}: a port has queues 0..{last} on {profile.chip} "
+            "as powered on",
+        )
+
+
+def check_pfc_buffers(pfc: PfcSpec, classes: list[TrafficClass], profile: HwProfile) -> None:
+    """A lossless iCoS some packet has; thresholds and pools the buffer holds."""
+    given = {0} | {tc.icos for tc in classes}
+    for i, c in enumerate(pfc.icos):
+        if c not in given:
+            raise ConfigError(
+                f"pfc.icos[{i}]",
+                f"no packet has iCoS {c}: traffic_classes gives {sorted(given - {0}) or 'none'} "
+                "and every unlisted DSCP is iCoS 0",
+            )
+    buffer = profile.buffer_cells
+    for name in ("xoff_cells", "headroom_cells", "pool_size_cells"):
+        v = getattr(pfc, name)
+        if v is not None and v > buffer:
+            raise ConfigError(f"pfc.{name}", f"{v} cells exceed {profile.chip}'s {buffer}")
+    if pfc.skid_pool > buffer:
+        raise ConfigError(
+            "pfc.skid_pool_cells",
+            f"{pfc.skid_pool} cells (headroom_cells x {len(pfc.ports)} ports unless given) "
+            f"exceed {profile.chip}'s {buffer}",
+        )
+    if pfc.pool_size_cells is not None and pfc.xoff_cells > pfc.pool_size_cells:
+        raise ConfigError(
+            "pfc.xoff_cells",
+            f"{pfc.xoff_cells} cells can never be reached in a pool of {pfc.pool_size_cells}",
+        )
 
 
 def parse_config(raw: object, source: str = "") -> P4qcnConfig:

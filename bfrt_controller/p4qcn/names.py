@@ -14,7 +14,12 @@ from ..common import SPOOFED_SOURCE_DROPS as SPOOFED_SOURCE_DROPS
 from ..common import TRUSTED_PORTS as TRUSTED_PORTS
 from ..common import UNTRUSTED_FEEDBACK_DROPS as UNTRUSTED_FEEDBACK_DROPS
 
+IG = "SwitchIngress"
 EG = "SwitchEgress"
+
+# DSCP to egress queue and ingress CoS (ingress).
+TRAFFIC_CLASS = f"{IG}.traffic_class"
+SET_CLASS = f"{IG}.set_class"
 
 # Eq. 1 and the feedback it sends (egress).
 FEEDBACK_PROBABILITY = f"{EG}.feedback_probability"
@@ -32,11 +37,19 @@ K_EGRESS_PORT = "eg_intr_md.egress_port"
 K_EGRESS_QID = "eg_intr_md.egress_qid"
 K_DEPTH_CELLS = "eg_md.queue.depth_cells"
 K_BRIDGED_INGRESS_PORT = "hdr.bridged.ingress_port"
+K_DSCP = "hdr.ipv4.dscp"
 
 # A feedback copy is cut to Ethernet + IPv4 before egress rebuilds it.
 FEEDBACK_TRUNCATE_BYTES = 14 + 20
 
-ALL_TABLES = (IPV4_LPM, TRUSTED_PORTS, SOURCE_BINDINGS, FEEDBACK_PROBABILITY, FEEDBACK_SESSION)
+ALL_TABLES = (
+    IPV4_LPM,
+    TRUSTED_PORTS,
+    SOURCE_BINDINGS,
+    TRAFFIC_CLASS,
+    FEEDBACK_PROBABILITY,
+    FEEDBACK_SESSION,
+)
 ALL_REGISTERS = (FB_LAST_TICK,)
 ALL_COUNTERS = (
     CHOSEN,

@@ -122,6 +122,22 @@ DEFAULT_QUEUE_CFG: dict[str, Any] = {"mirror_drop_destination": False, "pfc_cos"
 PPG_POOL_CHOICES = ("IG_APP_POOL_0", "IG_APP_POOL_1", "IG_APP_POOL_2", "IG_APP_POOL_3")
 PPG_BAF_CHOICES = ("1.5%", "3%", "6%", "11%", "20%", "33%", "50%", "66%", "80%", "DISABLE")
 PPGS_PER_PIPE = 128
+# tm.pool.cfg's key choices and tm.pool.app_pfc's (ingress application
+# pools only). Power-on sizes and limits are not known here: read as 0.
+POOL_CFG_CHOICES = (
+    *PPG_POOL_CHOICES,
+    "EG_APP_POOL_0",
+    "EG_APP_POOL_1",
+    "EG_APP_POOL_2",
+    "EG_APP_POOL_3",
+    "IG_SKID_POOL",
+    "IG_EG_NEGATIVE_MIRROR_POOL",
+    "EG_PRE_FIFO",
+    "IG_EG_GUARANTEED_MIN",
+    "EG_UNICAST_CUT_THROUGH",
+    "EG_MULTICAST_CUT_THROUGH",
+)
+POOL_PFC_CHOICES = PPG_POOL_CHOICES
 # What an added PPG holds for the fields its add leaves out (assumed: no
 # iCoS, nothing reserved, PFC off, the first pool, static).
 DEFAULT_PPG: dict[str, Any] = {
@@ -323,6 +339,8 @@ class FieldSpec:
     bits: int = 0
     type: str = "int"  # "int" | "bool" | "str" | "int_arr"
     choices: tuple[str, ...] = ()
+    # "mandatory": false in the JSON: an action's data may leave it out (0).
+    optional: bool = False
 
 
 @dataclass
@@ -408,6 +426,8 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
                     "$ucast_egress_port": FieldSpec("$ucast_egress_port", 32),
                     "$ucast_egress_port_valid": FieldSpec("$ucast_egress_port_valid", type="bool"),
                     "$max_pkt_len": FieldSpec("$max_pkt_len", 16),
+                    "$egress_port_queue": FieldSpec("$egress_port_queue", 32, optional=True),
+                    "$ingress_cos": FieldSpec("$ingress_cos", 32, optional=True),
                 }
             },
         )
@@ -499,6 +519,23 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
                 "dynamic_baf": FieldSpec("dynamic_baf", type="str", choices=PPG_BAF_CHOICES),
                 "ppg_counter_id": FieldSpec("ppg_counter_id", 8),
             },
+        )
+    )
+    # Device-wide rows that always exist: read and modified, never added.
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.pool.cfg",
+            "tm_pool",
+            {"pool": KeySpec("pool", 0, "Exact")},
+            fields={"size_cells": FieldSpec("size_cells", 32)},
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.pool.app_pfc",
+            "tm_pool",
+            {"pool": KeySpec("pool", 0, "Exact"), "cos": KeySpec("cos", 3, "Exact")},
+            fields={"pfc_limit_cells": FieldSpec("pfc_limit_cells", 32)},
         )
     )
     specs.append(
@@ -957,7 +994,15 @@ class FakeSwitch:
                     "$COUNTER_SPEC_PKTS": [[0] * s.size for _ in range(pipes)],
                     "$COUNTER_SPEC_BYTES": [[0] * s.size for _ in range(pipes)],
                 }
-            elif s.kind in ("mirror", "tm_sched", "tm_port_sched", "tm_ppg", "port_stat", "port"):
+            elif s.kind in (
+                "mirror",
+                "tm_sched",
+                "tm_port_sched",
+                "tm_ppg",
+                "tm_pool",
+                "port_stat",
+                "port",
+            ):
                 state[s.name] = {}
         return state
 
@@ -1104,6 +1149,7 @@ class FakeSwitch:
             "tm_sched": self._apply_tm_sched,
             "tm_port_sched": self._apply_tm_sched,
             "tm_ppg": self._apply_tm_ppg,
+            "tm_pool": self._apply_tm_pool,
             "port": self._apply_port,
         }.get(spec.kind, self._unsupported)
         handler(spec, target, op, key, data)
@@ -1148,6 +1194,9 @@ class FakeSwitch:
         out: dict[str, Any] = {}
         for name, fs in params.items():
             t = data.field_dict.get(name)
+            if t is None and fs.optional:
+                out[name] = 0
+                continue
             if t is None:
                 raise _Refused(
                     StatusCode.INVALID_ARGUMENT, f"action {data.action_name} needs field {name}"
@@ -1295,9 +1344,59 @@ class FakeSwitch:
             )
         if fields["$max_pkt_len"] > MAX_MIRROR_PKT_LEN:
             raise _Refused(StatusCode.INVALID_ARGUMENT, f"$max_pkt_len {fields['$max_pkt_len']}")
+        # pipe_mgr_mirror_buffer.c validates the session: "Egress Port Queue"
+        # above 31 (Tofino) / 127 (Tofino2), "ingress COS" above 7.
+        if fields.get("$egress_port_queue", 0) > p.max_queue_id:
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT, f"Egress Port Queue {fields['$egress_port_queue']}"
+            )
+        if fields.get("$ingress_cos", 0) > 7:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"ingress COS {fields['$ingress_cos']}")
         sessions[sid] = (action, fields)
 
     # -- TM --------------------------------------------------------------------
+    def _pool_row(self, spec: TableSpec, key: _Key) -> tuple[str, int | None]:
+        """(pool, cos) of a tm.pool.cfg (cos None) or tm.pool.app_pfc key, as
+        bf_rt_tm_table_impl_pool.cpp checks it: a pool outside the table's
+        choices or a cos at or above the device's 8 PFC levels is BF_INVALID_ARG."""
+        pool = key.field_dict["pool"].value
+        pfc = "cos" in spec.keys
+        choices = POOL_PFC_CHOICES if pfc else POOL_CFG_CHOICES
+        if pool not in choices:
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT, f"key value for field pool not valid: {pool!r}"
+            )
+        if not pfc:
+            return pool, None
+        cos = _uint("cos", key.field_dict["cos"].value, 8)
+        if cos >= 8:
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT, f"key value for field cos is not valid: {cos}"
+            )
+        return pool, cos
+
+    def _apply_tm_pool(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        """tm.pool.cfg / tm.pool.app_pfc: only tableEntryMod is implemented;
+        more cells than the buffer is TM_IS_THRES_INVALID (BF_INVALID_ARG)."""
+        if op != "MODIFY":
+            raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on {spec.name}")
+        if key is None or data is None:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "a key and data are required")
+        row = self._pool_row(spec, key)
+        (name,) = spec.fields
+        t = data.field_dict.get(name)
+        if t is None:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"field {name} is required")
+        cells = self._field_value(spec.fields[name], t)
+        if cells > self.profile.buffer_cells:
+            raise _Refused(
+                StatusCode.INVALID_ARGUMENT,
+                f"{name} {cells} above the buffer's {self.profile.buffer_cells} cells",
+            )
+        self.state[spec.name][row] = cells
+
     @property
     def _pgs_per_pipe(self) -> int:
         return self.profile.ports_per_pipe // self.profile.ports_per_port_group
@@ -1597,6 +1696,10 @@ class FakeSwitch:
             if held is None:
                 raise _Refused(StatusCode.NOT_FOUND, f"no ppg {ppg_id} in pipe {target.pipe_id_}")
             return self._data(table, dict(held), "dev_port")
+        if spec.kind == "tm_pool":
+            row = self._pool_row(spec, key)
+            (name,) = spec.fields
+            return self._data(table, {name: st.get(row, 0)}, None)
         if spec.kind == "tm_port":
             port = _uint("dev_port", key.field_dict["dev_port"].value, 32)
             pipe, pg_id, nr, queues = self.port_cfg(port)

@@ -108,7 +108,7 @@ class TnaPipeline(Pipeline):
         if r.mirror is not None:
             made = p.ingress_mirror_copy(r.mirror, frame)
             if made is not None:
-                extra.append(made)
+                extra.append(made[:2])
         if r.drop:
             return Forward(0, 0, None, extra) if extra else None
         return Forward(r.egress_port, r.qid, r.data, extra)

@@ -473,6 +473,9 @@ class MirrorSession:
     direction: Literal["INGRESS", "EGRESS", "BOTH"] = "BOTH"
     max_pkt_len: int = 0
     enabled: bool = True
+    # $egress_port_queue and $ingress_cos: the copy's queue and iCoS.
+    queue: int = 0
+    icos: int = 0
 
 
 @dataclass

@@ -152,6 +152,16 @@ class P4qcn(TnaProgram):
         self.source_guard = SourceGuard(p4, f"{ig}.source_guard")
         self.forward = Ipv4Forward(p4, f"{ig}.forward")
         self.clock = IngressClockHook(p4, f"{ig}.clock")
+        self.set_class = Action(f"{ig}.set_class", (("qid", profile.queue_id_bits), ("icos", 3)))
+        self.traffic_class = p4.table(
+            Table(
+                f"{ig}.traffic_class",
+                [KeyField("hdr.ipv4.dscp", 6, "exact")],
+                [self.set_class, Action("NoAction")],
+                ("NoAction", {}),
+                size=64,
+            )
+        )
 
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
@@ -227,10 +237,17 @@ class P4qcn(TnaProgram):
         drop, egress_port = self.forward.apply(hdr)
         if drop:
             return IngressResult(drop=True)
+        qid = icos = 0
+        if hdr.ipv4.is_valid():
+            r = self.traffic_class.lookup({"hdr.ipv4.dscp": hdr.ipv4.dscp})
+            if r.action == self.set_class.name:
+                qid, icos = r.data["qid"], r.data["icos"]
         out = emit(
             hdr.bridged, hdr.p4qcn_bridged, hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback
         )
-        return IngressResult(drop=False, egress_port=egress_port, data=out + pkt.payload)
+        return IngressResult(
+            drop=False, egress_port=egress_port, qid=qid, data=out + pkt.payload, icos=icos
+        )
 
     # ---- egress -----------------------------------------------------
     def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:

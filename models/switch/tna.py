@@ -55,6 +55,8 @@ class IngressResult:
     qid: int = 0
     data: bytes = b""
     mirror: IngressMirror | None = None
+    # ig_intr_md_for_tm.ingress_cos: the PPG that counts the packet (PFC).
+    icos: int = 0
 
 
 @dataclass
@@ -111,6 +113,12 @@ class TnaProgram(ABC):
             raise P4ModelError(f"$mirror.cfg: $ucast_egress_port {session.egress_port} invalid")
         if session.max_pkt_len < 0 or session.max_pkt_len > 0x3FFF:
             raise P4ModelError(f"$mirror.cfg: $max_pkt_len {session.max_pkt_len} invalid")
+        # pipe_mgr_mirror_buffer.c: a queue beyond the chip's 5 (Tofino) or
+        # 7 (Tofino2) bits, an iCoS beyond 3 bits.
+        if not 0 <= session.queue <= self.profile.max_queue_id:
+            raise P4ModelError(f"$mirror.cfg: $egress_port_queue {session.queue} invalid")
+        if not 0 <= session.icos <= 7:
+            raise P4ModelError(f"$mirror.cfg: $ingress_cos {session.icos} invalid")
         self.mirror_sessions[session.sid] = session
 
     def mirror_session_delete(self, sid: int) -> None:
@@ -169,15 +177,17 @@ class TnaProgram(ABC):
         self._run(port, data, outputs, depth=0)
         return outputs
 
-    def ingress_mirror_copy(self, mirror: IngressMirror, data: bytes) -> tuple[int, bytes] | None:
-        """(port, copy) an ingress mirror makes of `data`, the packet as it
+    def ingress_mirror_copy(
+        self, mirror: IngressMirror, data: bytes
+    ) -> tuple[int, bytes, int] | None:
+        """(port, copy, queue) an ingress mirror makes of `data`, the packet as it
         arrived; None for a missing, disabled or egress-only session (hardware
         makes no copy then)."""
         session = self.mirror_sessions.get(mirror.session_id)
         if session is None or not session.enabled or session.direction == "EGRESS":
             return None
         copy = data[: session.max_pkt_len] if session.max_pkt_len else data
-        return session.egress_port, mirror.header + copy
+        return session.egress_port, mirror.header + copy, session.queue
 
     def _run(self, port: int, data: bytes, outputs: list[Output], depth: int) -> None:
         ig = self.ingress(IngressIntrinsic(port, self.now_ns), data)
@@ -185,7 +195,7 @@ class TnaProgram(ABC):
         if ig.mirror is not None:
             made = self.ingress_mirror_copy(ig.mirror, data)
             if made is not None:
-                self._egress_and_out(made[0], 0, made[1], outputs, depth)
+                self._egress_and_out(made[0], made[2], made[1], outputs, depth)
         if ig.drop:
             return
         self._egress_and_out(ig.egress_port, ig.qid, ig.data, outputs, depth)
@@ -209,5 +219,5 @@ class TnaProgram(ABC):
                 if session.max_pkt_len:
                     copy = copy[: session.max_pkt_len]
                 self._egress_and_out(
-                    session.egress_port, 0, eg.mirror.header + copy, outputs, depth
+                    session.egress_port, session.queue, eg.mirror.header + copy, outputs, depth
                 )

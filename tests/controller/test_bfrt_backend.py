@@ -330,7 +330,7 @@ def test_counter_reads_sum_the_pipes(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None
 
 def test_mirror_session_add_modify_delete(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None:
     sw.write([MirrorSessionWrite(sid=5, port=9, max_pkt_len=64)])
-    sw.write([MirrorSessionWrite(sid=5, port=10, direction="BOTH")])
+    sw.write([MirrorSessionWrite(sid=5, port=10, direction="BOTH", queue=7, icos=6)])
     assert fake.mirror_sessions()[5] == (
         "$normal",
         {
@@ -339,6 +339,8 @@ def test_mirror_session_add_modify_delete(sw: BfrtSwitch, fake: FakeBfrtGrpc) ->
             "$ucast_egress_port": 10,
             "$ucast_egress_port_valid": True,
             "$max_pkt_len": 0,
+            "$egress_port_queue": 7,
+            "$ingress_cos": 6,
         },
     )
     assert [c.op for c in fake.writes()] == ["INSERT", "MODIFY"]

@@ -18,9 +18,10 @@ from bfrt_controller.metrics import ROW_METRICS
 from bfrt_controller.p4qcn.app import P4qcnApp, ppg_id
 from bfrt_controller.p4qcn.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.pfc_watchdog import WATCHDOG_SECTION, PfcWatchdog
-from bfrt_controller.switch import Switch, TmPfcWrite
+from bfrt_controller.switch import MirrorSessionWrite, Switch, TmPfcWrite
 from bfrt_controller.testing import FakeBfrtGrpc
 from hw_profiles import load_profile
+from models.switch.core import Match
 
 RAW = yaml.safe_load(DEFAULT_CONFIG.read_text())
 COS = 3
@@ -84,6 +85,74 @@ def test_configured_pfc_is_pushed_on_both_backends() -> None:
         assert sw.read_tm_pfc(3, 0) == ("NONE", "NONE", 0)
         assert sw.read_tm_ppg(3, ppg_id(3)) is None
         app.push_all()  # a re-push modifies, never allocates twice
+
+
+def test_lossless_class_pools_and_feedback_queue_on_both_backends() -> None:
+    """DSCP 26 is the lossless class (queue 1, iCoS 3, its PPG and pool
+    limit); feedback waits in queue 7 at iCoS 7, away from the paused
+    queue; the skid pool gets room for both ports' headroom (the SDE starts
+    it at zero)."""
+    raw = with_pfc(icos=[COS], queues=[1], pool="IG_APP_POOL_1")
+    raw["traffic_classes"] = [{"dscp": 26, "queue": 1, "icos": COS}]
+    raw["feedback"] = {"queue": 7, "icos": 7}
+    for sw, _ in backends():
+        app = P4qcnApp(sw, parse_config(raw))
+        app.push_all()
+        entry = sw.read_entry("SwitchIngress.traffic_class", {"hdr.ipv4.dscp": Match(26)})
+        assert entry is not None
+        assert (entry.action, entry.data) == ("SwitchIngress.set_class", {"qid": 1, "icos": COS})
+        ppg = sw.read_tm_ppg(4, ppg_id(4))
+        assert ppg is not None
+        assert (ppg.icos, ppg.pool) == ((COS,), "IG_APP_POOL_1")
+        assert dict(sw.read_tm_pool("IG_APP_POOL_1").pfc_limit_cells)[COS] == 182
+        assert sw.read_tm_pool("IG_SKID_POOL").size_cells == 2 * 52
+        assert sw.read_tm_pfc(4, 1) == ("PFC", "PFC", COS)
+        sessions = [w for w in app.intended_writes() if isinstance(w, MirrorSessionWrite)]
+        assert sessions
+        assert {(w.queue, w.icos) for w in sessions} == {(7, 7)}
+
+
+def test_the_model_counts_the_class_under_its_icos() -> None:
+    """What the TM is told: the model's ingress gives DSCP 26 queue 1 and iCoS 3."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+
+    from models.switch.tna import IngressIntrinsic
+
+    raw = with_pfc(icos=[COS])
+    raw["traffic_classes"] = [{"dscp": 26, "queue": 1, "icos": COS}]
+    sw = ModelSwitch("p4qcn", load_profile("tofino"))
+    P4qcnApp(sw, parse_config(raw)).push_all()
+    for tos, want in ((26 << 2, (1, COS)), (0, (0, 0))):
+        frame = bytes(Ether() / IP(src="10.0.1.1", dst="10.0.4.4", tos=tos) / UDP())
+        r = sw.model.ingress(IngressIntrinsic(1, 0), frame)
+        assert not r.drop
+        assert (r.qid, r.icos) == want
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"pfc": {"icos": [3]}}, "pfc.icos[0]"),
+        ({"traffic_classes": [{"dscp": 26, "queue": 8}]}, "traffic_classes[0].queue"),
+        ({"traffic_classes": [{"dscp": 64}]}, "traffic_classes[0].dscp"),
+        ({"traffic_classes": [{"dscp": 1}, {"dscp": 1}]}, "traffic_classes[1].dscp"),
+        ({"feedback": {"queue": 8}}, "feedback.queue"),
+        ({"feedback": {"icos": 8}}, "feedback.icos"),
+        ({"pfc": {"pool_size_cells": 100}}, "pfc.xoff_cells"),
+        ({"pfc": {"pool": "EG_APP_POOL_0"}}, "pfc.pool"),
+        ({"pfc": {"skid_pool_cells": 10**6}}, "pfc.skid_pool_cells"),
+        ({"pfc": {"headroom_cells": 200_000}}, "pfc.skid_pool_cells"),
+    ],
+)
+def test_bad_class_or_buffer_config_names_the_field(
+    change: dict[str, dict[str, object]], field: str
+) -> None:
+    raw = with_pfc(**change.pop("pfc", {}))
+    raw.update(change)
+    with pytest.raises(ConfigError) as exc:
+        parse_config(raw)
+    assert exc.value.field.endswith(field), exc.value.field
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,9 @@
  * the paper and why.
  *
  * Ingress: trust, source binding and routing (the shared includes); the
- *          ingress clock is bridged to egress.
+ *          ingress clock is bridged to egress; traffic_class (DSCP) picks
+ *          the egress queue and the ingress CoS, so the TM can count a
+ *          lossless class in its own PPG and pause only that class.
  * Egress, per departing IPv4 data packet of a monitored queue
  * (egress port, queue):
  *   feedback_probability (ternary on the queue depth in cells, filled by
@@ -104,6 +106,22 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         hdr.p4qcn_bridged.now_ticks = clock_to_header.get({ig_md.now_ticks});
     }
 
+    /* Unlisted DSCPs stay in queue 0 at iCoS 0. The iCoS decides which
+     * PPG (tm.ppg.cfg) counts the packet, so only a listed class can be
+     * made lossless, and feedback (its iCoS and queue come from the mirror
+     * session) need not wait behind the pause it reports. */
+    action set_class(QueueId_t qid, bit<3> icos) {
+        ig_tm_md.qid = qid;
+        ig_tm_md.ingress_cos = icos;
+    }
+
+    table traffic_class {
+        key = { hdr.ipv4.dscp : exact; }
+        actions = { set_class; NoAction; }
+        default_action = NoAction();
+        size = 64;
+    }
+
     apply {
         hdr.bridged.setValid();
         hdr.bridged.pkt_type = PKT_TYPE_BRIDGED;
@@ -125,6 +143,9 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             drop_spoofed();
         } else {
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
+            if (hdr.ipv4.isValid()) {
+                traffic_class.apply();
+            }
         }
     }
 }
