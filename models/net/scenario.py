@@ -351,7 +351,7 @@ class P4qcn(Strict):
 
 
 class Dadctcp(Strict):
-    """DA-DCTCP's switch side (tna/dadctcp) at every switch port, one queue
+    """DA-DCTCP's switch side (tna/dadctcp) at every switch port, `queues`
     per port: K1 = k_packets, K2 = 2 K1 and the queue's growth slope
     (`mode: dadctcp`), or DCTCP's marking above K (`mode: dctcp`). Seed 004
     and DCTCP's paper: K = 20 packets. The hosts' TCP is the flows' `cc`
@@ -359,8 +359,12 @@ class Dadctcp(Strict):
 
     k_packets: Annotated[int, Field(ge=1)] = 20
     mode: Literal["dadctcp", "dctcp"] = "dadctcp"
-    # Algorithm 2's interval (one queue per port here: nothing to move).
+    # Algorithm 2's interval (with one queue per port it has nothing to move).
     interval_s: Annotated[float, Field(gt=0, le=60)] = 0.1
+    # Queues per port: DSCP d < queues goes to queue d (the rest to 0), each
+    # starts at K = k_packets and the port's K_port = queues x k_packets,
+    # which Algorithm 2 shares out (seed 004 Fig. 5a varies this number).
+    queues: Annotated[int, Field(ge=1, le=8)] = 1
     # Every flow's congestion control in this scheme's runs, over the flows'
     # own `cc` (a baseline that is a host algorithm, e.g. `none-bbr`).
     cc: TcpCc | None = None

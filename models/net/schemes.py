@@ -418,7 +418,8 @@ def baseline_switch(
 
 def dadctcp_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Dadctcp) -> SwitchSetup:
     """tna/dadctcp's model, configured by its controller app: every port's
-    queue 0 (where all traffic goes) marks with K = k_packets."""
+    `p.queues` queues (DSCP d to queue d) start at K = k_packets and share
+    K_port = queues x k_packets by Algorithm 2 (DA-DCTCP mode)."""
     s = topo.scenario
     if s.transport != "tcp":
         raise ValueError("dadctcp marks CE for TCP senders: it needs transport: tcp")
@@ -431,11 +432,12 @@ def dadctcp_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Dadctc
         "mode": p.mode,
         "packet_bytes": _packet_bytes(topo),
         "interval_s": p.interval_s,
+        "dscp_queues": [{"dscp": d, "queue": d} for d in range(1, p.queues)],
         "ports": [
             {
                 "port": q,
-                "k_port_packets": p.k_packets,
-                "queues": [{"queue": 0, "k_packets": p.k_packets}],
+                "k_port_packets": p.k_packets * p.queues,
+                "queues": [{"queue": j, "k_packets": p.k_packets} for j in range(p.queues)],
             }
             for q in sorted(topo.ports[switch])
         ],

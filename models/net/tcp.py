@@ -31,6 +31,9 @@ Per flow (scenario `flows[i]`, `transport: tcp`):
   the same algorithm (DCTCP's receiver behaviour lives in TcpDctcp);
 - ECN is on (RFC 3168 on both ends) when the scheme marks CE (`ECN_KINDS`),
   and always for DCTCP, which ns-3's TcpDctcp switches on itself;
+- a flow's DSCP is written by the host's adaptor (`HostPort.mark_dscp`) on
+  its data and its ACKs, not by the socket: ns-3 3.44 sends no ECT from a
+  TCP socket whose IP TOS is set;
 - TCP timestamps are off: ns-3's TS option counts milliseconds, and its RTT
   samples would then be whole milliseconds; without it ns-3 samples each
   ACK against the send time of the segment it covers (Karn's rule);
@@ -77,6 +80,7 @@ source `Retransmission`) and ACKs carrying ECN-Echo.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -435,15 +439,46 @@ class HostPort:
     """The Ethernet adaptor on a switch port facing a TCP host (see the
     module docstring)."""
 
-    def __init__(self, switch: SwitchNode, port: int, host_mac: bytes, macs: dict[bytes, bytes]):
+    def __init__(
+        self,
+        switch: SwitchNode,
+        port: int,
+        host_mac: bytes,
+        macs: dict[bytes, bytes],
+        dscp_of_port: dict[int, int] | None = None,
+    ):
         self.switch, self.port = switch, port
         self.host_mac = host_mac
         self.macs = macs  # IPv4 address -> MAC of the host that owns it
+        # Flow port (TCP_PORT_BASE + id) -> the flow's DSCP, when not 0.
+        self.dscp_of_port = dscp_of_port if dscp_of_port is not None else {}
         self.not_delivered = 0
 
     def from_host(self, packet: bytes) -> None:
+        if self.dscp_of_port:
+            packet = self.mark_dscp(packet)
         dst_mac = self.macs.get(packet[16:20], b"\xff" * 6)
         self.switch.receive(self.port, dst_mac + self.host_mac + ETHERTYPE_IPV4 + packet)
+
+    def mark_dscp(self, packet: bytes) -> bytes:
+        """The flow's DSCP in both directions (its data and its ACKs), ECN
+        bits kept, header checksum fixed, as a host's NIC or qdisc marks it.
+        Not the socket's IP_TOS: ns-3 3.44's Socket::SetIpTos keeps the old
+        ECN bits of a stream socket and TcpSocketBase::AddSocketTags then sets
+        ECT only when those bits already are ECT, so a TCP socket with a DSCP
+        never sends ECN-capable segments."""
+        if len(packet) < 24 or packet[9] != IP_PROTO_TCP:
+            return packet
+        ihl = (packet[0] & 0x0F) * 4
+        sport, dport = struct.unpack_from("!HH", packet, ihl)
+        dscp = self.dscp_of_port.get(dport, self.dscp_of_port.get(sport))
+        if dscp is None:
+            return packet
+        hdr = bytearray(packet[:ihl])
+        hdr[1] = (dscp << 2) | (hdr[1] & 0x03)
+        hdr[10:12] = b"\x00\x00"
+        hdr[10:12] = frames.ipv4_checksum(bytes(hdr)).to_bytes(2, "big")
+        return bytes(hdr) + packet[ihl:]
 
     def to_wire(self, frame: bytes) -> bytes | None:
         if frame[12:14] != ETHERTYPE_IPV4 or len(frame) < 34 or frame[23] != IP_PROTO_TCP:
@@ -478,6 +513,8 @@ class TcpNet:
         self.host_index = host_index
         self.macs = {ip_of_host(i): mac_of_host(i) for i in host_index.values()}
         self.ports: list[HostPort] = []
+        # Each flow's DSCP by its port, marked at the host adaptors.
+        self.dscp_of_port: dict[int, int] = {}
         self._flows: list[tuple[int, Any, str, bool]] = []
         self.nodes: dict[str, Any] = {}
         # Python congestion controls: alive until ns-3 has let go of them
@@ -496,7 +533,9 @@ class TcpNet:
         self.g.AddressHost(self.nodes[host], device, _u32(ip_of_host(self.host_index[host])))
 
     def host_port(self, switch: SwitchNode, port: int, host: str) -> HostPort:
-        hp = HostPort(switch, port, mac_of_host(self.host_index[host]), self.macs)
+        hp = HostPort(
+            switch, port, mac_of_host(self.host_index[host]), self.macs, self.dscp_of_port
+        )
         self.ports.append(hp)
         return hp
 
@@ -526,7 +565,8 @@ class TcpNet:
         f.size_bytes = rec.size_bytes or 0
         f.start_ns = rec.start_ns
         f.stop_ns = stop_ns
-        f.tos = dscp << 2
+        if dscp:
+            self.dscp_of_port[TCP_PORT_BASE + rec.flow_id] = dscp
         f.buffer_bytes = SOCKET_BUFFER_BYTES
         f.min_rto_ns = MIN_RTO_MS * 1_000_000
         f.delack_ns = DELAYED_ACK_TIMEOUT_MS * 1_000_000
