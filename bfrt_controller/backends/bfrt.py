@@ -37,7 +37,7 @@ import queue
 import sys
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from hw_profiles import HwProfile
 from models.switch.core import Match, P4ModelError, Table
@@ -65,6 +65,7 @@ from ..switch import (
 from .model import MAX_DWRR_WEIGHT, check_pfc, check_pool, check_ppg, check_shaping
 
 ALL_PIPES = 0xFFFF
+_Done = TypeVar("_Done")
 MIRROR_TABLE = "$mirror.cfg"
 PORT_STAT_TABLE = "$PORT_STAT"
 PORT_TABLE = "$PORT"
@@ -821,6 +822,38 @@ class BfrtSwitch(Switch):
                 self._undo(applied, slots, failed, why)
                 raise WriteError(failed.index, failed.what, why) from None
 
+    # -- writes outside pipe_mgr's transaction --------------------------------
+    # Ports, PPGs and pools take no part in the batch's transaction: each is
+    # one call, made before the batch's tables, and put back from what was
+    # read before if that call or anything after it is refused.
+    def _each_then_rest(
+        self,
+        writes: Sequence[Write],
+        rest_index: list[int],
+        steps: Sequence[tuple[int, str, Callable[[], None], _Done]],
+        restore: Callable[[list[_Done]], None],
+    ) -> None:
+        """Run each step's call (index, description, call, what restore
+        needs), then write the rest of the batch; on a refusal, restore
+        what was done, newest first, and name the refused write."""
+        done: list[_Done] = []
+        for i, what, call, record in steps:
+            done.append(record)
+            try:
+                call()
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                why = _message(exc)
+                restore(done)
+                raise WriteError(i, what, why) from None
+        rest = [writes[i] for i in rest_index]
+        try:
+            self.write(rest)
+        except WriteError as exc:
+            restore(done)
+            raise WriteError(rest_index[exc.index], exc.what, exc.reason) from None
+
     # -- $PORT -----------------------------------------------------------------
     # The port manager takes no part in pipe_mgr's transaction (as with TM), so
     # each port is one call of its own, written before the batch's tables, and
@@ -920,23 +953,11 @@ class BfrtSwitch(Switch):
             ) as exc:
                 raise WriteError(i, w.describe(), _message(exc)) from None
             plans.append((i, w, prior))
-        done: list[tuple[PortWrite, PortState | None]] = []
-        for i, w, prior in plans:
-            done.append((w, prior))
-            try:
-                self._port_apply(w, prior)
-            except SwitchUnavailable:
-                raise
-            except Exception as exc:
-                why = _message(exc)
-                self._port_restore(done)
-                raise WriteError(i, w.describe(), why) from None
-        rest = [writes[i] for i in rest_index]
-        try:
-            self.write(rest)
-        except WriteError as exc:
-            self._port_restore(done)
-            raise WriteError(rest_index[exc.index], exc.what, exc.reason) from None
+        steps = [
+            (i, w.describe(), functools.partial(self._port_apply, w, prior), (w, prior))
+            for i, w, prior in plans
+        ]
+        self._each_then_rest(writes, rest_index, steps, self._port_restore)
 
     # -- tm.ppg.cfg ------------------------------------------------------------
     # PPGs are allocated per pipe by entry add (bf_rt_tm_tf1.json
@@ -1025,28 +1046,15 @@ class BfrtSwitch(Switch):
                 raise
             except (ControllerError, P4ModelError, KeyError, ValueError, TypeError) as exc:
                 raise WriteError(i, w.describe(), f"{self.tm_prefix}.{_message(exc)}") from None
-        done: list[tuple[TmPpgWrite, TmPpgWrite | None]] = []
-        for i, w, prior in plans:
-            done.append((w, prior))
-            try:
-                self._ppg_apply(w, prior)
-            except SwitchUnavailable:
-                raise
-            except Exception as exc:
-                why = _message(exc)
-                self._ppg_restore(done)
-                raise WriteError(i, w.describe(), why) from None
-        rest = [writes[i] for i in rest_index]
-        try:
-            self.write(rest)
-        except WriteError as exc:
-            self._ppg_restore(done)
-            raise WriteError(rest_index[exc.index], exc.what, exc.reason) from None
+        steps = [
+            (i, w.describe(), functools.partial(self._ppg_apply, w, prior), (w, prior))
+            for i, w, prior in plans
+        ]
+        self._each_then_rest(writes, rest_index, steps, self._ppg_restore)
 
     # -- tm.pool.cfg, tm.pool.app_pfc -------------------------------------------
     # Device-wide rows that always exist: only modified (the server has no
-    # add or delete for them). Written one call each before the rest of the
-    # batch, and modified back to what was read before if anything is refused.
+    # add or delete for them), and modified back on a refusal.
     def _pool_call(self, pool: str, icos: int | None, cells: int) -> None:
         table = f"{self.tm_prefix}.tm.pool.{'cfg' if icos is None else 'app_pfc'}"
         t = self._bfrt().table_get(table)
@@ -1107,23 +1115,16 @@ class BfrtSwitch(Switch):
                 raise
             except (ControllerError, P4ModelError, KeyError, ValueError, TypeError) as exc:
                 raise WriteError(i, w.describe(), _message(exc)) from None
-        done: list[tuple[str, int | None, int]] = []
-        for i, w, pool, icos, cells, before in plans:
-            done.append((pool, icos, before))
-            try:
-                self._pool_call(pool, icos, cells)
-            except SwitchUnavailable:
-                raise
-            except Exception as exc:
-                why = _message(exc)
-                self._pool_restore(done)
-                raise WriteError(i, w.describe(), why) from None
-        rest = [writes[i] for i in rest_index]
-        try:
-            self.write(rest)
-        except WriteError as exc:
-            self._pool_restore(done)
-            raise WriteError(rest_index[exc.index], exc.what, exc.reason) from None
+        steps = [
+            (
+                i,
+                w.describe(),
+                functools.partial(self._pool_call, pool, icos, cells),
+                (pool, icos, before),
+            )
+            for i, w, pool, icos, cells, before in plans
+        ]
+        self._each_then_rest(writes, rest_index, steps, self._pool_restore)
 
     def read_port(self, dev_port: int) -> PortState | None:
         data = self._get(PORT_TABLE, self._port_key(dev_port))

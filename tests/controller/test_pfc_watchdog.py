@@ -11,7 +11,6 @@ import copy
 import pytest
 import yaml
 
-from bfrt_controller.backends.bfrt import BfrtSwitch
 from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.errors import ConfigError
 from bfrt_controller.metrics import ROW_METRICS
@@ -20,6 +19,7 @@ from bfrt_controller.p4qcn.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.pfc_watchdog import WATCHDOG_SECTION, PfcWatchdog
 from bfrt_controller.switch import MirrorSessionWrite, Switch, TmPfcWrite
 from bfrt_controller.testing import FakeBfrtGrpc
+from bfrt_controller.testing.backends import both_backends
 from hw_profiles import load_profile
 from models.switch.core import Match
 
@@ -49,11 +49,7 @@ class Paused:
 
 
 def backends() -> list[tuple[Switch, FakeBfrtGrpc | None]]:
-    profile = load_profile("tofino")
-    fake = FakeBfrtGrpc("p4qcn", profile)
-    sw = BfrtSwitch("p4qcn", profile, client_module=fake)
-    sw.connect()
-    return [(ModelSwitch("p4qcn", profile), None), (sw, fake)]
+    return both_backends("p4qcn")
 
 
 def test_pfc_is_off_unless_configured() -> None:

@@ -14,17 +14,13 @@ from bfrt_controller.diff import diff_one
 from bfrt_controller.errors import WriteError
 from bfrt_controller.switch import Switch, TmPfcWrite, TmQueueWrite
 from bfrt_controller.testing import FakeBfrtGrpc
-from hw_profiles import load_profile
+from bfrt_controller.testing.backends import both_backends
 
 PROGRAM = "p4qcn"
 
 
 def backends(chip: str) -> list[tuple[Switch, FakeBfrtGrpc | None]]:
-    profile = load_profile(chip)
-    fake = FakeBfrtGrpc(PROGRAM, profile)
-    sw = BfrtSwitch(PROGRAM, profile, client_module=fake)
-    sw.connect()
-    return [(ModelSwitch(PROGRAM, profile), None), (sw, fake)]
+    return both_backends(PROGRAM, chip)
 
 
 @pytest.mark.parametrize("chip", ["tofino", "tofino2"])

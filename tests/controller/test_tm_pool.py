@@ -10,20 +10,16 @@ from __future__ import annotations
 import pytest
 
 from bfrt_controller.backends.bfrt import BfrtSwitch
-from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.diff import diff_one
 from bfrt_controller.errors import WriteError
 from bfrt_controller.switch import MirrorSessionWrite, Switch, TmPfcWrite, TmPoolWrite
 from bfrt_controller.testing import FakeBfrtGrpc
+from bfrt_controller.testing.backends import both_backends
 from hw_profiles import load_profile
 
 
 def backends(chip: str = "tofino") -> list[tuple[Switch, FakeBfrtGrpc | None]]:
-    profile = load_profile(chip)
-    fake = FakeBfrtGrpc("p4qcn", profile)
-    sw = BfrtSwitch("p4qcn", profile, client_module=fake)
-    sw.connect()
-    return [(ModelSwitch("p4qcn", profile), None), (sw, fake)]
+    return both_backends("p4qcn", chip)
 
 
 POOL = TmPoolWrite("IG_APP_POOL_1", 100_000, ((3, 182), (4, 200)))

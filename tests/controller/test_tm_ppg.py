@@ -10,20 +10,15 @@ from __future__ import annotations
 import pytest
 
 from bfrt_controller.backends.bfrt import BfrtSwitch
-from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.diff import diff_one
 from bfrt_controller.errors import WriteError
 from bfrt_controller.switch import Switch, TmPfcWrite, TmPpgWrite
 from bfrt_controller.testing import FakeBfrtGrpc
-from hw_profiles import load_profile
+from bfrt_controller.testing.backends import both_backends
 
 
 def backends(chip: str = "tofino") -> list[tuple[Switch, FakeBfrtGrpc | None]]:
-    profile = load_profile(chip)
-    fake = FakeBfrtGrpc("p4qcn", profile)
-    sw = BfrtSwitch("p4qcn", profile, client_module=fake)
-    sw.connect()
-    return [(ModelSwitch("p4qcn", profile), None), (sw, fake)]
+    return both_backends("p4qcn", chip)
 
 
 PPG = TmPpgWrite(5, (1 << 7) | 4, icos=(0,), xoff_cells=182, xon_cells=156, headroom_cells=52)

@@ -6,22 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from bfrt_controller.backends.bfrt import BfrtSwitch
-from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.errors import WriteError
 from bfrt_controller.switch import Switch, TmQueueWrite, TmShapingWrite
 from bfrt_controller.testing import FakeBfrtGrpc
-from hw_profiles import load_profile
+from bfrt_controller.testing.backends import both_backends
 
 PROGRAM = "bfcc"
 
 
 def backends(chip: str) -> list[tuple[Switch, FakeBfrtGrpc | None]]:
-    profile = load_profile(chip)
-    fake = FakeBfrtGrpc(PROGRAM, profile)
-    sw = BfrtSwitch(PROGRAM, profile, client_module=fake)
-    sw.connect()
-    return [(ModelSwitch(PROGRAM, profile), None), (sw, fake)]
+    return both_backends(PROGRAM, chip)
 
 
 @pytest.mark.parametrize("chip", ["tofino", "tofino2"])
