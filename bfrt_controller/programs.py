@@ -186,6 +186,15 @@ def _p4qcn() -> Program:
                     ("CE marked", "ce_marked"),
                 ),
             ),
+            (
+                app.CLASSES,
+                (
+                    ("DSCP", "dscp"),
+                    ("queue", "queue"),
+                    ("iCoS", "icos"),
+                    ("lossless", "lossless"),
+                ),
+            ),
             (PORTS_SECTION, PORT_GUARD_COLUMNS),
             (
                 WATCHDOG_SECTION,

@@ -47,6 +47,7 @@ log = logging.getLogger("tofcc.p4qcn")
 
 # status() sections (the ports section is the shared PORTS_SECTION).
 QUEUES = "congestion points"
+CLASSES = "traffic classes"
 # Every entry of a queue has one priority: its ranges never overlap.
 ENTRY_PRIORITY = 1
 # What `set` may change, and its type.
@@ -351,6 +352,17 @@ class P4qcnApp(IntendedStateApp):
                         0
                     ],
                     "ce_marked": self.switch.read_counter(n.CE_MARKED, q.port)[0],
+                }
+            )
+        for tc in cfg.traffic_classes:
+            held = self.switch.read_entry(n.TRAFFIC_CLASS, {n.K_DSCP: Match(tc.dscp)})
+            rows.append(
+                {
+                    "section": CLASSES,
+                    "dscp": tc.dscp,
+                    "queue": None if held is None else held.data.get("qid"),
+                    "icos": None if held is None else held.data.get("icos"),
+                    "lossless": cfg.pfc is not None and tc.icos in cfg.pfc.icos,
                 }
             )
         ports = sorted(

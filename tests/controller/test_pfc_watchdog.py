@@ -106,6 +106,10 @@ def test_lossless_class_pools_and_feedback_queue_on_both_backends() -> None:
         sessions = [w for w in app.intended_writes() if isinstance(w, MirrorSessionWrite)]
         assert sessions
         assert {(w.queue, w.icos) for w in sessions} == {(7, 7)}
+        rows = [r for r in app.status() if r["section"] == "traffic classes"]
+        assert rows == [
+            {"section": "traffic classes", "dscp": 26, "queue": 1, "icos": COS, "lossless": True}
+        ]
 
 
 def test_the_model_counts_the_class_under_its_icos() -> None:
