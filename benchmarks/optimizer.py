@@ -62,6 +62,7 @@ def small_port() -> PmqecnProblem:
         W=[0.004, 0.02, 0.01],
         kinds=["A", "B", "C"],
         weights=[(1.0, 20.0), (1.0, 1.0), (1.0, 1000.0)],
+        target_utilisation=0.9,  # 75 % load under the cap: layer 2 is solved, not the floor
     )
 
 
@@ -77,6 +78,7 @@ def port_10g() -> PmqecnProblem:
         W=[2e-6, 6e-6, 15e-6],
         kinds=["A", "B", "C"],
         weights=[(1.0, 1.0)] * 3,
+        target_utilisation=0.9,  # 92 % load, just over the cap: the floor case
     )
 
 
@@ -97,6 +99,7 @@ def many_queues(k: int = 32, seed: int = 0) -> PmqecnProblem:
         W=list(rng.uniform(0.5, 3.0, k) * k / (gamma - lam.sum())),
         kinds=kinds,
         weights=[(1.0, second[kd]) for kd in kinds],
+        target_utilisation=0.9,  # 80 % load under the cap: layer 2 is solved, not the floor
     )
 
 

@@ -102,6 +102,17 @@ class ReactionPointBase(ABC):
         if self._timer_ns is not None:
             self._deadlines[RATE_TIMER] = now + self._timer_ns
 
+    def _start_in_increase(self, rate_bps: float, cycles: int) -> None:
+        """Start at ``rate_bps`` as if ``cycles`` increase events had already
+        passed since a notification, the timer running from time 0 (a host
+        whose rate limiter is engaged from its first packet)."""
+        self._set_rates(rate_bps, rate_bps)
+        self._active = True
+        self._timer_count = cycles
+        self._byte_count = cycles
+        if self._timer_ns is not None:
+            self._deadlines[RATE_TIMER] = self._timer_ns
+
     def on_timer(self, now_ns: int) -> None:
         self._advance(now_ns)
 

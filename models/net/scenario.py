@@ -22,6 +22,7 @@ from pydantic import (
 )
 
 from models import strict_yaml
+from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 
 from .workloads import CDFS, check_cdf
 from .workloads import expand as expand_workload
@@ -329,12 +330,19 @@ class P4qcn(Strict):
     feedback_interval_us: Micros = 5.0
     fast_recovery_cycles: Annotated[int, Field(ge=1)] = 5
     beta: Annotated[float, Field(gt=0, le=1)] = 1.0
-    byte_counter_bytes: Annotated[int, Field(ge=1)] = 150_000
+    # None: no byte counter, the timer alone ends a cycle.
+    byte_counter_bytes: Annotated[int, Field(ge=1)] | None = 150_000
     # QCN's RP timer; None: byte counter only, as P4QCN's paper describes.
     rate_timer_us: Micros | None = None
     rai: Rate = "5Mbps"
     # No paper value: the project's floor.
     min_rate: Rate = "100kbps"
+    # How seed 000 ran P4QCN (its authors' RP, models/baselines/qcn_rp.py):
+    # cut on every k-th feedback packet only, beta drawn from U(0, beta),
+    # start at initial_rate in active increase. Off by default.
+    feedback_per_cut: Annotated[int, Field(ge=1)] = 1
+    random_beta: bool = False
+    initial_rate: Rate | None = None
     # Seed 003's CP-RP (two_point: the switch sends the feedback to the
     # source) or the CP-NP-RP it compares against (three_point: the switch
     # marks CE with Eq. 1's probability, the receiver sends a notification
@@ -399,7 +407,7 @@ class Pmqecn(Strict):
     # K_i = omega_i N).
     threshold_rule: Literal["omega_n", "ls"] = "ls"
     # The load each port's lambda_i* steer it to (optimizer.target_utilisation).
-    target_utilisation: Annotated[float, Field(gt=0, le=1)] = 0.9
+    target_utilisation: Annotated[float, Field(gt=0, le=1)] = DEFAULT_TARGET_UTILISATION
     # Also CE-mark the ECT original of a packet above K_i (config
     # classes[].mark_original, tna/pmqecn/README.md): for ECN senders (TCP, DCTCP)
     # that see only CE. Off: the paper's feedback packet only.

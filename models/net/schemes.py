@@ -578,7 +578,10 @@ class BfccSenderRate:
             self.sender.on_message(fb.msg_type, fb.class_id, fb.degree, now_ns)
 
 
-def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateController:
+def rate_controller(
+    scheme: str, s: sc.Scenario, line_rate_bps: int, flow_index: int = 0
+) -> RateController:
+    """The flow's source rate; ``flow_index`` seeds what a host draws at random."""
     p = s.schemes.get(scheme)
     if isinstance(p, sc.Bfcc) and p.sender_reaction == "match_switch":
         # The switches' RT (the controller's defaults) and expiry: the cut
@@ -618,6 +621,14 @@ def rate_controller(scheme: str, s: sc.Scenario, line_rate_bps: int) -> RateCont
                     rai_bps=sc.parse_rate(p.rai),
                     byte_counter_bytes=p.byte_counter_bytes,
                     timer_ns=None if p.rate_timer_us is None else round(p.rate_timer_us * 1000),
+                    feedback_per_cut=p.feedback_per_cut,
+                    random_beta=p.random_beta,
+                    seed=s.seed * 1_000_003 + flow_index,
+                    initial_rate_bps=(
+                        None
+                        if p.initial_rate is None
+                        else min(float(sc.parse_rate(p.initial_rate)), line_rate_bps)
+                    ),
                 )
             )
         )

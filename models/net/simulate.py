@@ -190,7 +190,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
             (topo.host_mac(f.dst), topo.ip(f.dst)),
             f.packet_bytes,
             stop_ns,
-            schemes.rate_controller(spec.scheme, s, rate),
+            schemes.rate_controller(spec.scheme, s, rate, i),
             rate,
             f.dscp,
         )

@@ -163,3 +163,65 @@ def test_bad_parameters_name_themselves(overrides: dict[str, object], name: str)
 def test_rates_have_no_default() -> None:
     with pytest.raises(TypeError):
         QcnRpParams()  # type: ignore[call-arg]
+
+
+# How seed 000 ran P4QCN (its authors' RP): options, each off by default.
+
+
+def test_only_every_kth_feedback_cuts() -> None:
+    r = rp(feedback_per_cut=26)
+    for t in range(25):
+        r.on_feedback(t)
+    assert (r.rate_bps, r.stage) == (LINE, RpStage.IDLE)
+    r.on_feedback(25)
+    assert r.rate_bps == LINE / 2
+    for t in range(26, 51):
+        r.on_feedback(t)
+    assert r.rate_bps == LINE / 2  # the count restarts after a cut
+    r.on_feedback(51)
+    assert r.rate_bps == LINE / 4
+
+
+def test_ignored_feedback_does_not_restart_recovery() -> None:
+    r = rp(feedback_per_cut=2, timer_ns=1_000)
+    r.on_feedback(0)
+    r.on_feedback(1)  # cuts
+    r.on_feedback(500)  # counted, ignored: the timer keeps its deadline
+    r.on_timer(1_001)
+    assert r.timer_count == 1
+
+
+def test_random_beta_is_uniform_below_beta_and_seeded() -> None:
+    cuts = []
+    for seed in (1, 1, 2):
+        r = rp(random_beta=True, seed=seed, beta=1.0)
+        r.on_feedback(0)
+        cuts.append(r.rate_bps)
+    assert cuts[0] == cuts[1] != cuts[2]
+    factors = []
+    r = rp(random_beta=True, seed=7)
+    for t in range(2000):
+        before = r.rate_bps
+        r.on_feedback(t)
+        factors.append(r.rate_bps / before)
+        r = rp(random_beta=True, seed=7 + t + 1)
+    assert all(0.5 < f <= 1.0 for f in factors)
+    assert sum(factors) / len(factors) == pytest.approx(0.75, abs=0.01)
+
+
+def test_initial_rate_starts_in_active_increase_on_the_timer() -> None:
+    r = rp(initial_rate_bps=1e6, timer_ns=1_000_000_000, byte_counter_bytes=None)
+    assert (r.rate_bps, r.target_rate_bps, r.stage) == (1e6, 1e6, RpStage.ADDITIVE_INCREASE)
+    r.on_bytes_sent(10**9, 10)  # no byte counter: bytes end no cycle
+    assert r.rate_bps == 1e6
+    r.on_timer(1_000_000_000)  # Eq. 4: Rt += R_AI, Rc = (Rt + Rc) / 2
+    assert (r.target_rate_bps, r.rate_bps) == (6e6, 3.5e6)
+
+
+def test_no_byte_counter_needs_a_timer_and_start_within_rates() -> None:
+    with pytest.raises(ValueError, match="timer_ns"):
+        rp(byte_counter_bytes=None)
+    with pytest.raises(ValueError, match="initial_rate_bps"):
+        rp(initial_rate_bps=0.5e6)
+    with pytest.raises(ValueError, match="feedback_per_cut"):
+        rp(feedback_per_cut=0)

@@ -18,6 +18,7 @@ from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, load_config, parse_config
 from bfrt_controller.pmqecn.demo import FLOWS, inject_depth, run_demo
 from hw_profiles import load_profile
+from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 from models.switch.core import Match
 
 
@@ -35,6 +36,8 @@ def test_demo_shows_marking_feedback_and_new_thresholds() -> None:
 
 
 LOAD = (("voice", 30), ("video", 50), ("bulk", 35))
+# The default config's target utilisation (what a cut steers a port to).
+U = DEFAULT_TARGET_UTILISATION
 
 
 def loaded_app(
@@ -97,34 +100,34 @@ def test_overload_cuts_targets_and_keeps_thresholds() -> None:
     app = loaded_app((("video", 20),), service_rate_pps=1000)  # far below the load
     changes = app.optimize_once(1e-3)  # 20 000 pps into a 1000 pps port
     assert {c.what for c in changes} == {"target_rate_pps", "rate_pps"}
-    # One class alone on the port: its share is all of 90 % of the port.
+    # One class alone on the port: its share is all of u x the port.
     assert app.live[2].rate_pps == 20_000
-    assert app.live[2].target_rate_pps == 900
+    assert app.live[2].target_rate_pps == round(U * 1000)
     assert app.live[2].threshold_cells == 40
     rates = app.switch.read_entry(n.CLASS_RATES, {n.K_CLASS_ID: Match(2)})
-    assert rates is not None and rates.data["target_rate"] == 900
+    assert rates is not None and rates.data["target_rate"] == round(U * 1000)
 
 
-def test_mild_overload_cuts_to_ninety_percent() -> None:
+def test_mild_overload_cuts_to_the_target_utilisation() -> None:
     app = loaded_app((("video", 20),), service_rate_pps=15_000)
     app.optimize_once(1e-3)
-    assert app.live[2].target_rate_pps == round(20_000 * 0.9 * 15_000 / 20_000)
+    assert app.live[2].target_rate_pps == round(U * 15_000)
 
 
 def test_overload_at_twice_the_port_splits_its_target_by_the_weights() -> None:
-    """voice 30k + video 50k pps into a 40k pps port: lambda* totals 0.9 x 40k,
+    """voice 30k + video 50k pps into a 40k pps port: lambda* totals u x 40k,
     split by the classes' scheduling weights (6:5) as weighted max-min shares."""
     app = loaded_app((("voice", 30), ("video", 50)), service_rate_pps=40_000)
     app.optimize_once(1e-3)
     targets = {cid: app.live[cid].target_rate_pps for cid in (1, 2)}
-    assert sum(targets.values()) == pytest.approx(0.9 * 40_000, abs=1)
-    assert targets[1] == pytest.approx(36_000 * 6 / 11, abs=1)
-    assert targets[2] == pytest.approx(36_000 * 5 / 11, abs=1)
+    assert sum(targets.values()) == pytest.approx(U * 40_000, abs=1)
+    assert targets[1] == pytest.approx(U * 40_000 * 6 / 11, abs=1)
+    assert targets[2] == pytest.approx(U * 40_000 * 5 / 11, abs=1)
     # A light class beside a heavy one keeps all it sends.
     app = loaded_app((("voice", 5), ("video", 75)), service_rate_pps=40_000)
     app.optimize_once(1e-3)
     assert app.live[1].target_rate_pps == 5_000
-    assert app.live[2].target_rate_pps == 31_000
+    assert app.live[2].target_rate_pps == round(U * 40_000) - 5_000
 
 
 def test_an_underloaded_port_never_cuts() -> None:

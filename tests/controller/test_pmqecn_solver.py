@@ -21,6 +21,8 @@ class Sample:
 def config(port_rates: dict[int, float], interval_s: float = 1.0) -> object:
     raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
     raw["optimizer"]["interval_s"] = interval_s
+    # These tests reason about loads just under and over u = 0.9.
+    raw["optimizer"]["target_utilisation"] = 0.9
     # Voice and video leave through port 4, bulk through port 5.
     for c in raw["classes"]:
         c["port"] = 5 if c["name"] == "bulk" else 4
