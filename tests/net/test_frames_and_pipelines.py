@@ -190,3 +190,28 @@ def test_bfcc_shape_setup_polls_and_shapes_the_tm_the_port_reads() -> None:
     assert tm.shaping.get((up, None)) is None
     setup.periodic(0.001)
     assert tm.shaping[(up, None)][0] == 10_000 * 9 // 10  # 10 Mb/s x 9/10 in kb/s
+
+
+def test_seed000_scenarios_run_p4qcn_as_seed000_ran_it() -> None:
+    """pmqecn-s1's `p4qcn` sources: 1 Mb/s start in active increase, a 1 s
+    cycle, one cut per 26 feedback packets, beta drawn per flow (different
+    seeds per flow); `p4qcn-qcn` keeps QCN's values (line-rate start, every
+    feedback halves)."""
+    from models.baselines import RpStage
+    from models.net.scenario import load_scenario
+    from models.net.schemes import QcnFamilyRate, rate_controller
+
+    s = load_scenario("pmqecn-s1")
+    flows = [rate_controller("p4qcn", s, 10_000_000, i) for i in range(2)]
+    for rc in flows:
+        assert isinstance(rc, QcnFamilyRate)
+        assert rc.rate_bps(0) == 1_000_000 and rc.rp.stage is RpStage.ADDITIVE_INCREASE
+        assert rc.rate_bps(1_000_000_000) == 3_500_000  # Eq. 4 after one 1 s cycle
+        for t in range(26):
+            rc.on_feedback(None, 1_000_000_001 + t)
+    cut = [rc.rate_bps(1_000_000_100) for rc in flows]
+    assert all(1_750_000 < c < 3_500_000 for c in cut) and cut[0] != cut[1]
+    qcn = rate_controller("p4qcn-qcn", s, 10_000_000, 0)
+    assert isinstance(qcn, QcnFamilyRate) and qcn.rate_bps(0) == 10_000_000
+    qcn.on_feedback(None, 1)
+    assert qcn.rate_bps(1) == 5_000_000
