@@ -1,10 +1,17 @@
 #!/usr/bin/env python3
-"""PMQECN control-loop cycle time on the model backend, 1 port vs 64 ports.
+"""PMQECN control-loop cycle time on the model backend: ports solved one by one vs together.
 
 One cycle = read every class counter and sojourn accumulator, solve each
-port's M/M/1/N problem, write K_i, weights and lambda_i* as one batch. Each
-port carries the paper's three classes; traffic is sent through the model
-between cycles so every class has a measured rate. Prints figures, asserts
+port's M/M/1/N problem, write K_i, weights and lambda_i* as one batch. The
+ports are solved one after another (``solve_many(batched=False)``, the
+earlier path) and together (``solve_many``: one block-diagonal conic solve
+per layer, one exact-model evaluation for all ports), side by side in one
+run. Traffic is sent through the model between cycles so every class has a
+measured rate.
+
+Configurations: 1 and 64 ports with the paper's three classes each; 31
+ports with 8 classes each (248 classes: class ids are 8 bits, tna/README.md);
+and the optimiser alone for 64 ports x 8 classes. Prints figures, asserts
 nothing (targets belong here, not in timed tests).
 
     python benchmarks/control_loop.py [--cycles 5]
@@ -13,19 +20,30 @@ nothing (targets belong here, not in timed tests).
 from __future__ import annotations
 
 import argparse
+import functools
 import statistics
 import time
 from typing import Any
 
+import numpy as np
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from bfrt_controller.backends.model import ModelSwitch
+from bfrt_controller.pmqecn import solver
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config
 from hw_profiles import load_profile
+from models.optimize import PmqecnProblem, solve_many
 
 KINDS = (("voice", "A", 46, 20), ("video", "B", 34, 40), ("bulk", "C", 10, 60))
+# Eight classes per port: the three kinds again with other DSCPs.
+KINDS8 = (
+    *KINDS,
+    ("voice2", "A", 40, 20), ("video2", "B", 32, 40), ("bulk2", "C", 8, 60),
+    ("video3", "B", 26, 40), ("bulk3", "C", 0, 60),
+)  # fmt: skip
+BURST = {"A": 3, "B": 4, "C": 2}
 SENDER_PORT = 0
 
 
@@ -35,16 +53,16 @@ def port_of(i: int) -> int:
     return i if i < 64 else 128 + i - 64
 
 
-def config_for(ports: int) -> dict[str, Any]:
-    """`ports` receiver ports 1..ports, each with three classes, one sender port."""
+def config_for(ports: int, kinds: tuple[tuple[str, str, int, int], ...] = KINDS) -> dict[str, Any]:
+    """`ports` receiver ports 1..ports, each with len(kinds) classes, one sender port."""
     classes, routes = [], []
     for p in range(1, ports + 1):
         routes.append(
             {"prefix": f"10.{p}.0.0/16", "port": port_of(p), "src_mac": "02:00:00:00:00:01",
              "dst_mac": "00:00:00:00:00:02"}
         )  # fmt: skip
-        for k, (name, qos, dscp, k_cells) in enumerate(KINDS):
-            cid = (p - 1) * 3 + k + 1
+        for k, (name, qos, dscp, k_cells) in enumerate(kinds):
+            cid = (p - 1) * len(kinds) + k + 1
             classes.append(
                 {"id": cid, "name": f"{name}-{p}", "priority": cid, "vq": cid, "queue": k,
                  "qos": qos, "threshold_cells": k_cells, "port": port_of(p),
@@ -69,52 +87,87 @@ def config_for(ports: int) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def run(ports: int, cycles: int) -> dict[str, float]:
-    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), parse_config(config_for(ports)))
+def run(ports: int, kinds: tuple[tuple[str, str, int, int], ...], cycles: int) -> list[float]:
+    """Cycle times (s) of ``cycles`` optimise-and-apply cycles, each port loaded
+    to about 80 % of its 1.25M pps (under it, so every port is a solve)."""
+    cfg = parse_config(config_for(ports, kinds))
+    app = PmqecnApp(ModelSwitch("pmqecn", load_profile("tofino")), cfg)
     app.push_all()
     switch = app.switch
     assert isinstance(switch, ModelSwitch)
-    packets = {
-        (p, dscp): bytes(
+    packets = [
+        (BURST[qos], bytes(
             Ether(dst="02:00:00:00:00:01", src="00:00:00:00:00:09")
             / IP(src="10.200.0.1", dst=f"10.{p}.0.1", tos=dscp << 2)
             / UDP(sport=1, dport=2)
             / (b"\x00" * 100)
-        )
+        ))
         for p in range(1, ports + 1)
-        for _, _, dscp, _ in KINDS
-    }
+        for _, qos, dscp, _ in kinds
+    ]  # fmt: skip
     now = 0.0
     app.sample(now)
     times: list[float] = []
     for _ in range(cycles):
-        for (_, dscp), data in packets.items():
-            for _ in range({46: 3, 34: 4, 10: 2}[dscp]):
+        for burst, data in packets:
+            for _ in range(burst):
                 switch.model.send(SENDER_PORT, data)
-        now += 1e-5  # 3-4 packets in 10 us: 200k-400k pps per class
+        # 2-4 packets per class per step: 3 classes in 10 us (200k-400k pps
+        # each), 8 classes in 25 us (80k-160k pps each).
+        now += 1e-5 if len(kinds) <= 3 else 2.5e-5
         start = time.perf_counter()
         app.optimize_once(now)
         times.append(time.perf_counter() - start)
-    return {
-        "classes": len(app.config.classes),
-        "median_s": statistics.median(times),
-        "max_s": max(times),
-    }
+    return times
+
+
+def optimiser_alone(ports: int, k: int, cycles: int, batched: bool) -> list[float]:
+    """solve_many for ``ports`` independent ports of ``k`` classes (A, B, C cycling)."""
+    rng = np.random.default_rng(0)
+    times = []
+    for _ in range(cycles + 1):
+        problems = []
+        for _ in range(ports):
+            lam = rng.uniform(0.5, 1.5, k)
+            problems.append(
+                PmqecnProblem(
+                    N=1000, Lambda=1.5e6, Gamma=1.25e6, C=1.25e6, n=1,
+                    lambdas=list(lam * 0.8 * 1.25e6 / lam.sum()),
+                    W=list(rng.uniform(2e-6, 15e-6, k)),
+                    kinds=["ABC"[i % 3] for i in range(k)], weights=[(1.0, 1.0)] * k,
+                )
+            )  # fmt: skip
+        start = time.perf_counter()
+        solve_many(problems, batched=batched)
+        times.append(time.perf_counter() - start)
+    return times[1:]  # the first compiles the structure
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=5)
     args = parser.parse_args()
-    print(f"{'ports':>5} {'classes':>7} {'median cycle':>13} {'max cycle':>10}")
-    results = {}
-    for ports in (1, 64):
-        r = run(ports, args.cycles)
-        results[ports] = r
-        median_ms, max_ms = r["median_s"] * 1e3, r["max_s"] * 1e3
-        print(f"{ports:>5} {r['classes']:>7.0f} {median_ms:>11.1f}ms {max_ms:>8.1f}ms")
-    ratio = results[64]["median_s"] / results[1]["median_s"]
-    print(f"64-port cycle / 1-port cycle: {ratio:.1f}x (64x the classes)")
+    one_by_one = functools.partial(solve_many, batched=False)
+    print(f"{'':30} {'one port at a time':>20} {'ports together':>16} {'ratio':>6}")
+    print(f"{'':30} {'median (max) ms':>20} {'median (max) ms':>16}")
+    setups = (("1 port x 3 classes", 1, KINDS), ("64 ports x 3 classes", 64, KINDS),
+              ("31 ports x 8 classes", 31, KINDS8))  # fmt: skip
+    for label, ports, kinds in setups:
+        row = []
+        for path in (one_by_one, solve_many):
+            # The app's solver module looks the name up at call time.
+            solver.solve_many = path  # type: ignore[assignment]
+            row.append(run(ports, kinds, args.cycles))
+        solver.solve_many = solve_many  # type: ignore[assignment]
+        print(_row(label, row))
+    rows = [optimiser_alone(64, 8, args.cycles, batched) for batched in (False, True)]
+    print(_row("64 ports x 8, optimiser alone", rows))
+
+
+def _row(label: str, runs: list[list[float]]) -> str:
+    cells = [f"{statistics.median(r) * 1e3:.1f} ({max(r) * 1e3:.1f})" for r in runs]
+    ratio = statistics.median(runs[0]) / statistics.median(runs[1])
+    return f"{label:30} {cells[0]:>20} {cells[1]:>16} {ratio:>5.2f}x"
 
 
 if __name__ == "__main__":

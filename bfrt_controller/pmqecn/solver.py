@@ -22,7 +22,13 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from models.optimize import PmqecnProblem, ProblemError, share_targets, solve
+from models.optimize import (
+    PmqecnProblem,
+    PmqecnSolution,
+    ProblemError,
+    share_targets,
+    solve_many,
+)
 from models.optimize.problem import port_target
 
 from .config import PmqecnConfig
@@ -61,6 +67,12 @@ def solve_for(
     methods = set()
     port_rate = {ps.port: ps.service_rate_pps for ps in config.ports if ps.service_rate_pps}
     refusals = []
+    # Every port's problem first, then one batched solve (models.optimize.solve_many):
+    # the ports are independent, and solving them together is what keeps a
+    # full switch's cycle short (benchmarks/control_loop.py).
+    ports: list[tuple[int | None, list[int], list[float], float, float, float]] = []
+    problems: list[PmqecnProblem] = []
+    answers: list[PmqecnSolution | ProblemError | None] = []  # None: solve_many's
     for port, members in groups.items():
         ids = [cid for cid, _, _ in members]
         gamma = (port_rate.get(port) if port is not None else None) or opt.service_rate_pps
@@ -70,27 +82,35 @@ def solve_for(
         # Clearing the port's standing queue within one interval takes the
         # classes' backlogs over the interval (PmqecnApp.sample estimates them).
         drain = sum(backlog[cid] for cid in ids) / opt.interval_s
+        ports.append((port, ids, rates, gamma, c_pps, drain))
         try:
-            problem = PmqecnProblem(
-                N=opt.capacity_packets,
-                Lambda=opt.arrival_cap_pps,
-                Gamma=gamma,
-                C=c_pps,
-                n=opt.links,
-                lambdas=rates,
-                W=[w_ns * 1e-9 for _, _, w_ns in members],  # seconds, the rates' time unit
-                kinds=[by_id[cid].qos for cid in ids],
-                weights=[by_id[cid].objective_weights for cid in ids],
-                target_utilisation=opt.target_utilisation,
-                backlog_drain=drain,
+            problems.append(
+                PmqecnProblem(
+                    N=opt.capacity_packets,
+                    Lambda=opt.arrival_cap_pps,
+                    Gamma=gamma,
+                    C=c_pps,
+                    n=opt.links,
+                    lambdas=rates,
+                    W=[w_ns * 1e-9 for _, _, w_ns in members],  # seconds, the rates' time unit
+                    kinds=[by_id[cid].qos for cid in ids],
+                    weights=[by_id[cid].objective_weights for cid in ids],
+                    target_utilisation=opt.target_utilisation,
+                    backlog_drain=drain,
+                )
             )
-            solution = solve(problem)
+            answers.append(None)
         except ProblemError as exc:
+            answers.append(exc)
+    solved = iter(solve_many(problems))
+    for (port, ids, rates, gamma, c_pps, drain), given in zip(ports, answers, strict=True):
+        answer = next(solved) if given is None else given
+        if isinstance(answer, ProblemError):
             where = "all classes" if port is None else f"port {port}"
             port_cap = port_target(gamma, opt.target_utilisation, drain)
             cap = min(port_cap, opt.arrival_cap_pps, opt.links * c_pps)
             if sum(rates) <= cap:
-                refusals.append(f"{where}: {exc}")
+                refusals.append(f"{where}: {answer}")
                 continue
             shares = [(weights or {}).get(cid, by_id[cid].weight) for cid in ids]
             for cid, target in zip(ids, share_targets(rates, shares, cap), strict=True):
@@ -98,10 +118,10 @@ def solve_for(
             methods.add("overload-share")
             continue
         for i, cid in enumerate(ids):
-            omega[cid] = solution.omega[i]
-            k_packets[cid] = solution.k_packets(opt.threshold_rule)[i]
-            lambda_star[cid] = solution.lam_star[i]
-        methods.add(solution.solver)
+            omega[cid] = answer.omega[i]
+            k_packets[cid] = answer.k_packets(opt.threshold_rule)[i]
+            lambda_star[cid] = answer.lam_star[i]
+        methods.add(answer.solver)
     if not lambda_star and refusals:
         raise SolverRefused("; ".join(refusals))
     return SolverResult(omega, k_packets, lambda_star, "+".join(sorted(methods)))

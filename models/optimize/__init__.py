@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         share_targets,
         solve,
         solve_de,
+        solve_many,
         thresholds_to_cells,
     )
 
@@ -39,6 +40,7 @@ __all__ = [
     "share_targets",
     "solve",
     "solve_de",
+    "solve_many",
     "thresholds_to_cells",
 ]
 

@@ -67,6 +67,56 @@ def evaluate(problem: PmqecnProblem, mu: npt.ArrayLike, lam: npt.ArrayLike) -> E
     return Evaluation(objective, r.ls.sum(axis=0), throughput, smooth, deviation, r.ls)
 
 
+def evaluate_many(
+    problems: list[PmqecnProblem], mus: list[FloatArray], lams: list[FloatArray]
+) -> list[Evaluation]:
+    """:func:`evaluate` of one point per port, as one kernel call over every class.
+
+    The ports are independent; their classes are laid end to end and the
+    port-level sums (throughput, the objective, sum L_s) taken per port, so
+    each result equals the port's own :func:`evaluate` up to summation order.
+    """
+    if not problems:
+        return []
+    sizes = np.array([p.k for p in problems])
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    port_of = np.repeat(np.arange(len(problems)), sizes)
+    mu = np.concatenate(mus)
+    lam = np.concatenate(lams)
+    n_cap = np.repeat([float(p.N) for p in problems], sizes)
+    gamma = np.repeat([p.Gamma for p in problems], sizes)
+    n_c = np.array([p.n * p.C for p in problems])
+    delay_w = np.concatenate([p.weight_arrays()[0] for p in problems])
+    qos_w = np.concatenate([p.weight_arrays()[1] for p in problems])
+    kinds = [k for p in problems for k in p.kinds]
+    is_a = np.array([k is QosKind.A for k in kinds])
+    is_b = np.array([k is QosKind.B for k in kinds])
+    w_meas = np.concatenate([np.asarray(p.W, dtype=np.float64) for p in problems])
+    r = mm1n_arrays(lam, mu, n_cap)
+    throughput = np.add.reduceat(r.lambda_e, starts)
+    residual = ((n_c - throughput) / n_c)[port_of]
+    qos = np.where(is_a, residual, np.where(is_b, 0.0, r.n_loss / gamma))
+    smooth_i = (mu / gamma) * (delay_w * gamma * r.ws + qos_w * qos)
+    deviation = np.where(is_b, mu * (w_meas - r.ws), 0.0)
+    smooth = np.add.reduceat(smooth_i, starts)
+    objective = smooth + np.add.reduceat(qos_w * np.abs(deviation), starts)
+    total_queue = np.add.reduceat(r.ls, starts)
+    out = []
+    for j, (s, k) in enumerate(zip(starts, sizes, strict=True)):
+        cut = slice(int(s), int(s + k))
+        out.append(
+            Evaluation(
+                objective[j : j + 1],
+                total_queue[j : j + 1],
+                throughput[j : j + 1],
+                smooth[j : j + 1],
+                deviation[cut, None],
+                r.ls[cut, None],
+            )
+        )
+    return out
+
+
 def as_vector(problem: PmqecnProblem, values: npt.ArrayLike, name: str) -> FloatArray:
     """``values`` as a float vector of length k with finite positive entries."""
     try:

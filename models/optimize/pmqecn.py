@@ -104,7 +104,7 @@ import numpy as np
 import numpy.typing as npt
 
 from models.optimize.de import DeSettings, solve_de
-from models.optimize.objective import Evaluation, evaluate, exact_objective
+from models.optimize.objective import Evaluation, evaluate, evaluate_many, exact_objective
 from models.optimize.polish import polish_layer1, polish_layer2
 from models.optimize.problem import (
     PmqecnProblem,
@@ -124,7 +124,13 @@ from models.optimize.solution import (
     project_mu,
     thresholds_to_cells,
 )
-from models.optimize.surrogate import ConvexResult, solve_layer1, solve_layer2
+from models.optimize.surrogate import (
+    ConvexResult,
+    solve_layer1,
+    solve_layer1_many,
+    solve_layer2,
+    solve_layer2_many,
+)
 
 __all__ = [
     "THRESHOLD_RULES",
@@ -140,6 +146,7 @@ __all__ = [
     "share_targets",
     "solve",
     "solve_de",
+    "solve_many",
     "thresholds_to_cells",
 ]
 
@@ -228,6 +235,123 @@ def _layer2(
     note = f"kept {best.candidate.source}" if polished else "no polish needed" if polish else ""
     status = f"layer2 {second.status} ({second.solves} solves{', ' + note if note else ''})"
     return best.candidate.lam, best.ev, status
+
+
+def _feasible(problem: PmqecnProblem, mu: FloatArray, lam: FloatArray, ev: Evaluation) -> None:
+    if layer_value(problem, mu, lam, ev)[1] != 0.0:
+        raise SolverError("N: no candidate point keeps sum L_s <= N (C2)")
+
+
+def solve_many(
+    problems: Sequence[PmqecnProblem], *, polish: bool = True, batched: bool = True
+) -> list[PmqecnSolution | ProblemError]:
+    """:func:`solve` for independent ports (one problem each), as batches.
+
+    Each layer's single-solve convex problems are solved as one block-diagonal
+    problem and the exact model is evaluated for all ports in one call; a port
+    that needs more (CCP re-linearisation, the SLSQP polish) takes
+    :func:`solve`'s own path. The answers are :func:`solve`'s to within the
+    conic solver's tolerance (tests/models/test_optimize_many.py). A port
+    whose problem fails gets its ProblemError (or SolverError) in its place.
+    ``batched=False`` solves one port after another (the reference path,
+    benchmarks/control_loop.py measures both).
+    """
+    if not batched:
+        return [_solve_or_error(problem, polish) for problem in problems]
+    out: list[PmqecnSolution | ProblemError | None] = [None] * len(problems)
+    first = solve_layer1_many(list(problems))
+    batch: list[int] = []
+    mus: dict[int, FloatArray] = {}
+    for i, (problem, res) in enumerate(zip(problems, first, strict=True)):
+        try:
+            mu = project_mu(problem, problem.Gamma * res.x)
+        except ProblemError as exc:
+            out[i] = exc
+            continue
+        if polish and _worth_polishing(problem, problem.lambdas_array / mu, res):
+            out[i] = _solve_or_error(problem, polish)
+            continue
+        mus[i] = mu
+        batch.append(i)
+    evs1 = evaluate_many(
+        [problems[i] for i in batch], [mus[i] for i in batch],
+        [problems[i].lambdas_array for i in batch],
+    )  # fmt: skip
+    layer1_ev: dict[int, Evaluation] = {}
+    for i, ev in zip(batch, evs1, strict=True):
+        try:
+            _feasible(problems[i], mus[i], problems[i].lambdas_array, ev)
+            layer1_ev[i] = ev
+        except ProblemError as exc:
+            out[i] = exc
+    batch = [i for i in batch if i in layer1_ev]
+    second = solve_layer2_many([problems[i] for i in batch], [mus[i] for i in batch])
+    lams: dict[int, FloatArray] = {}
+    statuses: dict[int, str] = {}
+    for i, res in zip(batch, second, strict=True):
+        problem, mu = problems[i], mus[i]
+        try:
+            lam = project_lam(problem, mu, res.x * mu)
+        except ProblemError as exc:
+            out[i] = exc
+            continue
+        note = ", no polish needed" if polish else ""
+        status1 = f"layer1 {first[i].status} ({first[i].solves} solves{note})"
+        if polish and _worth_polishing(problem, lam / mu, res):
+            try:
+                lam, ev, status2 = _layer2(problem, mu, polish)
+            except ProblemError as exc:
+                out[i] = exc
+                continue
+            out[i] = _built(problem, mu, lam, polish, status1, status2, layer1_ev[i], ev)
+            continue
+        statuses[i] = f"{status1}; layer2 {res.status} ({res.solves} solves{note})"
+        lams[i] = lam
+    batch = list(lams)
+    evs2 = evaluate_many(
+        [problems[i] for i in batch], [mus[i] for i in batch], [lams[i] for i in batch]
+    )
+    for i, ev in zip(batch, evs2, strict=True):
+        problem = problems[i]
+        try:
+            _feasible(problem, mus[i], lams[i], ev)
+            out[i] = build_solution(
+                problem, mus[i], lams[i], _solver_name(polish), statuses[i],
+                layer1_ev=layer1_ev[i], final_ev=ev,
+            )  # fmt: skip
+        except ProblemError as exc:
+            out[i] = exc
+    return [r for r in out if r is not None]
+
+
+def _solver_name(polish: bool) -> str:
+    return "cvxpy-CLARABEL+SLSQP" if polish else "cvxpy-CLARABEL"
+
+
+def _solve_or_error(problem: PmqecnProblem, polish: bool) -> PmqecnSolution | ProblemError:
+    try:
+        return solve(problem, polish=polish)
+    except ProblemError as exc:
+        return exc
+
+
+def _built(
+    problem: PmqecnProblem,
+    mu: FloatArray,
+    lam: FloatArray,
+    polish: bool,
+    status1: str,
+    status2: str,
+    layer1_ev: Evaluation,
+    final_ev: Evaluation,
+) -> PmqecnSolution | ProblemError:
+    try:
+        return build_solution(
+            problem, mu, lam, _solver_name(polish), f"{status1}; {status2}",
+            layer1_ev=layer1_ev, final_ev=final_ev,
+        )  # fmt: skip
+    except ProblemError as exc:
+        return exc
 
 
 def solve(

@@ -216,10 +216,17 @@ class _DirectClarabel:
         truth = self._stuff(values)
         return bool(np.allclose(mapped, truth, rtol=1e-9, atol=1e-12 * np.abs(truth).max()))
 
+    def data(self, values: dict[str, FloatArray]) -> FloatArray:
+        """Clarabel's data for these values, flattened as [q, d, b, A.data]."""
+        return self.t_map @ np.concatenate([[1.0], *(values[name].ravel() for name in self.order)])
+
+    def matrix(self, f: FloatArray) -> sp.csc_array:
+        return sp.csc_array((f[self._a_start :], self.rows, self.indptr), shape=self.shape)
+
     def solve(self, values: dict[str, FloatArray]) -> tuple[str, FloatArray | None, float]:
-        f = self.t_map @ np.concatenate([[1.0], *(values[name].ravel() for name in self.order)])
+        f = self.data(values)
         q_at, d_at, b_at = self._slices
-        a = sp.csc_array((f[self._a_start :], self.rows, self.indptr), shape=self.shape)
+        a = self.matrix(f)
         try:
             solver = clarabel.DefaultSolver(
                 self.p_zero, f[q_at], a, f[b_at], self.cones, self.settings
@@ -234,6 +241,48 @@ class _DirectClarabel:
             return status, None, np.inf
         x = np.asarray(result.x, dtype=np.float64)[self.columns]
         return status, x, float(result.obj_val + f[d_at][0])
+
+
+def _solve_block(items: list[tuple[_DirectClarabel, FloatArray]]) -> list[FloatArray] | None:
+    """Solve independent problems (direct path, data ``f`` each) as one block-diagonal one.
+
+    The blocks share no variable or constraint, so the joint optimum is each
+    block's optimum; one interior-point run replaces one per block, and the
+    per-solve set-up (most of a small solve's time) is paid once. None when
+    Clarabel does not report the joint problem solved: the caller then solves
+    each block on its own.
+    """
+    qs, bs, mats, cones = [], [], [], []
+    for direct, f in items:
+        q_at, _, b_at = direct._slices
+        qs.append(f[q_at])
+        bs.append(f[b_at])
+        mats.append(direct.matrix(f))
+        cones += direct.cones
+    a = sp.block_diag(mats, format="csc")
+    n = a.shape[1]
+    try:
+        result = clarabel.DefaultSolver(
+            sp.csc_array((n, n)),
+            np.concatenate(qs),
+            a,
+            np.concatenate(bs),
+            cones,
+            items[0][0].settings,
+        ).solve()
+    except BaseException as exc:  # Clarabel reports Rust panics as a BaseException
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        return None
+    if _CLARABEL_STATUS.get(str(result.status)) != cp.OPTIMAL:
+        return None
+    x = np.asarray(result.x, dtype=np.float64)
+    out, at = [], 0
+    for direct, _ in items:
+        width = direct.shape[1]
+        out.append(x[at : at + width][direct.columns])
+        at += width
+    return out
 
 
 def _cones(dims: Any) -> list[Any]:
@@ -465,8 +514,67 @@ def _b_params(
     }
 
 
+@dataclass(frozen=True)
+class _Job:
+    """One port's layer, set up: its template's values as set for this port."""
+
+    template: _Template
+    values: dict[str, FloatArray]
+    tangent: Tangent
+    start: FloatArray
+    offset: FloatArray | None = None  # added to the answer (layer 1 solves omega - lam~)
+
+    def run(self) -> ConvexResult:
+        # Templates are shared by every port of one structure: put this port's values back.
+        self.template.values = dict(self.values)
+        res = _solve(self.template, self.tangent, self.start)
+        return self.done(res.x, res.status, res.solves)
+
+    def done(self, x: FloatArray, status: str, solves: int) -> ConvexResult:
+        if self.offset is not None:
+            x = x + self.offset
+        return ConvexResult(x=x, status=status, solves=solves)
+
+    @property
+    def batchable(self) -> bool:
+        """One solve on the direct path (no CCP re-linearisation)."""
+        return self.template.direct is not None and not self.template.ccp.size
+
+
+def _run_jobs(jobs: list[_Job | ConvexResult]) -> list[ConvexResult]:
+    """Every job's answer; the one-solve, direct-path jobs as one block solve."""
+    out: list[ConvexResult | None] = [j if isinstance(j, ConvexResult) else None for j in jobs]
+    batch = [i for i, j in enumerate(jobs) if isinstance(j, _Job) and j.batchable]
+    if len(batch) > 1:
+        items = []
+        for i in batch:
+            job = jobs[i]
+            assert isinstance(job, _Job) and job.template.direct is not None
+            items.append((job.template.direct, job.template.direct.data(job.values)))
+        xs = _solve_block(items)
+        if xs is not None:
+            for i, x in zip(batch, xs, strict=True):
+                job = jobs[i]
+                assert isinstance(job, _Job)
+                out[i] = job.done(x, f"{cp.OPTIMAL} via clarabel direct, batched", 1)
+    for i, job in enumerate(jobs):
+        if out[i] is None:
+            assert isinstance(job, _Job)
+            out[i] = job.run()
+    return [r for r in out if r is not None]
+
+
 def solve_layer1(problem: PmqecnProblem) -> ConvexResult:
     """Service split omega for the measured arrival rates (Algorithm 2, step 2)."""
+    return _layer1_job(problem).run()
+
+
+def solve_layer1_many(problems: list[PmqecnProblem]) -> list[ConvexResult]:
+    """:func:`solve_layer1` for independent ports, their single solves as one."""
+    return _run_jobs([_layer1_job(p) for p in problems])
+
+
+def _layer1_job(problem: PmqecnProblem) -> _Job:
     st = _Structure.of(problem)
     t = _layer1_template(st)
     lam = problem.lambdas_array / problem.Gamma
@@ -497,8 +605,7 @@ def solve_layer1(problem: PmqecnProblem) -> ConvexResult:
 
     # Start the tangents at the split minimising the total M/M/1 queue.
     start = np.maximum(spare * np.sqrt(lam) / np.sqrt(lam).sum(), s_lo)
-    res = _solve(t, tangent, start)
-    return ConvexResult(x=res.x + lam, status=res.status, solves=res.solves)
+    return _Job(t, dict(t.values), tangent, start, offset=lam)
 
 
 def solve_layer2(problem: PmqecnProblem, mu: FloatArray) -> ConvexResult:
@@ -510,6 +617,16 @@ def solve_layer2(problem: PmqecnProblem, mu: FloatArray) -> ConvexResult:
     stand-in has no feasible point; ``x`` is then the floor itself, which meets
     the exact C2 whenever mu* does at the measured rates.
     """
+    job = _layer2_job(problem, mu)
+    return job if isinstance(job, ConvexResult) else job.run()
+
+
+def solve_layer2_many(problems: list[PmqecnProblem], mus: list[FloatArray]) -> list[ConvexResult]:
+    """:func:`solve_layer2` for independent ports, their single solves as one."""
+    return _run_jobs([_layer2_job(p, mu) for p, mu in zip(problems, mus, strict=True)])
+
+
+def _layer2_job(problem: PmqecnProblem, mu: FloatArray) -> _Job | ConvexResult:
     st = _Structure.of(problem)
     floor = problem.target_floor(mu)
     rho_lo = floor / mu
@@ -543,7 +660,7 @@ def solve_layer2(problem: PmqecnProblem, mu: FloatArray) -> ConvexResult:
         return slope, 1.0 / (1.0 - r) - slope * r
 
     start = np.clip(problem.lambdas_array / mu, rho_lo, 1.0 - RHO_EPS)
-    return _solve(t, tangent, start)
+    return _Job(t, dict(t.values), tangent, start)
 
 
 def clear_compiled() -> None:

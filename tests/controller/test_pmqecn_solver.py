@@ -47,9 +47,10 @@ SAMPLES = [Sample(1, 60_000, 20_000), Sample(2, 60_000, 20_000), Sample(3, 60_00
 def test_a_slower_port_gets_lower_targets_than_the_shared_rate_gives() -> None:
     shared = solve_for(config({}), SAMPLES)  # type: ignore[arg-type]
     slow5 = solve_for(config({5: 125_000}), SAMPLES)  # type: ignore[arg-type]
-    # Port 4's classes are solved exactly as before ...
+    # Port 4's classes are solved as before (to the conic solver's tolerance:
+    # the ports are solved as one block problem, models.optimize.solve_many) ...
     for cid in (1, 2):
-        assert slow5.lambda_star[cid] == shared.lambda_star[cid]
+        assert slow5.lambda_star[cid] == pytest.approx(shared.lambda_star[cid], rel=1e-6)
         assert slow5.k_packets[cid] == shared.k_packets[cid]
     # ... bulk's port is 10x slower than optimizer.service_rate_pps, so its
     # queue is busier and its optimal arrival rate lower.
