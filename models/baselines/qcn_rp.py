@@ -30,7 +30,7 @@ Three options reproduce how seed 000 ran P4QCN as its baseline (the
 authors' published RP, YXY-1998/CC ``my-p4qcn/RP.py``; P4QCN's own paper
 leaves these open), each off by default:
 
-* ``feedback_per_cut = k``: only every k-th feedback packet cuts (the
+* ``feedback_packets_per_cut = k``: only every k-th feedback packet cuts (the
   others are counted and otherwise ignored).  Their RP cuts on the 26th
   feedback packet of each run (its comment says 50; the counter steps by
   two on every packet that does not cut).
@@ -61,7 +61,7 @@ class QcnRpParams:
     # None: no byte counter (cycles end on the timer alone).
     byte_counter_bytes: int | None = 150_000
     timer_ns: int | None = None
-    feedback_per_cut: int = 1
+    feedback_packets_per_cut: int = 1
     random_beta: bool = False
     seed: int = 0
     initial_rate_bps: float | None = None
@@ -79,7 +79,7 @@ class QcnRpParams:
             raise ValueError("byte_counter_bytes None needs timer_ns: nothing would end a cycle")
         if self.timer_ns is not None:
             integer(self.timer_ns, "timer_ns", 1)
-        integer(self.feedback_per_cut, "feedback_per_cut", 1)
+        integer(self.feedback_packets_per_cut, "feedback_packets_per_cut", 1)
         if self.initial_rate_bps is not None:
             start = positive(self.initial_rate_bps, "initial_rate_bps")
             if not self.min_rate_bps <= start <= self.line_rate_bps:
@@ -120,7 +120,7 @@ class QcnReactionPoint(ReactionPointBase):
 
     def on_feedback(self, now_ns: int) -> None:
         self._feedback_seen += 1
-        if self._feedback_seen < self.params.feedback_per_cut:
+        if self._feedback_seen < self.params.feedback_packets_per_cut:
             self.on_timer(now_ns)  # time still passes; the packet itself is ignored
             return
         self._feedback_seen = 0

@@ -340,7 +340,7 @@ class P4qcn(Strict):
     # How seed 000 ran P4QCN (its authors' RP, models/baselines/qcn_rp.py):
     # cut on every k-th feedback packet only, beta drawn from U(0, beta),
     # start at initial_rate in active increase. Off by default.
-    feedback_per_cut: Annotated[int, Field(ge=1)] = 1
+    feedback_packets_per_cut: Annotated[int, Field(ge=1)] = 1
     random_beta: bool = False
     initial_rate: Rate | None = None
     # Seed 003's CP-RP (two_point: the switch sends the feedback to the

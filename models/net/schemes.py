@@ -621,7 +621,7 @@ def rate_controller(
                     rai_bps=sc.parse_rate(p.rai),
                     byte_counter_bytes=p.byte_counter_bytes,
                     timer_ns=None if p.rate_timer_us is None else round(p.rate_timer_us * 1000),
-                    feedback_per_cut=p.feedback_per_cut,
+                    feedback_packets_per_cut=p.feedback_packets_per_cut,
                     random_beta=p.random_beta,
                     seed=s.seed * 1_000_003 + flow_index,
                     initial_rate_bps=(

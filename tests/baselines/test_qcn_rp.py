@@ -169,7 +169,7 @@ def test_rates_have_no_default() -> None:
 
 
 def test_only_every_kth_feedback_cuts() -> None:
-    r = rp(feedback_per_cut=26)
+    r = rp(feedback_packets_per_cut=26)
     for t in range(25):
         r.on_feedback(t)
     assert (r.rate_bps, r.stage) == (LINE, RpStage.IDLE)
@@ -183,7 +183,7 @@ def test_only_every_kth_feedback_cuts() -> None:
 
 
 def test_ignored_feedback_does_not_restart_recovery() -> None:
-    r = rp(feedback_per_cut=2, timer_ns=1_000)
+    r = rp(feedback_packets_per_cut=2, timer_ns=1_000)
     r.on_feedback(0)
     r.on_feedback(1)  # cuts
     r.on_feedback(500)  # counted, ignored: the timer keeps its deadline
@@ -223,5 +223,5 @@ def test_no_byte_counter_needs_a_timer_and_start_within_rates() -> None:
         rp(byte_counter_bytes=None)
     with pytest.raises(ValueError, match="initial_rate_bps"):
         rp(initial_rate_bps=0.5e6)
-    with pytest.raises(ValueError, match="feedback_per_cut"):
-        rp(feedback_per_cut=0)
+    with pytest.raises(ValueError, match="feedback_packets_per_cut"):
+        rp(feedback_packets_per_cut=0)
