@@ -256,8 +256,19 @@ def solve_many(
     ``batched=False`` solves one port after another (the reference path,
     benchmarks/control_loop.py measures both).
     """
-    if not batched:
-        return [_solve_or_error(problem, polish) for problem in problems]
+    if batched:
+        try:
+            return _solve_batched(problems, polish)
+        except ProblemError:
+            # A conic solve that failed inside a batch (every per-port error is
+            # caught below): the per-port path tells which port and why.
+            pass
+    return [_solve_or_error(problem, polish) for problem in problems]
+
+
+def _solve_batched(
+    problems: Sequence[PmqecnProblem], polish: bool
+) -> list[PmqecnSolution | ProblemError]:
     out: list[PmqecnSolution | ProblemError | None] = [None] * len(problems)
     first = solve_layer1_many(list(problems))
     batch: list[int] = []
@@ -321,7 +332,9 @@ def solve_many(
             )  # fmt: skip
         except ProblemError as exc:
             out[i] = exc
-    return [r for r in out if r is not None]
+    answers = [r for r in out if r is not None]
+    assert len(answers) == len(problems), "every port has an answer or its error"
+    return answers
 
 
 def _solver_name(polish: bool) -> str:

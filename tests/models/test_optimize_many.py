@@ -116,3 +116,24 @@ def test_evaluate_many_is_each_ports_evaluate() -> None:
         for field in ("objective", "total_queue", "throughput", "smooth", "deviation", "queues"):
             np.testing.assert_allclose(getattr(ev, field), getattr(one, field), rtol=1e-12)
         assert math.isfinite(float(ev.objective[0]))
+
+
+def test_a_conic_failure_inside_the_batch_falls_back_to_each_ports_own_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A port whose conic solve fails raises SolverError in solve(); inside a
+    batch that must not take the other ports' answers with it."""
+    import models.optimize.pmqecn as pmqecn
+
+    rng = np.random.default_rng(11)
+    ports = [port(rng, 3, 0.5), port(rng, 4, 0.4)]
+    answers = [solve(p) for p in ports]
+
+    def failing(problems: list[PmqecnProblem]) -> list[Any]:
+        raise SolverError("CLARABEL failed: status 'infeasible'")
+
+    monkeypatch.setattr(pmqecn, "solve_layer1_many", failing)
+    together = solve_many(ports)
+    for alone, many in zip(answers, together, strict=True):
+        assert not isinstance(many, ProblemError)
+        assert many.lam_star == alone.lam_star  # the per-port path itself
