@@ -47,7 +47,7 @@ class ReactionPointBase(ABC):
         *,
         line_rate_bps: float,
         min_rate_bps: float,
-        byte_counter_bytes: int,
+        byte_counter_bytes: int | None,
         timer_ns: int | None,
     ) -> None:
         self.line_rate_bps = float(line_rate_bps)
@@ -120,7 +120,7 @@ class ReactionPointBase(ABC):
         """The source put ``n_bytes`` on the wire at ``now_ns``."""
         n = integer(n_bytes, "n_bytes", 0)
         self._advance(now_ns)
-        if not self._active:
+        if not self._active or self._byte_limit is None:  # None: no byte counter
             return
         self._bytes += n
         while self._bytes >= self._byte_limit:

@@ -44,7 +44,6 @@ leaves these open), each off by default:
 from __future__ import annotations
 
 import random
-import sys
 from dataclasses import dataclass
 
 from models.baselines._checks import integer, non_negative, positive
@@ -94,9 +93,7 @@ class QcnReactionPoint(ReactionPointBase):
         super().__init__(
             line_rate_bps=params.line_rate_bps,
             min_rate_bps=params.min_rate_bps,
-            byte_counter_bytes=(
-                sys.maxsize if params.byte_counter_bytes is None else params.byte_counter_bytes
-            ),
+            byte_counter_bytes=params.byte_counter_bytes,
             timer_ns=params.timer_ns,
         )
         self._feedback_seen = 0

@@ -623,6 +623,12 @@ class Scenario(Strict):
     name: Name
     description: str = ""
     seed: Annotated[int, Field(ge=0)] = 1
+
+    def flow_seed(self, flow_index: int) -> int:
+        """The seed of whatever flow ``flow_index``'s host draws at random
+        (ON/OFF times, a reaction point's beta): distinct per flow, fixed per run."""
+        return self.seed * 1_000_003 + flow_index
+
     duration_s: Annotated[float, Field(gt=0, le=600)]
     # udp: the harness's rate-paced senders; tcp: ns-3's TCP stack on every
     # host, a bulk transfer per flow (models/net/tcp.py).

@@ -623,7 +623,7 @@ def rate_controller(
                     timer_ns=None if p.rate_timer_us is None else round(p.rate_timer_us * 1000),
                     feedback_packets_per_cut=p.feedback_packets_per_cut,
                     random_beta=p.random_beta,
-                    seed=s.seed * 1_000_003 + flow_index,
+                    seed=s.flow_seed(flow_index),
                     initial_rate_bps=(
                         None
                         if p.initial_rate is None

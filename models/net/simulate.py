@@ -180,7 +180,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                     on_ns=round(f.on_s * 1e9),
                     off_ns=round(f.off_s * 1e9),
                     exponential=f.on_off_dist == "exponential",
-                    seed=s.seed * 1_000_003 + i,
+                    seed=s.flow_seed(i),
                 ),
             )
             continue
