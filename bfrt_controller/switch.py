@@ -361,6 +361,17 @@ class Switch(ABC):
     def read_counter(self, name: str, index: int) -> tuple[int, int]:
         """(packets, bytes)."""
 
+    def read_registers(self, name: str, indices: Sequence[int]) -> list[int]:
+        """Several cells of one register, in `indices`' order. A backend that
+        can read many entries in one request overrides this: a control cycle
+        reads every class's cells, and one round trip per cell would be the
+        cycle's largest cost on a real switch."""
+        return [self.read_register(name, i) for i in indices]
+
+    def read_counters(self, name: str, indices: Sequence[int]) -> list[tuple[int, int]]:
+        """(packets, bytes) of several cells of one counter, in `indices`' order."""
+        return [self.read_counter(name, i) for i in indices]
+
     @abstractmethod
     def read_entry(
         self, table: str, key: Mapping[str, Match], priority: int = 0

@@ -11,19 +11,22 @@ from scapy.layers.inet import UDP
 from scapy.layers.l2 import Ether
 from scapy.packet import Packet, bind_layers
 
-from models.switch.headers import ETHERTYPE_TOFCC_FEEDBACK, UDP_PORT_TOFCC_FEEDBACK
+from models.switch.headers import (
+    ETHERTYPE_TOFCC_FEEDBACK,
+    FEEDBACK_VERSION,
+    UDP_PORT_TOFCC_FEEDBACK,
+)
 
 
 class TofccFeedback(Packet):
     name = "TofccFeedback"
     fields_desc = [  # noqa: RUF012 - scapy's declared layout
-        BitField("version", 1, 4),
+        BitField("version", FEEDBACK_VERSION, 4),
         BitField("msg_type", 0, 4),
-        ByteField("class_id", 0),
+        ShortField("class_id", 0),
         ByteField("queue_id", 0),
         ByteField("degree", 0),
         ByteField("flow_protocol", 0),
-        ByteField("reserved", 0),
         ShortField("flow_src_port", 0),
         IntField("rate", 0),
         IntField("target_rate", 0),

@@ -74,6 +74,10 @@ MAX_MIRROR_PKT_LEN = 0x3FFF
 MATCH_PRIORITY_BITS = 32
 # google.rpc.Code.NOT_FOUND, as carried in per-update errors.
 CODE_NOT_FOUND = 5
+# Keys per read request when a cycle reads many cells of one table: one
+# round trip per batch, well inside gRPC's 4 MB message limit (a register
+# cell answers in well under 100 bytes per pipe).
+READ_BATCH = 512
 # Text of gRPC errors that mean the switch, not the request, is the problem.
 _GONE_HINTS = (
     "connection reset",
@@ -1220,6 +1224,51 @@ class BfrtSwitch(Switch):
         value = data.to_dict()[f"{r.name}.f1"]
         return [int(v) for v in value] if isinstance(value, list) else [int(value)]
 
+    def _get_indexed(self, table: str, field: str, indices: Sequence[int], size: int) -> list[Any]:
+        """The data of cells `indices` of an indexed table (register, counter),
+        read from the hardware in requests of up to READ_BATCH keys, in
+        `indices`' order. The answer is matched to the request by the index
+        each returned key carries, not by position."""
+        for index in indices:
+            if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < size:
+                raise P4ModelError(f"{table}: index {index!r} outside 0..{size - 1}")
+        t = self._bfrt().table_get(table)
+        found: dict[int, Any] = {}
+        for start in range(0, len(indices), READ_BATCH):
+            chunk = indices[start : start + READ_BATCH]
+            keys = [t.make_key([self.gc.KeyTuple(field, i)]) for i in chunk]
+
+            def read(keys: list[Any] = keys) -> dict[int, Any]:
+                got: dict[int, Any] = {}
+                flags = {"from_hw": True}
+                for data, key in t.entry_get(self._target(), keys, flags, **self._read_args()):
+                    got[int(key.to_dict()[field]["value"])] = data
+                return got
+
+            try:
+                found.update(self._rpc(read))
+            except SwitchUnavailable:
+                raise
+            except Exception as exc:
+                raise ControllerError(f"reading {table} failed: {_message(exc)}") from exc
+        missing = [i for i in indices if i not in found]
+        if missing:
+            raise ControllerError(f"{table}{missing[:5]}: not returned by the switch")
+        return [found[i] for i in indices]
+
+    def read_registers(self, name: str, indices: Sequence[int]) -> list[int]:
+        r = self.model.register(name)
+        out = []
+        for data in self._get_indexed(r.name, "$REGISTER_INDEX", list(indices), r.size):
+            value = data.to_dict()[f"{r.name}.f1"]
+            out.append(sum(int(v) for v in value) if isinstance(value, list) else int(value))
+        return out
+
+    def read_counters(self, name: str, indices: Sequence[int]) -> list[tuple[int, int]]:
+        c = self.model.counter(name)
+        rows = self._get_indexed(c.name, "$COUNTER_INDEX", list(indices), c.size)
+        return [_counter_totals(data.to_dict()) for data in rows]
+
     def read_register(self, name: str, index: int, pipe: int | None = None) -> int:
         values = self.read_register_pipes(name, index)
         if pipe is None:
@@ -1237,13 +1286,7 @@ class BfrtSwitch(Switch):
         data = self._get(c.name, key, from_hw=True)
         if data is None:
             raise ControllerError(f"{c.name}[{index}]: not returned by the switch")
-        d = data.to_dict()
-
-        def total(v: Any) -> int:
-            # Some SDEs return one value per pipe; the counter is their sum.
-            return sum(int(x) for x in v) if isinstance(v, list) else int(v or 0)
-
-        return total(d.get("$COUNTER_SPEC_PKTS", 0)), total(d.get("$COUNTER_SPEC_BYTES", 0))
+        return _counter_totals(data.to_dict())
 
     def read_entry(
         self, table: str, key: Mapping[str, Match], priority: int = 0
@@ -1335,3 +1378,13 @@ class BfrtSwitch(Switch):
     @property
     def description(self) -> str:
         return f"BfrtSwitch({self.program} on {self.profile.chip} at {self.address})"
+
+
+def _counter_totals(d: Mapping[str, Any]) -> tuple[int, int]:
+    """(packets, bytes) of a counter entry's data."""
+
+    def total(v: Any) -> int:
+        # Some SDEs return one value per pipe; the counter is their sum.
+        return sum(int(x) for x in v) if isinstance(v, list) else int(v or 0)
+
+    return total(d.get("$COUNTER_SPEC_PKTS", 0)), total(d.get("$COUNTER_SPEC_BYTES", 0))

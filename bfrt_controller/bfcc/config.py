@@ -76,7 +76,7 @@ WRONG_UNIT = {
     "rt2": "rt2_packets",
     "rt3": "rt3_packets",
 }
-MAX_GROUP = 0xFF  # class_id_t is 8 bits; 0 means "no group"
+MAX_GROUP = 0xFF  # group_t (the low byte of class_id) is 8 bits; 0 means "no group"
 
 
 class Group(Strict):

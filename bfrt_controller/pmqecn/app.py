@@ -353,18 +353,17 @@ class PmqecnApp(IntendedStateApp):
     def sample(self, now_s: float) -> list[Sample]:
         """lambda_i from the class counters (delta over the interval) and W_i
         from the sojourn accumulators, which are read and cleared."""
-        packets = {
-            c.id: self.switch.read_counter(n.CLASS_COUNTERS, c.id)[0] for c in self.config.classes
-        }
-        sojourn: dict[int, tuple[int, int]] = {}
+        ids = [c.id for c in self.config.classes]
+        counted = self.switch.read_counters(n.CLASS_COUNTERS, ids)
+        packets = {cid: pkts for cid, (pkts, _) in zip(ids, counted, strict=True)}
+        totals = self.switch.read_registers(n.SOJOURN_SUM_NS, ids)
+        counts = self.switch.read_registers(n.SOJOURN_PKTS, ids)
+        sojourn = dict(zip(ids, zip(totals, counts, strict=True), strict=True))
         clears: list[Write] = []
-        for c in self.config.classes:
-            total = self.switch.read_register(n.SOJOURN_SUM_NS, c.id)
-            count = self.switch.read_register(n.SOJOURN_PKTS, c.id)
-            sojourn[c.id] = (total, count)
+        for cid in ids:
             clears += [
-                RegisterWrite(n.SOJOURN_SUM_NS, c.id, 0),
-                RegisterWrite(n.SOJOURN_PKTS, c.id, 0),
+                RegisterWrite(n.SOJOURN_SUM_NS, cid, 0),
+                RegisterWrite(n.SOJOURN_PKTS, cid, 0),
             ]
         self.switch.write(clears)
         last, self._last = self._last, _Counters(now_s, packets)

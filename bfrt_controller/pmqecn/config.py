@@ -34,7 +34,10 @@ from ..switch import MAX_TM_PRIORITY
 from ..validation import load_yaml, parse_model
 from .drain import LOG_TABLE_SIZE, log_entries_count
 
-MAX_CLASSES = 255
+# Class and virtual-queue ids index PMQECN's 1024-entry registers and
+# tables (tna/pmqecn/pmqecn.p4); 0 is "unclassified".
+MAX_CLASSES = 1023
+MAX_VQS = 1023
 MAX_WRR_LEVELS = 32  # wrr_level_queue size
 # Beyond any chip (12.8 Tb/s of 64-byte frames is 1.9e10 packets/s): a bound
 # that keeps the optimiser's arithmetic finite, not a statement about hardware.
@@ -62,7 +65,7 @@ class ClassSpec(Strict):
     name: Annotated[str, Field(min_length=1)]
     match: ClassMatch
     priority: Annotated[int, Field(ge=0)]
-    vq: Annotated[int, Field(ge=1, le=255)]
+    vq: Annotated[int, Field(ge=1, le=MAX_VQS)]
     queue: Annotated[int, Field(ge=0)]
     qos: Literal["A", "B", "C"]
     # (delay, qos-specific) weights of the class's two objectives (Eqs. 11-13).
@@ -121,6 +124,10 @@ class Optimizer(Strict):
     # optimum.  ls is the default by measurement (docs/evaluation.md): the
     # omega_i N sum to N, so a port marks only once its buffer is ~full.
     threshold_rule: ThresholdRule = "ls"
+    # Processes that share a cycle's per-port problems (this one included):
+    # 2 on a two-core controller halves the optimiser's time on a full switch
+    # (benchmarks/control_loop.py); 1 solves everything in this process.
+    solver_processes: Annotated[int, Field(ge=1, le=64)] = 1
 
 
 class PmqecnConfig(Strict):

@@ -24,7 +24,7 @@ IPV4 = struct.Struct("!BBHHHBBH4s4s")
 UDP = struct.Struct("!HHHH")
 # Data payload: flow id, sequence number, send time (for one-way delay).
 DATA = struct.Struct("!IIQ")
-FEEDBACK = struct.Struct("!BBBBBBHII")
+FEEDBACK = struct.Struct("!BHBBBHII")
 CNP = struct.Struct("!I")
 
 IP_PROTO_UDP = 17
@@ -120,7 +120,7 @@ class Feedback:
 def read_feedback(payload: bytes) -> Feedback | None:
     if len(payload) < FEEDBACK.size:
         return None
-    vt, cls, qid, deg, proto, _rsv, fsport, rate, target = FEEDBACK.unpack_from(payload)
+    vt, cls, qid, deg, proto, fsport, rate, target = FEEDBACK.unpack_from(payload)
     if vt >> 4 != FEEDBACK_VERSION:
         return None
     return Feedback(vt & 0xF, cls, qid, proto, fsport, rate, target, deg)
@@ -138,7 +138,6 @@ def qcn_feedback(data_frame: bytes, switch_mac: bytes, quantized_fb: int) -> byt
         0,
         0,
         IP_PROTO_UDP,
-        0,
         p.sport,
         quantized_fb,
         0,

@@ -253,7 +253,7 @@ class Bfcc(TnaProgram):
                 f"{ig}.sender_notify",
                 [
                     KeyField("hdr.feedback.msg_type", 4, "exact"),
-                    KeyField("hdr.feedback.class_id", 8, "exact"),
+                    KeyField("hdr.feedback.class_id", 16, "exact"),
                 ],
                 [self.notify_senders, self.consume],
                 (f"{ig}.consume", {}),
@@ -378,7 +378,7 @@ class Bfcc(TnaProgram):
                 }
             )
             if hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE:
-                md.bp_key = (hdr.feedback.class_id << 8) | hdr.feedback.degree
+                md.bp_key = ((hdr.feedback.class_id & 0xFF) << 8) | hdr.feedback.degree
                 self.bp_state_write(port, md)
                 self.bp_recorded_write(port, md)
                 self.backpressure_received.count(port, len(data))
@@ -420,7 +420,7 @@ class Bfcc(TnaProgram):
                     md.bp_key = self.bp_state_read(egress_port, md)
                 degree, named = md.bp_key & 0xFF, md.bp_key >> 8
                 if degree != 0 and named != 0:
-                    if named == hdr.bridged.class_id:
+                    if named == hdr.bridged.class_id & 0xFF:
                         qid = md.low_qid
                         hdr.bfcc_bridged.bp_degree = degree
                     elif md.named_group_only == 0:
@@ -519,7 +519,6 @@ class Bfcc(TnaProgram):
         fb.queue_id = 0
         fb.degree = m.degree
         fb.flow_protocol = 0
-        fb.reserved = 0
         fb.flow_src_port = 0
         fb.rate = 0
         fb.target_rate = 0
@@ -553,6 +552,8 @@ class Bfcc(TnaProgram):
             cp = self.congestion_point.lookup({"eg_intr_md.egress_port": port})
             if cp.hit and cp.action == self.monitor.name:
                 md.cp_id = cp.data["cp_id"]
+                md.vq_index = (md.cp_id << 8) | (hdr.bridged.class_id & 0xFF)
+                md.vq_first_key = (BFCC_KEY_FIRST_COUNT << 8) | (hdr.bridged.class_id & 0xFF)
                 md.congestion_threshold_cells = cp.data["congestion_threshold_cells"]
                 md.t_min_ns = cp.data["t_min_ns"]
                 md.t_max_ns = cp.data["t_max_ns"]
@@ -595,13 +596,11 @@ class Bfcc(TnaProgram):
         The P4 gates each step on its own (cp_on, make_fake, cp_state) so the
         steps can share stages with the reaction point's; the decisions are
         the ones this nested form makes."""
-        group = hdr.bridged.class_id
+        group = hdr.bridged.class_id & 0xFF
         # classify()
         md.depth_margin_cells = margin_u32(md.congestion_threshold_cells, md.queue.depth_cells)
         md.t_min_margin_ns = margin_u32(md.t_min_ns, md.queue.sojourn_ns)
         md.t_max_margin_ns = margin_u32(md.t_max_ns, md.queue.sojourn_ns)
-        md.vq_index = (md.cp_id << 8) | group
-        md.vq_first_key = (BFCC_KEY_FIRST_COUNT << 8) | group
         if md.make_fake != 0:
             return
         if bit31(md.depth_margin_cells) == 1:

@@ -163,7 +163,6 @@ def rebuild_feedback(hdr: Headers, msg_type: int) -> None:
     fb.queue_id = m.queue_id
     fb.degree = 0
     fb.flow_protocol = m.flow_protocol
-    fb.reserved = 0
     fb.flow_src_port = m.flow_src_port
     fb.rate = m.rate
     fb.target_rate = m.target_rate

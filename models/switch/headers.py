@@ -21,7 +21,7 @@ ETHERTYPE_TOFCC_FEEDBACK = 0x88B6
 UDP_PORT_TOFCC_FEEDBACK = 0x4CCF
 IP_PROTO_TCP = 6
 IP_PROTO_UDP = 17
-FEEDBACK_VERSION = 1
+FEEDBACK_VERSION = 2
 FEEDBACK_TYPE_PMQECN_RATE = 1
 FEEDBACK_TYPE_BACKPRESSURE = 2
 FEEDBACK_TYPE_BACKPRESSURE_CLEAR = 3
@@ -241,11 +241,10 @@ class Udp(Header):
 class Feedback(Header):
     version: int = bits(4)
     msg_type: int = bits(4)
-    class_id: int = bits(8)
+    class_id: int = bits(16)
     queue_id: int = bits(8)
     degree: int = bits(8)
     flow_protocol: int = bits(8)
-    reserved: int = bits(8)
     flow_src_port: int = bits(16)
     rate: int = bits(32)
     target_rate: int = bits(32)
@@ -254,7 +253,7 @@ class Feedback(Header):
 @dataclass
 class BridgedMd(Header):
     pkt_type: int = bits(8)
-    class_id: int = bits(8)
+    class_id: int = bits(16)
     pad0: int = bits(7)
     ingress_port: int = bits(9)
     orig_src_mac: int = bits(48)
@@ -264,7 +263,7 @@ class BridgedMd(Header):
 @dataclass
 class FbMirror(Header):
     pkt_type: int = bits(8)
-    class_id: int = bits(8)
+    class_id: int = bits(16)
     queue_id: int = bits(8)
     flow_protocol: int = bits(8)
     flow_src_port: int = bits(16)

@@ -45,8 +45,8 @@ from .tna import (
     TnaProgram,
 )
 
-PMQECN_CLASSES = 256
-PMQECN_VQS = 256
+PMQECN_CLASSES = 1024
+PMQECN_VQS = 1024
 PMQECN_LOG_ENTRIES = 4096
 PMQECN_EXP_ENTRIES = 8192
 U32_MAX = 0xFFFFFFFF
@@ -122,7 +122,7 @@ class Pmqecn(TnaProgram):
         self.vq_used = p4.register(Register(f"{ig}.vq_used", 16, PMQECN_VQS))
         self.vq_level = p4.register(Register(f"{ig}.vq_level", 8, PMQECN_VQS))
         self.set_class = Action(
-            f"{ig}.set_class", (("class_id", 8), ("vq_id", 8), ("qid", qid_bits))
+            f"{ig}.set_class", (("class_id", 16), ("vq_id", 16), ("qid", qid_bits))
         )
         self.unclassified = Action(f"{ig}.unclassified")
         self.classify = p4.table(
@@ -143,7 +143,7 @@ class Pmqecn(TnaProgram):
         self.vq_weight = p4.table(
             Table(
                 f"{ig}.vq_weight",
-                [KeyField("ig_md.vq_id", 8, "exact")],
+                [KeyField("ig_md.vq_id", 16, "exact")],
                 [self.wrr, Action("NoAction")],
                 ("NoAction", {}),
                 size=PMQECN_VQS,
@@ -170,7 +170,7 @@ class Pmqecn(TnaProgram):
         self.ecn_threshold = p4.table(
             Table(
                 f"{ig}.ecn_threshold",
-                [KeyField("hdr.bridged.class_id", 8, "exact")],
+                [KeyField("hdr.bridged.class_id", 16, "exact")],
                 [self.set_threshold, self.no_threshold],
                 (self.no_threshold.name, {}),
                 size=PMQECN_CLASSES,
@@ -201,7 +201,7 @@ class Pmqecn(TnaProgram):
         self.class_rates = p4.table(
             Table(
                 f"{ig}.class_rates",
-                [KeyField("hdr.bridged.class_id", 8, "exact")],
+                [KeyField("hdr.bridged.class_id", 16, "exact")],
                 [self.set_rates],
                 (self.set_rates.name, {"rate": 0, "target_rate": 0}),
                 size=PMQECN_CLASSES,

@@ -419,7 +419,7 @@ class Spie(TnaProgram):
             drop = True
         elif hdr.feedback.is_valid() and hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE:
             drop = True  # accept_update() or reject_update()
-            slot = hdr.feedback.class_id
+            slot = hdr.feedback.class_id & 0xFF
             if self.update_ports.lookup({"ig_intr_md.ingress_port": in_port}).hit:
                 self.prob.write(slot, hdr.feedback.rate)
                 self.state.write(slot, hdr.feedback.target_rate)
@@ -598,7 +598,6 @@ class Spie(TnaProgram):
         fb.queue_id = 0
         fb.degree = hdr.spie_mirror.congested
         fb.flow_protocol = 0
-        fb.reserved = 0
         fb.flow_src_port = 0
         fb.rate = hdr.spie_mirror.prob >> 1
         fb.target_rate = hdr.spie_mirror.now_ticks  # the step's time

@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from models import strict_yaml
+from models.switch.headers import FEEDBACK_VERSION
 
 from .values import parse_int_value, parse_prefix
 
@@ -205,13 +206,12 @@ class UdpSpec(Strict):
 
 
 class FeedbackSpec(Strict):
-    version: Annotated[int, Field(ge=0, le=15)] = 1
+    version: Annotated[int, Field(ge=0, le=15)] = FEEDBACK_VERSION
     msg_type: Annotated[int, Field(ge=0, le=15)]
-    class_id: Annotated[int, Field(ge=0, le=255)] = 0
+    class_id: Annotated[int, Field(ge=0, le=0xFFFF)] = 0
     queue_id: Annotated[int, Field(ge=0, le=255)] = 0
     degree: Annotated[int, Field(ge=0, le=255)] = 0
     flow_protocol: Annotated[int, Field(ge=0, le=255)] = 0
-    reserved: Annotated[int, Field(ge=0, le=255)] = 0
     flow_src_port: Annotated[int, Field(ge=0, le=0xFFFF)] = 0
     rate: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0
     target_rate: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0

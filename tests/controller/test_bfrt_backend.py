@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bfrt_controller.backends.bfrt import BfrtSwitch
+from bfrt_controller.backends.bfrt import READ_BATCH, BfrtSwitch
 from bfrt_controller.errors import SdeMissing, SwitchUnavailable, WriteError
 from bfrt_controller.switch import (
     EntryState,
@@ -19,7 +19,7 @@ from bfrt_controller.switch import (
 )
 from bfrt_controller.testing import FakeBfrtGrpc
 from hw_profiles import HwProfile, load_profile
-from models.switch.core import Match
+from models.switch.core import Match, P4ModelError
 
 PROGRAM = "pmqecn"
 ECN = "SwitchIngress.ecn_threshold"
@@ -104,7 +104,7 @@ BAD_WRITES: list[tuple[Write, str]] = [
     ),
     (EntryWrite(ECN, {"hdr.bridged.class_id": Match(1)}, "SwitchEgress.nope"), "nope"),
     (
-        EntryWrite(ECN, {"hdr.bridged.class_id": Match(256)}, "SwitchIngress.no_threshold"),
+        EntryWrite(ECN, {"hdr.bridged.class_id": Match(1 << 16)}, "SwitchIngress.no_threshold"),
         "hdr.bridged.class_id",
     ),
     (
@@ -130,7 +130,7 @@ BAD_WRITES: list[tuple[Write, str]] = [
         "hdr.ipv4.dscp",
     ),
     (RegisterWrite(VQ_USED, 0, 1 << 16), VQ_USED),
-    (RegisterWrite(VQ_USED, 256, 0), VQ_USED),
+    (RegisterWrite(VQ_USED, 1024, 0), VQ_USED),
     (MirrorSessionWrite(sid=0, port=1), "$sid"),
     (TmQueueWrite(port=1, queue=1, dwrr_weight=0), "dwrr_weight"),
 ]
@@ -328,6 +328,41 @@ def test_counter_reads_sum_the_pipes(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None
     assert sw.read_counter("SwitchIngress.trust.untrusted_feedback_drops", 1) == (0, 0)
 
 
+def test_many_cells_are_read_in_batched_requests(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None:
+    # A control cycle reads every class's cells: one request per READ_BATCH
+    # keys, not one per cell, each cell still the sum over the pipes.
+    indices = list(range(1, 1000, 2))[::-1] + list(range(1000, 1023))
+    assert len(indices) > READ_BATCH
+    for i in (1, 999, 1002):
+        fake.count(CLASS_COUNTERS, i, packets=i, nbytes=2 * i, pipe=1)
+    fake.set_register(VQ_USED, 999, 40, pipe=3)
+    before = len(fake.calls)
+    got = sw.read_counters(CLASS_COUNTERS, indices)
+    regs = sw.read_registers(VQ_USED, indices)
+    reads = [c for c in fake.calls[before:] if c.rpc == "read"]
+    assert [(c.table, c.count) for c in reads] == [
+        (f"pipe.{CLASS_COUNTERS}", READ_BATCH),
+        (f"pipe.{CLASS_COUNTERS}", len(indices) - READ_BATCH),
+        (f"pipe.{VQ_USED}", READ_BATCH),
+        (f"pipe.{VQ_USED}", len(indices) - READ_BATCH),
+    ]
+    by_index = dict(zip(indices, got, strict=True))
+    assert by_index[999] == (999, 1998)
+    assert by_index[1002] == (1002, 2004)
+    assert by_index[3] == (0, 0)
+    assert dict(zip(indices, regs, strict=True))[999] == 40
+    assert sum(regs) == 40
+
+
+def test_a_batched_read_refuses_an_index_before_any_request(
+    sw: BfrtSwitch, fake: FakeBfrtGrpc
+) -> None:
+    before = len(fake.calls)
+    with pytest.raises(P4ModelError, match="1024"):
+        sw.read_registers(VQ_USED, [1, 2, 1024])
+    assert len(fake.calls) == before
+
+
 def test_mirror_session_add_modify_delete(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None:
     sw.write([MirrorSessionWrite(sid=5, port=9, max_pkt_len=64)])
     sw.write([MirrorSessionWrite(sid=5, port=10, direction="BOTH", queue=7, icos=6)])
@@ -359,14 +394,14 @@ def test_fake_checks_names_and_widths_like_the_server(fake: FakeBfrtGrpc) -> Non
         t.make_key([fake.KeyTuple("hdr.bridged.klass", 1)])
     with pytest.raises(KeyError, match=r"SwitchEgress\.nope"):
         t.make_data([], "SwitchEgress.nope")
-    key = t.make_key([fake.KeyTuple("hdr.bridged.class_id", 300)])
+    key = t.make_key([fake.KeyTuple("hdr.bridged.class_id", 70000)])
     data = t.make_data([], "SwitchIngress.no_threshold")
     with pytest.raises(fake.BfruntimeReadWriteRpcException) as err:
         t.entry_add(fake.Target(), [key], [data])
     ((idx, error),) = err.value.sub_errors_get()
     assert idx == 0
     assert "hdr.bridged.class_id" in error.message
-    assert "8 bits" in error.message
+    assert "16 bits" in error.message
 
 
 def test_fake_rollback_is_per_call(fake: FakeBfrtGrpc) -> None:

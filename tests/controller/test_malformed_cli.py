@@ -190,7 +190,7 @@ CASES = [
     apply_case("threshold-cells-float", cfg(cls(0, threshold_cells=20.0)), ("threshold_cells",)),
     apply_case("class-id-zero", cfg(cls(1, id=0)), ("classes[1].id",)),
     apply_case("class-name-empty", cfg(cls(1, name="")), ("classes[1].name",)),
-    apply_case("class-vq-256", cfg(cls(1, vq=256)), ("classes[1].vq",)),
+    apply_case("class-vq-1024", cfg(cls(1, vq=1024)), ("classes[1].vq",)),
     apply_case("class-queue-40", cfg(cls(2, queue=40)), ("classes[2].queue",)),
     apply_case("class-dscp-64", cfg(cls(0, match={"dscp": 64})), ("classes[0].match.dscp",)),
     apply_case(

@@ -57,6 +57,8 @@ const bit<8> BFCC_KEY_FIRST_COUNT = 0xfe;
 const bit<16> BFCC_KEY_ONE_COUNT = 0x100;
 
 typedef bit<4>  cp_id_t;
+/* Sender groups: 8 bits, the low byte of the shared class_id_t. */
+typedef bit<8>  group_t;
 typedef bit<12> vq_index_t;   /* cp_id ++ group */
 typedef bit<7>  qid_index_t;  /* QueueId_t of either chip */
 
@@ -123,7 +125,7 @@ struct eg_md_t {
     bit<16>     best_key;
     bit<8>      bp_tag;           /* refresh epoch (6 bits) ++ degree (2 bits) */
     bit<1>      bp_report;
-    class_id_t  bp_group;
+    group_t     bp_group;
     bit<16>     bp_key;           /* group ++ bp_tag; 0 = clear */
     bit<16>     bp_prev_key;
     bit<8>      bp_msg_type;
@@ -204,8 +206,8 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     /* Virtual queue module: every sender belongs to one group (0 = none),
      * the same division on every switch. */
-    action set_group(class_id_t group) {
-        hdr.bridged.class_id = group;
+    action set_group(group_t group) {
+        hdr.bridged.class_id = (class_id_t)group;
     }
 
     table sender_group {
@@ -317,7 +319,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
              * forwarded toward another switch. */
             sender_notify.apply();
             if (hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE) {
-                ig_md.bp_key = hdr.feedback.class_id ++ hdr.feedback.degree;
+                ig_md.bp_key = hdr.feedback.class_id[7:0] ++ hdr.feedback.degree;
                 bp_state_write.execute(ig_intr_md.ingress_port);
                 bp_recorded_write.execute(ig_intr_md.ingress_port);
                 backpressure_received.count(ig_intr_md.ingress_port);
@@ -343,7 +345,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                      * set), every packet to the port carries the state and
                      * the named group takes the slowed low-priority queue. */
                     if (ig_md.bp_key[7:0] != 0 && ig_md.bp_key[15:8] != 0) {
-                        if (ig_md.bp_key[15:8] == hdr.bridged.class_id) {
+                        if (ig_md.bp_key[15:8] == hdr.bridged.class_id[7:0]) {
                             to_low_queue();
                         } else if (ig_md.named_group_only == 0) {
                             to_high_queue_flagged();
@@ -562,6 +564,10 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                    bit<32> t_max_ns, bit<16> window_packets, bit<32> refresh_mask) {
         eg_md.cp_on = 1;
         eg_md.cp_id = cp_id;
+        /* Here rather than in classify(): with the group in the low byte of
+         * a 16-bit class_id, classify's stage had no room left for them. */
+        eg_md.vq_index = cp_id ++ hdr.bridged.class_id[7:0];
+        eg_md.vq_first_key = BFCC_KEY_FIRST_COUNT ++ hdr.bridged.class_id[7:0];
         eg_md.congestion_threshold_cells = congestion_threshold_cells;
         eg_md.t_min_ns = t_min_ns;
         eg_md.t_max_ns = t_max_ns;
@@ -586,8 +592,6 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.depth_margin_cells = eg_md.congestion_threshold_cells - eg_md.queue.depth_cells;
         eg_md.t_min_margin_ns = eg_md.t_min_ns - eg_md.queue.sojourn_ns;
         eg_md.t_max_margin_ns = eg_md.t_max_ns - eg_md.queue.sojourn_ns;
-        eg_md.vq_index = eg_md.cp_id ++ hdr.bridged.class_id;
-        eg_md.vq_first_key = BFCC_KEY_FIRST_COUNT ++ hdr.bridged.class_id;
     }
 
     action congested(bit<8> degree) {
@@ -643,11 +647,10 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         hdr.feedback.setValid();
         hdr.feedback.version = FEEDBACK_VERSION;
         hdr.feedback.msg_type = hdr.bp_mirror.msg_type[3:0];
-        hdr.feedback.class_id = hdr.bp_mirror.group;
+        hdr.feedback.class_id = (class_id_t)hdr.bp_mirror.group;
         hdr.feedback.queue_id = 0;
         hdr.feedback.degree = hdr.bp_mirror.degree;
         hdr.feedback.flow_protocol = 0;
-        hdr.feedback.reserved = 0;
         hdr.feedback.flow_src_port = 0;
         hdr.feedback.rate = 0;
         hdr.feedback.target_rate = 0;

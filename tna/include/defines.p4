@@ -7,8 +7,8 @@ typedef bit<48> mac_addr_t;
 typedef bit<32> ipv4_addr_t;
 typedef bit<16> ether_type_t;
 typedef bit<8>  ip_protocol_t;
-typedef bit<8>  class_id_t;
-typedef bit<8>  vq_id_t;
+typedef bit<16> class_id_t;
+typedef bit<16> vq_id_t;
 typedef bit<8>  pkt_type_t;
 
 const ether_type_t ETHERTYPE_IPV4 = 0x0800;
@@ -27,7 +27,7 @@ const ether_type_t ETHERTYPE_TOFCC_FAKE = 0x88B5;
 const ip_protocol_t IP_PROTO_TCP = 6;
 const ip_protocol_t IP_PROTO_UDP = 17;
 
-const bit<4> FEEDBACK_VERSION = 1;
+const bit<4> FEEDBACK_VERSION = 2;
 const bit<4> FEEDBACK_TYPE_PMQECN_RATE = 1;
 const bit<4> FEEDBACK_TYPE_BACKPRESSURE = 2;
 const bit<4> FEEDBACK_TYPE_BACKPRESSURE_CLEAR = 3;

@@ -35,7 +35,6 @@ control FeedbackRebuild(inout headers_t hdr)(bit<4> msg_type) {
         hdr.feedback.queue_id = hdr.fb_mirror.queue_id;
         hdr.feedback.degree = 0;
         hdr.feedback.flow_protocol = hdr.fb_mirror.flow_protocol;
-        hdr.feedback.reserved = 0;
         hdr.feedback.flow_src_port = hdr.fb_mirror.flow_src_port;
         hdr.feedback.rate = hdr.fb_mirror.rate;
         hdr.feedback.target_rate = hdr.fb_mirror.target_rate;

@@ -51,11 +51,10 @@ header udp_h {
 header feedback_h {
     bit<4>        version;
     bit<4>        msg_type;
-    bit<8>        class_id;       /* class (PMQECN) or sender group (BFCC) */
+    class_id_t    class_id;       /* class (PMQECN) or sender group (BFCC) */
     bit<8>        queue_id;
     bit<8>        degree;         /* congestion degree, 0 when unused */
     ip_protocol_t flow_protocol;
-    bit<8>        reserved;
     bit<16>       flow_src_port;  /* the source's own L4 port */
     bit<32>       rate;           /* lambda_i: measured arrival rate */
     bit<32>       target_rate;    /* lambda_i*: rate the source should use */
@@ -73,7 +72,7 @@ header bridged_md_h {
 }
 
 /* Egress-to-egress mirror of a congested packet: everything the copy needs
- * to become a feedback packet, 28 bytes (<= 32 B mirror header limit). */
+ * to become a feedback packet, 29 bytes (<= 32 B mirror header limit). */
 header fb_mirror_h {
     pkt_type_t    pkt_type;
     class_id_t    class_id;
@@ -115,7 +114,7 @@ header aqm_bridged_h {
 header bp_mirror_h {
     pkt_type_t pkt_type;
     bit<8>     msg_type;
-    class_id_t group;
+    bit<8>     group;      /* BFCC's sender groups are 8 bits */
     bit<8>     degree;
     mac_addr_t src_mac;
     mac_addr_t dst_mac;

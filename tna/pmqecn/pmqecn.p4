@@ -23,8 +23,8 @@
 #include "../include/test_hooks.p4"
 #include "../include/feedback.p4"
 
-#define PMQECN_CLASSES 256
-#define PMQECN_VQS 256
+#define PMQECN_CLASSES 1024
+#define PMQECN_VQS 1024
 /* The virtual queues' drain tables, shared by every class (tna/pmqecn/README.md,
  * "Virtual queue"): log2 of the elapsed ticks (3327 ternary entries at the
  * controller's default 8-bit mantissa) and 2^(log sum) bytes (5632 exact). */

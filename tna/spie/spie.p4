@@ -486,12 +486,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         } else if (hdr.feedback.isValid() &&
                    hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE) {
             if (update_ports.apply().hit) {
-                prob_write.execute(hdr.feedback.class_id);
-                state_write.execute(hdr.feedback.class_id);
+                prob_write.execute(hdr.feedback.class_id[7:0]);
+                state_write.execute(hdr.feedback.class_id[7:0]);
                 if (hdr.feedback.degree == 1) {
-                    congested_set.execute(hdr.feedback.class_id);
+                    congested_set.execute(hdr.feedback.class_id[7:0]);
                 } else {
-                    congested_clear.execute(hdr.feedback.class_id);
+                    congested_clear.execute(hdr.feedback.class_id[7:0]);
                 }
             } else {
                 reject_update();
@@ -749,11 +749,10 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         hdr.feedback.setValid();
         hdr.feedback.version = FEEDBACK_VERSION;
         hdr.feedback.msg_type = FEEDBACK_TYPE_SPIE_STATE;
-        hdr.feedback.class_id = hdr.spie_mirror.slot;
+        hdr.feedback.class_id = (class_id_t)hdr.spie_mirror.slot;
         hdr.feedback.queue_id = 0;
         hdr.feedback.degree = hdr.spie_mirror.congested;
         hdr.feedback.flow_protocol = 0;
-        hdr.feedback.reserved = 0;
         hdr.feedback.flow_src_port = 0;
         hdr.feedback.rate = hdr.spie_mirror.prob >> 1;  /* 2^-31 units */
         hdr.feedback.target_rate = hdr.spie_mirror.now_ticks;  /* the step's time */
