@@ -125,8 +125,8 @@ class Optimizer(Strict):
     # omega_i N sum to N, so a port marks only once its buffer is ~full.
     threshold_rule: ThresholdRule = "ls"
     # Processes that share a cycle's per-port problems (this one included):
-    # 2 on a two-core controller halves the optimiser's time on a full switch
-    # (benchmarks/control_loop.py); 1 solves everything in this process.
+    # 2 on a two-core controller takes about a third off the optimiser's time
+    # on a full switch (benchmarks/control_loop.py); 1 solves everything here.
     solver_processes: Annotated[int, Field(ge=1, le=64)] = 1
 
 

@@ -18,8 +18,9 @@ within one interval lowers the port's total
 
 from __future__ import annotations
 
+import atexit
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from models.optimize import (
@@ -29,9 +30,30 @@ from models.optimize import (
     share_targets,
     solve_many,
 )
+from models.optimize.parallel import Answer, ParallelSolver
 from models.optimize.problem import port_target
 
 from .config import PmqecnConfig
+
+# One pool per process count, shared by every app in this process (a fleet's
+# switches, the app a reload builds): helper processes outlive any one app.
+_POOLS: dict[int, ParallelSolver] = {}
+
+
+def _port_solver(processes: int) -> Callable[[Sequence[PmqecnProblem]], list[Answer]]:
+    if processes == 1:
+        return solve_many
+    if not _POOLS:
+        # Stopped before the interpreter tears down the executor's pipes (left
+        # to itself its exit hook can write to one already closed).
+        atexit.register(_close_pools)
+    return _POOLS.setdefault(processes, ParallelSolver(processes))
+
+
+def _close_pools() -> None:
+    for pool in _POOLS.values():
+        pool.close(wait=True)
+    _POOLS.clear()
 
 
 class SolverRefused(Exception):
@@ -102,7 +124,7 @@ def solve_for(
             answers.append(None)
         except ProblemError as exc:
             answers.append(exc)
-    solved = iter(solve_many(problems))
+    solved = iter(_port_solver(opt.solver_processes)(problems))
     for (port, ids, rates, gamma, c_pps, drain), given in zip(ports, answers, strict=True):
         answer = next(solved) if given is None else given
         if isinstance(answer, ProblemError):

@@ -53,9 +53,14 @@ MIN_CAP_SHARE = 0.25
 
 
 def _real(value: object, name: str, *, positive: bool) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
+    if isinstance(value, float):
+        # The common case first: a control cycle checks thousands of floats,
+        # and the Real ABC check below costs more than everything else here.
+        result = float(value)  # a numpy float64 becomes a plain float, as below
+    elif isinstance(value, bool) or not isinstance(value, Real):
         raise ProblemError(f"{name} must be a real number, got {value!r}")
-    result = float(value)
+    else:
+        result = float(value)
     if not math.isfinite(result):
         raise ProblemError(f"{name} must be finite, got {value!r}")
     if positive and result <= 0.0:
@@ -121,7 +126,11 @@ def share_targets(demands: npt.ArrayLike, weights: npt.ArrayLike, capacity: floa
         raise ProblemError(f"demands must be finite and >= 0, got {d.tolist()}")
     if not (np.all(np.isfinite(w)) and np.all(w > 0.0)):
         raise ProblemError(f"weights must be finite and > 0, got {w.tolist()}")
-    cap = _real(capacity, "capacity", positive=False)
+    return _water_fill(d, w, _real(capacity, "capacity", positive=False))
+
+
+def _water_fill(d: FloatArray, w: FloatArray, cap: float) -> FloatArray:
+    """share_targets on checked inputs."""
     if float(d.sum()) <= cap:
         return d.copy()
     out = np.empty_like(d)
@@ -230,9 +239,12 @@ class PmqecnProblem:
     @staticmethod
     def _weight(value: object, index: int) -> tuple[float, float]:
         name = f"weights[{index}]"
-        if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        # tuple/list first: the Sequence ABC check is the slow part of a control cycle.
+        if not isinstance(value, tuple | list) and (
+            isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray)
+        ):
             raise ProblemError(f"{name} must be a (delay, qos) pair, got {value!r}")
-        pair = list(value)
+        pair = list(value)  # type: ignore[call-overload]
         if len(pair) != 2:
             raise ProblemError(f"{name} must be a (delay, qos) pair, got {value!r}")
         delay = _real(pair[0], f"{name}[0]", positive=False)
@@ -292,14 +304,25 @@ class PmqecnProblem:
         the classes above their share, to a total equal to the cap.  Within a
         class's share layer 2 may still raise lambda*, never lower it.
         """
+        mu = np.asarray(mu, dtype=np.float64)
+        # Layer 2 and the projection after it ask for the same mu: keep the last.
+        key = mu.tobytes()
+        cached = self.__dict__.get("_floor")
+        if cached is not None and cached[0] == key:
+            return cached[1].copy()
         lam = self.lambdas_array
         cap = self.target_cap
         if float(lam.sum()) <= cap:
             floor = lam.copy()
+        elif mu.shape == lam.shape and np.all(np.isfinite(mu)) and np.all(mu > 0.0):
+            # share_targets without re-checking what this class already has.
+            floor = _water_fill(lam, mu, cap * (1.0 - _FLOOR_CAP_MARGIN))
         else:
             floor = share_targets(lam, mu, cap * (1.0 - _FLOOR_CAP_MARGIN))
         # C4 (lambda* < mu*) and the open 0 < lambda*, as every solver's bounds.
-        return np.clip(floor, RHO_EPS * mu, (1.0 - RHO_EPS) * mu)
+        floor = np.clip(floor, RHO_EPS * mu, (1.0 - RHO_EPS) * mu)
+        object.__setattr__(self, "_floor", (key, floor))
+        return floor.copy()
 
     def mask(self, kind: QosKind) -> npt.NDArray[np.bool_]:
         return np.array([k is kind for k in self.kinds])

@@ -97,24 +97,32 @@ class _Structure:
 
     @staticmethod
     def of(problem: PmqecnProblem) -> _Structure:
-        # Plain Python: k is small and this runs on every solve, where numpy's
-        # set operations cost more than the conic solve they prepare.
-        used = [b > 0.0 for _, b in problem.weights]  # a zero second weight drops the term
+        # Cached: a port's kinds, weights and N come from the config, so every
+        # cycle asks again for the same few structures, once per port and layer.
+        return _structure_of(problem.kinds, problem.weights, problem.N)
 
-        def pick(kind: QosKind) -> tuple[int, ...]:
-            return tuple(i for i, kd in enumerate(problem.kinds) if kd is kind and used[i])
 
-        jit = pick(QosKind.B)
-        exact = tuple(i for i in jit if problem.weights[i][0] >= problem.weights[i][1])
-        return _Structure(
-            k=problem.k,
-            n_cap=problem.N,
-            plain=tuple(i for i in range(problem.k) if i not in exact),
-            exact=exact,
-            ccp=tuple(i for i in jit if i not in exact),
-            kind_a=pick(QosKind.A),
-            kind_c=pick(QosKind.C),
-        )
+@lru_cache(maxsize=4096)
+def _structure_of(
+    kinds: tuple[QosKind, ...], weights: tuple[tuple[float, float], ...], n_cap: int
+) -> _Structure:
+    # Plain Python: k is small, and numpy's set operations would cost more.
+    used = [b > 0.0 for _, b in weights]  # a zero second weight drops the term
+
+    def pick(kind: QosKind) -> tuple[int, ...]:
+        return tuple(i for i, kd in enumerate(kinds) if kd is kind and used[i])
+
+    jit = pick(QosKind.B)
+    exact = tuple(i for i in jit if weights[i][0] >= weights[i][1])
+    return _Structure(
+        k=len(kinds),
+        n_cap=n_cap,
+        plain=tuple(i for i in range(len(kinds)) if i not in exact),
+        exact=exact,
+        ccp=tuple(i for i in jit if i not in exact),
+        kind_a=pick(QosKind.A),
+        kind_c=pick(QosKind.C),
+    )
 
 
 class _DirectClarabel:
@@ -252,15 +260,25 @@ def _solve_block(items: list[tuple[_DirectClarabel, FloatArray]]) -> list[FloatA
     Clarabel does not report the joint problem solved: the caller then solves
     each block on its own.
     """
-    qs, bs, mats, cones = [], [], [], []
+    qs, bs, values, rows, indptrs, cones = [], [], [], [], [], []
+    m = n = nnz = 0
     for direct, f in items:
         q_at, _, b_at = direct._slices
         qs.append(f[q_at])
         bs.append(f[b_at])
-        mats.append(direct.matrix(f))
+        # A's blocks laid side by side in CSC directly (scipy's block_diag
+        # goes through COO and costs more than the solve's set-up it saves).
+        values.append(f[direct._a_start :])
+        rows.append(direct.rows + m)
+        indptrs.append(direct.indptr[1:] + nnz)
         cones += direct.cones
-    a = sp.block_diag(mats, format="csc")
-    n = a.shape[1]
+        m += direct.shape[0]
+        n += direct.shape[1]
+        nnz += direct.rows.size
+    a = sp.csc_array(
+        (np.concatenate(values), np.concatenate(rows), np.concatenate([[0], *indptrs])),
+        shape=(m, n),
+    )
     try:
         result = clarabel.DefaultSolver(
             sp.csc_array((n, n)),

@@ -79,3 +79,30 @@ def test_a_standing_queue_cuts_an_underloaded_port() -> None:
         assert calm[1] >= 40_000 and calm[2] >= 40_000
     cut = run(0.001, 2_000_000)
     assert cut[1] + cut[2] == pytest.approx(0.25 * 0.9 * 125_000, rel=1e-6)
+
+
+def test_solver_processes_split_the_ports_and_keep_the_answers() -> None:
+    """optimizer.solver_processes: 2 solves half the ports in a helper
+    process (models/optimize/parallel.py); each class's answer is the one
+    the single process gives, to the conic solver's tolerance."""
+    raw = yaml.safe_load(DEFAULT_CONFIG.read_text())
+    template = raw["classes"][0]
+    raw["classes"], samples = [], []
+    for p in range(12):  # twelve egress ports of two classes each
+        for q in range(2):
+            cid = 2 * p + q + 1
+            raw["classes"].append(
+                template
+                | {"id": cid, "name": f"c{cid}", "priority": cid, "vq": cid, "queue": q,
+                   "qos": "AB"[q], "port": 10 + p,
+                   "match": {"dscp": cid}}
+            )  # fmt: skip
+            samples.append(Sample(cid, 200_000 + 10_000 * p + 50_000 * q, 5_000 + 500 * cid))
+    one = solve_for(parse_config(raw), samples)  # type: ignore[arg-type]
+    raw["optimizer"]["solver_processes"] = 2
+    two = solve_for(parse_config(raw), samples)  # type: ignore[arg-type]
+    assert set(two.lambda_star) == set(one.lambda_star) == {s.class_id for s in samples}
+    for cid, target in one.lambda_star.items():
+        assert two.lambda_star[cid] == pytest.approx(target, rel=1e-5)
+        assert two.k_packets[cid] == one.k_packets[cid]
+        assert two.omega[cid] == pytest.approx(one.omega[cid], rel=1e-5)
