@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 from collections.abc import Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 from models.optimize.pmqecn import PmqecnProblem, PmqecnSolution, ProblemError, solve_many
@@ -84,8 +84,10 @@ class ParallelSolver:
         if future is not None:
             try:
                 return future.result()
-            except BrokenProcessPool as exc:
-                log.warning("an optimiser process died (%s); solving its ports here", exc)
+            except (BrokenProcessPool, CancelledError) as exc:
+                # Cancelled: close() below, for an earlier chunk, cancels the
+                # chunks a live pool had not started.
+                log.warning("an optimiser process died (%r); solving its ports here", exc)
         self.close()
         return solve_many(chunk, polish=self.polish)
 

@@ -64,6 +64,20 @@ def test_a_dead_helper_costs_time_not_answers() -> None:
         assert two._pool is not None and two._pool is not pool
 
 
+def test_with_two_helpers_dead_every_chunk_is_solved_here() -> None:
+    # Every helper chunk of the call fails with the pool: each is solved here.
+    rng = np.random.default_rng(4)
+    ports = [port(rng, 3, 0.5) for _ in range(3 * MIN_PORTS_PER_CHUNK)]
+    want = [solve(p) for p in ports]
+    with ParallelSolver(3) as three:
+        assert_same_answers(three(ports), want)
+        pool = three._pool
+        assert pool is not None
+        for pid in list(pool._processes):
+            os.kill(pid, signal.SIGKILL)
+        assert_same_answers(three(ports), want)
+
+
 def test_one_process_or_few_ports_never_start_helpers() -> None:
     rng = np.random.default_rng(1)
     ports = [port(rng, 3, 0.5) for _ in range(MIN_PORTS_PER_CHUNK)]
