@@ -48,34 +48,23 @@ def test_two_processes_give_each_port_solves_answer() -> None:
         assert_same_answers(two(ports), want)
 
 
-def test_a_dead_helper_costs_time_not_answers() -> None:
+@pytest.mark.parametrize("processes", [2, 3])
+def test_dead_helpers_cost_time_not_answers(processes: int) -> None:
+    # Every helper killed between cycles: each helper chunk of the next call
+    # fails with the pool and is solved here, and the call after that has
+    # helpers again.
     rng = np.random.default_rng(9)
-    ports = [port(rng, 4, 0.5) for _ in range(2 * MIN_PORTS_PER_CHUNK)]
+    ports = [port(rng, 4, 0.5) for _ in range(processes * MIN_PORTS_PER_CHUNK)]
     want = [solve(p) for p in ports]
-    with ParallelSolver(2) as two:
-        assert_same_answers(two(ports), want)
-        pool = two._pool
-        assert pool is not None
-        for pid in list(pool._processes):  # the helper, killed between cycles
-            os.kill(pid, signal.SIGKILL)
-        assert_same_answers(two(ports), want)
-        # ... and the next cycle has helpers again.
-        assert_same_answers(two(ports), want)
-        assert two._pool is not None and two._pool is not pool
-
-
-def test_with_two_helpers_dead_every_chunk_is_solved_here() -> None:
-    # Every helper chunk of the call fails with the pool: each is solved here.
-    rng = np.random.default_rng(4)
-    ports = [port(rng, 3, 0.5) for _ in range(3 * MIN_PORTS_PER_CHUNK)]
-    want = [solve(p) for p in ports]
-    with ParallelSolver(3) as three:
-        assert_same_answers(three(ports), want)
-        pool = three._pool
+    with ParallelSolver(processes) as solver:
+        assert_same_answers(solver(ports), want)
+        pool = solver._pool
         assert pool is not None
         for pid in list(pool._processes):
             os.kill(pid, signal.SIGKILL)
-        assert_same_answers(three(ports), want)
+        assert_same_answers(solver(ports), want)
+        assert_same_answers(solver(ports), want)
+        assert solver._pool is not None and solver._pool is not pool
 
 
 def test_one_process_or_few_ports_never_start_helpers() -> None:
