@@ -80,6 +80,8 @@ _GRPC = re.compile(r"grpc://[^\s/]+:([0-9]{1,5})")
 # last, so a dead switch costs one connect attempt per MAX_BACKOFF_S.
 FIRST_BACKOFF_S = 1.0
 MAX_BACKOFF_S = 30.0
+# How soon a signal is acted on while the loop waits for the next cycle.
+SIGNAL_POLL_S = 0.1
 
 
 class MetricsSpec(Strict):
@@ -405,10 +407,16 @@ class Daemon:
         self.config_path = config_path
         self.switch_factory = switch_factory
         self.clock = clock
-        self._wait = wait or _wait_on
+        self._wait = wait or self._wait_for_signal_or_timeout
         self._stop = threading.Event()
         self._reload = threading.Event()
         self._wake = threading.Event()
+        # Set by signal handlers, which must not touch the events: Event.set()
+        # takes the event's lock, and the handler runs on the main thread,
+        # which may hold that very lock inside Event.wait (a deadlock: SIGTERM
+        # once hung the daemon forever). The loop turns them into events.
+        self._stop_signalled = False
+        self._reload_signalled = False
         self.reloads_ok = 0
         self.reloads_failed = 0
         self.reload_batches_refused = 0
@@ -425,9 +433,33 @@ class Daemon:
         self._reload.set()
         self._wake.set()
 
+    def signalled(self, signum: int) -> None:
+        """What a signal handler may call: plain attribute writes, no lock."""
+        if signum == signal.SIGHUP:
+            self._reload_signalled = True
+        else:
+            self._stop_signalled = True
+
+    def _take_signals(self) -> None:
+        if self._stop_signalled:
+            self._stop_signalled = False
+            self.stop()
+        if self._reload_signalled:
+            self._reload_signalled = False
+            self.request_reload()
+
+    def _wait_for_signal_or_timeout(self, event: threading.Event, timeout_s: float) -> None:
+        """Wait for `event` or `timeout_s`, in slices, so a signal (which does
+        not set the event) is acted on within SIGNAL_POLL_S."""
+        deadline = time.monotonic() + timeout_s
+        while not (self._stop_signalled or self._reload_signalled):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or event.wait(min(remaining, SIGNAL_POLL_S)):
+                return
+
     @property
     def stopping(self) -> bool:
-        return self._stop.is_set()
+        return self._stop.is_set() or self._stop_signalled
 
     # -- targets ---------------------------------------------------------------
     def _make_target(self, t: ResolvedTarget) -> Target:
@@ -504,6 +536,7 @@ class Daemon:
     def step(self) -> float:
         """Handle a pending reload, run every switch whose cycle is due, and
         return the seconds until the next one is."""
+        self._take_signals()
         if self._reload.is_set():
             self._reload.clear()
             self.reload()
@@ -519,12 +552,13 @@ class Daemon:
         """Cycle until stop() (SIGTERM); `max_steps` > 0 bounds the passes (tests)."""
         _event("started", config=self.config_path, switches=",".join(self.targets))
         steps = 0
-        while not self._stop.is_set():
+        while not self.stopping:
             timeout_s = self.step()
             steps += 1
             if max_steps and steps >= max_steps:
                 break
-            if self._stop.is_set():
+            self._take_signals()
+            if self.stopping:
                 break
             self._wake.clear()
             if not self._reload.is_set():
@@ -605,10 +639,6 @@ class Daemon:
         return make_target_app(r, old.switch)
 
 
-def _wait_on(event: threading.Event, timeout_s: float) -> None:
-    event.wait(timeout_s)
-
-
 def _event(event: str, level: int = logging.INFO, **fields: object) -> None:
     """One structured log line: event=NAME key=value ..., values quoted when needed."""
     parts = [f"event={event}"]
@@ -623,14 +653,11 @@ def _event(event: str, level: int = logging.INFO, **fields: object) -> None:
 @contextlib.contextmanager
 def signal_handlers(daemon: Daemon) -> Iterator[None]:
     """SIGTERM and SIGINT stop the daemon after the current cycle; SIGHUP
-    reloads its config. The handlers only set events: the loop does the work."""
+    reloads its config. The handlers only record the signal (Daemon.signalled):
+    the loop does the work."""
     previous = {
-        sig: signal.signal(sig, handler)
-        for sig, handler in (
-            (signal.SIGTERM, lambda *_: daemon.stop()),
-            (signal.SIGINT, lambda *_: daemon.stop()),
-            (signal.SIGHUP, lambda *_: daemon.request_reload()),
-        )
+        sig: signal.signal(sig, lambda signum, _frame: daemon.signalled(signum))
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
     }
     try:
         yield

@@ -232,6 +232,39 @@ def test_a_switch_that_lost_its_state_without_losing_the_session_is_re_pushed(
     assert sw.model.table(LPM).entries == routes and dict(sw.ports) == ports
 
 
+def test_a_signal_during_the_loops_wait_cannot_deadlock_it(tmp_path: Path) -> None:
+    """A handler runs on the main thread, which may be inside Event.wait
+    holding the event's lock. A handler that called Event.set() then waited
+    on that lock forever (a daemon hung this way on SIGTERM). Here the
+    handler is called while its own thread holds the wait's lock."""
+    clock = Clock()
+    d = Daemon(write_deploy(tmp_path / "d.yaml", pmqecn_target()), recording_factory({}), clock)
+    returned = threading.Event()
+    # signal.signal only works on the main thread: take the handlers there,
+    # and call them (as the interpreter would) in a thread that can be
+    # abandoned if it blocks.
+    with signal_handlers(d):
+        handlers = {s: signal.getsignal(s) for s in (signal.SIGHUP, signal.SIGTERM)}
+
+    def inside_wait() -> None:
+        with d._wake._cond:  # what Event.wait holds while a signal lands
+            for signum, handler in handlers.items():
+                assert callable(handler)
+                handler(signum, None)
+        returned.set()
+
+    worker = threading.Thread(target=inside_wait, daemon=True)
+    worker.start()
+    worker.join(timeout=5)
+    assert returned.is_set(), "a signal handler blocked on the loop's wait lock"
+    # The loop acts on both: the reload at the next step, then the stop.
+    assert d.stopping
+    d.step()
+    assert d.reloads_ok == 1
+    d.run()  # returns at once: stopped
+    assert d.targets["leaf1"].stats.cycles == 1
+
+
 def test_sighup_reloads_between_cycles(tmp_path: Path) -> None:
     made: dict[str, Recording] = {}
     clock = Clock()
@@ -627,6 +660,7 @@ def test_tofcc_run_as_a_process_serves_metrics_reloads_on_sighup_and_exits_on_si
 ) -> None:
     """The CLI's wiring end to end: real signals to a real process."""
     import os
+    import queue
     import re
     import subprocess
     import sys
@@ -642,13 +676,26 @@ def test_tofcc_run_as_a_process_serves_metrics_reloads_on_sighup_and_exits_on_si
         env=env,
     )
     lines: list[str] = []
+    # A reader thread, so a daemon that stops talking fails the test after the
+    # timeout instead of blocking readline() (and the suite) forever.
+    incoming: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            incoming.put(line)
+        incoming.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
 
     def wait_for(pattern: str, timeout_s: float = 60.0) -> re.Match[str]:
-        assert proc.stderr is not None
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            if not line:
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                line = incoming.get(timeout=left)
+            except queue.Empty:
+                break
+            if line is None:
                 break
             lines.append(line)
             if m := re.search(pattern, line):
