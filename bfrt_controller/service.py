@@ -424,7 +424,8 @@ class Daemon:
         self.targets: dict[str, Target] = {t.name: self._make_target(t) for t in resolved}
         self.lock = threading.Lock()  # held while state the metrics read changes
 
-    # -- control from outside (signal handlers, tests) ------------------------
+    # -- control from outside: other threads and tests (stop, request_reload),
+    # signal handlers (signalled only) -----------------------------------------
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
