@@ -126,11 +126,7 @@ def share_targets(demands: npt.ArrayLike, weights: npt.ArrayLike, capacity: floa
         raise ProblemError(f"demands must be finite and >= 0, got {d.tolist()}")
     if not (np.all(np.isfinite(w)) and np.all(w > 0.0)):
         raise ProblemError(f"weights must be finite and > 0, got {w.tolist()}")
-    return _water_fill(d, w, _real(capacity, "capacity", positive=False))
-
-
-def _water_fill(d: FloatArray, w: FloatArray, cap: float) -> FloatArray:
-    """share_targets on checked inputs."""
+    cap = _real(capacity, "capacity", positive=False)
     if float(d.sum()) <= cap:
         return d.copy()
     out = np.empty_like(d)
@@ -304,25 +300,14 @@ class PmqecnProblem:
         the classes above their share, to a total equal to the cap.  Within a
         class's share layer 2 may still raise lambda*, never lower it.
         """
-        mu = np.asarray(mu, dtype=np.float64)
-        # Layer 2 and the projection after it ask for the same mu: keep the last.
-        key = mu.tobytes()
-        cached = self.__dict__.get("_floor")
-        if cached is not None and cached[0] == key:
-            return cached[1].copy()
         lam = self.lambdas_array
         cap = self.target_cap
         if float(lam.sum()) <= cap:
             floor = lam.copy()
-        elif mu.shape == lam.shape and np.all(np.isfinite(mu)) and np.all(mu > 0.0):
-            # share_targets without re-checking what this class already has.
-            floor = _water_fill(lam, mu, cap * (1.0 - _FLOOR_CAP_MARGIN))
         else:
             floor = share_targets(lam, mu, cap * (1.0 - _FLOOR_CAP_MARGIN))
         # C4 (lambda* < mu*) and the open 0 < lambda*, as every solver's bounds.
-        floor = np.clip(floor, RHO_EPS * mu, (1.0 - RHO_EPS) * mu)
-        object.__setattr__(self, "_floor", (key, floor))
-        return floor.copy()
+        return np.clip(floor, RHO_EPS * mu, (1.0 - RHO_EPS) * mu)
 
     def mask(self, kind: QosKind) -> npt.NDArray[np.bool_]:
         return np.array([k is kind for k in self.kinds])
