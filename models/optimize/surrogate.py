@@ -35,6 +35,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
 
+from models.optimize.layer1_dual import spare_shares
 from models.optimize.problem import (
     FLOOR_FILLS_CAP,
     RHO_EPS,
@@ -588,8 +589,22 @@ def solve_layer1(problem: PmqecnProblem) -> ConvexResult:
 
 
 def solve_layer1_many(problems: list[PmqecnProblem]) -> list[ConvexResult]:
-    """:func:`solve_layer1` for independent ports, their single solves as one."""
-    return _run_jobs([_layer1_job(p) for p in problems])
+    """:func:`solve_layer1` for independent ports, all at once.
+
+    Most ports' layer 1 is solved through its one multiplier, every port at
+    once (models/optimize/layer1_dual.py); the rest (CCP jitter, a class
+    without traffic, a binding queue constraint) as one block conic solve.
+    """
+    jobs = [_layer1_job(p) for p in problems]
+    shares = spare_shares(
+        [(_Structure.of(p), job.values) for p, job in zip(problems, jobs, strict=True)]
+    )
+    return _run_jobs(
+        [
+            job if s is None else job.done(s, f"{cp.OPTIMAL} via the multiplier, batched", 1)
+            for job, s in zip(jobs, shares, strict=True)
+        ]
+    )
 
 
 def _layer1_job(problem: PmqecnProblem) -> _Job:

@@ -1,7 +1,8 @@
 """solve_many: every port solved together gives each port solve()'s answer.
 
-The ports of a switch are independent problems; solve_many solves each
-layer's one-solve convex problems as one block-diagonal problem, evaluates the
+The ports of a switch are independent problems; solve_many solves layer 1
+through one multiplier per port (every port at once) and each layer's
+remaining one-solve convex problems as one block-diagonal problem, evaluates the
 exact model for all ports in one call, and sends a port that needs the CCP or
 the SLSQP polish down solve()'s own path. What must not change is the answer.
 """
@@ -64,7 +65,11 @@ def test_every_port_gets_solves_answer(seed: int) -> None:
         assert not isinstance(many, ProblemError)
         np.testing.assert_allclose(many.mu, alone.mu, rtol=1e-5)
         np.testing.assert_allclose(many.lam_star, alone.lam_star, rtol=1e-5)
-        assert many.objective == pytest.approx(alone.objective, rel=1e-7)
+        # Layer 1 of solve_many is the multiplier search, solve()'s the conic
+        # solver: both the stand-in's optimum, to ~1e-11 of its value
+        # (tests/models/test_layer1_dual.py). A floor-pinned layer 2 carries
+        # that difference into F amplified, to ~5e-7 at 95 % load.
+        assert many.objective == pytest.approx(alone.objective, rel=2e-6)
         assert many.k_ls_packets == alone.k_ls_packets
         assert many.k_omega_n_packets == alone.k_omega_n_packets
         assert many.solver == alone.solver
