@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections import defaultdict
 from dataclasses import asdict, dataclass, field, replace
 from typing import Annotated, Any
 
@@ -130,7 +131,9 @@ class PmqecnApp(IntendedStateApp):
         self._backlog: dict[int, float] = {}
 
     # ---- intended state --------------------------------------------
-    def _class_writes(self, c: ClassSpec) -> list[Write]:
+    def _class_writes(
+        self, c: ClassSpec, port_weights: dict[int | None, int] | None = None
+    ) -> list[Write]:
         live = self.live[c.id]
         key: dict[str, Match] = {}
         if c.match.src is not None:
@@ -149,7 +152,7 @@ class PmqecnApp(IntendedStateApp):
                 {"class_id": c.id, "vq_id": c.vq, "qid": c.queue},
                 priority=c.priority,
             ),
-            self._threshold_write(c),
+            self._threshold_write(c, port_weights),
             EntryWrite(
                 n.CLASS_RATES,
                 {n.K_CLASS_ID: Match(c.id)},
@@ -160,7 +163,9 @@ class PmqecnApp(IntendedStateApp):
         writes.extend(self._weight_writes(c))
         return writes
 
-    def _threshold_write(self, c: ClassSpec) -> EntryWrite:
+    def _threshold_write(
+        self, c: ClassSpec, port_weights: dict[int | None, int] | None = None
+    ) -> EntryWrite:
         return EntryWrite(
             n.ECN_THRESHOLD,
             {n.K_CLASS_ID: Match(c.id)},
@@ -171,7 +176,7 @@ class PmqecnApp(IntendedStateApp):
                 "threshold_bytes": self.live[c.id].threshold_cells * self.profile.cell_bytes,
                 "mark_original": int(c.mark_original),
                 # The virtual queue's drain, in the log domain (drain.py).
-                "rate_log2_q7": rate_log2_q7(self.drain_rate_bytes_per_s(c)),
+                "rate_log2_q7": rate_log2_q7(self.drain_rate_bytes_per_s(c, port_weights)),
             },
         )
 
@@ -189,19 +194,28 @@ class PmqecnApp(IntendedStateApp):
             ]
         return [TmQueueWrite(port, c.queue, weight) for port in sched.egress_ports]
 
-    def drain_rate_bytes_per_s(self, c: ClassSpec) -> int:
+    def drain_rate_bytes_per_s(
+        self, c: ClassSpec, port_weights: dict[int | None, int] | None = None
+    ) -> int:
         """mu_i* as the data plane drains it: the class's weight's share of
         its egress port's service rate, which is what the scheduler gives it
         while every class of the port is backlogged (weights follow the
-        optimiser's omega_i = mu_i*/Gamma)."""
+        optimiser's omega_i = mu_i*/Gamma). ``port_weights``: each port's
+        total live weight, when the caller has it for many classes."""
         cfg = self.config
         port_rate = {ps.port: ps.service_rate_pps for ps in cfg.ports if ps.service_rate_pps}
         gamma_pps = (port_rate.get(c.port) if c.port is not None else None) or (
             cfg.optimizer.service_rate_pps
         )
-        total = sum(self.live[d.id].weight for d in cfg.classes if d.port == c.port)
-        share = self.live[c.id].weight / total
+        totals = port_weights if port_weights is not None else self._port_weights()
+        share = self.live[c.id].weight / totals[c.port]
         return int(gamma_pps * cfg.optimizer.mean_packet_bytes * share)
+
+    def _port_weights(self) -> dict[int | None, int]:
+        totals: dict[int | None, int] = defaultdict(int)
+        for d in self.config.classes:
+            totals[d.port] += self.live[d.id].weight
+        return totals
 
     def drain_table_writes(self) -> list[Write]:
         """The two drain tables every class shares (drain.py); they hold the
@@ -250,8 +264,9 @@ class PmqecnApp(IntendedStateApp):
                 # The emulation is WRR only if the TM serves level 0 strictly first.
                 for port in cfg.scheduling.egress_ports:
                     writes.append(TmQueueWrite(port, qid, max_priority=len(levels) - 1 - level))
+        port_weights = self._port_weights()
         for c in cfg.classes:
-            writes.extend(self._class_writes(c))
+            writes.extend(self._class_writes(c, port_weights))
         return by_table(writes)
 
     def intended_writes(self) -> list[Write]:
@@ -323,14 +338,19 @@ class PmqecnApp(IntendedStateApp):
             return []
         self.live.update(new_live)
         try:
+            by_id = {c.id: c for c in self.config.classes}
+            # Each port's total weight once, not once per class (a full switch has 512).
+            port_weights = self._port_weights()
             writes: list[Write] = []
             for cid in new_live:
-                writes.extend(self._class_writes(self.config.class_by_id(cid)))
+                writes.extend(self._class_writes(by_id[cid], port_weights))
             if any(ch.what == "weight" for ch in changes):
                 # A weight moves every share of its port, so every class's
                 # drain rate is written again (one entry each).
                 writes += [
-                    self._threshold_write(c) for c in self.config.classes if c.id not in new_live
+                    self._threshold_write(c, port_weights)
+                    for c in self.config.classes
+                    if c.id not in new_live
                 ]
             self.switch.write(by_table(writes))
         except Exception:

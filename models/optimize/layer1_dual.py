@@ -74,11 +74,8 @@ class Layer1Structure(Protocol):
 _COLUMNS = ("kind", "lam", "s_lo", "d", "d_fall", "lin", "log_x", "lam_c", "n", "s_kink")
 
 
-def _columns(
-    st: Layer1Structure, values: Sequence[Mapping[str, FloatArray]]
-) -> dict[str, FloatArray]:
-    """One structure's ports as (ports, classes) arrays of this module's terms."""
-    v = {name: np.stack([np.ravel(x[name]) for x in values]) for name in values[0]}
+def _columns(st: Layer1Structure, v: Mapping[str, FloatArray]) -> dict[str, FloatArray]:
+    """One structure's ports ((P, ...)-shaped values) as (P, k) arrays of this module's terms."""
     lam = v["lam"]
     shape = lam.shape
     kind = np.full(shape, float(_PLAIN))
@@ -104,25 +101,30 @@ def _columns(
         with np.errstate(divide="ignore", invalid="ignore"):
             root = (beta + np.sqrt(beta**2 + 8.0 * bt1 * (up1 - dn1))) / (4.0 * bt1)
         s_kink[:, exact] = np.where(bt1 > 0.0, root, np.inf)
+    spare = np.asarray(v["spare"], dtype=np.float64)
     cols = {"kind": kind, "lam": lam, "s_lo": v["s_lo"], "d": d, "d_fall": d_fall, "lin": lin,
             "log_x": log_x, "lam_c": lam_c, "n": np.full(shape, float(st.n_cap)),
-            "s_kink": s_kink, "spare": v["spare"][:, 0]}  # fmt: skip
+            "s_kink": s_kink, "spare": spare}  # fmt: skip
+    rows = shape[0]
+    finite = np.ones(rows, dtype=bool)
+    for x in v.values():
+        if np.size(x):
+            finite &= np.all(np.isfinite(np.reshape(x, (rows, -1))), axis=1)
     # Every class needs a strictly convex part (c / s, c > 0) for a unique
     # optimum; a zero-traffic or zero-delay-weight class has none.
-    finite = np.all(np.isfinite(np.hstack(list(v.values()))), axis=1)
     handled = (
-        finite
+        np.full(rows, not st.ccp)  # a CCP term is re-linearised: not one problem
+        & finite
         & np.all(lam > 0.0, axis=1)
         & np.all(d > 0.0, axis=1)
-        & (cols["spare"] > v["s_lo"].sum(axis=1))
+        & (spare > v["s_lo"].sum(axis=1))
     )
     # The root search needs a class whose share grows without bound as the
     # multiplier nears its upper end; an exact B whose falling piece has no
     # 1/s part (a = b) jumps there instead, and if only such classes reach
     # it, the split among them is not unique: the conic solver picks one.
     unbounded = (lin == lin.min(axis=1, keepdims=True)) & ~((kind == _JITTER) & (d_fall == 0.0))
-    handled &= np.any(unbounded, axis=1)
-    cols["handled"] = handled.astype(np.float64)
+    cols["handled"] = (handled & np.any(unbounded, axis=1)).astype(np.float64)
     return cols
 
 
@@ -234,34 +236,34 @@ class _Classes:
 
 
 def spare_shares(
-    ports: Sequence[tuple[Layer1Structure, Mapping[str, FloatArray]]],
-) -> list[FloatArray | None]:
-    """Each port's optimal spare shares s, or None where the conic solver must answer."""
-    out: list[FloatArray | None] = [None] * len(ports)
-    # Ports of one structure (the same classes, kinds and N) are set up as one array.
-    by_structure: dict[Layer1Structure, list[int]] = {}
-    for j, (st, _) in enumerate(ports):
-        if not st.ccp:
-            by_structure.setdefault(st, []).append(j)
-    groups, members = [], []
-    for st, js in by_structure.items():
-        cols = _columns(st, [ports[j][1] for j in js])
-        keep = cols["handled"] > 0.0
-        if np.any(keep):
-            groups.append({name: value[keep] for name, value in cols.items()})
-            members.append((st, [j for j, kept in zip(js, keep, strict=True) if kept]))
-    if not groups:
+    stacks: Sequence[tuple[Layer1Structure, Mapping[str, FloatArray]]],
+) -> list[tuple[FloatArray, npt.NDArray[np.bool_]]]:
+    """Per stack (one structure's ports, values stacked along a first axis of
+    P ports): the optimal spare shares (P, k), and which ports they answer
+    (the others' rows are NaN: the conic solver must answer those)."""
+    cols = [_columns(st, v) for st, v in stacks]
+    out = [(np.full(c["lam"].shape, np.nan), np.zeros(c["lam"].shape[0], dtype=bool)) for c in cols]
+    kept = [c["handled"] > 0.0 for c in cols]
+    groups = [
+        {name: value[keep] for name, value in c.items()} for c, keep in zip(cols, kept, strict=True)
+    ]
+    if not any(np.any(keep) for keep in kept):
         return out
-    cl = _Classes(groups)
+    cl = _Classes([g for g in groups if g["lam"].shape[0]])
     _, s, converged = _roots(cl)
     queue = cl.sum(cl.lam / s)
-    at = 0
-    for group, (st, js) in zip(groups, members, strict=True):
-        shares = s[cl.port >= at][: group["lam"].size].reshape(group["lam"].shape)
-        for row, j in enumerate(js):
-            if converged[at + row] and queue[at + row] <= st.n_cap:
-                out[j] = shares[row]
-        at += len(js)
+    at = first = 0
+    for (st, _), g, keep, (shares, ok) in zip(stacks, groups, kept, out, strict=True):
+        rows, k = g["lam"].shape
+        if not rows:
+            continue
+        good = converged[at : at + rows] & (queue[at : at + rows] <= st.n_cap)
+        rows_s = s[first : first + rows * k].reshape(rows, k)
+        where = np.flatnonzero(keep)[good]
+        shares[where] = rows_s[good]
+        ok[where] = True
+        at += rows
+        first += rows * k
     return out
 
 

@@ -349,6 +349,12 @@ class _Template:
                 shape = self.params[name].shape
                 self.values[name] = np.asarray(value, dtype=np.float64).reshape(shape)
 
+    def chosen(self, **values: FloatArray) -> dict[str, FloatArray]:
+        """The values of this structure's parameters among ``values`` (a layer's
+        job computes every term's), each already in its parameter's shape:
+        per port, :meth:`set`'s copies and reshapes cost more than the solve."""
+        return {name: value for name, value in values.items() if name in self.params}
+
     @property
     def path(self) -> str:
         return "clarabel direct" if self.direct is not None else "cvxpy"
@@ -508,28 +514,31 @@ def _solve(t: _Template, tangent: Tangent, start: FloatArray) -> ConvexResult:
 
 
 def _b_params(
-    problem: PmqecnProblem,
     st: _Structure,
+    a: FloatArray,
+    b: FloatArray,
     g0: FloatArray,
     g1: FloatArray,
     tg1: FloatArray,
     tg0: FloatArray,
 ) -> dict[str, FloatArray]:
-    """Parameter values of _add_b_terms for g = g0 + g1 conv, target = tg1 aff + tg0."""
-    a, b = problem.weight_arrays()
+    """Parameter values of _add_b_terms for g = g0 + g1 conv, target = tg1 aff + tg0.
+
+    Every array is (..., k): one port's or, stacked, many ports'.
+    """
     e, c = _idx(st.exact), _idx(st.ccp)
     return {
-        "up0": (a + b)[e] * g0[e],
-        "up1": (a + b)[e] * g1[e],
-        "dn0": (a - b)[e] * g0[e],
-        "dn1": (a - b)[e] * g1[e],
-        "bt1": b[e] * tg1[e],
-        "bt0": b[e] * tg0[e],
-        "g0": g0[c],
-        "g1": g1[c],
-        "tg1": tg1[c],
-        "tg0": tg0[c],
-        "b_ccp": b[c],
+        "up0": (a + b)[..., e] * g0[..., e],
+        "up1": (a + b)[..., e] * g1[..., e],
+        "dn0": (a - b)[..., e] * g0[..., e],
+        "dn1": (a - b)[..., e] * g1[..., e],
+        "bt1": b[..., e] * tg1[..., e],
+        "bt0": b[..., e] * tg0[..., e],
+        "g0": g0[..., c],
+        "g1": g1[..., c],
+        "tg1": tg1[..., c],
+        "tg0": tg0[..., c],
+        "b_ccp": b[..., c],
     }
 
 
@@ -591,20 +600,68 @@ def solve_layer1(problem: PmqecnProblem) -> ConvexResult:
 def solve_layer1_many(problems: list[PmqecnProblem]) -> list[ConvexResult]:
     """:func:`solve_layer1` for independent ports, all at once.
 
-    Most ports' layer 1 is solved through its one multiplier, every port at
-    once (models/optimize/layer1_dual.py); the rest (CCP jitter, a class
-    without traffic, a binding queue constraint) as one block conic solve.
+    Ports of one structure are set up as one stack and answered through
+    their multipliers (models/optimize/layer1_dual.py); the rest (CCP jitter,
+    a binding queue constraint, a split the multiplier does not fix) are
+    solved as one block conic problem.
     """
-    jobs = [_layer1_job(p) for p in problems]
-    shares = spare_shares(
-        [(_Structure.of(p), job.values) for p, job in zip(problems, jobs, strict=True)]
+    by_structure: dict[_Structure, list[int]] = {}
+    for i, problem in enumerate(problems):
+        by_structure.setdefault(_Structure.of(problem), []).append(i)
+    stacks = [(st, at) for st, at in by_structure.items() if not st.ccp]
+    answers = spare_shares(
+        [(st, _stacked_layer1_values(st, [problems[i] for i in at])) for st, at in stacks]
     )
+    out: list[_Job | ConvexResult | None] = [None] * len(problems)
+    for (_, at), (shares, ok) in zip(stacks, answers, strict=True):
+        for row, i in enumerate(at):
+            if ok[row]:
+                lam = problems[i].lambdas_array / problems[i].Gamma
+                status = f"{cp.OPTIMAL} via the multiplier, batched"
+                out[i] = ConvexResult(x=shares[row] + lam, status=status, solves=1)
     return _run_jobs(
-        [
-            job if s is None else job.done(s, f"{cp.OPTIMAL} via the multiplier, batched", 1)
-            for job, s in zip(jobs, shares, strict=True)
-        ]
+        [_layer1_job(p) if r is None else r for p, r in zip(problems, out, strict=True)]
     )
+
+
+def _stacked_layer1_values(st: _Structure, problems: list[PmqecnProblem]) -> dict[str, FloatArray]:
+    """:func:`_layer1_values` for ports of one structure, as (P, k) arrays."""
+    gamma = np.array([p.Gamma for p in problems])
+    rates = np.array([p.lambdas for p in problems], dtype=np.float64)
+    # Equal structures may still differ in weights (a delay weight is not in it).
+    weights = np.array([p.weights for p in problems], dtype=np.float64)
+    a, b = weights[..., 0], weights[..., 1]
+    residual = 1.0 - rates.sum(axis=1) / np.array([p.n * p.C for p in problems])
+    gw = gamma[:, None] * np.array([p.W for p in problems], dtype=np.float64)
+    return _layer1_values(st, rates / gamma[:, None], a, b, gw, residual)
+
+
+def _layer1_values(
+    st: _Structure,
+    lam: FloatArray,
+    a: FloatArray,
+    b: FloatArray,
+    gw: FloatArray,
+    residual: FloatArray,
+) -> dict[str, FloatArray]:
+    """Layer 1's parameter values, for one port (lam~, weights a and b,
+    gw = Gamma W: (k,); residual: ()) or for a structure's ports stacked
+    ((P, k) and (P,)).
+
+    M/M/1: omega Gamma W_s = 1 + lam~ / s and target omega Gamma W_i = GW s + GW lam~.
+    """
+    kc, ka, plain = _idx(st.kind_c), _idx(st.kind_a), _idx(st.plain)
+    return {
+        "lam": lam,
+        "a_lam": (a * lam)[..., plain],
+        "resid_b": residual[..., None] * b[..., ka],
+        # omega N_loss / Gamma <= omega lam~ rho^N = exp((N+1) ln lam~ + (1-N) ln omega).
+        "log_coeff": (st.n_cap + 1) * np.log(lam[..., kc]) + np.log(b[..., kc]),
+        "lam_c": lam[..., kc],
+        "spare": 1.0 - lam.sum(axis=-1),
+        "s_lo": lam * RHO_EPS / (1.0 - RHO_EPS),  # omega >= lam~ / (1 - eps)
+        **_b_params(st, a, b, np.ones_like(lam), lam, gw, gw * lam),
+    }
 
 
 def _layer1_job(problem: PmqecnProblem) -> _Job:
@@ -612,24 +669,10 @@ def _layer1_job(problem: PmqecnProblem) -> _Job:
     t = _layer1_template(st)
     lam = problem.lambdas_array / problem.Gamma
     a, b = problem.weight_arrays()
-    s_lo = lam * RHO_EPS / (1.0 - RHO_EPS)  # omega >= lam~ / (1 - eps)
-    spare = 1.0 - float(lam.sum())
-    gw = problem.Gamma * np.asarray(problem.W)
     residual = 1.0 - float(problem.lambdas_array.sum()) / (problem.n * problem.C)
-    kc, ka, plain = _idx(st.kind_c), _idx(st.kind_a), _idx(st.plain)
-    ones = np.ones(st.k)
-    # M/M/1: omega Gamma W_s = 1 + lam~ / s and target omega Gamma W_i = GW s + GW lam~.
-    t.set(
-        lam=lam,
-        a_lam=(a * lam)[plain],
-        resid_b=residual * b[ka],
-        # omega N_loss / Gamma <= omega lam~ rho^N = exp((N+1) ln lam~ + (1-N) ln omega).
-        log_coeff=(st.n_cap + 1) * np.log(lam[kc]) + np.log(b[kc]),
-        lam_c=lam[kc],
-        spare=np.asarray(spare),
-        s_lo=s_lo,
-        **_b_params(problem, st, ones, lam, gw, gw * lam),
-    )
+    gw = problem.Gamma * np.asarray(problem.W)
+    values = t.chosen(**_layer1_values(st, lam, a, b, gw, np.asarray(residual)))
+    s_lo, spare = values["s_lo"], float(values["spare"])
 
     def tangent(s: FloatArray) -> tuple[FloatArray, FloatArray]:
         s = np.maximum(s, lam * (1.0 / _TANGENT_MAX_RHO - 1.0))
@@ -638,7 +681,7 @@ def _layer1_job(problem: PmqecnProblem) -> _Job:
 
     # Start the tangents at the split minimising the total M/M/1 queue.
     start = np.maximum(spare * np.sqrt(lam) / np.sqrt(lam).sum(), s_lo)
-    return _Job(t, dict(t.values), tangent, start, offset=lam)
+    return _Job(t, values, tangent, start, offset=lam)
 
 
 def solve_layer2(problem: PmqecnProblem, mu: FloatArray) -> ConvexResult:
@@ -676,7 +719,7 @@ def _layer2_job(problem: PmqecnProblem, mu: FloatArray) -> _Job | ConvexResult:
     kc, ka, plain = _idx(st.kind_c), _idx(st.kind_a), _idx(st.plain)
     zeros, ones = np.zeros(st.k), np.ones(st.k)
     weight_a = float(b[ka] @ omega[ka])
-    t.set(
+    values = t.chosen(
         a_plain=a[plain],
         mu=mu,
         resid_mu=weight_a * mu / (problem.n * problem.C),
@@ -684,7 +727,7 @@ def _layer2_job(problem: PmqecnProblem, mu: FloatArray) -> _Job | ConvexResult:
         loss_coeff=b[kc] * omega[kc] ** 2,
         cap=np.asarray(problem.target_cap),
         rho_lo=rho_lo,
-        **_b_params(problem, st, zeros, ones, zeros, problem.Gamma * np.asarray(problem.W) * omega),
+        **_b_params(st, a, b, zeros, ones, zeros, problem.Gamma * np.asarray(problem.W) * omega),
     )
 
     def tangent(r: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -693,7 +736,7 @@ def _layer2_job(problem: PmqecnProblem, mu: FloatArray) -> _Job | ConvexResult:
         return slope, 1.0 / (1.0 - r) - slope * r
 
     start = np.clip(problem.lambdas_array / mu, rho_lo, 1.0 - RHO_EPS)
-    return _Job(t, dict(t.values), tangent, start)
+    return _Job(t, values, tangent, start)
 
 
 def clear_compiled() -> None:

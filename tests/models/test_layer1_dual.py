@@ -65,10 +65,13 @@ def conic(problem: PmqecnProblem) -> np.ndarray:
 
 
 def answers(problems: list[PmqecnProblem]) -> list[np.ndarray | None]:
-    jobs = [sg._layer1_job(p) for p in problems]
-    return spare_shares(
-        [(sg._Structure.of(p), j.values) for p, j in zip(problems, jobs, strict=True)]
-    )
+    """Each port's multiplier answer, found alone (a stack of one)."""
+    out = []
+    for problem in problems:
+        st = sg._Structure.of(problem)
+        [(shares, ok)] = spare_shares([(st, sg._stacked_layer1_values(st, [problem]))])
+        out.append(shares[0] if ok[0] else None)
+    return out
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -135,5 +138,27 @@ def test_the_ports_it_cannot_answer_go_to_the_conic_solver() -> None:
     assert float(np.sum(lam / (results[2].x - lam))) == pytest.approx(tight.N, rel=1e-6)
 
 
+def test_ports_stacked_get_the_answers_they_get_alone() -> None:
+    """solve_layer1_many stacks every port of a structure; each port's search
+    is its own, so stacking must not move any answer beyond rounding, nor a port the
+    multiplier cannot answer take its stack-mates to the conic solver."""
+    rng = np.random.default_rng(9)
+    problems = [port(rng, "ABCABCAB", float(rng.uniform(0.2, 0.97))) for _ in range(12)]
+    problems += ports(0)
+    problems.insert(5, port(rng, "ABC", 0.5, weights=[(0.0, 1.0), (1.0, 1.0), (1.0, 1.0)]))
+    alone = answers(problems)
+    results = sg.solve_layer1_many(problems)
+    for problem, s, result in zip(problems, alone, results, strict=True):
+        lam = problem.lambdas_array / problem.Gamma
+        if s is None:
+            assert "multiplier" not in result.status
+        else:
+            assert "multiplier" in result.status
+            # (Sums over a stack's rows may round differently: ~1 ulp.)
+            np.testing.assert_allclose(result.x, s + lam, rtol=1e-13)
+    assert sum(s is None for s in alone) == 1
+
+
 def test_no_ports() -> None:
     assert spare_shares([]) == []
+    assert sg.solve_layer1_many([]) == []
