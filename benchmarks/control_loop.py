@@ -4,8 +4,9 @@
 One cycle = read every class counter and sojourn accumulator, solve each
 port's M/M/1/N problem, write K_i, weights and lambda_i* as one batch. The
 ports are solved one after another (``solve_many(batched=False)``, the
-earlier path), together (``solve_many``: one block-diagonal conic solve
-per layer, one exact-model evaluation for all ports) and together in two
+earlier path), together (``solve_many``: layer 1 through every port's
+multiplier at once, the remaining conic solves as one block-diagonal
+problem, one exact-model evaluation for all ports) and together in two
 processes (``optimizer.solver_processes: 2``, models/optimize/parallel.py:
 half the ports each), side by side in one run. Traffic is sent through the
 model between cycles so every class has a measured rate.

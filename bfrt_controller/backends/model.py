@@ -328,6 +328,15 @@ class ModelSwitch(Switch):
     def read_counter(self, name: str, index: int) -> tuple[int, int]:
         return self.model.counter(name).read(index)
 
+    def read_registers(self, name: str, indices: Sequence[int]) -> list[int]:
+        # One lookup of the register for all cells; each index is still checked.
+        register = self.model.register(name)
+        return [register.read(i) for i in indices]
+
+    def read_counters(self, name: str, indices: Sequence[int]) -> list[tuple[int, int]]:
+        counter = self.model.counter(name)
+        return [counter.read(i) for i in indices]
+
     def read_entry(
         self, table: str, key: Mapping[str, Match], priority: int = 0
     ) -> EntryState | None:

@@ -2,12 +2,15 @@
 
 The ports are independent, so a full switch's problems split into one chunk
 per process: this process solves the first while helper processes solve the
-others (each chunk with solve_many's batched path). On two cores this
-takes about a third off the optimiser's time for a full switch (the
-hand-off and the helper's own overhead take the rest of the half;
-benchmarks/control_loop.py). The answers are solve_many's: each chunk is a
-smaller block-diagonal solve, so a port's answer differs from a whole-switch
-solve only in the conic solver's last digits (tests/models/test_optimize_many.py).
+others (each chunk with solve_many's batched path). Where most ports take
+the batched path (layer 1 through its multiplier, models/optimize/layer1_dual.py)
+a 64 x 8 switch takes ~15 ms in one process and the hand-off eats what a
+second saves (benchmarks/control_loop.py). Helpers pay off where many ports
+need solve()'s own, per-port path (class B weights with b > a, whose CCP
+re-solves each port several times): 64 such ports of 8 classes took 445 ms
+in one process and 246 ms in two. The answers are solve_many's, up to the
+conic solver's last digits where a chunk's block solve differs from a
+whole-switch one (tests/models/test_optimize_parallel.py).
 
 Helpers come from a fork server that has already imported the optimiser,
 so a helper starts without the two seconds cvxpy takes to import, and is

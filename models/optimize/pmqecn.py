@@ -247,11 +247,14 @@ def solve_many(
 ) -> list[PmqecnSolution | ProblemError]:
     """:func:`solve` for independent ports (one problem each), as batches.
 
-    Each layer's single-solve convex problems are solved as one block-diagonal
-    problem and the exact model is evaluated for all ports in one call; a port
-    that needs more (CCP re-linearisation, the SLSQP polish) takes
-    :func:`solve`'s own path. The answers are :func:`solve`'s to within the
-    conic solver's tolerance (tests/models/test_optimize_many.py). A port
+    Layer 1 is solved through each port's multiplier, all ports at once
+    (:mod:`models.optimize.layer1_dual`; the same optimum as solve()'s conic
+    layer 1, to that solver's tolerance), the remaining single-solve convex
+    problems as one block-diagonal problem, and the exact model is evaluated
+    for all ports in one call; a port that needs more (CCP re-linearisation,
+    the SLSQP polish) takes :func:`solve`'s own path. The answers are
+    :func:`solve`'s to within the conic solver's tolerance
+    (tests/models/test_optimize_many.py). A port
     whose problem fails gets its ProblemError (or SolverError) in its place.
     ``batched=False`` solves one port after another (the reference path,
     benchmarks/control_loop.py measures both).

@@ -132,13 +132,15 @@ def share_targets(demands: npt.ArrayLike, weights: npt.ArrayLike, capacity: floa
     out = np.empty_like(d)
     room, weight_left = cap, float(w.sum())
     # Satisfy classes in order of demand per unit weight while they fit under
-    # the current level; the rest share what is left by weight.
+    # the current level; the rest share what is left by weight. (The loop
+    # runs on Python floats: the same doubles, without numpy's per-scalar cost.)
     order = np.argsort(d / w, kind="stable")
-    for n_done, i in enumerate(order):
-        if d[i] * weight_left <= room * w[i]:
-            out[i] = d[i]
-            room -= d[i]
-            weight_left -= w[i]
+    dl, wl = d.tolist(), w.tolist()
+    for n_done, i in enumerate(order.tolist()):
+        if dl[i] * weight_left <= room * wl[i]:
+            out[i] = dl[i]
+            room -= dl[i]
+            weight_left -= wl[i]
             continue
         rest = order[n_done:]
         out[rest] = w[rest] * (room / weight_left)
