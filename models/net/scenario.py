@@ -784,10 +784,25 @@ def _check_references(s: Scenario) -> None:
                 raise ValueError(f"schemes.{name}.cc: congestion control needs transport: tcp")
     if s.transport == "tcp":
         for name in s.schemes.enabled():
-            if getattr(s.schemes.get(name), "pfc", None) is not None:
+            scheme = s.schemes.get(name)
+            if getattr(scheme, "pfc", None) is not None:
                 raise ValueError(
                     f"schemes.{name}.pfc: PFC needs transport: udp "
                     "(ns-3's TCP hosts do not honour pause frames)"
+                )
+            # Reactions that live only in the harness's rate-paced senders: a
+            # TCP host would ignore their feedback and the run would measure
+            # the switch side alone under the scheme's name. (ECN marking,
+            # PMQECN's and DCQCN's included, does reach ECN-capable TCP.)
+            if isinstance(scheme, P4qcn):
+                raise ValueError(
+                    f"schemes.{name}: P4QCN's reaction point is a rate-paced sender "
+                    "(transport: udp); ns-3's TCP hosts ignore its feedback"
+                )
+            if isinstance(scheme, Bfcc) and scheme.sender_reaction == "match_switch":
+                raise ValueError(
+                    f"schemes.{name}.sender_reaction: match_switch cuts a rate-paced sender "
+                    "(transport: udp); ns-3's TCP hosts ignore BFCC's feedback"
                 )
     if s.workloads and s.transport != "tcp":
         raise ValueError("workloads: Poisson flows need transport: tcp")

@@ -142,6 +142,14 @@ def test_transport_defaults_to_udp_and_every_bundled_scenario_stays_udp() -> Non
             "transport: tcp",
         ),
         ({"flows": [{"name": "f", "src": "h1", "dst": "r1", "load": 0.5}]}, "flows[0].load", "TCP"),
+        # Reactions only the rate-paced senders have: under TCP the run would
+        # measure the switch side alone under the scheme's name.
+        ({"schemes": {"p4qcn": {}, "none": {}}}, "schemes.p4qcn", "rate-paced"),
+        (
+            {"schemes": {"bfcc-m": {"sender_reaction": "match_switch"}, "none": {}}},
+            "schemes.bfcc-m.sender_reaction",
+            "rate-paced",
+        ),
     ],
 )
 def test_bad_tcp_fields_are_refused_by_name(change: dict[str, Any], field: str, says: str) -> None:
@@ -149,6 +157,15 @@ def test_bad_tcp_fields_are_refused_by_name(change: dict[str, Any], field: str, 
         parse_scenario(dumbbell(**change), "x.yaml")
     assert err.value.field == field
     assert says in str(err.value)
+
+
+def test_bfccs_switch_side_reductions_run_with_tcp_hosts() -> None:
+    """Fakes and TM shaping act in the switches, so TCP hosts see them."""
+    s = parse_scenario(
+        dumbbell(schemes={"bfcc": {}, "bfcc-s": {"reduction": "shaping"}, "none": {}})
+    )
+    assert s.schemes.enabled() == ["bfcc", "bfcc-s", "none"]
+    assert load_scenario("bfcc-two-receivers-shallow-tcp").transport == "tcp"
 
 
 # ---- ns-3 ---------------------------------------------------------------
