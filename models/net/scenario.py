@@ -784,8 +784,8 @@ def _check_references(s: Scenario) -> None:
                 raise ValueError(f"schemes.{name}.cc: congestion control needs transport: tcp")
     if s.transport == "tcp":
         for name in s.schemes.enabled():
-            scheme = s.schemes.get(name)
-            if getattr(scheme, "pfc", None) is not None:
+            params = s.schemes.get(name)
+            if getattr(params, "pfc", None) is not None:
                 raise ValueError(
                     f"schemes.{name}.pfc: PFC needs transport: udp "
                     "(ns-3's TCP hosts do not honour pause frames)"
@@ -794,12 +794,12 @@ def _check_references(s: Scenario) -> None:
             # TCP host would ignore their feedback and the run would measure
             # the switch side alone under the scheme's name. (ECN marking,
             # PMQECN's and DCQCN's included, does reach ECN-capable TCP.)
-            if isinstance(scheme, P4qcn):
+            if isinstance(params, P4qcn):
                 raise ValueError(
                     f"schemes.{name}: P4QCN's reaction point is a rate-paced sender "
                     "(transport: udp); ns-3's TCP hosts ignore its feedback"
                 )
-            if isinstance(scheme, Bfcc) and scheme.sender_reaction == "match_switch":
+            if isinstance(params, Bfcc) and params.sender_reaction == "match_switch":
                 raise ValueError(
                     f"schemes.{name}.sender_reaction: match_switch cuts a rate-paced sender "
                     "(transport: udp); ns-3's TCP hosts ignore BFCC's feedback"
