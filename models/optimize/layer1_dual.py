@@ -14,8 +14,8 @@ array operations repeated ~10 times (safeguarded Newton on every port's
 multiplier at once), where the conic solver needs one interior-point run over
 every port's cones. A handled port's optimum is unique (each class's s_i(nu)
 is single-valued below the multiplier's upper end), so the answer is the
-conic solver's, to its tolerance (tests/models/test_layer1_dual.py checks both the optimality
-conditions and the agreement).
+conic solver's, to its tolerance (tests/models/test_layer1_dual.py checks
+both the optimality conditions and the agreement).
 
 If the answer breaks the queue constraint, that constraint binds and its own
 multiplier would be needed: such a port (as any port this module does not
@@ -42,7 +42,6 @@ import numpy as np
 import numpy.typing as npt
 
 FloatArray = npt.NDArray[np.float64]
-IndexArray = npt.NDArray[np.intp]
 
 _PLAIN, _LOSS, _JITTER = 0, 1, 2
 # sum s = spare to this fraction of spare: the conic solver's own accuracy is
@@ -138,22 +137,12 @@ class _Classes:
         self.count = sum(rows)
         self.port = np.repeat(np.arange(self.count), np.repeat(k, rows))
         self.kind = flat["kind"].astype(np.intp)
-        self.lam, self.s_lo, self.d, self.d_fall = (
-            flat["lam"],
-            flat["s_lo"],
-            flat["d"],
-            flat["d_fall"],
-        )
-        self.lin, self.log_x, self.lam_c, self.n = (
-            flat["lin"],
-            flat["log_x"],
-            flat["lam_c"],
-            flat["n"],
-        )
-        self.s_kink = flat["s_kink"]
+        self.lam, self.s_lo, self.s_kink = flat["lam"], flat["s_lo"], flat["s_kink"]
+        self.d, self.d_fall, self.lin = flat["d"], flat["d_fall"], flat["lin"]
+        self.log_x, self.lam_c, self.n = flat["log_x"], flat["lam_c"], flat["n"]
         self.spare = np.concatenate([g["spare"] for g in groups])
         # The multiplier's upper end: past it some class's share is unbounded
-        # (the plain classes' linear coefficient, the exact B's rising slope).
+        # (a plain class's linear coefficient, an exact B's falling-piece slope bt1).
         nu_hi = np.full(self.count, np.inf)
         np.minimum.at(nu_hi, self.port, self.lin)
         self.nu_hi = nu_hi
@@ -164,7 +153,10 @@ class _Classes:
         self.off_rise = self.off - 2.0 * self.lin
         self.is_loss = np.flatnonzero(self.kind == _LOSS)
         self.is_jitter = np.flatnonzero(self.kind == _JITTER)
-        self.is_power = np.flatnonzero(self.kind == _PLAIN)
+        self.is_plain = np.flatnonzero(self.kind == _PLAIN)
+
+    # Ports whose class C shares had not settled at the last shares() call.
+    unsettled: npt.NDArray[np.bool_]
 
     def sum(self, values: FloatArray) -> FloatArray:
         # bincount with weights sums in float64 (numpy's stubs say int).
@@ -179,9 +171,10 @@ class _Classes:
         s = np.empty_like(c)
         ds = np.empty_like(c)
         # d / s^2 = c
-        p = self.is_power
+        p = self.is_plain
         s[p] = np.sqrt(self.d[p] / c[p])
         ds[p] = s[p] / (2.0 * c[p]) * dy[self.port[p]]
+        self.unsettled = np.zeros(self.count, dtype=bool)
         if self.is_loss.size:
             self._loss(c, dy, s, ds)
         if self.is_jitter.size:
@@ -201,6 +194,7 @@ class _Classes:
         i = self.is_loss
         d, log_x, n, lam_c, log_c = self.d[i], self.log_x[i], self.n[i], self.lam_c[i], np.log(c[i])
         x = np.sqrt(d / c[i])
+        settled = np.zeros(i.size, dtype=bool)
         for _ in range(_LOSS_MAX_ITER):
             t_delay = np.log(d) - 2.0 * np.log(x)
             t_loss = log_x - n * np.log(x + lam_c)
@@ -208,20 +202,24 @@ class _Classes:
             slope = 2.0 * np.exp(t_delay - psi) / x + n * np.exp(t_loss - psi) / (x + lam_c)
             step = (psi - log_c) / slope
             x = x + step
-            if np.all(np.abs(step) <= 1e-15 * x):
+            settled = np.abs(step) <= 1e-15 * x
+            if np.all(settled):
                 break
+        # A share still moving would make the outer root wrong while the sum
+        # looks right: its port goes to the conic solver.
+        self.unsettled[self.port[i][~settled]] = True
         s[i] = x
         phi_slope = 2.0 * d / x**3 + n * np.exp(log_x - n * np.log(x + lam_c)) / (x + lam_c)
         ds[i] = dy[self.port[i]] / phi_slope
 
     def _jitter(
-        self, inv_y2: FloatArray, dy: FloatArray, c_fall: FloatArray, s: FloatArray, ds: FloatArray
+        self, inv_y2: FloatArray, dy: FloatArray, c: FloatArray, s: FloatArray, ds: FloatArray
     ) -> None:
         """The rising piece's root below s_kink, the kink, or the falling piece's above it."""
         i = self.is_jitter
         kink, up1, dn1 = self.s_kink[i], self.d[i], self.d_fall[i]
         c_rise = self.off_rise[i] + inv_y2[self.port[i]]  # -bt1 - nu
-        c_fall = c_fall[i]  # bt1 - nu
+        c_fall = c[i]  # bt1 - nu
         with np.errstate(divide="ignore", invalid="ignore"):
             rising = c_rise > up1 / kink**2
             falling = ~rising & (dn1 > 0.0) & (c_fall < dn1 / kink**2)
@@ -270,7 +268,7 @@ def spare_shares(
 def _roots(cl: _Classes) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
     """Safeguarded Newton on every port's y for sum_i s_i(y) = spare."""
     root_d = cl.sum(np.sqrt(cl.d))
-    # Below the root: every s_i <= sqrt(d_i) y, the equality with off = 0.
+    # First guess: the root were every class plain (s_i = sqrt(d_i) y).
     y = cl.spare / root_d
     lo = np.zeros(cl.count)
     hi = np.full(cl.count, np.inf)
@@ -292,4 +290,4 @@ def _roots(cl: _Classes) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]
         y = np.where(done, y, np.where(inside, newton, fallback))
     else:
         s, _ = cl.shares(y)
-    return y, s, done
+    return y, s, done & ~cl.unsettled

@@ -162,3 +162,17 @@ def test_ports_stacked_get_the_answers_they_get_alone() -> None:
 def test_no_ports() -> None:
     assert spare_shares([]) == []
     assert sg.solve_layer1_many([]) == []
+
+
+def test_a_loss_share_that_has_not_settled_sends_its_port_to_the_conic_solver(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The outer sum can look right while a class C share is still moving;
+    such a port must not be answered from it."""
+    import models.optimize.layer1_dual as dual
+
+    rng = np.random.default_rng(13)
+    with_loss, without = port(rng, "ABC", 0.6), port(rng, "AB", 0.6)
+    monkeypatch.setattr(dual, "_LOSS_MAX_ITER", 0)
+    shares = answers([with_loss, without])
+    assert shares[0] is None and shares[1] is not None
