@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import gc
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 
@@ -56,3 +58,11 @@ def sw(fake: FakeBfrtGrpc, profile: HwProfile) -> BfrtSwitch:
     s = BfrtSwitch("pmqecn", profile, client_module=fake)
     s.connect()
     return s
+
+
+@pytest.fixture(autouse=True)
+def _heap_unfrozen() -> Iterator[None]:
+    """A daemon a test leaves open has frozen the heap (service.settle_heap);
+    the next test must not inherit that."""
+    yield
+    gc.unfreeze()

@@ -209,6 +209,33 @@ def test_cycles_follow_the_interval_and_sigterm_ends_the_loop(tmp_path: Path) ->
     assert d.stopping
 
 
+def test_the_heap_is_settled_after_the_first_cycle_and_again_after_a_reload(
+    tmp_path: Path,
+) -> None:
+    """What the daemon holds for good (apps, compiled problems) is frozen out
+    of the collector's full passes once a cycle has run, re-settled after a
+    reload (the old apps are garbage then), and released when it closes."""
+    import gc
+
+    made: dict[str, Recording] = {}
+    clock = Clock()
+    path = write_deploy(tmp_path / "d.yaml", pmqecn_target(interval_s=2.0))
+    d = Daemon(path, recording_factory(made), clock)
+    try:
+        assert not d.heap_settled and gc.get_freeze_count() == 0
+        d.step()
+        assert d.targets["leaf1"].stats.cycles == 1
+        assert d.heap_settled and gc.get_freeze_count() > 0
+        d.request_reload()
+        d.step()  # the reload, and the new app's first cycle
+        assert d.reloads_ok == 1 and d.heap_settled
+        d.reload()
+        assert not d.heap_settled
+    finally:
+        d.close()
+    assert gc.get_freeze_count() == 0
+
+
 def test_a_switch_that_lost_its_state_without_losing_the_session_is_re_pushed(
     tmp_path: Path,
 ) -> None:
