@@ -405,8 +405,8 @@ def settle_heap() -> None:
     The controller's long-lived objects (configs, apps, the optimiser's
     compiled problems, imported modules) are scanned by every full collection
     of Python's collector; with a full switch's state that took ~100 ms and
-    landed inside a control cycle every few cycles (benchmarks/control_loop.py:
-    a 130 ms cycle among 25-35 ms ones). Frozen, they are still freed by
+    landed inside one control cycle in every dozen or so
+    (benchmarks/control_loop.py: a 130 ms cycle among 25-35 ms ones). Frozen, they are still freed by
     reference counting; only cycles among them wait for the next settle.
     """
     gc.unfreeze()
