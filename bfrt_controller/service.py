@@ -406,8 +406,9 @@ def settle_heap() -> None:
     compiled problems, imported modules) are scanned by every full collection
     of Python's collector; with a full switch's state that took ~100 ms and
     landed inside one control cycle in every dozen or so
-    (benchmarks/control_loop.py: a 130 ms cycle among 25-35 ms ones). Frozen, they are still freed by
-    reference counting; only cycles among them wait for the next settle.
+    (benchmarks/control_loop.py: a 130 ms cycle among 25-35 ms ones).
+    Frozen, they are still freed by reference counting; only cycles among
+    them wait for the next settle.
     """
     gc.unfreeze()
     gc.collect()

@@ -15,8 +15,10 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
-from models.optimize import PmqecnProblem
+from models.optimize import PmqecnProblem, ProblemError
 from models.optimize import surrogate as sg
 from models.optimize.layer1_dual import spare_shares
 
@@ -176,3 +178,51 @@ def test_a_loss_share_that_has_not_settled_sends_its_port_to_the_conic_solver(
     monkeypatch.setattr(dual, "_LOSS_MAX_ITER", 0)
     shares = answers([with_loss, without])
     assert shares[0] is None and shares[1] is not None
+
+
+@st.composite
+def any_port(draw: st.DrawFn) -> PmqecnProblem:
+    """Any port PmqecnProblem accepts: 1-8 classes of any kind and weights,
+    light to nearly full, small to large buffers, delays far from M/M/1's."""
+    k = draw(st.integers(1, 8))
+    kinds = "".join(draw(st.sampled_from("ABC")) for _ in range(k))
+    load = draw(st.floats(0.05, 0.98))
+    shares = np.array([draw(st.floats(0.05, 1.0)) for _ in range(k)])
+    delay, qos = st.sampled_from([0.3, 1.0, 4.0]), st.sampled_from([0.0, 0.5, 1.0, 2.0])
+    weights = [(draw(delay), draw(qos)) for _ in range(k)]
+    if draw(st.integers(0, 3)) == 0:  # now and then a class without a delay weight
+        weights[0] = (0.0, weights[0][1])
+    try:
+        return PmqecnProblem(
+            N=draw(st.sampled_from([8, 40, 200, 1000, 5000])), Lambda=1.5 * GAMMA, Gamma=GAMMA,
+            C=GAMMA, n=1, lambdas=list(shares * load * GAMMA / shares.sum()),
+            W=[draw(st.sampled_from([1e-7, 2e-6, 1e-5, 1e-3])) for _ in range(k)],
+            kinds=list(kinds), weights=weights,
+        )  # fmt: skip
+    except ProblemError:
+        assume(False)
+        raise
+
+
+@given(problem=any_port())
+def test_any_port_the_multiplier_answers_is_answered_at_the_conic_optimum(
+    problem: PmqecnProblem,
+) -> None:
+    """Wherever the multiplier path answers, its value on the stand-in is
+    not above the conic solver's; where it does not, solve_layer1_many falls
+    back to that solver."""
+    (s,) = answers([problem])
+    try:
+        ref = conic(problem)
+    except ProblemError:
+        assume(False)
+        raise
+    if s is None:
+        (result,) = sg.solve_layer1_many([problem])
+        assert "multiplier" not in result.status
+        return
+    lam = problem.lambdas_array / problem.Gamma
+    assert s.sum() == pytest.approx(1.0 - lam.sum(), rel=1e-11)
+    assert np.all(s > 0.0) and float(np.sum(lam / s)) <= problem.N
+    ref_value = stand_in(problem, ref * s.sum() / ref.sum())
+    assert stand_in(problem, s) <= ref_value + 1e-9 * max(1.0, abs(ref_value))
