@@ -132,15 +132,13 @@ def share_targets(demands: npt.ArrayLike, weights: npt.ArrayLike, capacity: floa
     out = np.empty_like(d)
     room, weight_left = cap, float(w.sum())
     # Satisfy classes in order of demand per unit weight while they fit under
-    # the current level; the rest share what is left by weight. (The loop
-    # runs on Python floats: the same doubles, without numpy's per-scalar cost.)
+    # the current level; the rest share what is left by weight.
     order = np.argsort(d / w, kind="stable")
-    dl, wl = d.tolist(), w.tolist()
-    for n_done, i in enumerate(order.tolist()):
-        if dl[i] * weight_left <= room * wl[i]:
-            out[i] = dl[i]
-            room -= dl[i]
-            weight_left -= wl[i]
+    for n_done, i in enumerate(order):
+        if d[i] * weight_left <= room * w[i]:
+            out[i] = d[i]
+            room -= d[i]
+            weight_left -= w[i]
             continue
         rest = order[n_done:]
         out[rest] = w[rest] * (room / weight_left)
@@ -309,8 +307,7 @@ class PmqecnProblem:
         else:
             floor = share_targets(lam, mu, cap * (1.0 - _FLOOR_CAP_MARGIN))
         # C4 (lambda* < mu*) and the open 0 < lambda*, as every solver's bounds.
-        # (np.clip costs several times two ufuncs on arrays this small.)
-        return np.minimum(np.maximum(floor, RHO_EPS * mu), (1.0 - RHO_EPS) * mu)
+        return np.clip(floor, RHO_EPS * mu, (1.0 - RHO_EPS) * mu)
 
     def mask(self, kind: QosKind) -> npt.NDArray[np.bool_]:
         return np.array([k is kind for k in self.kinds])

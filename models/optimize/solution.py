@@ -62,12 +62,9 @@ class PmqecnSolution:
 
 
 def _at_least_one_packet(values: npt.ArrayLike) -> tuple[int, ...]:
-    v = np.ravel(np.asarray(values, dtype=np.float64))
-    if not np.all(np.isfinite(v)):
-        raise SolverError(f"K: non-finite threshold {v.tolist()}")
     # The 1e-9 keeps an exact integer (e.g. omega N = 25.000000000000004) from
     # rounding up a whole packet.
-    return tuple(np.maximum(1.0, np.ceil(v - 1e-9)).astype(np.int64).tolist())
+    return tuple(max(1, math.ceil(float(v) - 1e-9)) for v in np.ravel(values))
 
 
 def project_mu(problem: PmqecnProblem, mu: npt.ArrayLike) -> FloatArray:
