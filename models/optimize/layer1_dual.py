@@ -73,8 +73,11 @@ class Layer1Structure(Protocol):
 _COLUMNS = ("kind", "lam", "s_lo", "d", "d_fall", "lin", "log_x", "lam_c", "n", "s_kink")
 
 
-def _columns(st: Layer1Structure, v: Mapping[str, FloatArray]) -> dict[str, FloatArray]:
-    """One structure's ports ((P, ...)-shaped values) as (P, k) arrays of this module's terms."""
+def _columns(
+    st: Layer1Structure, v: Mapping[str, FloatArray]
+) -> tuple[dict[str, FloatArray], npt.NDArray[np.bool_]]:
+    """One structure's ports ((P, ...)-shaped values) as (P, k) arrays of this
+    module's terms, and which ports it can answer."""
     lam = v["lam"]
     shape = lam.shape
     kind = np.full(shape, float(_PLAIN))
@@ -123,8 +126,7 @@ def _columns(st: Layer1Structure, v: Mapping[str, FloatArray]) -> dict[str, Floa
     # 1/s part (a = b) jumps there instead, and if only such classes reach
     # it, the split among them is not unique: the conic solver picks one.
     unbounded = (lin == lin.min(axis=1, keepdims=True)) & ~((kind == _JITTER) & (d_fall == 0.0))
-    cols["handled"] = (handled & np.any(unbounded, axis=1)).astype(np.float64)
-    return cols
+    return cols, handled & np.any(unbounded, axis=1)
 
 
 class _Classes:
@@ -145,7 +147,6 @@ class _Classes:
         # (a plain class's linear coefficient, an exact B's falling-piece slope bt1).
         nu_hi = np.full(self.count, np.inf)
         np.minimum.at(nu_hi, self.port, self.lin)
-        self.nu_hi = nu_hi
         # With y = 1 / sqrt(nu_hi - nu), each class's c(nu) = lin - nu is
         # off + 1/y^2 with off >= 0, computed without cancellation near nu_hi.
         self.off = self.lin - nu_hi[self.port]
@@ -239,16 +240,17 @@ def spare_shares(
     """Per stack (one structure's ports, values stacked along a first axis of
     P ports): the optimal spare shares (P, k), and which ports they answer
     (the others' rows are NaN: the conic solver must answer those)."""
-    cols = [_columns(st, v) for st, v in stacks]
-    out = [(np.full(c["lam"].shape, np.nan), np.zeros(c["lam"].shape[0], dtype=bool)) for c in cols]
-    kept = [c["handled"] > 0.0 for c in cols]
-    groups = [
-        {name: value[keep] for name, value in c.items()} for c, keep in zip(cols, kept, strict=True)
+    columns = [_columns(st, v) for st, v in stacks]
+    out = [
+        (np.full(c["lam"].shape, np.nan), np.zeros(c["lam"].shape[0], dtype=bool))
+        for c, _ in columns
     ]
+    kept = [keep for _, keep in columns]
+    groups = [{name: value[keep] for name, value in c.items()} for c, keep in columns]
     if not any(np.any(keep) for keep in kept):
         return out
     cl = _Classes([g for g in groups if g["lam"].shape[0]])
-    _, s, converged = _roots(cl)
+    s, converged = _roots(cl)
     queue = cl.sum(cl.lam / s)
     at = first = 0
     for (st, _), g, keep, (shares, ok) in zip(stacks, groups, kept, out, strict=True):
@@ -265,8 +267,9 @@ def spare_shares(
     return out
 
 
-def _roots(cl: _Classes) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]:
-    """Safeguarded Newton on every port's y for sum_i s_i(y) = spare."""
+def _roots(cl: _Classes) -> tuple[FloatArray, npt.NDArray[np.bool_]]:
+    """Safeguarded Newton on every port's y for sum_i s_i(y) = spare: the
+    shares there, and which ports' search converged."""
     root_d = cl.sum(np.sqrt(cl.d))
     # First guess: the root were every class plain (s_i = sqrt(d_i) y).
     y = cl.spare / root_d
@@ -290,4 +293,4 @@ def _roots(cl: _Classes) -> tuple[FloatArray, FloatArray, npt.NDArray[np.bool_]]
         y = np.where(done, y, np.where(inside, newton, fallback))
     else:
         s, _ = cl.shares(y)
-    return y, s, done & ~cl.unsettled
+    return s, done & ~cl.unsettled
