@@ -608,7 +608,7 @@ def solve_layer1_many(problems: list[PmqecnProblem]) -> list[ConvexResult]:
     by_structure: dict[_Structure, list[int]] = {}
     for i, problem in enumerate(problems):
         by_structure.setdefault(_Structure.of(problem), []).append(i)
-    stacks = [(st, at) for st, at in by_structure.items() if not st.ccp]
+    stacks = list(by_structure.items())
     answers = spare_shares(
         [(st, _stacked_layer1_values(st, [problems[i] for i in at])) for st, at in stacks]
     )
