@@ -112,8 +112,9 @@ def run(
         # for `tofcc -v eval run`, not for the progress bars.
         logging.getLogger("tofcc").setLevel(logging.ERROR)
     from . import ns3_env
+    from .repeats import write_summary
     from .report import write_report
-    from .simulate import RunSpec, run_one, run_specs
+    from .simulate import run_specs
 
     try:
         with console.status("loading ns-3 (cppyy compiles its headers: 10-20 s)"):
@@ -124,33 +125,54 @@ def run(
 
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     for s in loaded:
-        specs = run_specs(s, list(only) or None)
-        results: list[RunResult] = []
-        if workers > 1 and len(specs) > 1:
-            results = _run_parallel(s, specs, workers)
+        seeded = s.seeded()
+        jobs_of = [(sk, spec) for sk in seeded for spec in run_specs(sk, list(only) or None)]
+        if workers > 1 and len(jobs_of) > 1:
+            results = _run_parallel(s.name, jobs_of, workers)
+        else:
+            results = _run_serial(s.name, jobs_of)
+        if len(seeded) == 1:
             paths = write_report(s, results, out_root / s.name)
             _print_claims(paths.claims)
             console.print(f"{s.name}: report in {paths.markdown}", highlight=False)
             continue
-        with Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
-            TimeElapsedColumn(),
-            console=console,
-        ) as bar:
-            for spec in specs:
-                label = f"{s.name} {spec.scheme}" + (f" @ {spec.variant}" if spec.variant else "")
-                task = bar.add_task(label, total=1.0)
+        seed_dirs = []
+        for sk in seeded:
+            d = out_root / s.name / f"seed-{sk.seed}"
+            d.mkdir(exist_ok=True)
+            write_report(sk, [r for r in results if r.seed == sk.seed], d)
+            seed_dirs.append(d)
+        md = write_summary(s.name, seed_dirs, out_root / s.name)
+        console.print(
+            f"{s.name}: {len(seeded)} seeds, a report per seed in {out_root / s.name}/seed-*/, "
+            f"the summary in {md}",
+            highlight=False,
+        )
 
-                def advance(frac: float, task: TaskID = task) -> None:
-                    bar.update(task, completed=min(1.0, frac))
 
-                results.append(run_one(s, RunSpec(spec.scheme, spec.variant), advance))
-                bar.update(task, completed=1.0)
-        paths = write_report(s, results, out_root / s.name)
-        _print_claims(paths.claims)
-        console.print(f"{s.name}: report in {paths.markdown}", highlight=False)
+def _run_serial(name: str, jobs_of: list[tuple[Scenario, Any]]) -> list[RunResult]:
+    from .simulate import RunSpec, run_one
+
+    results: list[RunResult] = []
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f}%"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        several = len({sk.seed for sk, _ in jobs_of}) > 1
+        for sk, spec in jobs_of:
+            label = name + (f" seed {sk.seed}" if several else "") + f" {spec.scheme}"
+            label += f" @ {spec.variant}" if spec.variant else ""
+            task = bar.add_task(label, total=1.0)
+
+            def advance(frac: float, task: TaskID = task) -> None:
+                bar.update(task, completed=min(1.0, frac))
+
+            results.append(run_one(sk, RunSpec(spec.scheme, spec.variant), advance))
+            bar.update(task, completed=1.0)
+    return results
 
 
 def _run_in_worker(s: Scenario, scheme: str, variant: str) -> RunResult:
@@ -162,13 +184,13 @@ def _run_in_worker(s: Scenario, scheme: str, variant: str) -> RunResult:
     return run_one(s, RunSpec(scheme, variant))
 
 
-def _run_parallel(s: Scenario, specs: list[Any], workers: int) -> list[RunResult]:
+def _run_parallel(name: str, jobs_of: list[tuple[Scenario, Any]], workers: int) -> list[RunResult]:
     """Each run in a fresh (spawned) process: ns-3's simulator is one per
-    process, and a fork would share the parent's. Results in `specs` order."""
+    process, and a fork would share the parent's. Results in `jobs_of` order."""
     ctx = multiprocessing.get_context("spawn")
     done: dict[int, RunResult] = {}
     with (
-        ProcessPoolExecutor(max_workers=min(workers, len(specs)), mp_context=ctx) as pool,
+        ProcessPoolExecutor(max_workers=min(workers, len(jobs_of)), mp_context=ctx) as pool,
         Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -177,15 +199,15 @@ def _run_parallel(s: Scenario, specs: list[Any], workers: int) -> list[RunResult
             console=console,
         ) as bar,
     ):
-        task = bar.add_task(f"{s.name}: {len(specs)} runs, {workers} at once", total=len(specs))
+        task = bar.add_task(f"{name}: {len(jobs_of)} runs, {workers} at once", total=len(jobs_of))
         futures = {
-            pool.submit(_run_in_worker, s, spec.scheme, spec.variant): i
-            for i, spec in enumerate(specs)
+            pool.submit(_run_in_worker, sk, spec.scheme, spec.variant): i
+            for i, (sk, spec) in enumerate(jobs_of)
         }
         for fut in as_completed(futures):
             done[futures[fut]] = fut.result()
             bar.advance(task)
-    return [done[i] for i in range(len(specs))]
+    return [done[i] for i in range(len(jobs_of))]
 
 
 def _print_claims(rows: list[ClaimRow]) -> None:

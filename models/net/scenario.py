@@ -7,6 +7,7 @@ and the file, like the controller's configs.
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 from typing import Annotated, Literal
@@ -629,10 +630,36 @@ class Scenario(Strict):
         (ON/OFF times, a reaction point's beta): distinct per flow, fixed per run."""
         return self.seed * 1_000_003 + flow_index
 
+    def start_ns(self, flow_index: int) -> int:
+        """When flow ``flow_index`` starts: its start_s plus its draw of
+        U(0, start_jitter_us), which depends on the seed and the flow only."""
+        base = round(self.flows[flow_index].start_s * 1e9)
+        if not self.start_jitter_us:
+            return base
+        # A string seed is hashed the same way in every process.
+        draw = random.Random(f"start/{self.seed}/{flow_index}").uniform(0, self.start_jitter_us)
+        return base + round(draw * 1e3)
+
+    def seeded(self) -> list[Scenario]:
+        """One scenario per repeat, seeds seed, seed + 1, ..., each run once."""
+        return [
+            self.model_copy(update={"seed": self.seed + k, "repeats": 1})
+            for k in range(self.repeats)
+        ]
+
     duration_s: Annotated[float, Field(gt=0, le=600)]
     # udp: the harness's rate-paced senders; tcp: ns-3's TCP stack on every
     # host, a bulk transfer per flow (models/net/tcp.py).
     transport: Literal["udp", "tcp"] = "udp"
+    # Each flow starts a draw of U(0, start_jitter_us) after its start_s, one
+    # draw per seed and flow. A TCP run is otherwise the same whatever its
+    # seed, and on a shallow buffer which flow loses a whole window in slow
+    # start (and waits out a 200 ms retransmission timeout) can hang on when
+    # the flows start to the microsecond: with `repeats` this samples that.
+    start_jitter_us: Annotated[float, Field(ge=0, le=MAX_US)] = 0.0
+    # Every scheme and rate runs this many times, with seeds seed, seed + 1,
+    # ...: a report per seed and a summary over them (models/net/repeats.py).
+    repeats: Annotated[int, Field(ge=1, le=1000)] = 1
     chip: Literal["tofino", "tofino2"] = "tofino"
     # Shared buffer per egress port, in packets of the largest flow's size.
     buffer_packets: Annotated[int, Field(ge=1)] = 200
@@ -766,6 +793,12 @@ def _check_references(s: Scenario) -> None:
             raise ValueError(f"flows[{i}].stop_s: must be after start_s")
         if f.start_s >= s.duration_s:
             raise ValueError(f"flows[{i}].start_s: at or after the end of the run")
+        if f.start_s + s.start_jitter_us / 1e6 >= s.duration_s:
+            raise ValueError(
+                f"start_jitter_us: flows[{i}] could start at or after the end of the run"
+            )
+        if f.stop_s is not None and f.start_s + s.start_jitter_us / 1e6 >= f.stop_s:
+            raise ValueError(f"start_jitter_us: flows[{i}] could start at or after its stop_s")
         if s.transport == "udp" and f.cc is not None:
             raise ValueError(f"flows[{i}].cc: congestion control needs transport: tcp")
         if s.transport == "udp" and f.app != "bulk":

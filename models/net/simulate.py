@@ -68,7 +68,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
             dst=f.dst,
             klass=f.qos,
             size_bytes=f.size_bytes,
-            start_ns=round(f.start_s * 1e9),
+            start_ns=s.start_ns(i),
         )
 
     hosts = {h: HostNode(h, topo.host_index[h], sim, stats, flows, log) for h in s.hosts}

@@ -174,3 +174,39 @@ def test_cli_run_refuses_a_scheme_the_scenario_does_not_name(tmp_path: Path) -> 
     assert result.exit_code == 2
     assert "dcqcn-5ms" in result.output
     assert not (tmp_path / "bfcc-smoke").exists(), "nothing run, nothing written"
+
+
+def test_cli_repeats_write_a_report_per_seed_and_a_summary_over_them(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from bfrt_controller.cli import cli
+
+    f = tmp_path / "rep.yaml"
+    f.write_text("extends: bfcc-smoke\nname: rep\nrepeats: 2\nstart_jitter_us: 500\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        cli, ["eval", "run", str(f), "--scheme", "none", "--jobs", "1", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    runs = {
+        seed: json.loads((out / "rep" / f"seed-{seed}" / "results.json").read_text())["runs"]
+        for seed in (7, 8)
+    }
+    assert all(len(r) == 1 and r[0]["seed"] == seed for seed, r in runs.items())
+    # Each seed drew its own starts, within the jitter.
+    starts = {seed: [fl["start_ns"] for fl in r[0]["flows"]] for seed, r in runs.items()}
+    assert starts[7] != starts[8]
+    assert all(0 <= t <= 500_000 for ts in starts.values() for t in ts)
+    summary = json.loads((out / "rep" / "repeats.json").read_text())
+    assert summary["seeds"] == [7, 8]
+    rows = [r for r in summary["fct_ms"] if r["scheme"] == "none"]
+    assert len(rows) == 3
+    for row in rows:
+        fcts = sorted(
+            fl["fct_ns"] / 1e6
+            for r in runs.values()
+            for fl in r[0]["flows"]
+            if fl["name"] == row["name"]
+        )
+        assert sorted(row["values"]) == pytest.approx(fcts)
+    assert (out / "rep" / "repeats.md").read_text().startswith("# rep: 2 seeds (7-8)")
