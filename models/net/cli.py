@@ -8,7 +8,7 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -20,6 +20,7 @@ from .scenario import SCHEMES, Scenario, ScenarioError, bundled_scenarios, load_
 if TYPE_CHECKING:  # report.py pulls in matplotlib; only `eval run` needs it
     from .records import RunResult
     from .report import ClaimRow
+    from .simulate import RunSpec
 
 console = Console(stderr=True)
 
@@ -83,10 +84,23 @@ def check(scenarios: tuple[str, ...]) -> None:
     help="runs at once, each in its own process with its own ns-3 (default: the "
     "machine's cores); every run is seeded by itself, so the results do not depend on it",
 )
+@click.option(
+    "--repeats",
+    type=click.IntRange(min=1, max=1000),
+    default=None,
+    help="run every scheme and rate this many times, seeds seed, seed + 1, ... "
+    "(default: the scenario's repeats, 1 unless it says)",
+)
 def run(
-    scenarios: tuple[str, ...], out_root: Path, only: tuple[str, ...], jobs: int | None
+    scenarios: tuple[str, ...],
+    out_root: Path,
+    only: tuple[str, ...],
+    jobs: int | None,
+    repeats: int | None,
 ) -> None:
     loaded = [_load(ref) for ref in scenarios]  # every file checked before any run
+    if repeats is not None:
+        loaded = [s.model_copy(update={"repeats": repeats}) for s in loaded]
     known = {n for s in loaded for n in s.schemes.enabled()}
     unknown = [n for n in only if n not in known]
     if unknown:
@@ -150,7 +164,7 @@ def run(
         )
 
 
-def _run_serial(name: str, jobs_of: list[tuple[Scenario, Any]]) -> list[RunResult]:
+def _run_serial(name: str, jobs_of: list[tuple[Scenario, RunSpec]]) -> list[RunResult]:
     from .simulate import RunSpec, run_one
 
     results: list[RunResult] = []
@@ -184,7 +198,9 @@ def _run_in_worker(s: Scenario, scheme: str, variant: str) -> RunResult:
     return run_one(s, RunSpec(scheme, variant))
 
 
-def _run_parallel(name: str, jobs_of: list[tuple[Scenario, Any]], workers: int) -> list[RunResult]:
+def _run_parallel(
+    name: str, jobs_of: list[tuple[Scenario, RunSpec]], workers: int
+) -> list[RunResult]:
     """Each run in a fresh (spawned) process: ns-3's simulator is one per
     process, and a fork would share the parent's. Results in `jobs_of` order."""
     ctx = multiprocessing.get_context("spawn")

@@ -182,11 +182,11 @@ def test_cli_repeats_write_a_report_per_seed_and_a_summary_over_them(tmp_path: P
     from bfrt_controller.cli import cli
 
     f = tmp_path / "rep.yaml"
-    f.write_text("extends: bfcc-smoke\nname: rep\nrepeats: 2\nstart_jitter_us: 500\n")
+    f.write_text("extends: bfcc-smoke\nname: rep\nrepeats: 5\nstart_jitter_us: 500\n")
     out = tmp_path / "out"
-    result = CliRunner().invoke(
-        cli, ["eval", "run", str(f), "--scheme", "none", "--jobs", "1", "--out", str(out)]
-    )
+    args = ["eval", "run", str(f), "--scheme", "none", "--jobs", "1", "--out", str(out)]
+    # --repeats overrides the file's 5.
+    result = CliRunner().invoke(cli, [*args, "--repeats", "2"])
     assert result.exit_code == 0, result.output
     runs = {
         seed: json.loads((out / "rep" / f"seed-{seed}" / "results.json").read_text())["runs"]
@@ -210,3 +210,4 @@ def test_cli_repeats_write_a_report_per_seed_and_a_summary_over_them(tmp_path: P
         )
         assert sorted(row["values"]) == pytest.approx(fcts)
     assert (out / "rep" / "repeats.md").read_text().startswith("# rep: 2 seeds (7-8)")
+    assert sorted(p.name for p in (out / "rep").glob("seed-*")) == ["seed-7", "seed-8"]
