@@ -12,12 +12,15 @@ spread over seeds, and each flow's mean against `none`'s.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from scipy.stats import wilcoxon
 
 from .scenario import NO_CONTROL
 
@@ -27,10 +30,14 @@ SUMMARY_JSON = "repeats.json"
 
 @dataclass(frozen=True)
 class Spread:
-    """Values over seeds; `missing`: seeds that gave none (a flow left incomplete)."""
+    """Values over seeds, by seed; `missing`: seeds that gave none (a flow left incomplete)."""
 
-    values: tuple[float, ...]
+    by_seed: dict[int, float]
     missing: int = 0
+
+    @property
+    def values(self) -> tuple[float, ...]:
+        return tuple(self.by_seed[k] for k in sorted(self.by_seed))
 
     @property
     def mean(self) -> float | None:
@@ -49,6 +56,18 @@ class Spread:
             "missing": self.missing,
             "values": list(self.values),
         }
+
+
+@dataclass(frozen=True)
+class Paired:
+    """One flow under a scheme against `none`, seed by seed (the same start
+    draws): how often it finished sooner or later, and Wilcoxon's signed-rank
+    p-value for "no difference" (None below 2 differing seeds)."""
+
+    sooner: int
+    later: int
+    ties: int
+    p_value: float | None
 
 
 Key = tuple[str, str]  # (variant, scheme)
@@ -76,44 +95,62 @@ class Summary:
             return None
         return 100.0 * (ours.mean - base.mean) / base.mean
 
+    def paired_vs_none(self, key: Key, flow: str) -> Paired | None:
+        """Seed by seed against `none` over the seeds where both completed it."""
+        base = self.fct_ms.get((key[0], NO_CONTROL), {}).get(flow)
+        ours = self.fct_ms[key].get(flow)
+        if base is None or ours is None or key[1] == NO_CONTROL:
+            return None
+        both = sorted(set(base.by_seed) & set(ours.by_seed))
+        diffs = [ours.by_seed[k] - base.by_seed[k] for k in both]
+        nonzero = [d for d in diffs if d]
+        p = float(wilcoxon(nonzero).pvalue) if len(nonzero) >= 2 else None
+        return Paired(
+            sooner=sum(d < 0 for d in diffs),
+            later=sum(d > 0 for d in diffs),
+            ties=sum(d == 0 for d in diffs),
+            p_value=p,
+        )
+
 
 def summarise(runs: Iterable[dict[str, Any]]) -> Summary:
     """`runs`: the "runs" entries of every seed's results.json."""
-    fct: dict[Key, dict[str, list[float]]] = {}
+    fct: dict[Key, dict[str, dict[int, float]]] = {}
     missing: dict[Key, dict[str, int]] = {}
-    qmean: dict[Key, dict[str, list[float]]] = {}
-    qmax: dict[Key, dict[str, list[float]]] = {}
-    drops: dict[Key, list[float]] = {}
+    qmean: dict[Key, dict[str, dict[int, float]]] = {}
+    qmax: dict[Key, dict[str, dict[int, float]]] = {}
+    drops: dict[Key, dict[int, float]] = {}
     seeds: set[int] = set()
     for r in runs:
         key = (str(r["variant"]), str(r["scheme"]))
-        seeds.add(int(r["seed"]))
+        seed = int(r["seed"])
+        if seed in drops.get(key, {}):
+            raise ValueError(f"seed {seed} of {key[1]} {key[0]} appears twice")
+        seeds.add(seed)
         for f in r["flows"]:
             name = str(f["name"])
-            fct.setdefault(key, {}).setdefault(name, [])
+            fct.setdefault(key, {}).setdefault(name, {})
             missing.setdefault(key, {}).setdefault(name, 0)
             if f["fct_ns"] is None:
                 missing[key][name] += 1
             else:
-                fct[key][name].append(f["fct_ns"] / 1e6)
+                fct[key][name][seed] = f["fct_ns"] / 1e6
         for port, q in r["detail"].get("queues", {}).items():
-            qmean.setdefault(key, {}).setdefault(port, []).append(float(q["mean_packets"]))
-            qmax.setdefault(key, {}).setdefault(port, []).append(
-                float(q["max_after_startup_packets"])
+            qmean.setdefault(key, {}).setdefault(port, {})[seed] = float(q["mean_packets"])
+            qmax.setdefault(key, {}).setdefault(port, {})[seed] = float(
+                q["max_after_startup_packets"]
             )
-        drops.setdefault(key, []).append(float(r["metrics"]["drops_overflow"]))
+        drops.setdefault(key, {})[seed] = float(r["metrics"]["drops_overflow"])
 
-    def spreads(d: dict[Key, dict[str, list[float]]]) -> dict[Key, dict[str, Spread]]:
-        return {k: {n: Spread(tuple(v)) for n, v in by.items()} for k, by in d.items()}
+    def spreads(d: dict[Key, dict[str, dict[int, float]]]) -> dict[Key, dict[str, Spread]]:
+        return {k: {n: Spread(v) for n, v in by.items()} for k, by in d.items()}
 
     return Summary(
         seeds=tuple(sorted(seeds)),
-        fct_ms={
-            k: {n: Spread(tuple(v), missing[k][n]) for n, v in by.items()} for k, by in fct.items()
-        },
+        fct_ms={k: {n: Spread(v, missing[k][n]) for n, v in by.items()} for k, by in fct.items()},
         queue_mean_packets=spreads(qmean),
         queue_max_after_startup_packets=spreads(qmax),
-        drops_overflow={k: Spread(tuple(v)) for k, v in drops.items()},
+        drops_overflow={k: Spread(v) for k, v in drops.items()},
     )
 
 
@@ -135,16 +172,23 @@ def markdown(name: str, s: Summary) -> str:
         "",
         "## Flow completion time (ms)",
         "",
-        "| variant | scheme | flow | mean | median | min | max | incomplete | mean vs none |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| variant | scheme | flow | mean | median | min | max | incomplete | mean vs none "
+        "| sooner / later than none, same seed | p (Wilcoxon) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for key, by_flow in s.fct_ms.items():
         for flow, sp in by_flow.items():
             d = sp.as_dict()
+            pair = s.paired_vs_none(key, flow)
             lines.append(
                 f"| {key[0] or '—'} | {key[1]} | {flow} | {_f(d['mean'])} | {_f(d['median'])} | "
                 f"{_f(d['min'])} | {_f(d['max'])} | {sp.missing} | "
-                f"{_pct(s.change_vs_none_pct(key, flow))} |"
+                f"{_pct(s.change_vs_none_pct(key, flow))} | "
+                + (
+                    "— | — |"
+                    if pair is None
+                    else f"{pair.sooner} / {pair.later} | {_f(pair.p_value, 3)} |"
+                )
             )
     lines += [
         "",
@@ -174,7 +218,10 @@ def as_json(name: str, s: Summary) -> dict[str, Any]:
 
     fct_rows = table(s.fct_ms)
     for row in fct_rows:
-        row["mean_vs_none_pct"] = s.change_vs_none_pct((row["variant"], row["scheme"]), row["name"])
+        key = (row["variant"], row["scheme"])
+        row["mean_vs_none_pct"] = s.change_vs_none_pct(key, row["name"])
+        pair = s.paired_vs_none(key, row["name"])
+        row["vs_none_same_seed"] = None if pair is None else dataclasses.asdict(pair)
     return {
         "scenario": name,
         "seeds": list(s.seeds),

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scipy.stats import wilcoxon
 
 from models.net.repeats import SUMMARY_JSON, SUMMARY_MD, summarise, write_summary
 from models.net.scenario import ScenarioError, parse_scenario
@@ -123,6 +124,11 @@ def test_summary_spreads_each_flow_and_queue_over_seeds_and_compares_means_with_
     assert change == pytest.approx(100 * (92.333333 - 148.0) / 148.0, abs=1e-4)
     assert s.change_vs_none_pct(("100Mbps", "bfcc"), "other") == 0.0
     assert s.queue_mean_packets[("100Mbps", "bfcc")]["s3->s4"].mean == 6.0
+    # Seed by seed: 36 vs 34 later, 38 vs 204 and 203 vs 206 sooner.
+    pair = s.paired_vs_none(("100Mbps", "bfcc"), "victim")
+    assert pair is not None and (pair.sooner, pair.later, pair.ties) == (2, 1, 0)
+    assert pair.p_value == pytest.approx(wilcoxon([2.0, -166.0, -3.0]).pvalue)
+    assert s.paired_vs_none(("100Mbps", "none"), "victim") is None
     assert s.queue_max_after_startup_packets[("100Mbps", "none")]["s3->s4"].values == (60, 62, 64)
 
 
@@ -133,6 +139,19 @@ def test_a_flow_left_incomplete_is_counted_apart_and_blocks_the_comparison() -> 
     v = s.fct_ms[("100Mbps", "bfcc")]["victim"]
     assert v.values == (30.0,) and v.missing == 1
     assert s.change_vs_none_pct(("100Mbps", "bfcc"), "victim") is None
+    # Paired only where both completed it: seed 1 has no bfcc FCT, seed 2 no none run.
+    pair = s.paired_vs_none(("100Mbps", "bfcc"), "victim")
+    assert pair is not None and (pair.sooner, pair.later, pair.ties, pair.p_value) == (
+        0,
+        0,
+        0,
+        None,
+    )
+
+
+def test_a_seed_that_appears_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="seed 1 of bfcc 100Mbps appears twice"):
+        summarise([run(1, "bfcc", 30.0, 1, 1), run(1, "bfcc", 31.0, 1, 1)])
 
 
 def test_write_summary_reads_every_seeds_results(tmp_path: Path) -> None:
@@ -147,7 +166,9 @@ def test_write_summary_reads_every_seeds_results(tmp_path: Path) -> None:
     assert md == tmp_path / SUMMARY_MD
     text = md.read_text()
     assert text.startswith("# t: 2 seeds (7-8)")
-    assert "| 100Mbps | bfcc | victim | 36.0 | 36.0 | 36.0 | 36.0 | 0 | -69.7 % |" in text
+    assert "| 100Mbps | bfcc | victim | 36.0 | 36.0 | 36.0 | 36.0 | 0 | -69.7 % | 1 / 1 |" in text
     data = json.loads((tmp_path / SUMMARY_JSON).read_text())
     none_victim = [r for r in data["fct_ms"] if r["scheme"] == "none" and r["name"] == "victim"]
     assert none_victim[0]["values"] == [34.0, 204.0] and none_victim[0]["mean_vs_none_pct"] == 0.0
+    bfcc_victim = [r for r in data["fct_ms"] if r["scheme"] == "bfcc" and r["name"] == "victim"]
+    assert bfcc_victim[0]["vs_none_same_seed"]["sooner"] == 1
