@@ -659,6 +659,9 @@ class Scenario(Strict):
     start_jitter_us: Annotated[float, Field(ge=0, le=MAX_US)] = 0.0
     # Every scheme and rate runs this many times, with seeds seed, seed + 1,
     # ...: a report per seed and a summary over them (models/net/repeats.py).
+    # What changes with the seed is every draw made during a run (start
+    # jitter, ON/OFF times, reaction points' draws); the flows `workloads`
+    # expand to are drawn once, from the file's seed, when it loads.
     repeats: Annotated[int, Field(ge=1, le=1000)] = 1
     chip: Literal["tofino", "tofino2"] = "tofino"
     # Shared buffer per egress port, in packets of the largest flow's size.
