@@ -135,20 +135,25 @@ def test_jain_at_a_time_is_over_the_bytes_delivered_until_then() -> None:
 @needs_ns3
 def test_parallel_runs_give_the_sequential_results() -> None:
     """`eval run --jobs 2`: each run in its own spawned process gives the
-    bytes the same run gives in this one (every run is seeded by itself)."""
+    bytes the same run gives in this one (every run is seeded by itself),
+    and runs of two seeds in one pool each keep their own seed."""
     from models.net.cli import _run_parallel
     from models.net.simulate import run_specs
 
     raw = onoff_dumbbell(on_off_dist="exponential")
     raw["schemes"] = {"none": {}, "none-b": {}}
     raw["duration_s"] = 1.0
+    raw["repeats"] = 2
     s = parse_scenario(raw)
-    specs = run_specs(s)
-    parallel = _run_parallel(s, specs, 2)
-    for spec, got in zip(specs, parallel, strict=True):
-        want = run_one(s, RunSpec(spec.scheme, spec.variant))
+    jobs_of = [(sk, spec) for sk in s.seeded() for spec in run_specs(sk)]
+    parallel = _run_parallel(s.name, jobs_of, 2)
+    for (sk, spec), got in zip(jobs_of, parallel, strict=True):
+        assert got.seed == sk.seed
+        want = run_one(sk, RunSpec(spec.scheme, spec.variant))
         assert got.packets.recv_ns == want.packets.recv_ns
         assert got.packets.size == want.packets.size
+    # The seed reaches the hosts' ON/OFF draws: the two seeds' runs differ.
+    assert parallel[0].packets.recv_ns != parallel[2].packets.recv_ns
 
 
 def test_scheme_cc_needs_tcp() -> None:
