@@ -85,24 +85,30 @@ class Summary:
     queue_max_after_startup_packets: dict[Key, dict[str, Spread]]
     drops_overflow: dict[Key, Spread]
 
+    def _with_none(self, key: Key, flow: str) -> tuple[Spread, Spread] | None:
+        """(ours, `none`'s) FCT spread of a flow at the same rate, if both ran."""
+        base = self.fct_ms.get((key[0], NO_CONTROL), {}).get(flow)
+        ours = self.fct_ms[key].get(flow)
+        return None if base is None or ours is None else (ours, base)
+
     def change_vs_none_pct(self, key: Key, flow: str) -> float | None:
         """A flow's mean FCT against `none`'s at the same rate, in percent;
         None when either left it incomplete in some seed (the means would
         not be of the same runs)."""
-        base = self.fct_ms.get((key[0], NO_CONTROL), {}).get(flow)
-        ours = self.fct_ms[key].get(flow)
-        if base is None or ours is None or base.missing or ours.missing:
+        pair = self._with_none(key, flow)
+        if pair is None or pair[0].missing or pair[1].missing:
             return None
+        ours, base = pair
         if ours.mean is None or not base.mean:
             return None
         return 100.0 * (ours.mean - base.mean) / base.mean
 
     def paired_vs_none(self, key: Key, flow: str) -> Paired | None:
         """Seed by seed against `none` over the seeds where both completed it."""
-        base = self.fct_ms.get((key[0], NO_CONTROL), {}).get(flow)
-        ours = self.fct_ms[key].get(flow)
-        if base is None or ours is None or key[1] == NO_CONTROL:
+        pair = self._with_none(key, flow)
+        if pair is None or key[1] == NO_CONTROL:
             return None
+        ours, base = pair
         both = sorted(set(base.by_seed) & set(ours.by_seed))
         diffs = [ours.by_seed[k] - base.by_seed[k] for k in both]
         nonzero = [d for d in diffs if d]
