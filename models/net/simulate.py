@@ -118,7 +118,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                 host.device = dev
                 host.rate_bps = link.rate_bps
                 if tcp_net is not None:
-                    tcp_net.address(end.node, dev)
+                    tcp_net.address(end.node, dev, link.rate_bps)
                 else:
                     sim.on_receive(dev, host.receive)
             else:

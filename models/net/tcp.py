@@ -18,7 +18,15 @@ frames:
   TCP reaches a TCP host: what else a switch sends there (feedback made for
   the UDP senders' rate controllers, BFCC's fakes) is not for its stack and
   is counted (`RunResult.notes`), not delivered. The switch port times the
-  serialisation of the bytes it actually puts on the wire.
+  serialisation of the bytes it actually puts on the wire;
+- a host link carries Ethernet-length frames both ways, as between switches
+  and from the rate-paced UDP hosts: toward the host `to_wire` pads the IPv4
+  packet by the Ethernet header's 14 bytes (ns-3's IPv4 trims padding beyond
+  the header's total length, as it does a short Ethernet frame's), and the
+  host's device waits 14 bytes' time after each frame (its `InterframeGap`).
+  Without both, a host's 128-byte packet took 10 % less time on its own link
+  than on its first switch's uplink, and a lone flow through equal-rate
+  links overflowed a shallow buffer at its first hop.
 So a CE mark or a drop a switch model makes is what the ns-3 TCP receiver
 sees or misses. ns-3 computes real IPv4 and TCP checksums (ChecksumEnabled)
 in TCP runs, so a model that rewrote the header without fixing its
@@ -484,7 +492,7 @@ class HostPort:
         if frame[12:14] != ETHERTYPE_IPV4 or len(frame) < 34 or frame[23] != IP_PROTO_TCP:
             self.not_delivered += 1
             return None
-        return frame[frames.ETH.size :]
+        return frame[frames.ETH.size :] + bytes(frames.ETH.size)
 
 
 @dataclass(frozen=True)
@@ -529,8 +537,13 @@ class TcpNet:
             stack.Install(nodes[host])
             self.nodes[host] = nodes[host]
 
-    def address(self, host: str, device: Any) -> None:
+    def address(self, host: str, device: Any, rate_bps: int) -> None:
+        """The host's IPv4 address on `device`, whose frames then take an
+        Ethernet frame's time on the wire (module docstring)."""
         self.g.AddressHost(self.nodes[host], device, _u32(ip_of_host(self.host_index[host])))
+        device.SetAttribute(
+            "InterframeGap", self.ns.TimeValue(self.ns.Seconds(frames.ETH.size * 8 / rate_bps))
+        )
 
     def host_port(self, switch: SwitchNode, port: int, host: str) -> HostPort:
         hp = HostPort(

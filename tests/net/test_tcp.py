@@ -374,3 +374,68 @@ def test_dctcp_through_pmqecn_with_mark_original_holds_the_queue() -> None:
     # Without the marks: no ECN-Echo, and the queue is the buffer's.
     assert all(t.ece_acks == 0 for t in plain.tcp)
     assert queue_max_after(plain, 0.5) > 2 * k_packets
+
+
+def chain(packet_bytes: int, buffer_packets: int) -> dict[str, Any]:
+    """One flow h1 -> s1 -> s2 -> r1, every link 10 Mb/s: no link is slower
+    than the host's, so nothing should queue anywhere."""
+    return {
+        "name": "tcp-chain",
+        "duration_s": 1.0,
+        "transport": "tcp",
+        "buffer_packets": buffer_packets,
+        "link": {"rate": "10Mbps", "delay_us": 100},
+        "hosts": ["h1", "r1"],
+        "switches": ["s1", "s2"],
+        "links": [{"a": "h1", "b": "s1"}, {"a": "s1", "b": "s2"}, {"a": "s2", "b": "r1"}],
+        "flows": [
+            {
+                "name": "f",
+                "src": "h1",
+                "dst": "r1",
+                "size_bytes": 200_000,
+                "packet_bytes": packet_bytes,
+            }
+        ],
+        "monitor": [{"switch": "s1", "toward": "s2"}, {"switch": "s2", "toward": "r1"}],
+        "schemes": {"none": {}},
+    }
+
+
+def test_a_host_port_puts_an_ethernet_frames_length_on_the_wire() -> None:
+    # Toward a TCP host the switch strips the Ethernet header (the host's
+    # IP layer takes IPv4) and pads the packet by as many bytes, so the
+    # port is busy for an Ethernet frame's time, as toward a switch; ns-3's
+    # IPv4 trims the padding by the header's total length.
+    port = tcp.HostPort.__new__(tcp.HostPort)
+    port.not_delivered = 0
+    ip = bytearray(60)
+    ip[0], ip[9] = 0x45, 6
+    frame = b"\x02" * 12 + tcp.ETHERTYPE_IPV4 + bytes(ip)
+    wire = port.to_wire(frame)
+    assert wire is not None and len(wire) == len(frame)
+    assert wire.startswith(bytes(ip)) and wire[len(ip) :] == bytes(len(frame) - len(ip))
+
+
+@needs_ns3
+@pytest.mark.parametrize("packet_bytes", [128, 1500])
+def test_a_lone_tcp_flow_through_equal_links_never_queues_at_its_first_hop(
+    packet_bytes: int,
+) -> None:
+    # A TCP host's link carries its IPv4 packets without an Ethernet header,
+    # so without the host device's Ethernet-length gap each 128-byte packet
+    # took 12 bytes less time on the host's link than on s1's uplink: a
+    # lone flow overloaded its first hop by 9 %, filled a 64-packet buffer
+    # in slow start and waited out a 200 ms timeout.
+    s = parse_scenario(chain(packet_bytes, 64))
+    r = run_one(s, RunSpec("none", ""))
+    f = r.flows[0]
+    assert f.completed_ns is not None and f.bytes_received == 200_000
+    assert r.drops_overflow == 0 and r.tcp[0].retransmissions == 0
+    for q in r.queues:
+        assert max(q.depth_packets) <= 1, q.where
+    # Nor does the host outrun Ethernet: the flow takes at least its
+    # segments' Ethernet frames (PPP included) at 10 Mb/s.
+    segments = -(-200_000 // (packet_bytes - IPV4_TCP_HEADER_BYTES))
+    assert f.fct_ns is not None
+    assert f.fct_ns >= segments * (packet_bytes + 14 + 2) * 8 / 10e6 * 1e9
