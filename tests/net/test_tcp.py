@@ -407,8 +407,7 @@ def test_a_host_port_puts_an_ethernet_frames_length_on_the_wire() -> None:
     # IP layer takes IPv4) and pads the packet by as many bytes, so the
     # port is busy for an Ethernet frame's time, as toward a switch; ns-3's
     # IPv4 trims the padding by the header's total length.
-    port = tcp.HostPort.__new__(tcp.HostPort)
-    port.not_delivered = 0
+    port = tcp.HostPort(None, 1, b"\x02" * 6, {})  # type: ignore[arg-type]
     ip = bytearray(60)
     ip[0], ip[9] = 0x45, 6
     frame = b"\x02" * 12 + tcp.ETHERTYPE_IPV4 + bytes(ip)
@@ -424,8 +423,8 @@ def test_a_lone_tcp_flow_through_equal_links_never_queues_at_its_first_hop(
 ) -> None:
     # A TCP host's link carries its IPv4 packets without an Ethernet header,
     # so without the host device's Ethernet-length gap each 128-byte packet
-    # took 12 bytes less time on the host's link than on s1's uplink: a
-    # lone flow overloaded its first hop by 9 %, filled a 64-packet buffer
+    # took 14 bytes' less time on the host's link than on s1's uplink: a
+    # lone flow overloaded its first hop by 11 %, filled a 64-packet buffer
     # in slow start and waited out a 200 ms timeout.
     s = parse_scenario(chain(packet_bytes, 64))
     r = run_one(s, RunSpec("none", ""))
