@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 
 from models import speedups
-from models.net import schemes, tcp
+from models.net import frames, schemes, tcp
 from models.net.metrics import compute_metrics
-from models.net.network import is_data
+from models.net.network import is_data, tx_ns
 from models.net.pipelines import EgressOut, RoutedPipeline, set_ce
 from models.net.records import RunResult
 from models.net.report import write_report
@@ -437,4 +437,4 @@ def test_a_lone_tcp_flow_through_equal_links_never_queues_at_its_first_hop(
     # segments' Ethernet frames (PPP included) at 10 Mb/s.
     segments = -(-200_000 // (packet_bytes - IPV4_TCP_HEADER_BYTES))
     assert f.fct_ns is not None
-    assert f.fct_ns >= segments * (packet_bytes + 14 + 2) * 8 / 10e6 * 1e9
+    assert f.fct_ns >= segments * tx_ns(packet_bytes + frames.ETH.size, 10_000_000)
