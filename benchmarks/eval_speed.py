@@ -4,7 +4,7 @@ they replaced, scheme by scheme, in one process.
 
 For each scheme of PMQECN's scenario 1, of BFCC's single-receiver
 scenario (its first link rate) and of the TCP smoke dumbbell (ns-3's TCP on
-the hosts, models/net/tcp.py), cut to a short simulated time, runs the
+the hosts, evaluation/tcp.py), cut to a short simulated time, runs the
 simulation twice: with models/speedups.py off (the reference path: a cppyy
 std::function per event and per ns-3 device, header layouts recomputed per
 packet, a deep copy of the switch per controller write) and on. Prints
@@ -38,11 +38,11 @@ import dataclasses
 import sys
 import time
 
+from evaluation import ns3_env
+from evaluation.records import RunResult
+from evaluation.scenario import Scenario, load_scenario
+from evaluation.simulate import RunSpec, run_one, run_specs
 from models import speedups
-from models.net import ns3_env
-from models.net.records import RunResult
-from models.net.scenario import Scenario, load_scenario
-from models.net.simulate import RunSpec, run_one, run_specs
 
 WARM_UP_S = 0.02
 

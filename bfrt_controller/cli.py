@@ -13,174 +13,30 @@ the switch to themselves, or a different --client-id if only the id clashes.
 
 from __future__ import annotations
 
-import contextlib
+import importlib
 import json
 import logging
-import math
-import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from hw_profiles import ProfileError, load_profile
+from tofcc_common import registry
 
-from .bfcc import app as bfcc_app
-from .bfcc.config import CHOICE_PARAMS, PARAM_NAMES, check_param_name
+from .console import cell, console
+from .context import Context
 from .errors import ConfigError, ControllerError
-from .pmqecn import app as pmqecn_app
-from .pmqecn.config import MAX_INTERVAL_S
-from .programs import PROGRAMS, App, get_program
-from .state import default_state_path, load_state, save_state, state_lock
-from .supervisor import Supervisor
-from .switch import TmShapingWrite
-from .sync import holds_state, sync_with_switch
+from .programs import PROGRAMS
+from .state import load_state
 from .targets import open_switch
 
-# Wide enough for the demo's tables when output is piped (CI logs, files).
-console = Console(width=None if sys.stdout.isatty() else 140)
 
-
-class Context:
-    def __init__(
-        self,
-        target: str,
-        program: str,
-        config: Path | None,
-        state: Path | None,
-        client_id: int = 0,
-    ) -> None:
-        self.target = target
-        self.program = get_program(program)
-        self.config_path = config
-        self.state_path = state or default_state_path(program)
-        self.client_id = client_id
-        # The state-file lock and every switch session the command opened,
-        # released when it ends: a BF-Runtime client id and bind are free for
-        # the next writer at once, not when the process is reaped.
-        self._held = contextlib.ExitStack()
-
-    def close(self) -> None:
-        self._held.close()
-
-    @property
-    def is_model(self) -> bool:
-        return self.target == "model"
-
-    def open_app(self, read_only: bool = False, sync: bool = False) -> App:
-        """`sync`: a one-shot command on a switch starts from the live values it
-        holds and re-pushes everything if it lost the program's state (sync.py)."""
-        if self.is_model:
-            # Held until the command ends, so its read and its save are one step.
-            self._held.enter_context(state_lock(self.state_path))
-        saved = load_state(self.state_path) if self.is_model and self.config_path is None else None
-        if saved is not None and saved.get("program", self.program.name) == self.program.name:
-            cfg: Any = self.program.parse_config(
-                saved["config"], f"state file {self.state_path}: config"
-            )
-        else:
-            saved = None
-            cfg = self.program.load_config(self.config_path or self.program.default_config)
-        switch = open_switch(
-            self.target,
-            self.program.name,
-            load_profile(cfg.chip),
-            client_id=self.client_id,
-            read_only=read_only,
-        )
-        switch.connect()
-        self._held.callback(switch.close)
-        app = self.program.make_app(switch, cfg)
-        if saved is not None:
-            app.restore_live(saved.get("live") or {}, f"state file {self.state_path}: live")
-        if self.is_model:
-            # The model starts empty every command: replay the intended state.
-            app.push_all()
-        elif sync:
-            report = sync_with_switch(app)
-            if report.missing:
-                console.print(
-                    f"the switch lacked {report.missing} of the program's table entries "
-                    f"(restarted?): pushed the whole intended state ({report.pushed} writes)"
-                )
-        return app
-
-    def pmqecn(self, sync: bool = True) -> pmqecn_app.PmqecnApp:
-        app = self.open_app(sync=sync)
-        if not isinstance(app, pmqecn_app.PmqecnApp):
-            raise ConfigError("--program", f"this command is for pmqecn, not {self.program.name}")
-        return app
-
-    def require(self, program: str) -> None:
-        """Refuse a command meant for another program, before touching the switch."""
-        if self.program.name != program:
-            raise ConfigError(
-                "--program", f"this command is for {program}, not {self.program.name}"
-            )
-
-    def bfcc(self) -> bfcc_app.BfccApp:
-        self.require("bfcc")
-        app = self.open_app(sync=True)
-        assert isinstance(app, bfcc_app.BfccApp)
-        return app
-
-    def save(self, app: App) -> None:
-        if self.is_model:
-            save_state(
-                self.state_path,
-                self.program.name,
-                app.config.model_dump(mode="json"),
-                app.live_state(),
-            )
-
-
-# Plain ASCII decimal: int() would also take "1_000", " 5", "٣" and "²" (via isdigit).
-_DECIMAL = re.compile(r"-?[0-9]+")
-# Longer than any field tofcc writes (32 bits); int() of a huge string is slow.
-_MAX_DIGITS = 20
-
-
-def _parse_int(field: str, value: str) -> int:
-    if len(value) > _MAX_DIGITS or not _DECIMAL.fullmatch(value):
-        raise ConfigError(field, f"expected an integer, got {value!r}")
-    return int(value)
-
-
-def _parse_pairs(app: pmqecn_app.PmqecnApp, pairs: tuple[str, ...], what: str) -> dict[int, int]:
-    out: dict[int, int] = {}
-    given: dict[int, str] = {}
-    by_name = {c.name: c.id for c in app.config.classes}
-    for pair in pairs:
-        cls, sep, value = pair.partition("=")
-        if not sep:
-            raise ConfigError(what, f"expected CLASS=VALUE, got {pair!r}")
-        cid = int(cls) if _DECIMAL.fullmatch(cls) and len(cls) <= _MAX_DIGITS else by_name.get(cls)
-        if cid is None or cid not in app.live:
-            raise ConfigError(what, f"unknown class {cls!r} (known: {', '.join(by_name)})")
-        name = app.config.class_by_id(cid).name
-        if cid in given:
-            # Two values for one class in one command: which one was meant?
-            raise ConfigError(f"{what} {cls}", f"class {name} given twice ({given[cid]}, {pair})")
-        given[cid] = pair
-        out[cid] = _parse_int(f"{what} {cls}", value)
-    return out
-
-
-def _print_changes(changes: list[pmqecn_app.Change], app: pmqecn_app.PmqecnApp) -> None:
-    if not changes:
-        console.print("nothing changed")
-        return
-    t = Table(title="changes written")
-    for col in ("class", "what", "old", "new", "why"):
-        t.add_column(col)
-    for ch in changes:
-        name = app.config.class_by_id(ch.class_id).name
-        t.add_row(name, ch.what, str(ch.old), str(ch.new), ch.why)
-    console.print(t)
+def _commands(program: str) -> Any:
+    """The module of `program`'s own commands, as the registry names it."""
+    return importlib.import_module(registry.PROGRAMS[program].commands)
 
 
 @click.group(help=__doc__)
@@ -231,11 +87,7 @@ def status(obj: Context, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    where = f"{obj.program.name} on {app.switch.description}"
-    if not obj.program.status_sections:
-        _print_rows(where, obj.program.status_columns, rows)
-        return
-    console.print(where)
+    console.print(f"{obj.program.name} on {app.switch.description}")
     for section, columns in obj.program.status_sections:
         _print_rows(section, columns, [r for r in rows if r.get("section") == section])
 
@@ -247,63 +99,14 @@ def _print_rows(
     for heading, _ in columns:
         t.add_column(heading)
     for r in rows:
-        t.add_row(*(_cell(r.get(key)) for _, key in columns))
+        t.add_row(*(cell(r.get(key)) for _, key in columns))
     console.print(t)
-
-
-def _cell(value: object) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:,.0f}"
-    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
-
-
-@cli.command("set-threshold", help="Set K_i in cells: tofcc set-threshold voice=20 bulk=80")
-@click.argument("pairs", nargs=-1, required=True)
-@click.pass_obj
-def set_threshold(obj: Context, pairs: tuple[str, ...]) -> None:
-    app = obj.pmqecn()
-    changes = app.set_thresholds(_parse_pairs(app, pairs, "set-threshold"))
-    obj.save(app)
-    _print_changes(changes, app)
-
-
-@cli.command("set-weight", help="Set WRR/DWRR weights: tofcc set-weight voice=8")
-@click.argument("pairs", nargs=-1, required=True)
-@click.pass_obj
-def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
-    app = obj.pmqecn()
-    changes = app.set_weights(_parse_pairs(app, pairs, "set-weight"))
-    obj.save(app)
-    _print_changes(changes, app)
-
-
-def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
-    out: dict[str, int | str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep:
-            raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
-        check_param_name(name)
-        if name in out:
-            raise ConfigError(name, f"given twice ({name}={out[name]}, {pair})")
-        # A choice is a word (sender_reaction=match_switch); the app's model
-        # refuses a word it does not know, naming the field and the choices.
-        out[name] = value if name in CHOICE_PARAMS else _parse_int(name, value)
-    return out
 
 
 @cli.command(
     "set",
-    help="Set BFCC parameters, all or none: tofcc --program bfcc set t_min_us=80000 rt1_packets=9 "
-    f"(names: {', '.join(PARAM_NAMES)}). P4QCN: tofcc --program p4qcn set q_min_cells=100 "
-    "q_max_cells=300 [--queue 4/0] (q_min_cells, q_max_cells, feedback_interval_us, mode). "
-    "DA-DCTCP: tofcc --program dadctcp set mode=dctcp k_port_packets=120 drop_not_ect=true "
-    "[--port 4]. AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0] "
-    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn). "
-    "S-PIE: tofcc --program spie set alpha_per_s=0.2 columns=2048 (alpha_per_s, beta_per_s, "
-    "del_ref_us, t_update_us, stale_after_us, columns, clear_interval_us).",
+    help="Set a program's parameters, all or none. "
+    + " ".join(f"{h}." for h in (_commands(n).SET_HELP for n in PROGRAMS) if h),
 )
 @click.argument("pairs", nargs=-1, required=True)
 @click.option(
@@ -314,47 +117,14 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
 def set_params(
     obj: Context, pairs: tuple[str, ...], queues: tuple[str, ...], port: str | None
 ) -> None:
-    if obj.program.name == "p4qcn":
-        from .p4qcn.commands import set_queues
-
-        set_queues(obj, pairs, queues, console)
-        return
-    if obj.program.name == "dadctcp":
-        from .dadctcp.commands import set_values
-
-        set_values(obj, pairs, port, console)
-        return
-    if obj.program.name == "aqm":
-        from .aqm.commands import set_queues as set_aqm_queues
-
-        set_aqm_queues(obj, pairs, queues, console)
-        return
-    if obj.program.name == "spie":
-        if queues or port is not None:
-            raise ConfigError("--queue", "S-PIE's parameters apply to every S-PIE port")
-        from .spie.commands import set_params as set_spie_params
-
-        set_spie_params(obj, pairs, console)
-        return
-    if queues:
-        raise ConfigError("--queue", "only for --program p4qcn or aqm")
-    if port is not None:
-        raise ConfigError("--port", "only for --program dadctcp")
-    obj.require("bfcc")
-    # Parsed before the switch is opened: a typo never reaches it.
-    changes = _parse_params(pairs)
-    app = obj.bfcc()
-    written = app.set_params(changes)
-    obj.save(app)
-    if not written:
-        console.print("nothing changed")
-        return
-    t = Table(title="changes written")
-    for col in ("what", "old", "new", "why"):
-        t.add_column(col)
-    for ch in written:
-        t.add_row(ch.what, _cell(ch.old), _cell(ch.new), ch.why)
-    console.print(t)
+    handler = _commands(obj.program.name).set_command
+    if handler is None:
+        settable = [n for n in PROGRAMS if _commands(n).set_command is not None]
+        raise ConfigError(
+            "--program",
+            f"`set` is for {', '.join(settable)}, not {obj.program.name}",
+        )
+    handler(obj, pairs, queues, port)
 
 
 @cli.command(help="Validate CONFIG and write its whole state as one batch.")
@@ -376,84 +146,6 @@ def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
         app.push_all()
     obj.save(app)
     console.print(f"applied {config_file}: {len(app.intended_writes())} writes ({cfg.program})")
-
-
-@cli.command(help="Measure, solve the M/M/1/N model, write K_i, weights and lambda_i*.")
-@click.option("--once", is_flag=True, help="one cycle (default when --interval is absent)")
-@click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
-@click.option(
-    "--count",
-    type=click.IntRange(min=0),
-    default=None,
-    help="with --interval: stop after this many cycles (0 or absent: forever)",
-)
-@click.pass_obj
-def optimize(obj: Context, once: bool, interval: float | None, count: int | None) -> None:
-    if interval is not None and not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
-        raise ConfigError(
-            "--interval", f"must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {interval}"
-        )
-    if count is not None and (interval is None or once):
-        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
-    count = count or 0
-    app = obj.pmqecn()
-    if interval is None or once:
-        app.start(time.monotonic())
-        time.sleep(min(app.config.optimizer.interval_s, 0.2) if obj.is_model else 0)
-        _print_changes(app.optimize_once(time.monotonic()), app)
-        obj.save(app)
-        return
-    # A health read each cycle: a restarted switch is re-pushed even when the
-    # cycle itself would write nothing.
-    sup = Supervisor(app, probe=lambda: holds_state(app))
-    done = 0
-    app.start(time.monotonic())
-    while count == 0 or done < count:
-        time.sleep(interval)
-        _print_changes(sup.run(lambda: app.optimize_once(time.monotonic())), app)
-        obj.save(app)
-        done += 1
-
-
-@cli.command(
-    help="BFCC reduction shaping: shape each reaction point's port (or low queue) in the TM "
-    "to RT/(RT+1) while the switch holds backpressure, unshape it after."
-)
-@click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
-@click.option(
-    "--count",
-    type=click.IntRange(min=0),
-    default=None,
-    help="with --interval: stop after this many cycles (0 or absent: forever)",
-)
-@click.pass_obj
-def shape(obj: Context, interval: float | None, count: int | None) -> None:
-    obj.require("bfcc")
-    if interval is not None and not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
-        raise ConfigError(
-            "--interval", f"must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {interval}"
-        )
-    if count is not None and interval is None:
-        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
-    app = obj.bfcc()
-    if app.params.reduction != "shaping":
-        raise ConfigError("reduction", "is fakes: set reduction=shaping first")
-
-    def report(writes: list[TmShapingWrite]) -> None:
-        for w in writes:
-            console.print(w.describe())
-        if not writes:
-            console.print("nothing changed")
-
-    if interval is None:
-        report(app.shape_once())
-        return
-    sup = Supervisor(app, probe=lambda: holds_state(app))
-    done, count = 0, count or 0
-    while count == 0 or done < count:
-        time.sleep(interval)
-        report(sup.run(lambda: app.shape_once(time.monotonic())))
-        done += 1
 
 
 def _apply_deployment(obj: Context, path: Path) -> bool:
@@ -651,7 +343,7 @@ def demo() -> None:
 
 def _add_eval() -> None:
     # The evaluation harness lives with the models; its command joins tofcc.
-    from models.net.cli import eval_group
+    from evaluation.cli import eval_group
 
     cli.add_command(eval_group)
 
@@ -659,22 +351,9 @@ def _add_eval() -> None:
 _add_eval()
 
 
-def _add_p4qcn() -> None:
-    from .p4qcn.commands import thresholds
-
-    cli.add_command(thresholds)
-
-
-_add_p4qcn()
-
-
-def _add_dadctcp() -> None:
-    from .dadctcp.commands import reallocate
-
-    cli.add_command(reallocate)
-
-
-_add_dadctcp()
+for _name in PROGRAMS:
+    for _command in _commands(_name).COMMANDS:
+        cli.add_command(_command)
 
 
 def run(argv: list[str] | None = None) -> int:

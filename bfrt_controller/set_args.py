@@ -20,11 +20,22 @@ _INT = re.compile(r"[0-9]{1,10}")
 _NUMBER = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?")
 _QUEUE = re.compile(r"([0-9]{1,4})/([0-9]{1,4})")
 _BOOL = {"true": True, "false": False}
+# Plain ASCII decimal: int() would also take "1_000", " 5", "٣" and "²" (via isdigit).
+DECIMAL = re.compile(r"-?[0-9]+")
+# Longer than any field tofcc writes (32 bits); int() of a huge string is slow.
+MAX_DIGITS = 20
 
 
 def parse_int(field: str, text: str) -> int:
     if not _INT.fullmatch(text):
         raise ConfigError(field, f"expected a non-negative integer, got {text!r}")
+    return int(text)
+
+
+def parse_signed_int(field: str, text: str) -> int:
+    """A decimal integer, sign allowed: the app's own checks say what range."""
+    if len(text) > MAX_DIGITS or not DECIMAL.fullmatch(text):
+        raise ConfigError(field, f"expected an integer, got {text!r}")
     return int(text)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from models import strict_yaml
+from tofcc_common import safe_yaml
 
 from .errors import ConfigError, ControllerError
 
@@ -51,8 +51,8 @@ def load_state(path: Path) -> dict[str, Any] | None:
     if not path.exists() and not path.is_symlink():
         return None
     try:
-        data = strict_yaml.load_file(path)
-    except strict_yaml.YamlFileError as exc:
+        data = safe_yaml.load_file(path)
+    except safe_yaml.YamlFileError as exc:
         raise ConfigError(f"state file {exc.path}", exc.reason) from None
     if not isinstance(data, dict):
         raise ConfigError(f"state file {path}", "must be a mapping with program, config, live")

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from models import strict_yaml
+from tofcc_common import safe_yaml
 
 from .errors import ConfigError
 
@@ -36,6 +36,6 @@ def parse_model(model: type[M], raw: Any, source: str = "") -> M:
 
 def load_yaml(path: str | Path) -> Any:
     try:
-        return strict_yaml.load_file(path)
-    except strict_yaml.YamlFileError as exc:
+        return safe_yaml.load_file(path)
+    except safe_yaml.YamlFileError as exc:
         raise ConfigError(exc.path, exc.reason) from None

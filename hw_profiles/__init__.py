@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from models import strict_yaml
+from tofcc_common import safe_yaml
 
 PROFILE_DIR = Path(__file__).resolve().parent
 KNOWN_CHIPS = ("tofino", "tofino2")
@@ -90,7 +90,7 @@ class HwProfile:
 
     def front_panel_ports(self) -> list[int]:
         """Every front-panel device port, pipe by pipe: what a switch with
-        many links numbers its ports from (models/net/topology.py)."""
+        many links numbers its ports from (evaluation/topology.py)."""
         local_bits = self.port_id_bits - (self.pipes - 1).bit_length()
         first = self.front_panel_port_min
         return [
@@ -224,8 +224,8 @@ def _cross_check(p: HwProfile, source: str) -> None:
 def load_profile_file(path: str | Path) -> HwProfile:
     path = Path(path)
     try:
-        raw = strict_yaml.load_file(path)
-    except strict_yaml.YamlFileError as exc:
+        raw = safe_yaml.load_file(path)
+    except safe_yaml.YamlFileError as exc:
         raise ProfileError(str(exc)) from None
     profile = parse_profile(raw, str(path))
     # tofino2.yaml holding `chip: tofino` would give one chip the other's facts.

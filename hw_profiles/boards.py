@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from models import strict_yaml
+from tofcc_common import safe_yaml
 
 from . import KNOWN_CHIPS, ProfileError, load_profile
 
@@ -141,8 +141,8 @@ def parse_board(raw: Any, source: str) -> BoardProfile:
 def load_board_file(path: str | Path) -> BoardProfile:
     path = Path(path)
     try:
-        raw = strict_yaml.load_file(path)
-    except strict_yaml.YamlFileError as exc:
+        raw = safe_yaml.load_file(path)
+    except safe_yaml.YamlFileError as exc:
         raise ProfileError(str(exc)) from None
     board = parse_board(raw, str(path))
     if board.name != path.stem:

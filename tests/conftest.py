@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from bfrt_controller.backends.bfrt import BfrtSwitch
-from bfrt_controller.testing import FakeBfrtGrpc
+from doubles import FakeBfrtGrpc
 from hw_profiles import HwProfile
 
 REPO = Path(__file__).resolve().parents[1]

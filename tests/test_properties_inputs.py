@@ -24,14 +24,14 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from bfrt_controller.backends.model import ModelSwitch
-from bfrt_controller.cli import _parse_int, run
+from bfrt_controller.cli import run
 from bfrt_controller.errors import ConfigError, ControllerError
 from bfrt_controller.programs import get_program
+from bfrt_controller.set_args import parse_signed_int
 from bfrt_controller.targets import open_switch
+from evaluation.scenario import SCENARIO_DIR, Scenario, ScenarioError, parse_scenario
+from evaluation.schemes import check_buildable
 from hw_profiles import PROFILE_DIR, HwProfile, ProfileError, load_profile, parse_profile
-from models import strict_yaml
-from models.net.scenario import SCENARIO_DIR, Scenario, ScenarioError, parse_scenario
-from models.net.schemes import check_buildable
 from models.vectors.format import (
     DEFAULT_VECTOR_ROOT,
     VectorFile,
@@ -39,6 +39,7 @@ from models.vectors.format import (
     parse_vector_file,
 )
 from models.vectors.packets import build_scapy
+from tofcc_common import safe_yaml
 
 # Values of every YAML type, including the ones that slipped through before:
 # booleans for integers, nan/inf/1e308, huge integers, strings of digits.
@@ -114,7 +115,7 @@ def mutations(draw: st.DrawFn, raw: Any) -> Any:
 
 
 def _raw(path: Path) -> Any:
-    return strict_yaml.load_file(path)
+    return safe_yaml.load_file(path)
 
 
 # --- the YAML reader ---------------------------------------------------------
@@ -123,8 +124,8 @@ def _raw(path: Path) -> Any:
 @given(text=st.text(max_size=200))
 def test_yaml_reader_raises_only_its_own_error(text: str) -> None:
     try:
-        strict_yaml.loads(text, "t.yaml")
-    except strict_yaml.YamlFileError as exc:
+        safe_yaml.loads(text, "t.yaml")
+    except safe_yaml.YamlFileError as exc:
         assert "t.yaml" in str(exc)
 
 
@@ -138,8 +139,8 @@ def test_yaml_reader_on_bytes(data: bytes, tmp_path_factory: pytest.TempPathFact
     path = tmp_path_factory.getbasetemp() / "bytes.yaml"
     path.write_bytes(data)
     try:
-        strict_yaml.load_file(path)
-    except strict_yaml.YamlFileError as exc:
+        safe_yaml.load_file(path)
+    except safe_yaml.YamlFileError as exc:
         assert "bytes.yaml" in str(exc)
 
 
@@ -245,7 +246,7 @@ def test_scenario_loader_accepts_or_names_the_file(raw: Any) -> None:
 @given(text=st.one_of(st.text(max_size=25), st.integers(-(2**80), 2**80).map(str)))
 def test_integer_arguments_are_ascii_decimals_or_an_error_naming_the_field(text: str) -> None:
     try:
-        value = _parse_int("set-threshold voice", text)
+        value = parse_signed_int("set-threshold voice", text)
     except ConfigError as exc:
         assert exc.field == "set-threshold voice"
         assert not (re.fullmatch(r"-?[0-9]+", text) and len(text) <= 20)

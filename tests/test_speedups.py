@@ -2,7 +2,7 @@
 pack/unpack give the reference code's bytes and errors, and the model
 backend's undo log leaves a switch exactly as the whole-switch copy did,
 after a refused batch and after an accepted one. (The ns-3 glue's half is
-tests/net/test_speedups_ns3.py.)"""
+tests/evaluation/test_speedups_ns3.py.)"""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ from bfrt_controller.spie.tables import (
     term_entries,
 )
 from bfrt_controller.switch import EntryWrite
-from bfrt_controller.testing.flaky_model import FlakyModelSwitch
+from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.switch.core import Match, Table
 from models.switch.registry import make_model

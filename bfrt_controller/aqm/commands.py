@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import click
 from rich.console import Console
 from rich.table import Table
 
@@ -41,3 +42,20 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
     changes = app.set_queues({q: dict(fields) for q in targets})
     obj.save(app)
     print_changes(console, changes)
+
+
+SET_HELP = (
+    "AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0] "
+    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn)"
+)
+
+
+def set_command(
+    obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], port: str | None
+) -> None:
+    from ..console import console
+
+    set_queues(obj, pairs, queues, console)
+
+
+COMMANDS: tuple[click.Command, ...] = ()

@@ -49,7 +49,7 @@ def set_values(obj: Any, pairs: tuple[str, ...], port: str | None, console: Cons
 @click.command(help="DA-DCTCP: run one round of Algorithm 2 now and print what moved.")
 @click.pass_obj
 def reallocate(obj: Any) -> None:
-    from ..cli import console
+    from ..console import console
 
     obj.require("dadctcp")
     app = obj.open_app(sync=True)
@@ -57,3 +57,20 @@ def reallocate(obj: Any) -> None:
     changes = app.reallocate_once()
     obj.save(app)
     print_changes(console, changes)
+
+
+SET_HELP = (
+    "DA-DCTCP: tofcc --program dadctcp set mode=dctcp k_port_packets=120 drop_not_ect=true "
+    "[--port 4]"
+)
+
+
+def set_command(
+    obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], port: str | None
+) -> None:
+    from ..console import console
+
+    set_values(obj, pairs, port, console)
+
+
+COMMANDS: tuple[click.Command, ...] = (reallocate,)

@@ -75,7 +75,7 @@ def thresholds(
 ) -> None:
     from hw_profiles import load_profile
 
-    from ..cli import console
+    from ..console import console
 
     obj.require("p4qcn")
     # Every input checked before a switch is opened.
@@ -104,3 +104,20 @@ def thresholds(
     obj.save(app)
     print_changes(console, changes)
     console.print("Q_PFC is not applied: give it as pfc.xoff_cells in the config")
+
+
+SET_HELP = (
+    "P4QCN: tofcc --program p4qcn set q_min_cells=100 q_max_cells=300 [--queue 4/0] "
+    "(q_min_cells, q_max_cells, feedback_interval_us, mode)"
+)
+
+
+def set_command(
+    obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], port: str | None
+) -> None:
+    from ..console import console
+
+    set_queues(obj, pairs, queues, console)
+
+
+COMMANDS: tuple[click.Command, ...] = (thresholds,)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import click
 from rich.console import Console
 from rich.table import Table
 
@@ -35,3 +36,23 @@ def set_params(obj: Any, pairs: tuple[str, ...], console: Console) -> None:
     changes = app.set_params(values)
     obj.save(app)
     print_changes(console, changes)
+
+
+SET_HELP = (
+    "S-PIE: tofcc --program spie set alpha_per_s=0.2 columns=2048 (alpha_per_s, beta_per_s, "
+    "del_ref_us, t_update_us, stale_after_us, columns, clear_interval_us)"
+)
+
+
+def set_command(
+    obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], port: str | None
+) -> None:
+    from ..console import console
+    from ..errors import ConfigError
+
+    if queues or port is not None:
+        raise ConfigError("--queue", "S-PIE's parameters apply to every S-PIE port")
+    set_params(obj, pairs, console)
+
+
+COMMANDS: tuple[click.Command, ...] = ()

@@ -137,7 +137,7 @@ class DaDctcpSender:
 
 class DaDctcpCc:
     """Algorithm 1 as a host congestion control inside ns-3's TCP
-    (models/net/tcp_cc.py): ns-3 keeps loss detection and recovery, this
+    (evaluation/tcp_cc.py): ns-3 keeps loss detection and recovery, this
     keeps the window. Every ACK's RTT sample and ECN echo go to the state
     machine, which sets the window itself; ns-3's own reaction to an ECN
     echo (entering CWR, cutting to ssthresh) is turned off by answering

@@ -1,6 +1,6 @@
 """TCP NewReno's window rules (RFC 5681 / RFC 6582), as ns-3's TcpNewReno
 applies them, in plain Python: the algorithm a host runs inside ns-3's TCP
-through models/net/tcp_cc.py, and a reference any TCP window model here can
+through evaluation/tcp_cc.py, and a reference any TCP window model here can
 be checked against.
 
 Only the congestion-window arithmetic is here. Loss detection, fast

@@ -7,7 +7,7 @@ the other mechanisms are compared with run the same host code, so a fix to
 one is a fix to both and a comparison never pits two readings of Eqs. 2-4
 against each other. This module names it from the host side; the
 evaluation harness builds it for the `p4qcn` scheme
-(models/net/schemes.py) and tests/models/test_p4qcn_rp.py holds the two
+(evaluation/schemes.py) and tests/models/test_p4qcn_rp.py holds the two
 names to the one class.
 
 The paper's values are the defaults: beta = 1 (Eq. 2 halves the rate),

@@ -6,13 +6,8 @@ from dataclasses import dataclass
 
 from hw_profiles import HwProfile
 from models.vectors.runner import QueueHook
+from tofcc_common import registry
 
-from .aqm import Aqm
-from .bfcc import Bfcc
-from .dadctcp import Dadctcp
-from .p4qcn import P4qcn
-from .pmqecn import Pmqecn
-from .spie import Spie
 from .tna import TnaProgram
 
 
@@ -23,64 +18,19 @@ class ProgramInfo:
     queue_hook: QueueHook
 
 
-PROGRAMS: dict[str, ProgramInfo] = {
-    "pmqecn": ProgramInfo(
-        "pmqecn",
-        Pmqecn,
-        QueueHook(
-            table="SwitchEgress.queue_hook.queue_md_override",
-            inject_action="SwitchEgress.queue_hook.inject",
-            clock_table="SwitchIngress.clock.ingress_tstamp_override",
-            clock_inject_action="SwitchIngress.clock.inject",
-        ),
-    ),
-    "bfcc": ProgramInfo(
-        "bfcc",
-        Bfcc,
-        QueueHook(
-            table="SwitchEgress.queue_hook.queue_md_override",
-            inject_action="SwitchEgress.queue_hook.inject",
-        ),
-    ),
-    "dadctcp": ProgramInfo(
-        "dadctcp",
-        Dadctcp,
-        QueueHook(
-            table="SwitchEgress.queue_hook.queue_md_override",
-            inject_action="SwitchEgress.queue_hook.inject",
-        ),
-    ),
-    "p4qcn": ProgramInfo(
-        "p4qcn",
-        P4qcn,
-        QueueHook(
-            table="SwitchEgress.queue_hook.queue_md_override",
-            inject_action="SwitchEgress.queue_hook.inject",
-            clock_table="SwitchIngress.clock.ingress_tstamp_override",
-            clock_inject_action="SwitchIngress.clock.inject",
-        ),
-    ),
-    "aqm": ProgramInfo(
-        "aqm",
-        Aqm,
-        QueueHook(
-            table="SwitchEgress.queue_hook.queue_md_override",
-            inject_action="SwitchEgress.queue_hook.inject",
-            clock_table="SwitchIngress.clock.ingress_tstamp_override",
-            clock_inject_action="SwitchIngress.clock.inject",
-        ),
-    ),
-    "spie": ProgramInfo(
-        "spie",
-        Spie,
-        QueueHook(
-            table="SwitchEgress.queue_hook.queue_md_override",
-            inject_action="SwitchEgress.queue_hook.inject",
-            clock_table="SwitchIngress.clock.ingress_tstamp_override",
-            clock_inject_action="SwitchIngress.clock.inject",
-        ),
-    ),
-}
+def _info(spec: registry.ProgramSpec) -> ProgramInfo:
+    model = registry.resolve(spec.model)
+    hook = QueueHook(
+        table=registry.QUEUE_HOOK_TABLE,
+        inject_action=registry.QUEUE_HOOK_ACTION,
+        clock_table=registry.CLOCK_HOOK_TABLE if spec.clock_hook else None,
+        clock_inject_action=registry.CLOCK_HOOK_ACTION if spec.clock_hook else None,
+    )
+    return ProgramInfo(spec.name, model, hook)
+
+
+# Every program's model, from the one registry of programs.
+PROGRAMS: dict[str, ProgramInfo] = {name: _info(spec) for name, spec in registry.PROGRAMS.items()}
 
 
 def make_model(program: str, profile: HwProfile) -> TnaProgram:

@@ -23,8 +23,8 @@ from pydantic import (
     model_validator,
 )
 
-from models import strict_yaml
 from models.switch.headers import FEEDBACK_VERSION
+from tofcc_common import safe_yaml
 
 from .values import parse_int_value, parse_prefix
 
@@ -356,8 +356,8 @@ def parse_vector_file(raw: Any, source: str) -> VectorFile:
 def load_vector_file(path: str | Path) -> VectorFile:
     path = Path(path)
     try:
-        raw = strict_yaml.load_file(path)
-    except strict_yaml.YamlFileError as exc:
+        raw = safe_yaml.load_file(path)
+    except safe_yaml.YamlFileError as exc:
         raise VectorFormatError(str(exc)) from None
     return parse_vector_file(raw, str(path))
 

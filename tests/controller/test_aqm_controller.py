@@ -17,7 +17,7 @@ from bfrt_controller.aqm.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.aqm.levels import codel_entries, red_entries
 from bfrt_controller.cli import run
 from bfrt_controller.errors import ConfigError
-from bfrt_controller.testing.flaky_model import FlakyModelSwitch
+from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.switch.registry import make_model
 

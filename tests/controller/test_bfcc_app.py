@@ -25,8 +25,8 @@ from bfrt_controller.bfcc.config import DEFAULT_CONFIG, load_config, parse_confi
 from bfrt_controller.errors import ConfigError, WriteError
 from bfrt_controller.supervisor import Supervisor
 from bfrt_controller.switch import EntryWrite, Write
-from bfrt_controller.testing.configs import bfcc_on_tofino2 as on_tofino2
-from bfrt_controller.testing.flaky_model import FlakyModelSwitch
+from doubles.configs import bfcc_on_tofino2 as on_tofino2
+from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.switch.bfcc import ETHERTYPE_TOFCC_FAKE
 from models.switch.core import Match, Output
@@ -327,7 +327,7 @@ def test_chip_mismatch_is_refused() -> None:
 
 def test_bfrt_backend_takes_the_same_batches() -> None:
     from bfrt_controller.backends.bfrt import BfrtSwitch
-    from bfrt_controller.testing import FakeBfrtGrpc
+    from doubles import FakeBfrtGrpc
 
     profile = load_profile("tofino")
     fake = FakeBfrtGrpc("bfcc", profile)
@@ -529,7 +529,7 @@ def test_shaping_needs_each_reaction_points_rate() -> None:
 def test_shaping_on_the_bfrt_backend() -> None:
     """The same cycle on BF-Runtime: the port's shaper row and its enable bit."""
     from bfrt_controller.backends.bfrt import BfrtSwitch
-    from bfrt_controller.testing import FakeBfrtGrpc
+    from doubles import FakeBfrtGrpc
 
     profile = load_profile("tofino")
     fake = FakeBfrtGrpc("bfcc", profile)
@@ -583,7 +583,7 @@ def test_carried_base_shapes_a_fraction_of_what_the_port_carried() -> None:
 def test_port_tx_bytes_on_the_bfrt_backend() -> None:
     from bfrt_controller.backends.bfrt import BfrtSwitch
     from bfrt_controller.errors import ControllerError
-    from bfrt_controller.testing import FakeBfrtGrpc
+    from doubles import FakeBfrtGrpc
 
     profile = load_profile("tofino")
     fake = FakeBfrtGrpc("bfcc", profile)

@@ -96,7 +96,7 @@ def test_bad_set_names_the_field_and_writes_nothing(
 
 
 def test_commands_refuse_the_other_program(tmp_path: Path) -> None:
-    with pytest.raises(Exception, match="--program: this command is for bfcc, not pmqecn"):
+    with pytest.raises(Exception, match=r"--program: `set` is for bfcc, .*not pmqecn"):
         run(tmp_path, "set", "rt1_packets=3", program="pmqecn")
     with pytest.raises(Exception, match="--program: this command is for pmqecn, not bfcc"):
         run(tmp_path, "set-threshold", "voice=3")

@@ -22,7 +22,7 @@ from bfrt_controller.bfcc.config import (
     threshold_cells,
 )
 from bfrt_controller.errors import ConfigError
-from bfrt_controller.testing.configs import bfcc_on_tofino2 as on_tofino2
+from doubles.configs import bfcc_on_tofino2 as on_tofino2
 from hw_profiles import load_profile
 
 RAW: dict[str, Any] = yaml.safe_load(DEFAULT_CONFIG.read_text())

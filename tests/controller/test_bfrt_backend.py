@@ -17,7 +17,7 @@ from bfrt_controller.switch import (
     TmQueueWrite,
     Write,
 )
-from bfrt_controller.testing import FakeBfrtGrpc
+from doubles import FakeBfrtGrpc
 from hw_profiles import HwProfile, load_profile
 from models.switch.core import Match, P4ModelError
 

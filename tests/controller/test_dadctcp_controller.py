@@ -19,7 +19,7 @@ from bfrt_controller.dadctcp.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.errors import ConfigError, WriteError
 from bfrt_controller.service import CYCLES
 from bfrt_controller.switch import Write
-from bfrt_controller.testing.flaky_model import FlakyModelSwitch
+from doubles.flaky_model import FlakyModelSwitch
 from models.switch.core import Match
 from models.switch.headers import ECN_CE
 

@@ -80,7 +80,7 @@ def cls(i: int, **changes: object) -> Callable[[Raw], None]:
 
 
 def scenario(mutate: Callable[[Raw], object]) -> bytes:
-    from models.net.scenario import SCENARIO_DIR
+    from evaluation.scenario import SCENARIO_DIR
 
     raw: Raw = yaml.safe_load((SCENARIO_DIR / "bfcc-smoke.yaml").read_text())
     mutate(raw)

@@ -25,7 +25,7 @@ from bfrt_controller.p4qcn.levels import (
     ternary_entries,
 )
 from bfrt_controller.switch import EntryWrite, Write
-from bfrt_controller.testing.flaky_model import FlakyModelSwitch
+from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.baselines.p4qcn_cp import P4qcnCpParams, feedback_probability
 from models.p4qcn_thresholds import p4qcn_thresholds
@@ -356,7 +356,7 @@ def test_vectors_entries_are_what_the_controller_writes() -> None:
 
 def test_bfrt_backend_takes_the_same_batches() -> None:
     from bfrt_controller.backends.bfrt import BfrtSwitch
-    from bfrt_controller.testing import FakeBfrtGrpc
+    from doubles import FakeBfrtGrpc
 
     profile = load_profile("tofino")
     fake = FakeBfrtGrpc("p4qcn", profile)

@@ -18,8 +18,8 @@ from bfrt_controller.p4qcn.app import P4qcnApp, ppg_id
 from bfrt_controller.p4qcn.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.pfc_watchdog import WATCHDOG_SECTION, PfcWatchdog
 from bfrt_controller.switch import MirrorSessionWrite, Switch, TmPfcWrite
-from bfrt_controller.testing import FakeBfrtGrpc
-from bfrt_controller.testing.backends import both_backends
+from doubles import FakeBfrtGrpc
+from doubles.backends import both_backends
 from hw_profiles import load_profile
 from models.switch.core import Match
 

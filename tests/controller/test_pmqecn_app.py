@@ -14,7 +14,7 @@ from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, load_config
 from bfrt_controller.supervisor import Supervisor
 from bfrt_controller.switch import EntryWrite, Write
-from bfrt_controller.testing.flaky_model import FlakyModelSwitch
+from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.switch.core import Match
 

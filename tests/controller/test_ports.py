@@ -12,7 +12,7 @@ from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.errors import ConfigError, WriteError
 from bfrt_controller.ports import PortsConfig, check_ports, is_mac_port, port_writes
 from bfrt_controller.switch import EntryWrite, PortWrite, Switch
-from bfrt_controller.testing import FakeBfrtGrpc
+from doubles import FakeBfrtGrpc
 from hw_profiles import HwProfile, ProfileError, load_profile
 from hw_profiles.boards import BOARD_DIR, known_boards, load_board, load_board_file
 from models.switch.core import Match

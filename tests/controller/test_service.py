@@ -28,7 +28,7 @@ from bfrt_controller.service import (
     signal_handlers,
 )
 from bfrt_controller.switch import PortWrite, Switch, Write
-from bfrt_controller.testing import FakeBfrtGrpc
+from doubles import FakeBfrtGrpc
 from hw_profiles import load_profile
 from models.switch.core import Match
 

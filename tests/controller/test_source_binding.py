@@ -22,7 +22,7 @@ from bfrt_controller.pmqecn import config as pmqecn_config
 from bfrt_controller.pmqecn import names as pn
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.switch import EntryWrite
-from bfrt_controller.testing.flaky_model import FlakyModelSwitch
+from doubles.flaky_model import FlakyModelSwitch
 
 PROGRAMS: dict[str, tuple[Any, Callable[..., Any]]] = {
     "pmqecn": (pmqecn_config.DEFAULT_CONFIG, pmqecn_config.parse_config),

@@ -13,8 +13,8 @@ from bfrt_controller.backends.bfrt import BfrtSwitch
 from bfrt_controller.diff import diff_one
 from bfrt_controller.errors import WriteError
 from bfrt_controller.switch import MirrorSessionWrite, Switch, TmPfcWrite, TmPoolWrite
-from bfrt_controller.testing import FakeBfrtGrpc
-from bfrt_controller.testing.backends import both_backends
+from doubles import FakeBfrtGrpc
+from doubles.backends import both_backends
 from hw_profiles import load_profile
 
 

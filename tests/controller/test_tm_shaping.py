@@ -8,8 +8,8 @@ import pytest
 
 from bfrt_controller.errors import WriteError
 from bfrt_controller.switch import Switch, TmQueueWrite, TmShapingWrite
-from bfrt_controller.testing import FakeBfrtGrpc
-from bfrt_controller.testing.backends import both_backends
+from doubles import FakeBfrtGrpc
+from doubles.backends import both_backends
 
 PROGRAM = "bfcc"
 

@@ -5,7 +5,7 @@ Each class's packets go through the reference model's ingress (classify,
 and in p4_wrr mode the Fig. 4 level mapping), which picks the TM queue; the
 controller app configures the switch and the TM (priorities, DWRR weights)
 exactly as it would a Tofino. The queues are then served by
-models/net/tm.py's EgressTm - strict priority between TM priority levels,
+evaluation/tm.py's EgressTm - strict priority between TM priority levels,
 weighted round robin within one - the traffic manager the evaluation
 harness runs, at a fixed link rate with a buffer large enough never to drop.
 """
@@ -23,8 +23,8 @@ from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.pmqecn.demo import FLOWS, RECEIVER_PORT
 from bfrt_controller.switch import TmQueueWrite
+from evaluation.tm import EgressTm
 from hw_profiles import load_profile
-from models.net.tm import EgressTm
 from models.switch.tna import IngressIntrinsic
 
 LINK_BPS = 10_000_000  # seed 000's 10 Mb/s links

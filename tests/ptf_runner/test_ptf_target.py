@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bfrt_controller.testing import FakeBfrtGrpc
+from doubles import FakeBfrtGrpc
 from hw_profiles import load_profile
 from models.switch.registry import make_model
 from models.vectors.format import TableEntrySpec

@@ -20,8 +20,8 @@ from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.supervisor import Supervisor
 from bfrt_controller.sync import carriers, holds_state, sync_with_switch
-from bfrt_controller.testing import FakeBfrtGrpc
 from bfrt_controller.validation import load_yaml
+from doubles import FakeBfrtGrpc
 from hw_profiles import load_profile
 from models.switch.core import Match
 

@@ -13,7 +13,7 @@ from bfrt_controller.backends.bfrt import BfrtSwitch, _message
 from bfrt_controller.errors import ControllerError, SwitchBusy, SwitchUnavailable, WriteError
 from bfrt_controller.pmqecn import names as n
 from bfrt_controller.switch import EntryWrite, MirrorSessionWrite, TmQueueWrite
-from bfrt_controller.testing import FakeBfrtGrpc, StatusCode
+from doubles import FakeBfrtGrpc, StatusCode
 from hw_profiles import HwProfile, load_profile
 from models.switch.core import Match
 
@@ -268,7 +268,7 @@ def test_read_only_client_reads_while_the_writer_holds_the_switch(
 
 
 def test_error_without_per_update_errors_names_the_status(fake: FakeBfrtGrpc) -> None:
-    from bfrt_controller.testing.fake_bfrt_grpc import FakeRpcError
+    from doubles.fake_bfrt_grpc import FakeRpcError
 
     exc = fake.BfruntimeReadWriteRpcException(
         FakeRpcError(StatusCode.NOT_FOUND, "Unable to obtain BF_RT info for (x)")

@@ -1,0 +1,107 @@
+"""tofcc for BFCC: `set` retunes the paper's parameters (all or none), and
+`shape` runs the TM shaping of `reduction: shaping`.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import click
+from rich.table import Table
+
+from ..console import cell, console
+from ..context import Context
+from ..errors import ConfigError
+from ..pmqecn.config import MAX_INTERVAL_S
+from ..set_args import parse_signed_int
+from ..supervisor import Supervisor
+from ..switch import TmShapingWrite
+from ..sync import holds_state
+from .config import CHOICE_PARAMS, PARAM_NAMES, check_param_name
+
+SET_HELP = (
+    f"BFCC: tofcc --program bfcc set t_min_us=80000 rt1_packets=9 (names: {', '.join(PARAM_NAMES)})"
+)
+
+
+def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
+    out: dict[str, int | str] = {}
+    for pair in pairs:
+        name, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
+        check_param_name(name)
+        if name in out:
+            raise ConfigError(name, f"given twice ({name}={out[name]}, {pair})")
+        # A choice is a word (sender_reaction=match_switch); the app's model
+        # refuses a word it does not know, naming the field and the choices.
+        out[name] = value if name in CHOICE_PARAMS else parse_signed_int(name, value)
+    return out
+
+
+def set_command(
+    obj: Context, pairs: tuple[str, ...], queues: tuple[str, ...], port: str | None
+) -> None:
+    if queues:
+        raise ConfigError("--queue", "only for --program p4qcn or aqm")
+    if port is not None:
+        raise ConfigError("--port", "only for --program dadctcp")
+    # Parsed before the switch is opened: a typo never reaches it.
+    changes = _parse_params(pairs)
+    app = obj.bfcc()
+    written = app.set_params(changes)
+    obj.save(app)
+    if not written:
+        console.print("nothing changed")
+        return
+    t = Table(title="changes written")
+    for col in ("what", "old", "new", "why"):
+        t.add_column(col)
+    for ch in written:
+        t.add_row(ch.what, cell(ch.old), cell(ch.new), ch.why)
+    console.print(t)
+
+
+@click.command(
+    help="BFCC reduction shaping: shape each reaction point's port (or low queue) in the TM "
+    "to RT/(RT+1) while the switch holds backpressure, unshape it after."
+)
+@click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
+@click.option(
+    "--count",
+    type=click.IntRange(min=0),
+    default=None,
+    help="with --interval: stop after this many cycles (0 or absent: forever)",
+)
+@click.pass_obj
+def shape(obj: Context, interval: float | None, count: int | None) -> None:
+    obj.require("bfcc")
+    if interval is not None and not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
+        raise ConfigError(
+            "--interval", f"must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {interval}"
+        )
+    if count is not None and interval is None:
+        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
+    app = obj.bfcc()
+    if app.params.reduction != "shaping":
+        raise ConfigError("reduction", "is fakes: set reduction=shaping first")
+
+    def report(writes: list[TmShapingWrite]) -> None:
+        for w in writes:
+            console.print(w.describe())
+        if not writes:
+            console.print("nothing changed")
+
+    if interval is None:
+        report(app.shape_once())
+        return
+    sup = Supervisor(app, probe=lambda: holds_state(app))
+    done, count = 0, count or 0
+    while count == 0 or done < count:
+        time.sleep(interval)
+        report(sup.run(lambda: app.shape_once(time.monotonic())))
+        done += 1
+
+
+COMMANDS: tuple[click.Command, ...] = (shape,)

@@ -1,0 +1,114 @@
+"""What one `tofcc` command works on: the program, its config, the target
+switch and (on the model target) the state file, opened once and released
+when the command ends. Every command module takes it as click's `obj`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from hw_profiles import load_profile
+
+from .bfcc import app as bfcc_app
+from .console import console
+from .errors import ConfigError
+from .pmqecn import app as pmqecn_app
+from .programs import App, get_program
+from .state import default_state_path, load_state, save_state, state_lock
+from .sync import sync_with_switch
+from .targets import open_switch
+
+
+class Context:
+    def __init__(
+        self,
+        target: str,
+        program: str,
+        config: Path | None,
+        state: Path | None,
+        client_id: int = 0,
+    ) -> None:
+        self.target = target
+        self.program = get_program(program)
+        self.config_path = config
+        self.state_path = state or default_state_path(program)
+        self.client_id = client_id
+        # The state-file lock and every switch session the command opened,
+        # released when it ends: a BF-Runtime client id and bind are free for
+        # the next writer at once, not when the process is reaped.
+        self._held = contextlib.ExitStack()
+
+    def close(self) -> None:
+        self._held.close()
+
+    @property
+    def is_model(self) -> bool:
+        return self.target == "model"
+
+    def open_app(self, read_only: bool = False, sync: bool = False) -> App:
+        """`sync`: a one-shot command on a switch starts from the live values it
+        holds and re-pushes everything if it lost the program's state (sync.py)."""
+        if self.is_model:
+            # Held until the command ends, so its read and its save are one step.
+            self._held.enter_context(state_lock(self.state_path))
+        saved = load_state(self.state_path) if self.is_model and self.config_path is None else None
+        if saved is not None and saved.get("program", self.program.name) == self.program.name:
+            cfg: Any = self.program.parse_config(
+                saved["config"], f"state file {self.state_path}: config"
+            )
+        else:
+            saved = None
+            cfg = self.program.load_config(self.config_path or self.program.default_config)
+        switch = open_switch(
+            self.target,
+            self.program.name,
+            load_profile(cfg.chip),
+            client_id=self.client_id,
+            read_only=read_only,
+        )
+        switch.connect()
+        self._held.callback(switch.close)
+        app = self.program.make_app(switch, cfg)
+        if saved is not None:
+            app.restore_live(saved.get("live") or {}, f"state file {self.state_path}: live")
+        if self.is_model:
+            # The model starts empty every command: replay the intended state.
+            app.push_all()
+        elif sync:
+            report = sync_with_switch(app)
+            if report.missing:
+                console.print(
+                    f"the switch lacked {report.missing} of the program's table entries "
+                    f"(restarted?): pushed the whole intended state ({report.pushed} writes)"
+                )
+        return app
+
+    def pmqecn(self, sync: bool = True) -> pmqecn_app.PmqecnApp:
+        app = self.open_app(sync=sync)
+        if not isinstance(app, pmqecn_app.PmqecnApp):
+            raise ConfigError("--program", f"this command is for pmqecn, not {self.program.name}")
+        return app
+
+    def require(self, program: str) -> None:
+        """Refuse a command meant for another program, before touching the switch."""
+        if self.program.name != program:
+            raise ConfigError(
+                "--program", f"this command is for {program}, not {self.program.name}"
+            )
+
+    def bfcc(self) -> bfcc_app.BfccApp:
+        self.require("bfcc")
+        app = self.open_app(sync=True)
+        assert isinstance(app, bfcc_app.BfccApp)
+        return app
+
+    def save(self, app: App) -> None:
+        if self.is_model:
+            save_state(
+                self.state_path,
+                self.program.name,
+                app.config.model_dump(mode="json"),
+                app.live_state(),
+            )

@@ -1,0 +1,117 @@
+"""tofcc for PMQECN: `set-threshold` and `set-weight` retune classes by name
+or id, all in one batch; `optimize` runs the M/M/1/N cycle once or every
+interval (`tofcc run` does it for a deployment).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import click
+from rich.table import Table
+
+from ..console import console
+from ..context import Context
+from ..errors import ConfigError
+from ..set_args import DECIMAL, MAX_DIGITS, parse_signed_int
+from ..supervisor import Supervisor
+from ..sync import holds_state
+from . import app as pmqecn_app
+from .config import MAX_INTERVAL_S
+
+
+def _parse_pairs(app: pmqecn_app.PmqecnApp, pairs: tuple[str, ...], what: str) -> dict[int, int]:
+    out: dict[int, int] = {}
+    given: dict[int, str] = {}
+    by_name = {c.name: c.id for c in app.config.classes}
+    for pair in pairs:
+        cls, sep, value = pair.partition("=")
+        if not sep:
+            raise ConfigError(what, f"expected CLASS=VALUE, got {pair!r}")
+        cid = int(cls) if DECIMAL.fullmatch(cls) and len(cls) <= MAX_DIGITS else by_name.get(cls)
+        if cid is None or cid not in app.live:
+            raise ConfigError(what, f"unknown class {cls!r} (known: {', '.join(by_name)})")
+        name = app.config.class_by_id(cid).name
+        if cid in given:
+            # Two values for one class in one command: which one was meant?
+            raise ConfigError(f"{what} {cls}", f"class {name} given twice ({given[cid]}, {pair})")
+        given[cid] = pair
+        out[cid] = parse_signed_int(f"{what} {cls}", value)
+    return out
+
+
+def _print_changes(changes: list[pmqecn_app.Change], app: pmqecn_app.PmqecnApp) -> None:
+    if not changes:
+        console.print("nothing changed")
+        return
+    t = Table(title="changes written")
+    for col in ("class", "what", "old", "new", "why"):
+        t.add_column(col)
+    for ch in changes:
+        name = app.config.class_by_id(ch.class_id).name
+        t.add_row(name, ch.what, str(ch.old), str(ch.new), ch.why)
+    console.print(t)
+
+
+@click.command("set-threshold", help="Set K_i in cells: tofcc set-threshold voice=20 bulk=80")
+@click.argument("pairs", nargs=-1, required=True)
+@click.pass_obj
+def set_threshold(obj: Context, pairs: tuple[str, ...]) -> None:
+    app = obj.pmqecn()
+    changes = app.set_thresholds(_parse_pairs(app, pairs, "set-threshold"))
+    obj.save(app)
+    _print_changes(changes, app)
+
+
+@click.command("set-weight", help="Set WRR/DWRR weights: tofcc set-weight voice=8")
+@click.argument("pairs", nargs=-1, required=True)
+@click.pass_obj
+def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
+    app = obj.pmqecn()
+    changes = app.set_weights(_parse_pairs(app, pairs, "set-weight"))
+    obj.save(app)
+    _print_changes(changes, app)
+
+
+@click.command(help="Measure, solve the M/M/1/N model, write K_i, weights and lambda_i*.")
+@click.option("--once", is_flag=True, help="one cycle (default when --interval is absent)")
+@click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
+@click.option(
+    "--count",
+    type=click.IntRange(min=0),
+    default=None,
+    help="with --interval: stop after this many cycles (0 or absent: forever)",
+)
+@click.pass_obj
+def optimize(obj: Context, once: bool, interval: float | None, count: int | None) -> None:
+    if interval is not None and not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
+        raise ConfigError(
+            "--interval", f"must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {interval}"
+        )
+    if count is not None and (interval is None or once):
+        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
+    count = count or 0
+    app = obj.pmqecn()
+    if interval is None or once:
+        app.start(time.monotonic())
+        time.sleep(min(app.config.optimizer.interval_s, 0.2) if obj.is_model else 0)
+        _print_changes(app.optimize_once(time.monotonic()), app)
+        obj.save(app)
+        return
+    # A health read each cycle: a restarted switch is re-pushed even when the
+    # cycle itself would write nothing.
+    sup = Supervisor(app, probe=lambda: holds_state(app))
+    done = 0
+    app.start(time.monotonic())
+    while count == 0 or done < count:
+        time.sleep(interval)
+        _print_changes(sup.run(lambda: app.optimize_once(time.monotonic())), app)
+        obj.save(app)
+        done += 1
+
+
+COMMANDS: tuple[click.Command, ...] = (set_threshold, set_weight, optimize)
+# PMQECN has no `tofcc set`: its classes are retuned by set-threshold/set-weight.
+set_command = None
+SET_HELP = None

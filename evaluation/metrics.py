@@ -1,0 +1,270 @@
+"""Headline figures of one run, computed from its raw records.
+
+Definitions follow the papers where they say how they measured:
+- queue: the depth each arriving packet saw at the first monitored port
+  (seed 000 reads it from INT on every packet), so statistics are
+  packet-weighted, not time-weighted; its maximum over the whole run and
+  after the scenario's start-up (`startup_s`), each beside the packets the
+  port's full buffer dropped (a full buffer caps the maximum: read them
+  together);
+- RTT: twice the one-way delay of each delivered data packet, exactly seed
+  000's estimate ("doubling this arrival delay"); with `transport: tcp`,
+  every RTT sample the sender sockets took (evaluation/tcp.py);
+- with `transport: tcp`, throughput is goodput (bytes delivered to the
+  receiving application), loss counts data segments (retransmissions
+  included) sent and received, and `detail["tcp"]` gives per flow its
+  congestion control, retransmissions, ECN-Echo ACKs and mean RTT;
+- throughput and its coefficient of variation: delivered bytes binned every
+  `bin_s`, leaving out the first and last `trim` of the active period (run
+  start to the last delivery) as seed 000 does with its unsteady start and
+  end;
+- FCT: first packet sent to last byte delivered, for sized flows; mean and
+  p99 are not measured (None) when any sized flow did not complete, since
+  a mean over the finished ones favours the scheme that left the slow ones
+  unfinished; `incomplete_flows` says how many;
+- Jain's index over the flows' steady-state throughputs (starved flows count).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .records import RunResult
+from .scenario import Scenario
+from .workloads import LARGE_BYTES, SMALL_BYTES
+
+HEADLINE = (
+    "queue_mean_packets",
+    "queue_p99_packets",
+    "queue_max_packets",
+    "queue_max_after_startup_packets",
+    "queue_drops",
+    "rtt_mean_ms",
+    "rtt_p99_ms",
+    "throughput_mean_mbps",
+    "throughput_cv",
+    "fct_mean_ms",
+    "fct_p99_ms",
+    "incomplete_flows",
+    "sized_flows",
+    "jain_fairness",
+    "drops_overflow",
+    "drops_active",
+    "loss_rate",
+    "feedback_sent",
+    "recirculation_overhead",
+    "pfc_pauses_sent",
+)
+
+
+@dataclass(frozen=True)
+class Series:
+    """Binned delivered rate (Mb/s) over the whole run."""
+
+    bin_starts_s: list[float]
+    by_receiver: dict[str, list[float]]
+    by_flow: dict[str, list[float]]
+    total: list[float]
+
+
+@dataclass(frozen=True)
+class Metrics:
+    values: dict[str, float | None]
+    detail: dict[str, Any] = field(default_factory=dict)
+    series: Series | None = None
+
+    def headline(self) -> dict[str, float | None]:
+        return {k: self.values.get(k) for k in HEADLINE}
+
+
+def _f(x: float | np.floating[Any] | None) -> float | None:
+    return None if x is None else float(x)
+
+
+def relative_change_pct(ours: float | None, base: float | None) -> float | None:
+    """100 (ours - base) / base; None when it has no meaning."""
+    if ours is None or base is None or base == 0:
+        return None
+    return 100.0 * (ours - base) / base
+
+
+def steady_window(duration_ns: int, bin_ns: int, trim: float) -> tuple[int, int, list[int]]:
+    """(start, end, indices of the bins inside it); all bins if trimming leaves none."""
+    n_bins = max(1, -(-duration_ns // bin_ns))
+    lo, hi = trim * duration_ns, (1 - trim) * duration_ns
+    inside = [i for i in range(n_bins) if i * bin_ns >= lo and (i + 1) * bin_ns <= hi]
+    if not inside:
+        inside = list(range(n_bins))
+    return inside[0] * bin_ns, min(duration_ns, (inside[-1] + 1) * bin_ns), inside
+
+
+def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
+    v: dict[str, float | None] = {}
+    detail: dict[str, Any] = {}
+
+    # Queue.
+    startup_s = scenario.startup_s
+    startup_ns = startup_s * 1e9 if startup_s is not None else scenario.trim * run.duration_ns
+    queues = {}
+    for q in run.queues:
+        d = np.asarray(q.depth_packets, dtype=float)
+        after = d[np.asarray(q.t_ns) >= startup_ns] if len(d) else d
+        queues[q.where] = {
+            "mean_packets": _f(d.mean()) if len(d) else None,
+            "p99_packets": _f(np.percentile(d, 99)) if len(d) else None,
+            "max_packets": _f(d.max()) if len(d) else None,
+            "max_after_startup_packets": _f(after.max()) if len(after) else None,
+            "drops_overflow": float(q.drops_overflow),
+            "samples": len(d),
+        }
+    detail["queues"] = queues
+    detail["startup_s"] = startup_ns / 1e9
+    first = queues[run.queues[0].where] if run.queues else {}
+    v["queue_mean_packets"] = first.get("mean_packets")
+    v["queue_p99_packets"] = first.get("p99_packets")
+    v["queue_max_packets"] = first.get("max_packets")
+    v["queue_max_after_startup_packets"] = first.get("max_after_startup_packets")
+    v["queue_drops"] = first.get("drops_overflow")
+
+    # RTT (2 x one-way delay; TCP: the sockets' samples).
+    names_by_id = {f.flow_id: f.name for f in run.flows}
+    p = run.packets
+    recv = np.asarray(p.recv_ns, dtype=np.int64)
+    sent = np.asarray(p.sent_ns, dtype=np.int64)
+    size = np.asarray(p.size, dtype=np.int64)
+    fid = np.asarray(p.flow_id, dtype=np.int64)
+    rtt_ms = 2.0 * (recv - sent) / 1e6
+    if run.tcp:
+        rtt_ms = np.asarray([x for t in run.tcp for x in t.rtt_ns], dtype=float) / 1e6
+        detail["tcp"] = {
+            names_by_id[t.flow_id]: {
+                "cc": t.cc,
+                "ecn": t.ecn,
+                "segments_sent": t.segments_sent,
+                "retransmissions": t.retransmissions,
+                "ece_acks": t.ece_acks,
+                "rtt_samples": len(t.rtt_ns),
+                "rtt_mean_ms": _f(np.mean(t.rtt_ns) / 1e6) if t.rtt_ns else None,
+            }
+            for t in run.tcp
+        }
+    v["rtt_mean_ms"] = _f(rtt_ms.mean()) if len(rtt_ms) else None
+    v["rtt_p99_ms"] = _f(np.percentile(rtt_ms, 99)) if len(rtt_ms) else None
+
+    # Throughput.
+    bin_ns = max(1, round(scenario.bin_s * 1e9))
+    n_bins = max(1, -(-run.duration_ns // bin_ns))
+    idx = np.minimum(recv // bin_ns, n_bins - 1) if len(recv) else np.zeros(0, dtype=np.int64)
+
+    def binned(mask: np.ndarray[Any, Any] | None = None) -> np.ndarray[Any, Any]:
+        w = size if mask is None else size * mask
+        return np.bincount(idx, weights=w, minlength=n_bins) * 8 / (bin_ns / 1e9) / 1e6
+
+    total = binned()
+    # Sized flows may all finish long before the run ends: the idle tail is
+    # not part of the throughput the scheme achieved.
+    active_ns = max((f.last_rx_ns for f in run.flows if f.last_rx_ns), default=run.duration_ns)
+    lo_ns, hi_ns, steady = steady_window(min(active_ns, run.duration_ns), bin_ns, scenario.trim)
+    st = total[steady]
+    v["throughput_mean_mbps"] = _f(st.mean())
+    v["throughput_cv"] = _f(st.std() / st.mean()) if st.mean() > 0 else None
+    names = {f.flow_id: f.name for f in run.flows}
+    by_flow = {names[f.flow_id]: binned(fid == f.flow_id).tolist() for f in run.flows}
+    receivers: dict[str, list[int]] = {}
+    for f in run.flows:
+        receivers.setdefault(f.dst, []).append(f.flow_id)
+    by_receiver = {r: binned(np.isin(fid, ids)).tolist() for r, ids in receivers.items()}
+    series = Series(
+        [i * scenario.bin_s for i in range(n_bins)], by_receiver, by_flow, total.tolist()
+    )
+
+    # FCT.
+    sized = [f for f in run.flows if f.size_bytes is not None]
+    fcts = np.asarray([f.fct_ns for f in sized if f.fct_ns is not None], dtype=float) / 1e6
+    incomplete = sum(1 for f in sized if f.completed_ns is None)
+    all_done = bool(sized) and incomplete == 0
+    v["fct_mean_ms"] = _f(fcts.mean()) if all_done else None
+    v["fct_p99_ms"] = _f(np.percentile(fcts, 99)) if all_done else None
+    v["incomplete_flows"] = float(incomplete) if sized else None
+    v["sized_flows"] = float(len(sized)) if sized else None
+    # Over the flows that did finish: for reading, never for a comparison.
+    detail["fct_completed_mean_ms"] = _f(fcts.mean()) if len(fcts) else None
+    by_size: dict[str, dict[str, float | None]] = {}
+    for sz in sorted({f.size_bytes for f in sized if f.size_bytes is not None}):
+        these = np.asarray(
+            [f.fct_ns for f in sized if f.size_bytes == sz and f.fct_ns is not None], dtype=float
+        )
+        done = len(these) == sum(1 for f in sized if f.size_bytes == sz)
+        by_size[str(sz)] = {
+            "mean_ms": _f(these.mean() / 1e6) if done else None,
+            "p99_ms": _f(np.percentile(these, 99) / 1e6) if done else None,
+            "completed": float(len(these)),
+        }
+    detail["fct_by_size"] = by_size
+    # Seed 004's classes: small (< 100 KB), medium, large (> 10 MB).
+    classes: dict[str, dict[str, float | None]] = {}
+    for label, lo, hi in (
+        ("small", 0, SMALL_BYTES),
+        ("medium", SMALL_BYTES, LARGE_BYTES + 1),
+        ("large", LARGE_BYTES + 1, None),
+    ):
+        members = [
+            f
+            for f in sized
+            if f.size_bytes is not None and f.size_bytes >= lo and (hi is None or f.size_bytes < hi)
+        ]
+        these = np.asarray([f.fct_ns for f in members if f.fct_ns is not None], dtype=float)
+        classes[label] = {
+            "flows": float(len(members)),
+            "completed": float(len(these)),
+            "mean_ms": _f(these.mean() / 1e6) if len(these) else None,
+            "p99_ms": _f(np.percentile(these, 99) / 1e6) if len(these) else None,
+        }
+    detail["fct_by_class"] = classes
+
+    # Fairness over the steady window.
+    window_s = (hi_ns - lo_ns) / 1e9
+    in_win = (recv >= lo_ns) & (recv < hi_ns)
+    flow_tput = [float(size[in_win & (fid == f.flow_id)].sum()) * 8 / window_s for f in run.flows]
+    detail["flow_steady_mbps"] = {
+        f.name: t / 1e6 for f, t in zip(run.flows, flow_tput, strict=True)
+    }
+    if len(flow_tput) >= 2:
+        x = np.asarray(flow_tput)
+        denom = len(x) * float((x**2).sum())
+        v["jain_fairness"] = float(x.sum() ** 2 / denom) if denom > 0 else None
+    else:
+        v["jain_fairness"] = None
+
+    # Fairness of what each flow got from the start up to each time asked for.
+    jain_at: dict[str, float | None] = {}
+    for t_s in scenario.fairness_at_s:
+        got = np.asarray(
+            [float(size[(recv < t_s * 1e9) & (fid == f.flow_id)].sum()) for f in run.flows]
+        )
+        denom = len(got) * float((got**2).sum())
+        jain_at[f"{t_s:g}"] = float(got.sum() ** 2 / denom) if len(got) >= 2 and denom > 0 else None
+    detail["jain_at"] = jain_at
+
+    # Losses and signalling.
+    v["drops_overflow"] = float(run.drops_overflow)
+    v["drops_active"] = float(run.drops_active)
+    sent_pkts = sum(f.packets_sent for f in run.flows)
+    recv_pkts = sum(f.packets_received for f in run.flows)
+    v["loss_rate"] = 1.0 - recv_pkts / sent_pkts if sent_pkts else None
+    v["feedback_sent"] = float(sum(run.feedback_sent.values()))
+    detail["feedback_by_kind"] = dict(run.feedback_sent)
+    # PFC (802.1Qbb): XOFF frames the switches sent (refreshes included),
+    # per port, with the resumes and what each port or host received.
+    v["pfc_pauses_sent"] = float(sum(run.pfc_pauses_sent.values()))
+    detail["pfc"] = {
+        "pauses_sent": dict(run.pfc_pauses_sent),
+        "resumes_sent": dict(run.pfc_resumes_sent),
+        "pauses_received": dict(run.pfc_pauses_received),
+    }
+    delivered = float(size.sum())
+    v["recirculation_overhead"] = run.recirculated_bytes / delivered if delivered else None
+    return Metrics(v, detail, series)

@@ -1,0 +1,267 @@
+"""Run a scenario: every scheme (and every link rate of a sweep) in turn,
+each a fresh ns-3 simulation with the same seed.
+
+The same scenario and seed give the same RunResults, within one process or
+across processes: every random choice comes from a `random.Random` seeded
+from (seed, scheme, switch), ns-3's own RNG is not used, and events at equal
+times run in the order they were scheduled.
+"""
+
+from __future__ import annotations
+
+import time
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hw_profiles import load_profile
+
+from . import frames, ns3_env, qdisc, schemes, tcp
+from .network import HostNode, Sender, Sim, Stats, SwitchNode, SwitchPort, collect
+from .records import FlowRecord, PacketLog, QueueLog, RunResult
+from .scenario import Ns3Aqm, P4Codel, P4Pie, P4Red, Scenario, kind_of, parse_rate
+from .tm import EgressTm
+from .topology import Topology
+
+# Progress callback: fraction of simulated time done for the current run.
+Progress = Callable[[float], None]
+PROGRESS_STEPS = 50
+# Recirculation ports run at the chip's internal rate (no ns-3 device).
+RECIRCULATION_RATE_BPS = 100_000_000_000
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    scheme: str
+    variant: str  # "" or the link rate of a sweep
+
+
+def run_specs(s: Scenario, only: list[str] | None = None) -> list[RunSpec]:
+    names = [n for n in s.schemes.enabled() if not only or n in only]
+    variants = list(s.link_rates) or [""]
+    return [RunSpec(n, v) for v in variants for n in names]
+
+
+def _seed(seed: int, *parts: str) -> int:
+    return zlib.crc32("/".join((str(seed), *parts)).encode())
+
+
+def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> RunResult:
+    ns, glue = ns3_env.ns3()
+    ns3_env.reset(ns)
+    started = time.perf_counter()
+    sim = Sim(ns, glue)
+    profile = load_profile(s.chip)
+    topo = Topology(s, spec.variant or None)
+    stats = Stats()
+    log = PacketLog()
+    duration_ns = round(s.duration_s * 1e9)
+    pkt = max(f.packet_bytes for f in s.flows)
+    buffer_bytes = s.buffer_packets * (pkt + frames.ETH.size)
+
+    flows: dict[int, FlowRecord] = {}
+    for i, f in enumerate(s.flows):
+        flows[i] = FlowRecord(
+            flow_id=i,
+            name=f.name,
+            src=f.src,
+            dst=f.dst,
+            klass=f.qos,
+            size_bytes=f.size_bytes,
+            start_ns=s.start_ns(i),
+        )
+
+    hosts = {h: HostNode(h, topo.host_index[h], sim, stats, flows, log) for h in s.hosts}
+    switches: dict[str, SwitchNode] = {}
+    monitors: dict[tuple[str, str], QueueLog] = {
+        (m.switch, m.toward): QueueLog(f"{m.switch}->{m.toward}") for m in s.monitor
+    }
+    periodic: list[tuple[float, Callable[[float], None]]] = []
+    notes: list[str] = []
+    pfc = schemes.pfc_config(spec.scheme, s, profile)
+    for w in s.switches:
+        setup = schemes.switch_setup(topo, w, spec.scheme, profile, _seed(s.seed, spec.scheme, w))
+        notes += [f"{w}: {n}" for n in setup.notes]
+        node = SwitchNode(w, sim, setup.pipeline, stats, pfc)
+        node.made_kind = setup.made_kind
+        node.neighbour = dict(topo.ports[w])
+        node.port_mac = {port: topo.port_mac(w, port) for port in topo.ports[w]}
+        switches[w] = node
+        if setup.periodic is not None:
+            periodic.append((setup.interval_s, setup.periodic))
+
+    # ns-3: one node per host and switch, a point-to-point link per scenario link.
+    ns_nodes = {}
+    for name in (*s.hosts, *s.switches):
+        ns_nodes[name] = ns.CreateObject[ns.Node]()
+    # transport: tcp: ns-3's stack on the hosts, an Ethernet adaptor on each
+    # host-facing switch port (evaluation/tcp.py).
+    tcp_net = tcp.TcpNet(ns, topo.host_index) if s.transport == "tcp" else None
+    if tcp_net is not None:
+        tcp_net.install_stacks(ns_nodes)
+    # red/pie/codel/fqcodel: ns-3's queue disc as every switch port's queue.
+    aqm = s.schemes.get(spec.scheme)
+    qdisc_ports: list[qdisc.Ns3QdiscTm] = []
+    macs = {topo.ip(h): topo.host_mac(h) for h in s.hosts}
+    p2p = ns.PointToPointHelper()
+    p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue("100000p"))
+    keep: list[object] = []
+    for link in topo.links:
+        p2p.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(link.rate_bps)))
+        p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(link.delay_ns)))
+        devs = p2p.Install(ns_nodes[link.a.node], ns_nodes[link.b.node])
+        for k, end in enumerate((link.a, link.b)):
+            dev = devs.Get(k)
+            keep.append(dev)
+            if end.port is None:
+                host = hosts[end.node]
+                host.device = dev
+                host.rate_bps = link.rate_bps
+                if tcp_net is not None:
+                    tcp_net.address(end.node, dev, link.rate_bps)
+                else:
+                    sim.on_receive(dev, host.receive)
+            else:
+                sw = switches[end.node]
+                neighbour = topo.ports[end.node][end.port]
+                tm = EgressTm(buffer_bytes, profile.cell_bytes, end.port, sw.pipeline.tm_shaping())
+                if isinstance(aqm, Ns3Aqm):
+                    tm = qdisc.Ns3QdiscTm(  # type: ignore[assignment]
+                        kind_of(spec.scheme),
+                        s.buffer_packets,
+                        link.rate_bps,
+                        link.delay_ns,
+                        aqm.ecn,
+                        macs,
+                        stats,
+                    )
+                    qdisc_ports.append(tm)  # type: ignore[arg-type]
+                prio, weights = sw.pipeline.tm_config(end.port)
+                tm.priority.update(prio)
+                tm.weight.update(weights)
+                if pfc is not None:
+                    # Congestion messages are never behind paused data.
+                    tm.priority[pfc.control_qid] = max(prio.values(), default=0) + 1
+                sw.ports[end.port] = SwitchPort(
+                    sw, end.port, dev, link.rate_bps, tm, monitors.get((end.node, neighbour))
+                )
+                if tcp_net is not None and not topo.is_switch(neighbour):
+                    adaptor = tcp_net.host_port(sw, end.port, neighbour)
+                    sw.ports[end.port].to_wire = adaptor.to_wire
+                    sim.on_receive(dev, adaptor.from_host)
+                else:
+                    sim.on_receive(dev, _port_receiver(sw, end.port))
+    for sw in switches.values():
+        for port in sw.pipeline.recirculation_ports:
+            tm = EgressTm(buffer_bytes, profile.cell_bytes)
+            sw.ports[port] = SwitchPort(sw, port, None, RECIRCULATION_RATE_BPS, tm, None)
+
+    for i, f in enumerate(s.flows):
+        src = hosts[f.src]
+        rate = round(topo.access_rate(f.src) * f.load)
+        stop_ns = round((f.stop_s if f.stop_s is not None else s.duration_s) * 1e9)
+        if tcp_net is not None:
+            cc = getattr(aqm, "cc", None) or f.cc or "newreno"
+            tcp_net.add_flow(
+                flows[i],
+                cc=cc,
+                ecn=tcp.ecn_for(
+                    kind_of(spec.scheme),
+                    cc,
+                    isinstance(aqm, Ns3Aqm | P4Red | P4Codel | P4Pie) and aqm.ecn,
+                ),
+                packet_bytes=f.packet_bytes,
+                dscp=f.dscp,
+                stop_ns=stop_ns,
+                onoff=None
+                if f.app == "bulk"
+                else tcp.OnOff(
+                    rate_bps=parse_rate(f.rate or "0bps"),
+                    on_ns=round(f.on_s * 1e9),
+                    off_ns=round(f.off_s * 1e9),
+                    exponential=f.on_off_dist == "exponential",
+                    seed=s.flow_seed(i),
+                ),
+            )
+            continue
+        sender = Sender(
+            src,
+            flows[i],
+            (topo.host_mac(f.dst), topo.ip(f.dst)),
+            f.packet_bytes,
+            stop_ns,
+            schemes.rate_controller(spec.scheme, s, rate, i),
+            rate,
+            f.dscp,
+        )
+        src.senders[i] = sender
+        sender.start()
+    if tcp_net is None:
+        for h in hosts.values():
+            h.notifier = schemes.notifier(spec.scheme, s)
+
+    for interval_s, fn in periodic:
+        _every(sim, round(interval_s * 1e9), duration_ns, fn)
+    if progress is not None:
+        step = max(1, duration_ns // PROGRESS_STEPS)
+        _every(sim, step, duration_ns, lambda t: progress(t * 1e9 / duration_ns))
+
+    ns.Simulator.Stop(ns.NanoSeconds(duration_ns))
+    tcp_stats = []
+    try:
+        ns.Simulator.Run()
+        sim.raise_error()
+        if tcp_net is not None:
+            tcp_stats = tcp_net.collect(flows, log)
+            notes += tcp_net.notes()
+    finally:
+        if tcp_net is not None:
+            tcp_net.close()
+        for q in qdisc_ports:
+            q.close()
+        ns3_env.reset(ns)
+    result = collect(
+        s.name,
+        spec.scheme,
+        spec.variant,
+        s.seed,
+        duration_ns,
+        flows,
+        log,
+        [monitors[(m.switch, m.toward)] for m in s.monitor],
+        stats,
+    )
+    result.notes = notes
+    result.tcp = tcp_stats
+    result.wall_s = time.perf_counter() - started
+    del keep
+    return result
+
+
+def _port_receiver(sw: SwitchNode, port: int) -> Callable[[bytes], None]:
+    def receive(frame: bytes) -> None:
+        sw.receive(port, frame)
+
+    return receive
+
+
+def _every(sim: Sim, step_ns: int, until_ns: int, fn: Callable[[float], None]) -> None:
+    def tick() -> None:
+        now = sim.now()
+        fn(now / 1e9)
+        if now + step_ns <= until_ns:
+            sim.later(step_ns, tick)
+
+    sim.later(step_ns, tick)
+
+
+def run_scenario(
+    s: Scenario,
+    only: list[str] | None = None,
+    on_start: Callable[[RunSpec], Progress | None] | None = None,
+) -> list[RunResult]:
+    results = []
+    for spec in run_specs(s, only):
+        progress = on_start(spec) if on_start is not None else None
+        results.append(run_one(s, spec, progress))
+    return results

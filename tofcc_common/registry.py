@@ -1,0 +1,167 @@
+"""Every program tofino-cc ships, declared once.
+
+Each entry says where each part of one mechanism lives: its P4, its
+reference model, its controller app and config schema, its CLI commands,
+its shared vectors, its PTF module and the evaluation schemes that run it.
+Every list of programs elsewhere (the models' registry, the controller's,
+`tofcc --program`, the compile script, the vector runners) is derived from
+this one, and tests/test_registry.py fails, naming the part, when an entry
+points at something that does not exist.
+
+Parts are named by dotted path ("package.module:attribute") and imported
+only when asked for, so this module imports nothing of the project and any
+package may read it without importing upward.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# The repository (or installed tree) root: tna/, ptf_tests/ and the
+# packages sit beside each other under it.
+ROOT = Path(__file__).resolve().parents[1]
+
+# The queue-metadata test hook every program includes (tna/include/queue_hook.p4).
+QUEUE_HOOK_TABLE = "SwitchEgress.queue_hook.queue_md_override"
+QUEUE_HOOK_ACTION = "SwitchEgress.queue_hook.inject"
+# The ingress clock hook, in programs whose decisions read the time.
+CLOCK_HOOK_TABLE = "SwitchIngress.clock.ingress_tstamp_override"
+CLOCK_HOOK_ACTION = "SwitchIngress.clock.inject"
+
+
+@dataclass(frozen=True)
+class ProgramSpec:
+    name: str
+    # One line for listings: what the mechanism does.
+    summary: str
+    # The paper in ../shared/seeds/ it follows (its number).
+    seed: str
+    # The reference model's class.
+    model: str
+    # The controller app's class, and the module holding the config schema
+    # (`parse_config`, `DEFAULT_CONFIG`).
+    app: str
+    config: str
+    # What `tofcc status` prints: a module attribute holding the
+    # (title, ((heading, key), ...)) sections.
+    status_sections: str
+    # The module of the program's own `tofcc` commands: COMMANDS (click
+    # commands added to tofcc), set_command (what `tofcc set` runs, or None)
+    # and SET_HELP.
+    commands: str
+    # The schemes `tofcc eval` runs it as.
+    schemes: tuple[str, ...]
+    # Whether its P4 reads the ingress clock through the clock hook.
+    clock_hook: bool = True
+
+    @property
+    def p4(self) -> Path:
+        return ROOT / "tna" / self.name / f"{self.name}.p4"
+
+    @property
+    def readme(self) -> Path:
+        return ROOT / "tna" / self.name / "README.md"
+
+    @property
+    def vectors(self) -> Path:
+        return ROOT / "ptf_tests" / "vectors" / self.name
+
+    @property
+    def ptf_module(self) -> Path:
+        return ROOT / "ptf_tests" / self.name / f"test_{self.name}.py"
+
+    @property
+    def default_config(self) -> Path:
+        return ROOT / "bfrt_controller" / "defaults" / f"{self.name}.yaml"
+
+
+def resolve(dotted: str) -> Any:
+    """The object a "package.module:attribute" path names."""
+    module, _, attr = dotted.partition(":")
+    obj: Any = importlib.import_module(module)
+    for part in attr.split(".") if attr else ():
+        obj = getattr(obj, part)
+    return obj
+
+
+def _spec(name: str, summary: str, seed: str, model: str, app: str, **kw: Any) -> ProgramSpec:
+    pkg = f"bfrt_controller.{name}"
+    return ProgramSpec(
+        name=name,
+        summary=summary,
+        seed=seed,
+        model=f"models.switch.{name}:{model}",
+        app=f"{pkg}.app:{app}",
+        config=f"{pkg}.config",
+        status_sections=f"{pkg}.status:SECTIONS",
+        commands=f"{pkg}.commands",
+        **kw,
+    )
+
+
+PROGRAMS: dict[str, ProgramSpec] = {
+    s.name: s
+    for s in (
+        _spec(
+            "pmqecn",
+            "multi-queue multi-class ECN with virtual queues and an M/M/1/N optimiser",
+            "000",
+            "Pmqecn",
+            "PmqecnApp",
+            schemes=("pmqecn",),
+        ),
+        _spec(
+            "bfcc",
+            "switch-to-switch backpressure with fake packets and recirculation",
+            "001",
+            "Bfcc",
+            "BfccApp",
+            schemes=("bfcc",),
+            clock_hook=False,
+        ),
+        _spec(
+            "p4qcn",
+            "QCN congestion point on IP, with PFC",
+            "003",
+            "P4qcn",
+            "P4qcnApp",
+            schemes=("p4qcn",),
+        ),
+        _spec(
+            "dadctcp",
+            "slope-aware ECN marking and controller threshold reallocation",
+            "004",
+            "Dadctcp",
+            "DadctcpApp",
+            schemes=("dadctcp",),
+            clock_hook=False,
+        ),
+        _spec(
+            "aqm",
+            "RED and CoDel per egress queue (seed 002's baselines)",
+            "002",
+            "Aqm",
+            "AqmApp",
+            schemes=("p4red", "p4codel"),
+        ),
+        _spec(
+            "spie",
+            "PIE plus a count-min sketch (S-PIE), with plain PIE as a mode",
+            "002",
+            "Spie",
+            "SpieApp",
+            schemes=("p4pie", "p4spie"),
+        ),
+    )
+}
+
+
+def get(name: str) -> ProgramSpec:
+    """The program called `name`; KeyError's message lists the known ones."""
+    try:
+        return PROGRAMS[name]
+    except KeyError:
+        raise KeyError(f"unknown program {name!r} (known: {', '.join(PROGRAMS)})") from None
