@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -33,6 +33,11 @@ SCENARIO_DIR = Path(__file__).parent / "scenarios"
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kMG]?)bps\s*$")
 _RATE_SCALE = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
+# The kinds of scheme; a scenario may also run a named variant of one,
+# `<kind>-<tag>` (e.g. `dcqcn-10ms`), with its own parameters. Besides our
+# programs' schemes (tofcc_common.registry): the papers' baselines, `none`,
+# ns-3's own AQMs at every switch port (evaluation/qdisc.py: red, pie,
+# codel, fqcodel); p4red/p4codel are tna/aqm and p4pie/p4spie tna/spie.
 SchemeName = Literal[
     "pmqecn",
     "bfcc",
@@ -50,34 +55,9 @@ SchemeName = Literal[
     "p4pie",
     "p4spie",
 ]
-# The kinds of scheme; a scenario may also run a named variant of one,
-# `<kind>-<tag>` (e.g. `dcqcn-10ms`), with its own parameters.
-SCHEMES: tuple[str, ...] = (
-    "pmqecn",
-    "bfcc",
-    "dcqcn",
-    "p4qcn",
-    "tcn",
-    "dadctcp",
-    "none",
-    # ns-3's own AQMs at every switch port (evaluation/qdisc.py).
-    "red",
-    "pie",
-    "codel",
-    "fqcodel",
-    # The same baselines as our Tofino program (tna/aqm/aqm.p4) at every
-    # switch port that data leaves through.
-    "p4red",
-    "p4codel",
-    # PIE and S-PIE as tna/spie/spie.p4 runs them, at the same ports.
-    "p4pie",
-    "p4spie",
-)
+SCHEMES: tuple[str, ...] = get_args(SchemeName)
 NO_CONTROL = "none"
-_VARIANT = re.compile(
-    r"^(pmqecn|bfcc|dcqcn|p4qcn|tcn|dadctcp|none|red|pie|codel|fqcodel|p4red|p4codel|p4pie|p4spie)"
-    r"-[a-z0-9][a-z0-9_-]*$"
-)
+_VARIANT = re.compile(rf"^({'|'.join(SCHEMES)})-[a-z0-9][a-z0-9_-]*$")
 # Error messages of cross-field checks start with the field they are about.
 _FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_-]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_-]*(?:\[\d+\])?)*): ")
 
