@@ -1838,8 +1838,8 @@ class FakeSwitch:
             sid = _uint("$sid", key.field_dict["$sid"].value, 16)
             if sid not in st:
                 raise _Refused(StatusCode.NOT_FOUND, f"$mirror.cfg: no session {sid}")
-            action, fields = st[sid]
-            return self._data(table, fields, action)
+            action, session = st[sid]
+            return self._data(table, session, action)
         if spec.kind == "port_stat":
             port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
             self.port_cfg(port)  # NOT_FOUND for a port the device lacks
