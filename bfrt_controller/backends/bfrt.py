@@ -1210,7 +1210,7 @@ class BfrtSwitch(Switch):
         # Only the fields used: a read of every field fails when any one of
         # the port manager's sub-reads does (serdes, 1588 timestamps...:
         # bf_rt_port_table_impl.cpp tableEntryGet_internal, `status |= sts`
-        # from line 1115 on).
+        # from line 911 on).
         data = self._get(PORT_TABLE, self._port_key(dev_port), fields=PORT_FIELDS)
         if data is None:
             return None

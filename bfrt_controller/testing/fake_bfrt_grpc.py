@@ -59,7 +59,7 @@ Read from open-p4studio (pkgsrc/bf-drivers) and modelled here:
   hw_profiles/boards copies); a from_hw read of it is BF_NOT_SUPPORTED
   (tableEntryGet line 2597).
 - A `$PORT` read of all fields fails when one sub-read does (`status |= sts`,
-  tableEntryGet_internal from line 1115; fail_port_field()); a read that asks
+  tableEntryGet_internal from line 911; fail_port_field()); a read that asks
   for fields (required_data) reads only those.
 
 Not modelled: ids, protobuf encoding,
