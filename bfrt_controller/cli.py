@@ -166,6 +166,7 @@ def _apply_deployment(obj: Context, path: Path) -> bool:
         try:
             switch.connect()
             app = make_target_app(t, switch)
+            app.resolve_front_panel()
             app.push_all()
             console.print(f"{t.name}: applied {len(app.intended_writes())} writes")
         except ControllerError as exc:
@@ -211,7 +212,9 @@ def _show_diff(obj: Context, config_file: Path) -> None:
                 sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=True)
                 sw.connect()
                 obj._held.callback(sw.close)
-            plans.append((t.name, sw, make_target_app(t, sw)))
+            target_app = make_target_app(t, sw)
+            target_app.resolve_front_panel()
+            plans.append((t.name, sw, target_app))
     else:
         cfg = obj.program.load_config(config_file)
         profile = load_profile(cfg.chip)
@@ -247,7 +250,7 @@ def _show_diff(obj: Context, config_file: Path) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
-    from .ports import PORT_STATUS_COLUMNS, port_rows
+    from .ports import PORT_STATUS_COLUMNS, port_rows, resolve_front_panel
     from .service import load_service_config
 
     _, targets = load_service_config(deploy_file)
@@ -261,7 +264,8 @@ def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
         sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=read_only)
         sw.connect()
         obj._held.callback(sw.close)
-        out[t.name] = port_rows(sw, t.spec.front_panel, t.board)
+        dev_ports = resolve_front_panel(t.spec.front_panel, t.board, sw)
+        out[t.name] = port_rows(sw, t.spec.front_panel, t.board, dev_ports)
     if as_json:
         click.echo(json.dumps(out, indent=2))
         return

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from .ports import canonical_fec, canonical_speed, same_port
 from .switch import (
@@ -26,6 +27,7 @@ from .switch import (
     TmQueueWrite,
     TmShapingWrite,
     Write,
+    as_hardware_holds,
 )
 
 
@@ -124,7 +126,9 @@ def diff_one(switch: Switch, w: Write) -> Difference | None:
 
 
 def _diff_pool(switch: Switch, w: TmPoolWrite) -> Difference | None:
-    """The pool's size and the iCoS limits the write sets, against the switch."""
+    """The pool's size and the iCoS limits the write sets, against the switch,
+    as the TM keeps them (PFC limits in 8-cell units: as_hardware_holds)."""
+    w = _as_held(w)
     held = switch.read_tm_pool(w.pool)
     limits = dict(held.pfc_limit_cells)
     now = TmPoolWrite(
@@ -138,6 +142,8 @@ def _diff_pool(switch: Switch, w: TmPoolWrite) -> Difference | None:
 
 
 def _diff_ppg(switch: Switch, w: TmPpgWrite) -> Difference | None:
+    # The hysteresis (xoff - xon) reads back in the TM's 8-cell units.
+    w = _as_held(w)
     held = switch.read_tm_ppg(w.port, w.ppg_id)
     where = f"tm ppg {w.ppg_id} port {w.port}"
     if w.delete:
@@ -149,20 +155,31 @@ def _diff_ppg(switch: Switch, w: TmPpgWrite) -> Difference | None:
 
 
 def _diff_pfc(switch: Switch, w: TmPfcWrite) -> Difference | None:
-    """The port's PFC modes and each lossless queue's CoS, against the write."""
+    """The port's PFC mode and CoS map and each lossless queue's CoS,
+    against the write (mode_rx is read-only on the switch: not compared)."""
     queues = w.queues or (0,)
     now = [switch.read_tm_pfc(w.port, q) for q in queues]
     want_cos = [w.pfc_cos if w.queues else now[0][2]] * len(queues)
-    got = (now[0][0], now[0][1], [n[2] for n in now])
-    want = (w.mode_tx, w.mode_rx, want_cos)
+    got = (now[0][0], tuple(now[0][1]), [n[2] for n in now])
+    want = (w.mode_tx, w.cos_to_icos, want_cos)
     if got == want:
         return None
 
-    def fmt(v: tuple[str, str, list[int]]) -> str:
+    def fmt(v: tuple[str, tuple[int, ...], list[int]]) -> str:
         cos = ",".join(str(c) for c in v[2]) if w.queues else "-"
-        return f"tx {v[0]}, rx {v[1]}, queue cos {cos}"
+        cos_map = ",".join(str(c) for c in v[1])
+        return f"tx {v[0]}, cos_to_icos {cos_map}, queue cos {cos}"
 
     return Difference("change", f"tm port {w.port} PFC", fmt(got), fmt(want))
+
+
+_Held = TypeVar("_Held", TmPoolWrite, TmPpgWrite)
+
+
+def _as_held(w: _Held) -> _Held:
+    held = as_hardware_holds(w)
+    assert isinstance(held, type(w))
+    return held
 
 
 def diff_writes(switch: Switch, writes: Sequence[Write]) -> list[Difference]:

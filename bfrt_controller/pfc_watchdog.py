@@ -4,14 +4,19 @@ a restoration time, an action), on what the SDE exposes.
 open-p4studio's `$PORT_STAT` counts, per port and CoS, the time the link
 partner has held that CoS paused, in microseconds
 (`$ReceivePri<cos>Pause1USCount`, bf_rt_port_tf1.json and tf2). Each poll
-reads it: a port whose counter rose by (nearly) the whole time since the
+reads it from the MAC (the BF-Runtime backend reads with from_hw: the
+server's shadow of it is refreshed only every 1000 ms, bf_pm.h line 28, so
+at 200 ms polls a shadow read would rise by 0 or by a whole second, and a
+0 in a storm would read as "restored"): a port whose counter rose by
+(nearly) the whole time since the
 last poll was paused all along; paused for `detection_s` in a row, it is in
 a pause storm (a peer stuck sending XOFF, or a deadlock). The watchdog
 reports it (a log line, the `storm` flag and the storm count its status
 rows carry into the daemon's metrics) and, with action `forward`, stops
 honouring pauses on that port's lossless queues (TmPfcWrite honour=False:
-tm.port.flowcontrol mode_rx "NONE", tm.queue.cfg pfc_cos 0), so they drain
-again; with `alert` it only reports. Once the counter has not moved for
+tm.queue.cfg pfc_cos moves to `ignore_cos`, a CoS no neighbour pauses; the
+TM has no per-port "ignore" switch, see switch.py), so they drain again;
+with `alert` it only reports. Once the counter has not moved for
 `restoration_s` (the peer sent no pause), honouring comes back.
 
 Not detected: a queue paused in bursts that never cover a whole detection
@@ -27,7 +32,7 @@ import logging
 from dataclasses import dataclass
 from typing import Literal
 
-from .switch import Switch, TmPfcWrite
+from .switch import DEFAULT_IGNORE_COS, Switch, TmPfcWrite
 
 log = logging.getLogger("tofcc.pfcwd")
 
@@ -74,12 +79,13 @@ class PfcWatchdog:
         restoration_s: float,
         action: Action,
         generate: bool = True,
+        ignore_cos: int = DEFAULT_IGNORE_COS,
     ) -> None:
         if detection_s <= 0 or restoration_s <= 0:
             raise ValueError("detection_s and restoration_s must be positive")
         self.switch, self.cos, self.queues = switch, cos, queues
         self.detection_s, self.restoration_s, self.action = detection_s, restoration_s, action
-        self.generate = generate
+        self.generate, self.ignore_cos = generate, ignore_cos
         self.watch = {p: PortWatch() for p in ports}
 
     def honouring(self, port: int) -> bool:
@@ -87,7 +93,9 @@ class PfcWatchdog:
         return not (self.action == "forward" and self.watch[port].storm)
 
     def write_for(self, port: int) -> TmPfcWrite:
-        return TmPfcWrite(port, self.cos, self.queues, self.generate, self.honouring(port))
+        return TmPfcWrite(
+            port, self.cos, self.queues, self.generate, self.honouring(port), self.ignore_cos
+        )
 
     def poll(self, now_s: float) -> list[WatchdogEvent]:
         """Read every port's pause counter once; act on what changed. A
@@ -135,7 +143,9 @@ class PfcWatchdog:
 
     def _set(self, port: int, w: PortWatch, storm: bool) -> None:
         if self.action == "forward":
-            self.switch.write([TmPfcWrite(port, self.cos, self.queues, self.generate, not storm)])
+            self.switch.write(
+                [TmPfcWrite(port, self.cos, self.queues, self.generate, not storm, self.ignore_cos)]
+            )
         w.storm = storm
 
     def status(self) -> list[dict[str, object]]:

@@ -32,7 +32,7 @@ What the switch's `$PORT` table takes, verified in open-p4studio 1f97778f
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Annotated, Literal
 
 from pydantic import Field
@@ -41,7 +41,7 @@ from hw_profiles import HwProfile, ProfileError
 from hw_profiles.boards import BoardProfile, load_board
 
 from .common import Strict
-from .errors import ConfigError
+from .errors import ConfigError, ControllerError
 from .switch import PortState, PortWrite, Switch
 
 PORT_TABLE = "$PORT"
@@ -270,10 +270,49 @@ def check_ports(cfg: PortsConfig, profile: HwProfile, field: str = "") -> BoardP
     return board
 
 
-def port_writes(cfg: PortsConfig, board: BoardProfile) -> list[PortWrite]:
+def resolve_front_panel(
+    cfg: PortsConfig, board: BoardProfile, switch: Switch, field: str = ""
+) -> dict[str, int]:
+    """Each configured port's device port as the switch itself maps the name
+    (`$PORT_STR_INFO` on BF-Runtime: the port manager's map of this box,
+    which a vendor BSP or bspless port-map JSON sets; open-p4studio's own
+    accton_wedge_32x_port_map.json puts connector 1 on MAC block 23, where
+    the model platform's map, the source of hw_profiles/boards/tofino-32q,
+    has another). The board file stays the check: a name the two map
+    differently is refused, as the deployment's program configs name device
+    ports by the board's map. A backend without a map of its own (the
+    model) gives the board's."""
+    at = f"{field}." if field else ""
+    out: dict[str, int] = {}
+    for i, p in enumerate(cfg.ports):
+        expected = board.dev_port(p.port)
+        try:
+            held = switch.front_panel_port(p.port)
+        except ControllerError as exc:
+            raise ConfigError(
+                f"{at}ports[{i}].port",
+                f"{p.port}: the switch cannot resolve it ({exc}); board {board.name} has it "
+                f"as device port {expected}",
+            ) from None
+        if held is not None and held != expected:
+            raise ConfigError(
+                f"{at}ports[{i}].port",
+                f"{p.port} is device port {held} on the switch ($PORT_STR_INFO) but {expected} "
+                f"in board {board.name}: the board file is not this box's port map; give the "
+                f"box's board (hw_profiles/boards, or a copy for it) in {at}board",
+            )
+        out[p.port] = expected if held is None else held
+    return out
+
+
+def port_writes(
+    cfg: PortsConfig, board: BoardProfile, dev_ports: Mapping[str, int] | None = None
+) -> list[PortWrite]:
+    """The `$PORT` writes of `cfg`, at the device ports `dev_ports` resolved
+    (resolve_front_panel), else the board's."""
     return [
         PortWrite(
-            board.dev_port(p.port),
+            dev_ports[p.port] if dev_ports else board.dev_port(p.port),
             speed_name(p.speed),
             FEC_NAMES[p.fec],
             AN_NAMES[p.autoneg],
@@ -298,11 +337,16 @@ PORT_STATUS_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
-def port_rows(switch: Switch, cfg: PortsConfig, board: BoardProfile) -> list[dict[str, object]]:
+def port_rows(
+    switch: Switch,
+    cfg: PortsConfig,
+    board: BoardProfile,
+    dev_ports: Mapping[str, int] | None = None,
+) -> list[dict[str, object]]:
     """Each configured port as the switch holds it (None fields: not added)."""
     rows: list[dict[str, object]] = []
     for p in cfg.ports:
-        dev_port = board.dev_port(p.port)
+        dev_port = dev_ports[p.port] if dev_ports else board.dev_port(p.port)
         st = switch.read_port(dev_port)
         rows.append(
             {

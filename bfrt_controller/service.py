@@ -60,7 +60,14 @@ from hw_profiles.boards import BoardProfile
 
 from .common import Strict, by_table
 from .errors import ConfigError, ControllerError, SwitchUnavailable, WriteError
-from .ports import PORT_STATUS_SECTION, PortsConfig, check_ports, port_rows, port_writes
+from .ports import (
+    PORT_STATUS_SECTION,
+    PortsConfig,
+    check_ports,
+    port_rows,
+    port_writes,
+    resolve_front_panel,
+)
 from .programs import PROGRAMS, App, Program, get_program
 from .supervisor import Supervisor
 from .switch import (
@@ -181,6 +188,7 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
         board = None
         if spec.front_panel is not None:
             board = check_ports(spec.front_panel, profile, f"{at}.front_panel")
+            check_pfc_priorities(config, spec.front_panel, board, profile, at)
         m = _GRPC.fullmatch(spec.target)
         if spec.target != "model" and (m is None or not 1 <= int(m.group(1)) <= 65535):
             raise ConfigError(
@@ -203,6 +211,43 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
     return cfg, out
 
 
+def check_pfc_priorities(
+    config: Any, ports: PortsConfig, board: BoardProfile, profile: HwProfile, at: str
+) -> None:
+    """A program's TM PFC against its ports' MAC maps: each PFC port the
+    front panel lists must have the lossless CoS in its `pfc_priorities`
+    (the MAC sends and honours only those: `$TX_PFC_EN_MAP` /
+    `$RX_PFC_EN_MAP`), and on Tofino1 not the CoS queues move to while
+    ignoring pauses, so the MAC drops pauses on it (Tofino2's MAC takes
+    0 or 0xFF only, bf_port_if.c line 965: there the fabric must pause
+    nothing on that CoS)."""
+    pfc = getattr(config, "pfc", None)
+    if pfc is None:
+        return
+    by_dev_port = {board.dev_port(p.port): i for i, p in enumerate(ports.ports)}
+    for port in pfc.ports:
+        i = by_dev_port.get(port)
+        if i is None:
+            continue
+        fp = ports.ports[i]
+        where = f"{at}.front_panel.ports[{i}].pfc_priorities"
+        if pfc.cos not in fp.pfc_priorities:
+            raise ConfigError(
+                where,
+                f"{fp.port} (device port {port}) carries the config's PFC on CoS {pfc.cos} "
+                f"but its MAC enables PFC on {sorted(fp.pfc_priorities) or 'no priority'}: "
+                f"it would neither send nor honour pauses on CoS {pfc.cos}",
+            )
+        ignore = getattr(pfc, "ignore_cos", None)
+        if profile.chip == "tofino" and ignore in fp.pfc_priorities:
+            raise ConfigError(
+                where,
+                f"{fp.port} (device port {port}) honours pauses on CoS {ignore}, where the "
+                "lossless queues go while pauses are ignored (pfc.ignore_cos): leave it out "
+                "of pfc_priorities so the MAC drops pauses on it",
+            )
+
+
 def load_service_config(path: Path) -> tuple[ServiceConfig, list[ResolvedTarget]]:
     return resolve(load_yaml(path), str(path), path.parent)
 
@@ -216,6 +261,15 @@ class TargetApp:
         self.switch: Switch = inner.switch
         self.ports = ports
         self.board = board
+        # Name -> device port as the switch maps it (resolve_front_panel);
+        # until then, the board's.
+        self.dev_ports: dict[str, int] | None = None
+
+    def resolve_front_panel(self) -> None:
+        """Take the connected switch's own map of the front-panel names
+        (ports.resolve_front_panel); ConfigError where it and the board differ."""
+        if self.ports is not None and self.board is not None:
+            self.dev_ports = resolve_front_panel(self.ports, self.board, self.switch)
 
     @property
     def config(self) -> Any:
@@ -224,7 +278,7 @@ class TargetApp:
     def port_writes(self) -> list[PortWrite]:
         if self.ports is None or self.board is None:
             return []
-        return port_writes(self.ports, self.board)
+        return port_writes(self.ports, self.board, self.dev_ports)
 
     def intended_writes(self) -> list[Write]:
         return [*self.port_writes(), *self.inner.intended_writes()]
@@ -243,7 +297,7 @@ class TargetApp:
     def status(self) -> list[dict[str, object]]:
         rows = list(self.inner.status())
         if self.ports is not None and self.board is not None:
-            rows += port_rows(self.switch, self.ports, self.board)
+            rows += port_rows(self.switch, self.ports, self.board, self.dev_ports)
         return rows
 
     def live_state(self) -> dict[str, Any]:
@@ -498,6 +552,7 @@ class Daemon:
         live values it holds (what the optimiser or an operator set) are
         adopted first (sync.py), so a daemon restart does not reset them."""
         t.switch.connect()
+        t.app.resolve_front_panel()
         if t.resolved.spec.target == "model" or not sync_with_switch(t.app).missing:
             # sync pushed everything itself when the switch lacked the program.
             t.app.push_all()
@@ -630,6 +685,7 @@ class Daemon:
             replacement.supervisor.restarts_detected = old.supervisor.restarts_detected
             if old.connected:
                 try:
+                    app.resolve_front_panel()
                     old.switch.write(reload_writes(old.app, app))
                     start = STARTS.get(r.spec.program)
                     if start is not None:

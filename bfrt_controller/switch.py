@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from hw_profiles import HwProfile
@@ -68,6 +68,11 @@ class MirrorSessionWrite:
 # Fields of tm.queue.sched_cfg a TmQueueWrite may set.
 TM_QUEUE_FIELDS = ("dwrr_weight", "max_priority")
 MAX_TM_PRIORITY = 7  # eight strict-priority levels; higher is served first
+# tm.queue.sched_cfg dwrr_weight is a uint16 in bf_rt_tm_tf1.json, but the
+# driver takes 0..1023 (tm_api_sch.c line 71, bf_tm_sched_q_dwrr_weight_set:
+# "Supported range [ 0.. 1023 ]"; the value goes to the register unchecked,
+# tm_sch.c bf_tm_sch_set_q_dwrr_wt), so a larger weight is refused here.
+MAX_DWRR_WEIGHT = 1023
 
 
 @dataclass(frozen=True)
@@ -118,38 +123,63 @@ class TmShapingWrite:
         return f"{where}: max_rate {self.max_rate_kbps} kb/s, burst {self.max_burst_bytes} B"
 
 
-# PFC (802.1Qbb) in the TM, as open-p4studio's bf_rt_tm_tf1.json and
-# tf2.json declare it: tm.port.flowcontrol (key dev_port) mode_tx / mode_rx,
-# each one of "NONE", "PFC", "PAUSE" (bf_rt_tm_table_impl_port.cpp maps them
-# to BF_TM_PAUSE_NONE/PFC/PORT); tm.queue.cfg (key pg_id, pg_queue) pfc_cos,
-# uint8, "Non-zero CoS value set when the egress queue needs to honor
-# received PFC from downstream ... By default, all queues use mapping CoS
-# zero". So a lossless class has a CoS of 1..7 (0 is "honours nothing").
+# PFC (802.1Qbb) in the TM, as open-p4studio 1f97778f's bf_rt_tm_tf1.json and
+# tf2.json declare it (pkgsrc/bf-drivers/src/bf_rt/bf_rt_tm/):
+# - tm.port.flowcontrol (key dev_port): mode_tx ("NONE", "PFC", "PAUSE":
+#   send PFC for the port's PPGs or not) and cos_to_icos, a repeated uint8 of
+#   eight items, "Array index is CoS and array value is iCoS"
+#   (traffic_mgr_port_intf.h line 264, bf_tm_port_pfc_cos_mapping_set): a PPG's pause
+#   goes out on every CoS whose item is one of the PPG's iCoS
+#   (tm_tofino_hw_intf.c line 5252 / tm_tof2_hw_intf.c line 8249 *_port_set_pfc_cos_map). Its
+#   mode_rx is "read_only": true (tf1.json line 1485, tf2.json line 1472):
+#   bf_rt_tm_table_impl_port.cpp tableSetEntry skips it without an error
+#   (lines 271-279), and the driver call under it is a no-op on both chips
+#   (tm_tofino_hw_intf.c bf_tm_tofino_port_set_flowcontrol_rx line 5236,
+#   tm_tof2_hw_intf.c line 8216). Nothing here writes it.
+# - tm.queue.cfg (key pg_id, pg_queue) pfc_cos: the CoS whose received pauses
+#   stop the queue. 0 is CoS 0, not "off": "By default, all queues use
+#   mapping CoS zero" (tm_api_queue.c line 678, bf_tm_q_pfc_cos_mapping_set).
+# So a queue stops honouring a lossless class's pauses only by moving to a
+# CoS no neighbour pauses (TmPfcWrite.ignore_cos), which on Tofino1 the MAC
+# can also be told to ignore ($RX_PFC_EN_MAP without that bit); Tofino2's
+# MAC takes receive maps 0 or 0xFF only (bf_port_if.c
+# bf_port_flow_control_pfc_set line 965), so there it relies on the fabric
+# pausing nothing on that CoS.
 PFC_MODES = ("NONE", "PFC", "PAUSE")
+# A lossless class is never on CoS 0: every ordinary queue is (power-on
+# pfc_cos 0), so pauses on it would stop them all.
 MIN_PFC_COS, MAX_PFC_COS = 1, 7
+# tm.port.flowcontrol cos_to_icos as the controller writes it: CoS c <-> iCoS
+# c, the SDE's default ("stright mapping iCoS = CoS"), so a PPG of iCoS [c]
+# pauses CoS c; the lossless class's iCoS must therefore be its CoS
+# (p4qcn/config.py checks it).
+IDENTITY_COS_TO_ICOS: tuple[int, ...] = tuple(range(8))
+# Where queues go while they ignore pauses: CoS 0, beside every ordinary queue.
+DEFAULT_IGNORE_COS = 0
 
 
 @dataclass(frozen=True)
 class TmPfcWrite:
     """Priority flow control of one port in the TM: `generate` sends PFC
-    frames for the port's lossless priority group (tm.port.flowcontrol
-    mode_tx "PFC", else "NONE"); `honour` stops `queues` when the link
-    partner pauses CoS `cos` (mode_rx "PFC" and each queue's tm.queue.cfg
-    pfc_cos = cos; else "NONE" and pfc_cos 0). The watchdog turns `honour`
-    off to break a pause storm and back on to restore."""
+    for the port's lossless PPG (tm.port.flowcontrol mode_tx "PFC", else
+    "NONE", with cos_to_icos the identity); `honour` stops `queues` when the
+    link partner pauses CoS `cos` (tm.queue.cfg pfc_cos = cos); not
+    honouring moves them to `ignore_cos`, a CoS no neighbour pauses. The
+    watchdog turns `honour` off to break a pause storm and back on to restore."""
 
     port: int
     cos: int
     queues: tuple[int, ...] = ()
     generate: bool = True
     honour: bool = True
+    ignore_cos: int = DEFAULT_IGNORE_COS
 
     def describe(self) -> str:
         qs = ",".join(str(q) for q in self.queues) or "none"
+        obeys = "honour" if self.honour else f"ignore (queues on CoS {self.ignore_cos})"
         return (
             f"tm port {self.port} PFC cos {self.cos}: "
-            f"{'generate' if self.generate else 'no generate'}, "
-            f"{'honour' if self.honour else 'ignore'} on queues {qs}"
+            f"{'generate' if self.generate else 'no generate'}, {obeys} on queues {qs}"
         )
 
     @property
@@ -157,12 +187,12 @@ class TmPfcWrite:
         return "PFC" if self.generate else "NONE"
 
     @property
-    def mode_rx(self) -> str:
-        return "PFC" if self.honour else "NONE"
+    def cos_to_icos(self) -> tuple[int, ...]:
+        return IDENTITY_COS_TO_ICOS
 
     @property
     def pfc_cos(self) -> int:
-        return self.cos if self.honour else 0
+        return self.cos if self.honour else self.ignore_cos
 
 
 # tm.ppg.cfg (bf_rt_tm_tf1.json, tf2 the same): key ppg_id "(1..255) ...
@@ -263,6 +293,39 @@ class TmPoolWrite:
         parts = [] if self.size_cells is None else [f"size {self.size_cells} cells"]
         parts += [f"PFC limit icos {c}: {cells} cells" for c, cells in self.pfc_limit_cells]
         return f"tm pool {self.pool}: {', '.join(parts) or 'nothing'}"
+
+
+# What the TM keeps of a pool's PFC limit and a PPG's hysteresis, which a
+# read returns (on the ASIC the read is of the register, tm_ig_pools.c
+# bf_tm_ig_spool_get_pfc_limit line 340 via tm_api_read.c line 2795;
+# tm_api_read.c line 2216 for the hysteresis, tm_tofino_hw_intf.c line 627):
+# - tm.pool.app_pfc pfc_limit_cells in 8-cell units, rounded down
+#   (tm_tofino_hw_intf.c bf_tm_tofino_ig_spool_set_pfc_limit line 2957,
+#   tm_tof2_hw_intf.c line 4540: `val >> 3`);
+# - tm.ppg.cfg hysteresis_cells in 8-cell units, rounded down, at least 4
+#   units (tm_tofino_hw_intf.c bf_tm_tofino_populate_wac_offset_profile
+#   lines 409-416, tm_tof2_hw_intf.c lines 313-320; BF_TM_*_WAC_POR_HYSTERESIS
+#   is 4 in tm_tofino.h / tm_tof2.h).
+HW_UNIT_CELLS = 8
+MIN_PPG_HYSTERESIS_CELLS = 4 * HW_UNIT_CELLS
+
+
+def hw_pfc_limit_cells(cells: int) -> int:
+    return cells // HW_UNIT_CELLS * HW_UNIT_CELLS
+
+
+def hw_hysteresis_cells(cells: int) -> int:
+    return max(cells // HW_UNIT_CELLS * HW_UNIT_CELLS, MIN_PPG_HYSTERESIS_CELLS)
+
+
+def as_hardware_holds(w: TmPpgWrite | TmPoolWrite) -> TmPpgWrite | TmPoolWrite:
+    """`w` as a read after writing it returns: what a diff compares with."""
+    if isinstance(w, TmPoolWrite):
+        limits = tuple((c, hw_pfc_limit_cells(cells)) for c, cells in w.pfc_limit_cells)
+        return replace(w, pfc_limit_cells=limits)
+    if w.delete:
+        return w
+    return replace(w, xon_cells=w.xoff_cells - hw_hysteresis_cells(w.xoff_cells - w.xon_cells))
 
 
 @dataclass(frozen=True)
@@ -389,8 +452,8 @@ class Switch(ABC):
         """The shaper's max rate in kb/s on the port (queue None) or queue;
         None when it is off."""
 
-    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, str, int]:
-        """(mode_tx, mode_rx) of the port's tm.port.flowcontrol and the
+    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, tuple[int, ...], int]:
+        """(mode_tx, cos_to_icos) of the port's tm.port.flowcontrol and the
         queue's tm.queue.cfg pfc_cos."""
         raise NotImplementedError(f"{type(self).__name__} has no PFC tables")
 
@@ -417,6 +480,12 @@ class Switch(ABC):
     def read_port(self, dev_port: int) -> PortState | None:
         """The `$PORT` entry of a device port; None when the port is not added."""
         raise NotImplementedError(f"{type(self).__name__} has no port table")
+
+    def front_panel_port(self, name: str) -> int | None:
+        """The device port the switch itself gives a front-panel name ("1/0");
+        None on a backend without a port map of its own (the board file is
+        then the map)."""
+        return None
 
     @property
     def description(self) -> str:

@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
 """Compile every tna/<program>/<program>.p4 for Tofino and Tofino2.
 
-The compiler is `$P4C`, else `$SDE_INSTALL/bin/bf-p4c`. Artifacts land in
+The compiler is `$P4C`, else the one the SDE installed: `$SDE_INSTALL/bin/bf-p4c`
+(Intel's SDE) or `$SDE_INSTALL/bin/p4c` (open-p4studio, whose p4c installs
+only its `p4c` driver; bf-p4c is a link in its build tree). Artifacts land in
 build/<target>/<program>/ and each build is checked against the reference
 model's control-plane names (bf-rt.json must declare every table, register
 and counter the model has). With no compiler it says so and exits 0, so CI
 on machines without one stays honest about what it did not check.
 
 Extra compiler flags: P4FLAGS (all targets), P4FLAGS_TOFINO / P4FLAGS_TOFINO2.
+With the open-source compiler (a driver named `p4c`) Tofino2 builds get
+`-Xp4c=--no-clot` unless P4FLAGS_TOFINO2 is set (even to nothing).
 """
 
 from __future__ import annotations
@@ -34,13 +38,41 @@ from models.switch.registry import PROGRAMS, make_model  # noqa: E402
 TARGETS = {"tofino": "tna", "tofino2": "t2na"}
 
 
+# The drivers an SDE install may have, in the order they are looked for: Intel's
+# SDE installs bf-p4c; open-p4studio 1f97778f installs p4lang/p4c's `p4c`
+# (backends/tofino/bf-p4c/CMakeLists.txt links bf-p4c only in the build tree,
+# which the Docker image deletes; open-p4studio issue #37: P4C-NOTFOUND when
+# p4studio/CMakeLists.txt line 234 looks for bf-p4c in the install).
+SDE_DRIVERS = ("bf-p4c", "p4c")
+# What the open-source backend needs for Tofino2 (README "Compiling the P4").
+OPEN_SOURCE_TOFINO2_FLAGS = ("-Xp4c=--no-clot",)
+
+
 def find_compiler() -> str | None:
     if os.environ.get("P4C"):
         return os.environ["P4C"]
     sde = os.environ.get("SDE_INSTALL")
-    if sde and Path(sde, "bin", "bf-p4c").exists():
-        return str(Path(sde, "bin", "bf-p4c"))
+    for name in SDE_DRIVERS if sde else ():
+        path = Path(str(sde), "bin", name)
+        if path.exists():
+            return str(path)
     return None
+
+
+def is_open_source_driver(compiler: str) -> bool:
+    """p4lang/p4c's driver is `p4c`; Intel's SDE's is `bf-p4c`."""
+    return Path(shlex.split(compiler)[0]).name == "p4c"
+
+
+def target_flags(compiler: str, target: str) -> list[str]:
+    """P4FLAGS_<TARGET> when set (even empty), else what the compiler needs
+    for the target: --no-clot for Tofino2 on the open-source compiler."""
+    given = os.environ.get(f"P4FLAGS_{target.upper()}")
+    if given is not None:
+        return shlex.split(given)
+    if target == "tofino2" and is_open_source_driver(compiler):
+        return list(OPEN_SOURCE_TOFINO2_FLAGS)
+    return []
 
 
 def programs() -> list[str]:
@@ -273,7 +305,7 @@ def build_one(
         "--bf-rt-schema",
         str(outdir / "bf-rt.json"),
         *shlex.split(os.environ.get("P4FLAGS", "")),
-        *shlex.split(os.environ.get(f"P4FLAGS_{target.upper()}", "")),
+        *target_flags(compiler, target),
     ]
     if production:
         cmd.append("-DTOFCC_NO_TEST_HOOKS")
@@ -411,7 +443,7 @@ def main() -> int:
     if compiler is None:
         print(
             "build_p4: SKIPPED - no Tofino compiler found (set P4C=/path/to/p4c or "
-            "SDE_INSTALL with bin/bf-p4c); the P4 was NOT compile-checked."
+            "SDE_INSTALL with bin/bf-p4c or bin/p4c); the P4 was NOT compile-checked."
         )
         return 0
     results: list[BuildResult] = []

@@ -61,6 +61,7 @@ from ..switch import (
     TmQueueWrite,
     TmShapingWrite,
     Write,
+    as_hardware_holds,
 )
 from .model import MAX_DWRR_WEIGHT, check_pfc, check_pool, check_ppg, check_shaping
 
@@ -69,6 +70,18 @@ _Done = TypeVar("_Done")
 MIRROR_TABLE = "$mirror.cfg"
 PORT_STAT_TABLE = "$PORT_STAT"
 PORT_TABLE = "$PORT"
+PORT_STR_TABLE = "$PORT_STR_INFO"
+# The `$PORT` fields read_port uses, the only ones it asks for.
+PORT_FIELDS = (
+    "$SPEED",
+    "$FEC",
+    "$AUTO_NEGOTIATION",
+    "$N_LANES",
+    "$PORT_ENABLE",
+    "$PORT_UP",
+    "$TX_PFC_EN_MAP",
+    "$RX_PFC_EN_MAP",
+)
 # The model's limit for $max_pkt_len, so both backends refuse the same sessions.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 MATCH_PRIORITY_BITS = 32
@@ -97,28 +110,70 @@ _MIRROR_FIELDS = (
 )
 
 
+def sde_python_paths(sde_install: str) -> list[str]:
+    """The directories an SDE install puts on the path for `bfrt_grpc.client`,
+    first first, as open-p4studio 1f97778f's run_p4_tests.sh does (lines
+    248-255): `lib/python3.X/site-packages/tofino` (bfrt_grpc as a package),
+    `site-packages` itself, `site-packages/tofino/bfrt_grpc` (its generated
+    protobuf modules import each other top-level), and ahead of them the
+    third-party packages p4studio installed (grpcio, protobuf, googleapis'
+    google.rpc), in `$SDE_INSTALL/$SDE_DEPENDENCIES/lib/python3.X/site-packages`
+    with SDE_DEPENDENCIES read from `share/environment` (cmake/sdepythonpath.py
+    get_sde_python_dependencies; CMakeLists.txt line 34 writes it, "." unless
+    p4studio was given a dependencies directory). python3.X is this
+    interpreter's: the SDE's C extensions only load in the Python they were
+    built for."""
+    lib = f"lib/python{sys.version_info.major}.{sys.version_info.minor}"
+    site = os.path.join(sde_install, lib, "site-packages")
+    deps = "."
+    env_file = os.path.join(sde_install, "share", "environment")
+    with contextlib.suppress(OSError), open(env_file, encoding="utf-8") as f:
+        for line in f:
+            name, _, value = line.strip().partition("=")
+            if name == "SDE_DEPENDENCIES" and value:
+                deps = value
+    dep_site = os.path.normpath(os.path.join(sde_install, deps, lib, "site-packages"))
+    tofino = os.path.join(site, "tofino")
+    paths = [dep_site, tofino, site, os.path.join(tofino, "bfrt_grpc")]
+    out: list[str] = []
+    for path in paths:
+        if path not in out:
+            out.append(path)
+    return out
+
+
 def load_bfrt_client() -> Any:
-    """Import the SDE's `bfrt_grpc.client`, from $SDE_INSTALL when it is set."""
+    """Import the SDE's `bfrt_grpc.client`, from $SDE_INSTALL when it is set
+    (with the paths sde_python_paths gives, as the SDE's own scripts do)."""
     sde = os.environ.get("SDE_INSTALL")
     if sde:
-        for site in sorted(glob.glob(os.path.join(sde, "lib", "python3*", "site-packages"))):
-            for path in (os.path.join(site, "tofino"), os.path.join(site, "tofino", "bfrt_grpc")):
-                if os.path.isdir(path) and path not in sys.path:
-                    sys.path.insert(0, path)
+        for path in reversed(sde_python_paths(sde)):
+            if os.path.isdir(path):
+                if path in sys.path:
+                    sys.path.remove(path)
+                sys.path.insert(0, path)
     try:
         return importlib.import_module("bfrt_grpc.client")
     # An SDE built for another Python or protobuf fails with more than ImportError.
     except Exception as exc:
-        where = (
-            f"$SDE_INSTALL={sde} has no usable lib/python3*/site-packages/tofino/bfrt_grpc"
-            if sde
-            else "$SDE_INSTALL is not set"
-        )
+        if sde:
+            built = sorted(
+                os.path.basename(os.path.dirname(p))
+                for p in glob.glob(os.path.join(sde, "lib", "python3*", "site-packages"))
+            )
+            where = (
+                f"$SDE_INSTALL={sde} has no usable "
+                f"{os.path.relpath(sde_python_paths(sde)[2], sde)}/tofino/bfrt_grpc"
+                f" (it has Python packages for {', '.join(built) or 'no Python'}; this is "
+                f"python{sys.version_info.major}.{sys.version_info.minor})"
+            )
+        else:
+            where = "$SDE_INSTALL is not set"
         raise SdeMissing(
             f"the BF-Runtime backend needs the SDE's Python client bfrt_grpc.client "
             f"({type(exc).__name__}: {exc}); {where}. Install the Intel P4 Studio SDE "
-            "(open-p4studio) and set SDE_INSTALL to its install directory (its grpcio and "
-            "protobuf in this Python), or use the model backend"
+            "(open-p4studio) and set SDE_INSTALL to its install directory, or use the "
+            "model backend"
         ) from exc
 
 
@@ -191,6 +246,9 @@ def _tm_from_switch(name: str, value: Any) -> Any:
     # as the switch gave them, so undo writes them back in the same type.
     if isinstance(value, bool | str):
         return value
+    # A repeated field (tm.port.flowcontrol cos_to_icos) is written back as a list.
+    if isinstance(value, list | tuple):
+        return [int(v) for v in value]
     return int(value)
 
 
@@ -398,13 +456,27 @@ class BfrtSwitch(Switch):
         code = rpc.code() if rpc is not None and hasattr(rpc, "code") else None
         return getattr(code, "name", None) == "NOT_FOUND" or "not found" in str(exc).lower()
 
-    def _get(self, table: str, key: Any, pipe: int = ALL_PIPES, from_hw: bool = False) -> Any:
-        """The entry's data object, or None when the switch has no such entry."""
+    def _get(
+        self,
+        table: str,
+        key: Any,
+        pipe: int = ALL_PIPES,
+        from_hw: bool = False,
+        fields: Sequence[str] = (),
+    ) -> Any:
+        """The entry's data object, or None when the switch has no such entry.
+        `fields` names the data fields wanted (all when empty): the server
+        reads only those (client.py entry_get required_data)."""
         t = self._bfrt().table_get(table)
+        wanted: dict[str, Any] = {}
+        if fields:
+            wanted["required_data"] = t.make_data([self.gc.DataTuple(n) for n in fields], get=True)
 
         def read() -> Any:
             flags = {"from_hw": from_hw}
-            for item in t.entry_get(self._target(pipe), [key], flags, **self._read_args()):
+            for item in t.entry_get(
+                self._target(pipe), [key], flags, **wanted, **self._read_args()
+            ):
                 return item[0]
             return None
 
@@ -438,6 +510,8 @@ class BfrtSwitch(Switch):
             return self.gc.DataTuple(name, bool_val=value)
         if isinstance(value, str):
             return self.gc.DataTuple(name, str_val=value)
+        if isinstance(value, list | tuple):
+            return self.gc.DataTuple(name, int_arr_val=[int(v) for v in value])
         return self.gc.DataTuple(name, int(value))
 
     def _make_data(self, table: str, values: Mapping[str, Any], action: str | None) -> Any:
@@ -602,10 +676,11 @@ class BfrtSwitch(Switch):
         return ops
 
     def _check_pfc(self, i: int, w: TmPfcWrite) -> list[_Op]:
-        """The port's tm.port.flowcontrol modes, then each lossless queue's
-        tm.queue.cfg pfc_cos (open-p4studio bf_rt_tm_tf1.json, tf2 the same
-        fields): modify calls on fixed TM tables, undone from what was read
-        before when a later call is refused."""
+        """The port's tm.port.flowcontrol mode_tx and cos_to_icos, then each
+        lossless queue's tm.queue.cfg pfc_cos (open-p4studio
+        bf_rt_tm_tf1.json, tf2 the same fields; mode_rx is read-only there,
+        switch.py says why it is not written): modify calls on fixed TM
+        tables, undone from what was read before when a later call is refused."""
         try:
             check_pfc(w, self.profile.max_port, self.profile.min_queues_per_port - 1)
         except P4ModelError as exc:
@@ -614,7 +689,7 @@ class BfrtSwitch(Switch):
             (
                 f"{self.tm_prefix}.tm.port.flowcontrol",
                 None,
-                {"mode_tx": w.mode_tx, "mode_rx": w.mode_rx},
+                {"mode_tx": w.mode_tx, "cos_to_icos": list(w.cos_to_icos)},
             )
         ]
         writes += [(f"{self.tm_prefix}.tm.queue.cfg", q, {"pfc_cos": w.pfc_cos}) for q in w.queues]
@@ -1013,7 +1088,8 @@ class BfrtSwitch(Switch):
                 self._ppg_call("entry_del", w)
         elif prior is None:
             self._ppg_call("entry_add", w)
-        elif prior != w:
+        elif prior != as_hardware_holds(w):
+            # The switch reads hysteresis back rounded: compare with that.
             self._ppg_call("entry_mod", w)
 
     def _ppg_restore(self, done: list[tuple[TmPpgWrite, TmPpgWrite | None]]) -> None:
@@ -1131,7 +1207,11 @@ class BfrtSwitch(Switch):
         self._each_then_rest(writes, rest_index, steps, self._pool_restore)
 
     def read_port(self, dev_port: int) -> PortState | None:
-        data = self._get(PORT_TABLE, self._port_key(dev_port))
+        # Only the fields used: a read of every field fails when any one of
+        # the port manager's sub-reads does (serdes, 1588 timestamps...:
+        # bf_rt_port_table_impl.cpp tableEntryGet_internal, `status |= sts`
+        # from line 911 on).
+        data = self._get(PORT_TABLE, self._port_key(dev_port), fields=PORT_FIELDS)
         if data is None:
             return None
         d = data.to_dict()
@@ -1342,13 +1422,25 @@ class BfrtSwitch(Switch):
         # $DEV_PORT (uint32), $OctetsTransmittedTotal (uint64).
         if not 0 <= port <= self.profile.max_port:
             raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
+        name = "$OctetsTransmittedTotal"
+        data = self._port_stat(port, name)
+        return int(data.to_dict()[name])
+
+    def _port_stat(self, port: int, name: str) -> Any:
+        """One `$PORT_STAT` counter from the MAC itself: without from_hw the
+        server answers from a shadow the port manager refreshes every
+        PORT_STATS_POLL_TMR_PERIOD_MS = 1000 ms (bf_pm.h line 28;
+        bf_rt_port_table_impl.cpp BfRtPortStatTable::tableEntryGet_internal
+        line 1846), stale for any poll faster than that; with it, the
+        counters asked for are read directly (portMgrPortStatDirectGet, line 1902)."""
         t = self._bfrt().table_get(PORT_STAT_TABLE)
-        data = self._get(PORT_STAT_TABLE, t.make_key([self.gc.KeyTuple("$DEV_PORT", port)]))
+        key = t.make_key([self.gc.KeyTuple("$DEV_PORT", port)])
+        data = self._get(PORT_STAT_TABLE, key, from_hw=True, fields=(name,))
         if data is None:
             raise ControllerError(f"{PORT_STAT_TABLE}: no $DEV_PORT {port} on this device")
-        return int(data.to_dict()["$OctetsTransmittedTotal"])
+        return data
 
-    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, str, int]:
+    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, tuple[int, ...], int]:
         fc = f"{self.tm_prefix}.tm.port.flowcontrol"
         qc = f"{self.tm_prefix}.tm.queue.cfg"
         if not 0 <= port <= self.profile.max_port:
@@ -1360,7 +1452,8 @@ class BfrtSwitch(Switch):
         if modes is None or cos is None:
             raise ControllerError(f"{fc} / {qc}: port {port} queue {queue} not returned")
         m = modes.to_dict()
-        return str(m["mode_tx"]), str(m["mode_rx"]), int(cos.to_dict()["pfc_cos"])
+        cos_to_icos = tuple(int(c) for c in m["cos_to_icos"])
+        return str(m["mode_tx"]), cos_to_icos, int(cos.to_dict()["pfc_cos"])
 
     def read_port_rx_pause_us(self, port: int, cos: int) -> int:
         # open-p4studio bf_rt_port_tf1.json (tf2 the same): $PORT_STAT
@@ -1369,11 +1462,28 @@ class BfrtSwitch(Switch):
             raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
         if not 0 <= cos <= 7:
             raise P4ModelError(f"$PORT_STAT: no $ReceivePri{cos}Pause1USCount")
-        t = self._bfrt().table_get(PORT_STAT_TABLE)
-        data = self._get(PORT_STAT_TABLE, t.make_key([self.gc.KeyTuple("$DEV_PORT", port)]))
+        name = f"$ReceivePri{cos}Pause1USCount"
+        return int(self._port_stat(port, name).to_dict()[name])
+
+    def front_panel_port(self, name: str) -> int | None:
+        """The device port of a front-panel name ("1/0") as the switch's own
+        port map has it: `$PORT_STR_INFO` (bf_rt_port_tf1.json line 2054,
+        tf2 line 2042; key `$PORT_NAME`, data `$DEV_PORT`), which the port
+        manager answers from its board map (portMgrPortStrToDevPortGet). It
+        has no hardware to read: a from_hw read is BF_NOT_SUPPORTED
+        (bf_rt_port_table_impl.cpp BfRtPortStrInfoTable::tableEntryGet line 2597)."""
+        t = self._bfrt().table_get(PORT_STR_TABLE)
+        key = t.make_key([self.gc.KeyTuple("$PORT_NAME", name)])
+        try:
+            data = self._get(PORT_STR_TABLE, key, from_hw=False)
+        except ControllerError as exc:
+            # The port manager refuses a name its map lacks.
+            raise ControllerError(
+                f"{PORT_STR_TABLE}: the switch has no port {name!r}: {exc}"
+            ) from exc
         if data is None:
-            raise ControllerError(f"{PORT_STAT_TABLE}: no $DEV_PORT {port} on this device")
-        return int(data.to_dict()[f"$ReceivePri{cos}Pause1USCount"])
+            raise ControllerError(f"{PORT_STR_TABLE}: the switch has no port {name!r}")
+        return int(data.to_dict()["$DEV_PORT"])
 
     @property
     def description(self) -> str:

@@ -13,7 +13,9 @@ from models.switch.tna import TnaProgram
 from ..errors import WriteError
 from ..ports import AN_CHOICES, FEC_CHOICES, SPEED_CHOICES, mode_refusal
 from ..switch import (
+    IDENTITY_COS_TO_ICOS,
     MAX_CELLS,
+    MAX_DWRR_WEIGHT,
     MAX_PFC_COS,
     MAX_PPG_ID,
     MAX_PPGS_PER_PIPE,
@@ -38,10 +40,9 @@ from ..switch import (
     TmQueueWrite,
     TmShapingWrite,
     Write,
+    as_hardware_holds,
+    hw_pfc_limit_cells,
 )
-
-# TM DWRR weights are 16-bit in tm.queue.sched_cfg.
-MAX_DWRR_WEIGHT = 0xFFFF
 
 
 class ModelSwitch(Switch):
@@ -52,12 +53,12 @@ class ModelSwitch(Switch):
         self.tm_priorities: dict[tuple[int, int], int] = {}
         # Shaped ports (queue None) and queues: (max_rate_kbps, max_burst_bytes).
         self.tm_shaping: dict[tuple[int, int | None], tuple[int, int]] = {}
-        # PFC: each port's (mode_tx, mode_rx) and each queue's pfc_cos, as
+        # PFC: each port's (mode_tx, cos_to_icos) and each queue's pfc_cos, as
         # tm.port.flowcontrol and tm.queue.cfg hold them (absent: power-on,
-        # "NONE" both ways and CoS 0); microseconds each (port, CoS) was
+        # "NONE", the identity map and CoS 0); microseconds each (port, CoS) was
         # held paused by the link partner ($PORT_STAT), counted by whoever
         # runs the packets.
-        self.tm_flowcontrol: dict[int, tuple[str, str]] = {}
+        self.tm_flowcontrol: dict[int, tuple[str, tuple[int, ...]]] = {}
         self.tm_pfc_cos: dict[tuple[int, int], int] = {}
         self.port_rx_pause_us: dict[tuple[int, int], int] = {}
         # tm.ppg.cfg: allocated PPGs by (pipe, ppg_id).
@@ -152,11 +153,12 @@ class ModelSwitch(Switch):
             check_pool(w, self.profile.buffer_cells)
             if w.size_cells is not None:
                 self.tm_pools[(w.pool, None)] = w.size_cells
+            # The TM keeps PFC limits in 8-cell units (switch.as_hardware_holds).
             for icos, cells in w.pfc_limit_cells:
-                self.tm_pools[(w.pool, icos)] = cells
+                self.tm_pools[(w.pool, icos)] = hw_pfc_limit_cells(cells)
         elif isinstance(w, TmPfcWrite):
             check_pfc(w, self.profile.max_port, self.profile.min_queues_per_port - 1)
-            self.tm_flowcontrol[w.port] = (w.mode_tx, w.mode_rx)
+            self.tm_flowcontrol[w.port] = (w.mode_tx, w.cos_to_icos)
             for q in w.queues:
                 self.tm_pfc_cos[(w.port, q)] = w.pfc_cos
 
@@ -180,7 +182,10 @@ class ModelSwitch(Switch):
                 raise P4ModelError(
                     f"tm.ppg.cfg: dev_port {w.port} icos already in ppg {other.ppg_id}"
                 )
-        self.tm_ppgs[slot] = w
+        # Kept as the TM keeps it: hysteresis in 8-cell units (switch.as_hardware_holds).
+        held_now = as_hardware_holds(w)
+        assert isinstance(held_now, TmPpgWrite)
+        self.tm_ppgs[slot] = held_now
 
     def read_tm_pool(self, pool: str) -> TmPoolWrite:
         if pool not in POOL_CFG_CHOICES:
@@ -362,13 +367,13 @@ class ModelSwitch(Switch):
             raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
         return self.port_tx_bytes.get(port, 0)
 
-    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, str, int]:
+    def read_tm_pfc(self, port: int, queue: int) -> tuple[str, tuple[int, ...], int]:
         if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
             raise P4ModelError(f"tm.port.flowcontrol: dev_port {port} invalid")
         if isinstance(queue, bool) or not 0 <= queue < self.profile.min_queues_per_port:
             raise P4ModelError(f"tm.queue.cfg: dev_port {port} has no queue {queue}")
-        tx, rx = self.tm_flowcontrol.get(port, ("NONE", "NONE"))
-        return tx, rx, self.tm_pfc_cos.get((port, queue), 0)
+        tx, cos_to_icos = self.tm_flowcontrol.get(port, ("NONE", IDENTITY_COS_TO_ICOS))
+        return tx, cos_to_icos, self.tm_pfc_cos.get((port, queue), 0)
 
     def read_port_rx_pause_us(self, port: int, cos: int) -> int:
         if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
@@ -399,15 +404,23 @@ def check_shaping(w: TmShapingWrite, max_port: int, max_queue_id: int) -> None:
 def check_pfc(w: TmPfcWrite, max_port: int, max_queue: int) -> None:
     """What the SDE's PFC tables refuse (both backends check the same): a
     port the chip lacks, a queue the port lacks (tm.port.cfg), a CoS outside
-    the 802.1Qbb priorities. CoS 0 is refused here: tm.queue.cfg reads
-    pfc_cos 0 as "honours no pause" (bf_rt_tm_tf1.json), so a lossless class
-    on CoS 0 would never be paused."""
+    the 802.1Qbb priorities. A lossless CoS of 0 is refused here: every
+    ordinary queue honours CoS 0 (tm.queue.cfg pfc_cos power-on 0,
+    tm_api_queue.c line 678), so its pauses would stop them all; and the CoS
+    the queues move to while ignoring pauses must not be the lossless one."""
     if isinstance(w.port, bool) or not 0 <= w.port <= max_port:
         raise P4ModelError(f"tm.port.flowcontrol: dev_port {w.port} invalid")
     if isinstance(w.cos, bool) or not MIN_PFC_COS <= w.cos <= MAX_PFC_COS:
         raise P4ModelError(
             f"tm.queue.cfg: pfc_cos {w.cos} invalid "
             f"(a lossless CoS is {MIN_PFC_COS}..{MAX_PFC_COS})"
+        )
+    if isinstance(w.ignore_cos, bool) or not 0 <= w.ignore_cos <= MAX_PFC_COS:
+        raise P4ModelError(f"tm.queue.cfg: pfc_cos {w.ignore_cos} (ignore_cos) invalid")
+    if w.ignore_cos == w.cos:
+        raise P4ModelError(
+            f"tm.queue.cfg: ignore_cos {w.ignore_cos} is the lossless CoS: "
+            "the queues would still obey its pauses"
         )
     for q in w.queues:
         if isinstance(q, bool) or not 0 <= q <= max_queue:

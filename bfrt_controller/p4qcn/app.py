@@ -117,6 +117,7 @@ class P4qcnApp(IntendedStateApp):
                 wd.restoration_ms / 1000,
                 wd.action,
                 pfc.generate,
+                pfc.ignore_cos,
             )
 
     # ---- intended state --------------------------------------------
@@ -189,14 +190,14 @@ class P4qcnApp(IntendedStateApp):
                 TmPoolWrite(
                     pfc.pool,
                     pfc.pool_size_cells,
-                    tuple((c, pfc.xoff_cells) for c in pfc.icos),
+                    tuple((c, pfc.xoff_cells) for c in pfc.lossless_icos),
                 ),
             ]
             writes += [
                 TmPpgWrite(
                     ppg_id(p),
                     p,
-                    tuple(pfc.icos),
+                    tuple(pfc.lossless_icos),
                     pfc.xoff_cells,
                     pfc.xon,
                     pfc.headroom_cells,
@@ -207,7 +208,8 @@ class P4qcnApp(IntendedStateApp):
         if self.watchdog is not None:
             return writes + [self.watchdog.write_for(p) for p in pfc.ports]
         return writes + [
-            TmPfcWrite(p, pfc.cos, tuple(pfc.queues), pfc.generate, pfc.honour) for p in pfc.ports
+            TmPfcWrite(p, pfc.cos, tuple(pfc.queues), pfc.generate, pfc.honour, pfc.ignore_cos)
+            for p in pfc.ports
         ]
 
     def watchdog_once(self, now_s: float) -> list[WatchdogEvent]:
@@ -362,7 +364,7 @@ class P4qcnApp(IntendedStateApp):
                     "dscp": tc.dscp,
                     "queue": None if held is None else held.data.get("qid"),
                     "icos": None if held is None else held.data.get("icos"),
-                    "lossless": cfg.pfc is not None and tc.icos in cfg.pfc.icos,
+                    "lossless": cfg.pfc is not None and tc.icos in cfg.pfc.lossless_icos,
                 }
             )
         ports = sorted(

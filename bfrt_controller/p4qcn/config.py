@@ -29,6 +29,7 @@ from ..common import (
     no_repeats,
 )
 from ..errors import ConfigError
+from ..switch import DEFAULT_IGNORE_COS, MIN_PPG_HYSTERESIS_CELLS
 from ..validation import load_yaml, parse_model
 from .levels import ternary_entries
 
@@ -121,7 +122,15 @@ class PfcSpec(Strict):
     (seed 003): on each of `ports`, send PFC for the lossless class
     (`generate`) and stop its `queues` when the neighbour pauses CoS `cos`
     (`honour`). Off unless given: PFC is a fabric-wide decision (every hop
-    honouring, headroom for what is in flight), not one switch's."""
+    honouring, headroom for what is in flight), not one switch's.
+
+    The CoS a pause goes out on is the one tm.port.flowcontrol cos_to_icos
+    maps the PPG's iCoS to; the controller writes that map as the identity
+    (switch.IDENTITY_COS_TO_ICOS), so `icos` must be `[cos]`: with iCoS 0
+    and CoS 3 a switch would pause its neighbours on priority 0 while its
+    own queues obey priority 3. Not honouring (`honour: false`, the
+    watchdog's `forward`) moves the queues to `ignore_cos`: a CoS no
+    neighbour pauses (every ordinary queue is on 0)."""
 
     cos: Annotated[int, Field(ge=1, le=7)] = 3
     ports: Annotated[list[PortNumber], Field(min_length=1)]
@@ -132,7 +141,9 @@ class PfcSpec(Strict):
     # gives the lossless packets (p4qcn.p4 sets none: 0), the pause
     # threshold (Q_PFC: `thresholds` prints it), the resume threshold and
     # the skid headroom for what is in flight (Q_flight), in cells.
-    icos: Annotated[list[Annotated[int, Field(ge=0, le=7)]], Field(min_length=1)] = [0]
+    # None: [cos].
+    icos: Annotated[list[Annotated[int, Field(ge=0, le=7)]], Field(min_length=1)] | None = None
+    ignore_cos: Annotated[int, Field(ge=0, le=7)] = DEFAULT_IGNORE_COS
     xoff_cells: Annotated[int, Field(ge=1, le=0xFFFFFFFF)]
     xon_cells: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] | None = None
     headroom_cells: Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
@@ -153,10 +164,17 @@ class PfcSpec(Strict):
         return self
 
     @property
+    def lossless_icos(self) -> list[int]:
+        return [self.cos] if self.icos is None else list(self.icos)
+
+    @property
     def xon(self) -> int:
-        """Resume this far down: given, else one 1500 B frame of 80 B cells
-        (19) below xoff, so a pause does not flap per packet."""
-        return self.xon_cells if self.xon_cells is not None else max(0, self.xoff_cells - 19)
+        """Resume this far down: given, else the TM's least hysteresis below
+        xoff (32 cells, more than one 1500 B frame of 80 B cells, so a pause
+        does not flap per packet; switch.MIN_PPG_HYSTERESIS_CELLS)."""
+        if self.xon_cells is not None:
+            return self.xon_cells
+        return max(0, self.xoff_cells - MIN_PPG_HYSTERESIS_CELLS)
 
     @property
     def skid_pool(self) -> int:
@@ -242,8 +260,30 @@ def check_against(cfg: P4qcnConfig, profile: HwProfile) -> None:
                     f"on {profile.chip} as powered on (tm.port.cfg)",
                 )
         no_repeats("pfc.queues", cfg.pfc.queues)
-        no_repeats("pfc.icos", cfg.pfc.icos)
+        check_pfc_cos(cfg.pfc)
         check_pfc_buffers(cfg.pfc, cfg.traffic_classes, profile)
+
+
+def check_pfc_cos(pfc: PfcSpec) -> None:
+    """The lossless iCoS is the CoS: the TM pauses the neighbour on the CoS
+    tm.port.flowcontrol cos_to_icos maps a PPG's iCoS to, "Array index is
+    CoS and array value is iCoS" (open-p4studio traffic_mgr_port_intf.h
+    line 264; tm_tofino_hw_intf.c line 5252 builds each PPG's pause mask
+    from it), and the controller writes the identity map."""
+    if pfc.icos is not None and pfc.icos != [pfc.cos]:
+        raise ConfigError(
+            "pfc.icos",
+            f"the lossless class's iCoS {pfc.icos} and pfc.cos {pfc.cos} disagree: the "
+            f"switch would send pauses on CoS {', '.join(map(str, pfc.icos))} "
+            f"(tm.port.flowcontrol cos_to_icos, written as CoS c = iCoS c) while its "
+            f"queues obey CoS {pfc.cos}; give icos: [{pfc.cos}] (and that iCoS in "
+            "traffic_classes), or leave icos out",
+        )
+    if pfc.ignore_cos == pfc.cos:
+        raise ConfigError(
+            "pfc.ignore_cos",
+            f"{pfc.ignore_cos} is the lossless CoS: queues moved there would still obey its pauses",
+        )
 
 
 def check_classes(cfg: P4qcnConfig, profile: HwProfile) -> None:
@@ -267,7 +307,7 @@ def check_classes(cfg: P4qcnConfig, profile: HwProfile) -> None:
 def check_pfc_buffers(pfc: PfcSpec, classes: list[TrafficClass], profile: HwProfile) -> None:
     """A lossless iCoS some packet has; thresholds and pools the buffer holds."""
     given = {0} | {tc.icos for tc in classes}
-    for i, c in enumerate(pfc.icos):
+    for i, c in enumerate(pfc.lossless_icos):
         if c not in given:
             raise ConfigError(
                 f"pfc.icos[{i}]",

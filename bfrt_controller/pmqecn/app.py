@@ -30,7 +30,7 @@ from ..errors import ConfigError
 from ..switch import EntryWrite, RegisterWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
-from .config import ClassSpec, PmqecnConfig, check_against
+from .config import ClassSpec, PmqecnConfig, check_against, max_weight, weight_refusal
 from .drain import exp_entries, log_entries, rate_log2_q7
 
 # status() sections.
@@ -290,6 +290,10 @@ class PmqecnApp(IntendedStateApp):
                 )
             saved = parse_model(SavedClass, values, f"{source}.{key}")
             self._check_threshold(f"{source}.{key}.threshold_cells", saved.threshold_cells)
+            if saved.weight > max_weight(self.config):
+                raise ConfigError(
+                    f"{source}.{key}.weight", weight_refusal(self.config, saved.weight)
+                )
             restored[cid] = ClassLive(**saved.model_dump())
         self.live.update(restored)
 
@@ -317,8 +321,9 @@ class PmqecnApp(IntendedStateApp):
     def set_weights(self, weight_by_class: dict[int, int]) -> list[Change]:
         for cid, w in weight_by_class.items():
             self.config.class_by_id(cid)
-            if isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= 0xFFFF:
-                raise ConfigError(f"class {cid} weight", f"must be 1..65535, got {w!r}")
+            top = max_weight(self.config)
+            if isinstance(w, bool) or not isinstance(w, int) or not 1 <= w <= top:
+                raise ConfigError(f"class {cid} weight", weight_refusal(self.config, w))
         return self._commit(
             {cid: replace(self.live[cid], weight=w) for cid, w in weight_by_class.items()},
             "operator",
@@ -427,7 +432,8 @@ class PmqecnApp(IntendedStateApp):
     def weights_from_omega(self, omega: dict[int, float]) -> dict[int, int]:
         """Integer WRR/DWRR weights in proportion to omega_i, at least 1 each."""
         quantum = self.config.scheduling.weight_quantum
-        return {cid: max(1, min(0xFFFF, round(w * quantum))) for cid, w in omega.items()}
+        top = max_weight(self.config)
+        return {cid: max(1, min(top, round(w * quantum))) for cid, w in omega.items()}
 
     # ---- what the switch holds ------------------------------------
     def status(self) -> list[dict[str, object]]:

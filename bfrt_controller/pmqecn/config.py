@@ -30,7 +30,7 @@ from ..common import (
     no_repeats,
 )
 from ..errors import ConfigError
-from ..switch import MAX_TM_PRIORITY
+from ..switch import MAX_DWRR_WEIGHT, MAX_TM_PRIORITY
 from ..validation import load_yaml, parse_model
 from .drain import LOG_TABLE_SIZE, log_entries_count
 
@@ -162,6 +162,20 @@ class PmqecnConfig(Strict):
         raise ConfigError("class", f"no class with id {class_id}")
 
 
+def max_weight(cfg: PmqecnConfig) -> int:
+    """The largest class weight the scheduling takes: the TM's DWRR takes
+    0..1023 (open-p4studio tm_api_sch.c line 71, bf_tm_sched_q_dwrr_weight_set:
+    "Supported range [ 0.. 1023 ]"; tm.queue.sched_cfg's uint16 is wider than
+    the register), the P4 WRR its 16-bit weight."""
+    return MAX_DWRR_WEIGHT if cfg.scheduling.mode == "tm_dwrr" else 0xFFFF
+
+
+def weight_refusal(cfg: PmqecnConfig, weight: object) -> str:
+    top = max_weight(cfg)
+    why = " (the TM's DWRR, tm_api_sch.c)" if top == MAX_DWRR_WEIGHT else ""
+    return f"must be 1..{top}{why}, got {weight!r}"
+
+
 def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
     """Chip limits; raises ConfigError naming the first field out of range."""
 
@@ -208,6 +222,8 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
         )
     for i, c in enumerate(cfg.classes):
         queue(f"classes[{i}].queue", c.queue)
+        if c.weight > max_weight(cfg):
+            raise ConfigError(f"classes[{i}].weight", weight_refusal(cfg, c.weight))
         if c.port is not None:
             port(f"classes[{i}].port", c.port)
         if c.objective_weights == (0.0, 0.0):

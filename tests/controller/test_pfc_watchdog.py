@@ -17,6 +17,7 @@ from bfrt_controller.metrics import ROW_METRICS
 from bfrt_controller.p4qcn.app import P4qcnApp, ppg_id
 from bfrt_controller.p4qcn.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.pfc_watchdog import WATCHDOG_SECTION, PfcWatchdog
+from bfrt_controller.switch import IDENTITY_COS_TO_ICOS as IDENTITY
 from bfrt_controller.switch import MirrorSessionWrite, Switch, TmPfcWrite
 from doubles import FakeBfrtGrpc
 from doubles.backends import both_backends
@@ -28,8 +29,10 @@ COS = 3
 
 
 def with_pfc(**pfc: object) -> dict[str, object]:
+    """The default config with PFC on CoS 3, whose iCoS (3) DSCP 26 has."""
     raw = copy.deepcopy(RAW)
     raw["pfc"] = {"ports": [4, 5], "xoff_cells": 182, "headroom_cells": 52, **pfc}
+    raw["traffic_classes"] = [{"dscp": 26, "queue": 0, "icos": COS}]
     return raw
 
 
@@ -56,7 +59,7 @@ def test_pfc_is_off_unless_configured() -> None:
     assert parse_config(RAW).pfc is None
     app = P4qcnApp(ModelSwitch("p4qcn", load_profile("tofino")), parse_config(RAW))
     app.push_all()
-    assert app.switch.read_tm_pfc(4, 0) == ("NONE", "NONE", 0)
+    assert app.switch.read_tm_pfc(4, 0) == ("NONE", IDENTITY, 0)
     assert not [w for w in app.intended_writes() if isinstance(w, TmPfcWrite)]
     assert app.watchdog_once(1.0) == []
 
@@ -66,19 +69,20 @@ def test_configured_pfc_is_pushed_on_both_backends() -> None:
         app = P4qcnApp(sw, parse_config(with_pfc()))
         app.push_all()
         for port in (4, 5):
-            assert sw.read_tm_pfc(port, 0) == ("PFC", "PFC", COS)
-            assert sw.read_tm_pfc(port, 1) == ("PFC", "PFC", 0)
-            # The ingress side: a PPG per port for iCoS 0, xoff 182, resume
-            # one 1500 B frame (19 cells) lower, 52 cells of headroom.
+            assert sw.read_tm_pfc(port, 0) == ("PFC", IDENTITY, COS)
+            assert sw.read_tm_pfc(port, 1) == ("PFC", IDENTITY, 0)
+            # The ingress side: a PPG per port for iCoS 3 (= the CoS), xoff
+            # 182, resume the TM's least hysteresis (32 cells) lower, 52 cells
+            # of headroom.
             ppg = sw.read_tm_ppg(port, ppg_id(port))
             assert ppg is not None
             assert (ppg.icos, ppg.xoff_cells, ppg.xon_cells, ppg.headroom_cells) == (
-                (0,),
+                (COS,),
                 182,
-                163,
+                150,
                 52,
             )
-        assert sw.read_tm_pfc(3, 0) == ("NONE", "NONE", 0)
+        assert sw.read_tm_pfc(3, 0) == ("NONE", IDENTITY, 0)
         assert sw.read_tm_ppg(3, ppg_id(3)) is None
         app.push_all()  # a re-push modifies, never allocates twice
 
@@ -100,9 +104,10 @@ def test_lossless_class_pools_and_feedback_queue_on_both_backends() -> None:
         ppg = sw.read_tm_ppg(4, ppg_id(4))
         assert ppg is not None
         assert (ppg.icos, ppg.pool) == ((COS,), "IG_APP_POOL_1")
-        assert dict(sw.read_tm_pool("IG_APP_POOL_1").pfc_limit_cells)[COS] == 182
+        # 182 cells as the TM keeps it: 22 units of 8 cells.
+        assert dict(sw.read_tm_pool("IG_APP_POOL_1").pfc_limit_cells)[COS] == 176
         assert sw.read_tm_pool("IG_SKID_POOL").size_cells == 2 * 52
-        assert sw.read_tm_pfc(4, 1) == ("PFC", "PFC", COS)
+        assert sw.read_tm_pfc(4, 1) == ("PFC", IDENTITY, COS)
         sessions = [w for w in app.intended_writes() if isinstance(w, MirrorSessionWrite)]
         assert sessions
         assert {(w.queue, w.icos) for w in sessions} == {(7, 7)}
@@ -133,7 +138,7 @@ def test_the_model_counts_the_class_under_its_icos() -> None:
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        ({"pfc": {"icos": [3]}}, "pfc.icos[0]"),
+        ({"pfc": {"icos": [3]}, "traffic_classes": []}, "pfc.icos[0]"),
         ({"traffic_classes": [{"dscp": 26, "queue": 8}]}, "traffic_classes[0].queue"),
         ({"traffic_classes": [{"dscp": 64}]}, "traffic_classes[0].dscp"),
         ({"traffic_classes": [{"dscp": 1}, {"dscp": 1}]}, "traffic_classes[1].dscp"),
@@ -167,8 +172,9 @@ def test_bad_class_or_buffer_config_names_the_field(
         ({"watchdog": {"detection_ms": 0}}, "pfc.watchdog.detection_ms"),
         ({"xoff": 3}, "pfc.xoff"),
         ({"xon_cells": 200}, "pfc"),
-        ({"icos": [0, 0]}, "pfc.icos[1]"),
+        ({"icos": [3, 3]}, "pfc.icos"),
         ({"icos": [8]}, "pfc.icos[0]"),
+        ({"ignore_cos": 3}, "pfc.ignore_cos"),
     ],
 )
 def test_bad_pfc_config_names_the_field(pfc: dict[str, object], field: str) -> None:
@@ -192,11 +198,11 @@ def test_storm_detected_forwarded_and_restored() -> None:
             paused.add(5, 50_000)
             events = app.watchdog_once(t)
         assert [(e.port, e.what) for e in events] == [(4, "storm")]
-        assert sw.read_tm_pfc(4, 0) == ("PFC", "NONE", 0)  # pauses ignored, still sent
-        assert sw.read_tm_pfc(5, 0) == ("PFC", "PFC", COS)
+        assert sw.read_tm_pfc(4, 0) == ("PFC", IDENTITY, 0)  # pauses ignored, still sent
+        assert sw.read_tm_pfc(5, 0) == ("PFC", IDENTITY, COS)
         # A re-push mid-storm keeps the port unhonoured.
         app.push_all()
-        assert sw.read_tm_pfc(4, 0) == ("PFC", "NONE", 0)
+        assert sw.read_tm_pfc(4, 0) == ("PFC", IDENTITY, 0)
         rows = {r["port"]: r for r in app.status() if r["section"] == WATCHDOG_SECTION}
         assert (rows[4]["storm"], rows[4]["storms"], rows[4]["honouring"]) == (1, 1, 0)
         assert rows[4]["rx_paused_us"] == 200_000 and rows[5]["storm"] == 0
@@ -208,7 +214,7 @@ def test_storm_detected_forwarded_and_restored() -> None:
             t += 0.1
             events = app.watchdog_once(t)
         assert [(e.port, e.what) for e in events] == [(4, "restored")]
-        assert sw.read_tm_pfc(4, 0) == ("PFC", "PFC", COS)
+        assert sw.read_tm_pfc(4, 0) == ("PFC", IDENTITY, COS)
 
 
 def test_alert_only_reports() -> None:
@@ -218,7 +224,7 @@ def test_alert_only_reports() -> None:
     app.watchdog_once(0.0)
     sw.port_rx_pause_us[(4, COS)] = 100_000
     assert [(e.port, e.what) for e in app.watchdog_once(0.1)] == [(4, "storm")]
-    assert sw.read_tm_pfc(4, 0) == ("PFC", "PFC", COS)  # still honoured
+    assert sw.read_tm_pfc(4, 0) == ("PFC", IDENTITY, COS)  # still honoured
     assert next(r for r in app.status() if r.get("port") == 4 and "storm" in r)["storm"] == 1
 
 
@@ -254,9 +260,9 @@ def test_reload_without_pfc_turns_it_off() -> None:
         parse_config({**with_pfc(), "pfc": {"ports": [5], "xoff_cells": 100, "headroom_cells": 5}}),
     )
     sw.write(reload_writes(App(old), App(new)))  # type: ignore[arg-type]
-    assert sw.read_tm_pfc(4, 0) == ("NONE", "NONE", 0)
-    assert sw.read_tm_pfc(5, 0) == ("PFC", "PFC", COS)
-    assert sw.read_tm_pfc(5, 1) == ("PFC", "PFC", 0)
+    assert sw.read_tm_pfc(4, 0) == ("NONE", IDENTITY, 0)
+    assert sw.read_tm_pfc(5, 0) == ("PFC", IDENTITY, COS)
+    assert sw.read_tm_pfc(5, 1) == ("PFC", IDENTITY, 0)
     assert sw.read_tm_ppg(4, ppg_id(4)) is None
     held = sw.read_tm_ppg(5, ppg_id(5))
     assert held is not None and held.xoff_cells == 100

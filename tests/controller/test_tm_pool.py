@@ -3,7 +3,8 @@ tm.pool.cfg size_cells and tm.pool.app_pfc pfc_limit_cells as open-p4studio's
 bf_rt_tm_tf1.json declares them (rows that always exist, modified only) and
 traffic_mgr refuses them (more cells than the buffer, a PFC limit on an
 egress pool or a cos of 8). Same refusals on both, nothing half-applied;
-and the mirror session's feedback queue and iCoS."""
+and the mirror session's feedback queue and iCoS. PFC limits read back in
+the TM's 8-cell units and a diff compares them so (issue 34 item 9)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from bfrt_controller.backends.bfrt import BfrtSwitch
 from bfrt_controller.diff import diff_one
 from bfrt_controller.errors import WriteError
+from bfrt_controller.switch import IDENTITY_COS_TO_ICOS as IDENTITY
 from bfrt_controller.switch import MirrorSessionWrite, Switch, TmPfcWrite, TmPoolWrite
 from doubles import FakeBfrtGrpc
 from doubles.backends import both_backends
@@ -34,14 +36,15 @@ def test_sizes_and_limits_are_written_and_read_back(chip: str) -> None:
         sw.write([SKID, POOL])
         held = sw.read_tm_pool("IG_APP_POOL_1")
         assert held.size_cells == 100_000
-        assert dict(held.pfc_limit_cells)[3] == 182
+        # 182 is not a multiple of 8: the register holds 22 units, 176 cells.
+        assert dict(held.pfc_limit_cells)[3] == 176
         assert dict(held.pfc_limit_cells)[4] == 200
         assert sw.read_tm_pool("IG_SKID_POOL").size_cells == 104
         assert diff_one(sw, POOL) is None
         if fake is not None:
             st = fake.switch.state
             assert st[f"{tf}.tm.pool.cfg"][("IG_APP_POOL_1", None)] == 100_000
-            assert st[f"{tf}.tm.pool.app_pfc"][("IG_APP_POOL_1", 3)] == 182
+            assert st[f"{tf}.tm.pool.app_pfc"][("IG_APP_POOL_1", 3)] == 176
             # Only modifies: the rows exist from power-on.
             assert {c.op for c in fake.writes()} == {"MODIFY"}
 
@@ -61,7 +64,7 @@ def test_bad_pool_is_refused_by_both_before_anything(write: TmPoolWrite, message
     for sw, _ in backends():
         with pytest.raises(WriteError, match=message):
             sw.write([SKID, TmPfcWrite(4, 3, (0,)), write])
-        assert sw.read_tm_pfc(4, 0) == ("NONE", "NONE", 0)
+        assert sw.read_tm_pfc(4, 0) == ("NONE", IDENTITY, 0)
         assert sw.read_tm_pool("IG_SKID_POOL").size_cells in (None, 0)
 
 

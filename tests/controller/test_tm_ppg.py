@@ -3,7 +3,9 @@ generates PFC, on tm.ppg.cfg as open-p4studio's bf_rt_tm_tf1.json declares
 it (ppg_id 1..255 allocated per pipe by entry add with action dev_port;
 xoff as pool_max_cells with dynamic_baf DISABLE, xoff - xon as
 hysteresis_cells, the headroom as pfc_skid_max_cells). Same refusals on
-both, nothing half-applied."""
+both, nothing half-applied. The hysteresis reads back as the TM keeps it,
+in 8-cell units and at least 32 cells (issue 34 item 9), and a re-push of
+what the switch holds already writes nothing."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 from bfrt_controller.backends.bfrt import BfrtSwitch
 from bfrt_controller.diff import diff_one
 from bfrt_controller.errors import WriteError
+from bfrt_controller.switch import IDENTITY_COS_TO_ICOS as IDENTITY
 from bfrt_controller.switch import Switch, TmPfcWrite, TmPpgWrite
 from doubles import FakeBfrtGrpc
 from doubles.backends import both_backends
@@ -21,7 +24,9 @@ def backends(chip: str = "tofino") -> list[tuple[Switch, FakeBfrtGrpc | None]]:
     return both_backends("p4qcn", chip)
 
 
-PPG = TmPpgWrite(5, (1 << 7) | 4, icos=(0,), xoff_cells=182, xon_cells=156, headroom_cells=52)
+# Hysteresis 42 cells: the TM keeps 40 (5 units of 8), so xon reads 142.
+PPG = TmPpgWrite(5, (1 << 7) | 4, icos=(0,), xoff_cells=182, xon_cells=140, headroom_cells=52)
+PPG_HELD = TmPpgWrite(5, (1 << 7) | 4, icos=(0,), xoff_cells=182, xon_cells=142, headroom_cells=52)
 
 
 @pytest.mark.parametrize("chip", ["tofino", "tofino2"])
@@ -31,13 +36,13 @@ def test_add_modify_delete(chip: str) -> None:
         assert sw.read_tm_ppg(PPG.port, 5) is None
         assert diff_one(sw, PPG) is not None
         sw.write([PPG])
-        assert sw.read_tm_ppg(PPG.port, 5) == PPG
+        assert sw.read_tm_ppg(PPG.port, 5) == PPG_HELD
         assert diff_one(sw, PPG) is None
         if fake is not None:
             held = fake.switch.state[f"{tf}.tm.ppg.cfg"][(1, 5)]
             assert (held["pool_max_cells"], held["hysteresis_cells"], held["dynamic_baf"]) == (
                 182,
-                26,
+                40,
                 "DISABLE",
             )
             assert (held["pfc_enable"], held["pfc_skid_max_cells"], held["icos_0"]) == (
@@ -46,11 +51,17 @@ def test_add_modify_delete(chip: str) -> None:
                 True,
             )
             assert [(c.table, c.pipe) for c in fake.writes()] == [(f"{tf}.tm.ppg.cfg", 1)]
-        # A re-push is a modify, not a second allocation.
+        # A re-push of what the switch holds (rounded) writes nothing.
+        calls = len(fake.writes()) if fake is not None else 0
         sw.write([PPG])
+        if fake is not None:
+            assert len(fake.writes()) == calls
+        # A change is a modify, not a second allocation; a hysteresis under
+        # the TM's least (10 < 32 cells) reads back as 32.
         lower = TmPpgWrite(5, PPG.port, (0,), 100, 90, 52)
         sw.write([lower])
-        assert sw.read_tm_ppg(PPG.port, 5) == lower
+        assert sw.read_tm_ppg(PPG.port, 5) == TmPpgWrite(5, PPG.port, (0,), 100, 68, 52)
+        assert diff_one(sw, lower) is None
         sw.write([TmPpgWrite(5, PPG.port, delete=True)])
         assert sw.read_tm_ppg(PPG.port, 5) is None
 
@@ -72,7 +83,7 @@ def test_bad_ppg_is_refused_by_both(write: TmPpgWrite, message: str) -> None:
     for sw, fake in backends():
         with pytest.raises(WriteError, match=message):
             sw.write([TmPfcWrite(4, 3, (0,)), write])
-        assert sw.read_tm_pfc(4, 0) == ("NONE", "NONE", 0)
+        assert sw.read_tm_pfc(4, 0) == ("NONE", IDENTITY, 0)
         if fake is not None:
             assert fake.writes() == []
 

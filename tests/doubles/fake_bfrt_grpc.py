@@ -45,6 +45,23 @@ Read from open-p4studio (pkgsrc/bf-drivers) and modelled here:
   ALREADY_EXISTS; an independent client (perform_subscribe=False) binds
   nothing and names the program in each read/write (p4_name).
 
+- Read-only fields (`"read_only": true` in bf_rt_tm_tf1.json / tf2.json,
+  e.g. tm.port.flowcontrol mode_rx) are refused on write. The switch skips
+  them without an error (bf_rt_tm_table_impl_port.cpp tableSetEntry, lines
+  271-279), which leaves a controller believing a write it never made.
+- `$PORT_STAT` (bf_rt_port_table_impl.cpp BfRtPortStatTable::
+  tableEntryGet_internal, line 1846): a read without from_hw answers from a
+  shadow the port manager refreshes every 1000 ms (bf_pm.h line 28); here the
+  shadow moves only when the test calls poll_port_stats(). The client's own
+  default is from_hw=True (client.py entry_get).
+- `$PORT_STR_INFO` resolves a front-panel name to a device port from the
+  box's map (set_front_panel(); by default the model platform's, which
+  hw_profiles/boards copies); a from_hw read of it is BF_NOT_SUPPORTED
+  (tableEntryGet line 2597).
+- A `$PORT` read of all fields fails when one sub-read does (`status |= sts`,
+  tableEntryGet_internal from line 911; fail_port_field()); a read that asks
+  for fields (required_data) reads only those.
+
 Not modelled: ids, protobuf encoding,
 annotations, idle timeouts, action profiles, learn/digest, most TM fields.
 Stricter than a switch in one place: a MAT write must give every parameter
@@ -108,14 +125,24 @@ DEFAULT_PORT_SHAPING: dict[str, Any] = {
     "max_burst_size": 0,
 }
 DEFAULT_PORT_SCHED: dict[str, Any] = {"max_rate_enable": False}
-# PFC tables (bf_rt_tm_tf1.json and tf2): tm.port.flowcontrol mode_tx/mode_rx
-# (power-on "NONE": "Default is no pause or flow control"; its repeated
-# cos_to_icos map is not modelled, nothing here writes it) and tm.queue.cfg
-# (pfc_cos uint8, power-on 0; mirror_drop_destination bool, power-on false
-# but for the one mirror-drop queue per pipe, which is not modelled).
+# PFC tables (bf_rt_tm_tf1.json and tf2): tm.port.flowcontrol mode_tx
+# (power-on "NONE": "Default is no pause or flow control"), read-only mode_rx
+# (power-on "NONE" on Tofino, "PFC" on Tofino2, as each JSON's description
+# says) and cos_to_icos (eight uint8, power-on the identity) and tm.queue.cfg
+# (pfc_cos uint8, power-on 0; read-only mirror_drop_destination, power-on
+# false but for the one mirror-drop queue per pipe, which is not modelled).
 PFC_MODE_CHOICES = ("NONE", "PFC", "PAUSE")
-DEFAULT_PORT_FLOWCONTROL: dict[str, Any] = {"mode_tx": "NONE", "mode_rx": "NONE"}
+IDENTITY_COS_TO_ICOS = list(range(8))
+# The TM's iCoS count (bfTMPortIcosCntGet): cos_to_icos has this many items.
+ICOS_COUNT = 8
 DEFAULT_QUEUE_CFG: dict[str, Any] = {"mirror_drop_destination": False, "pfc_cos": 0}
+# tm.queue.sched_cfg dwrr_weight: "Supported range [ 0.. 1023 ]" (tm_api_sch.c
+# line 71); the driver writes a larger one to the register unchecked.
+MAX_DWRR_WEIGHT = 1023
+# What the TM keeps of PFC limits and PPG hysteresis (8-cell units; see
+# bfrt_controller/switch.py as_hardware_holds for the SDE lines).
+HW_UNIT_CELLS = 8
+MIN_PPG_HYSTERESIS_CELLS = 32
 # tm.ppg.cfg (bf_rt_tm_tf1.json, tf2 the same): PPGs 1..255 allocated per
 # pipe by entry add, at most 128 a pipe; each for one dev_port of that pipe.
 PPG_POOL_CHOICES = ("IG_APP_POOL_0", "IG_APP_POOL_1", "IG_APP_POOL_2", "IG_APP_POOL_3")
@@ -340,6 +367,8 @@ class FieldSpec:
     choices: tuple[str, ...] = ()
     # "mandatory": false in the JSON: an action's data may leave it out (0).
     optional: bool = False
+    # "read_only": true in the JSON: reads return it, writes are refused here.
+    read_only: bool = False
 
 
 @dataclass
@@ -492,9 +521,13 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
             {"dev_port": KeySpec("dev_port", 32, "Exact")},
             fields={
                 "mode_tx": FieldSpec("mode_tx", type="str", choices=PFC_MODE_CHOICES),
-                "mode_rx": FieldSpec("mode_rx", type="str", choices=PFC_MODE_CHOICES),
+                # bf_rt_tm_tf1.json line 1485, tf2.json line 1472: "read_only": true.
+                "mode_rx": FieldSpec(
+                    "mode_rx", type="str", choices=PFC_MODE_CHOICES, read_only=True
+                ),
+                "cos_to_icos": FieldSpec("cos_to_icos", 8, "int_arr"),
             },
-            tm_defaults=DEFAULT_PORT_FLOWCONTROL,
+            tm_defaults=default_port_flowcontrol(profile.chip),
         )
     )
     specs.append(
@@ -516,7 +549,7 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
                 "pool_id": FieldSpec("pool_id", type="str", choices=PPG_POOL_CHOICES),
                 "pool_max_cells": FieldSpec("pool_max_cells", 32),
                 "dynamic_baf": FieldSpec("dynamic_baf", type="str", choices=PPG_BAF_CHOICES),
-                "ppg_counter_id": FieldSpec("ppg_counter_id", 8),
+                "ppg_counter_id": FieldSpec("ppg_counter_id", 8, read_only=True),
             },
         )
     )
@@ -543,7 +576,9 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
             "tm_sched",
             {"pg_id": KeySpec("pg_id", 8, "Exact"), "pg_queue": KeySpec("pg_queue", 8, "Exact")},
             fields={
-                "mirror_drop_destination": FieldSpec("mirror_drop_destination", type="bool"),
+                "mirror_drop_destination": FieldSpec(
+                    "mirror_drop_destination", type="bool", read_only=True
+                ),
                 "pfc_cos": FieldSpec("pfc_cos", 8),
             },
             tm_defaults=DEFAULT_QUEUE_CFG,
@@ -580,7 +615,11 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
                 "$AUTO_NEGOTIATION": FieldSpec("$AUTO_NEGOTIATION", type="str", choices=AN_CHOICES),
                 "$N_LANES": FieldSpec("$N_LANES", 32),
                 "$PORT_ENABLE": FieldSpec("$PORT_ENABLE", type="bool"),
-                "$PORT_UP": FieldSpec("$PORT_UP", type="bool"),
+                "$PORT_UP": FieldSpec("$PORT_UP", type="bool", read_only=True),
+                # Two of the fields whose sub-reads a whole-port read also makes
+                # (bf_rt_port_tf1.json: read-only $MEDIA_TYPE, $TIMESTAMP_1588_VALUE).
+                "$MEDIA_TYPE": FieldSpec("$MEDIA_TYPE", type="str", read_only=True),
+                "$TIMESTAMP_1588_VALUE": FieldSpec("$TIMESTAMP_1588_VALUE", 64, read_only=True),
                 # UINT32 bitmaps (bf_rt_port.json); the MAC has 8 priorities.
                 "$TX_PFC_EN_MAP": FieldSpec("$TX_PFC_EN_MAP", 32),
                 "$RX_PFC_EN_MAP": FieldSpec("$RX_PFC_EN_MAP", 32),
@@ -588,7 +627,38 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
             size=256,
         )
     )
+    specs.append(
+        TableSpec(
+            "$PORT_STR_INFO",
+            "port_str",
+            {"$PORT_NAME": KeySpec("$PORT_NAME", 0, "Exact")},
+            fields={"$DEV_PORT": FieldSpec("$DEV_PORT", 32, read_only=True)},
+        )
+    )
     return specs
+
+
+def default_port_flowcontrol(chip: str) -> dict[str, Any]:
+    """tm.port.flowcontrol at power-on (the JSONs' descriptions: mode_rx
+    "Default: ignore pause and PFC" on Tofino, "Default: PFC" on Tofino2)."""
+    return {
+        "mode_tx": "NONE",
+        "mode_rx": "PFC" if chip == "tofino2" else "NONE",
+        "cos_to_icos": list(IDENTITY_COS_TO_ICOS),
+    }
+
+
+def model_platform_front_panel(profile: HwProfile) -> dict[str, int]:
+    """The front-panel map bf_switchd's model platform gives this chip
+    (bf_model_pltfm_porting.c), as hw_profiles/boards holds it: "1/0" -> 28..."""
+    from hw_profiles.boards import load_board
+
+    board = load_board("tofino2-32d" if profile.chip == "tofino2" else "tofino-32q")
+    return {
+        f"{c}/{lane}": board.dev_ports[c - 1] + lane
+        for c in range(1, len(board.dev_ports) + 1)
+        for lane in range(board.lanes_per_connector)
+    }
 
 
 def pfc_map_taken(chip: str, values: Mapping[str, Any]) -> bool:
@@ -791,10 +861,16 @@ class FakeTable:
         target: Target,
         key_list: Any = None,
         flags: Any = None,
+        required_data: _Data | None = None,
         p4_name: str | None = None,
         **_: Any,
     ) -> Iterator[tuple[_Data, _Key | None]]:
-        return self._switch.read(self._client, self, target, key_list, False, p4_name)
+        # client.py entry_get: flags={"from_hw": True} unless given.
+        from_hw = True if flags is None else bool(flags.get("from_hw", False))
+        wanted = None if required_data is None else list(required_data.field_dict)
+        return self._switch.read(
+            self._client, self, target, key_list, False, p4_name, from_hw=from_hw, fields=wanted
+        )
 
     def default_entry_get(
         self, target: Target, flags: Any = None, p4_name: str | None = None, **_: Any
@@ -972,7 +1048,14 @@ class FakeSwitch:
         self.bound: dict[str, int] = {}
         # Ports whose link is down whatever their config (no cable, far end off).
         self.link_down: set[int] = set()
+        # The box's own front-panel map ($PORT_STR_INFO) and the `$PORT`
+        # fields whose sub-read fails on it.
+        self.front_panel: dict[str, int] = model_platform_front_panel(profile)
+        self.failing_port_fields: set[str] = set()
         self.state: dict[str, Any] = self.fresh_state()
+        # `$PORT_STAT` as its shadow holds it (the last stats poll).
+        self.port_stat_shadow: dict[Any, int] = {}
+        self.last_read_from_hw = True
 
     def spec(self, name: str) -> TableSpec:
         try:
@@ -1001,6 +1084,7 @@ class FakeSwitch:
                 "tm_pool",
                 "port_stat",
                 "port",
+                "port_str",
             ):
                 state[s.name] = {}
         return state
@@ -1064,6 +1148,7 @@ class FakeSwitch:
     def restart(self) -> None:
         self.generation += 1
         self.state = self.fresh_state()
+        self.port_stat_shadow = {}
         self.failures.clear()
         for c in self.clients.values():
             c.exception_q.put(
@@ -1106,6 +1191,7 @@ class FakeSwitch:
                         "(PIPE_TXN_NOT_SUPPORTED)",
                     )
                 self._maybe_fail(spec)
+                self._refuse_read_only(spec, data)
                 self._apply(spec, target, op, key, data)
             except _Refused as exc:
                 errors.append((i, Error(exc.code.value, f"{spec.name}: {exc.message}")))
@@ -1118,6 +1204,22 @@ class FakeSwitch:
             raise BfruntimeReadWriteRpcException(
                 FakeRpcError(StatusCode.UNKNOWN, "write refused", errors)
             )
+
+    @staticmethod
+    def _refuse_read_only(spec: TableSpec, data: _Data | None) -> None:
+        """A write carrying a read-only field. bf_rt_tm_table_impl_port.cpp
+        tableSetEntry (lines 271-279) skips such a field with a debug log and
+        reports success; refused here, so a controller that writes one
+        learns it in the tests instead of never on the switch."""
+        if data is None:
+            return
+        for name in data.field_dict:
+            fs = spec.fields.get(name)
+            if fs is not None and fs.read_only:
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"field {name} is read-only (the switch would skip it silently)",
+                )
 
     def _check_pipe(self, spec: TableSpec, target: Target) -> None:
         pipe = target.pipe_id_
@@ -1215,6 +1317,12 @@ class FakeSwitch:
                     f"field {fs.name}: {t.str_val!r} is not one of {', '.join(fs.choices)}",
                 )
             return t.str_val
+        if fs.type == "int_arr":
+            if not isinstance(t.int_arr_val, list):
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT, f"field {fs.name}: expected int_arr_val"
+                )
+            return [_uint(f"field {fs.name}", v, fs.bits) for v in t.int_arr_val]
         return _uint(f"field {fs.name}", t.val, fs.bits)
 
     def _apply_mat(
@@ -1394,6 +1502,10 @@ class FakeSwitch:
                 StatusCode.INVALID_ARGUMENT,
                 f"{name} {cells} above the buffer's {self.profile.buffer_cells} cells",
             )
+        if name == "pfc_limit_cells":
+            # The register holds 8-cell units (tm_tofino_hw_intf.c line 2957,
+            # tm_tof2_hw_intf.c line 4540: `val >> 3`) and a read returns it.
+            cells = cells // HW_UNIT_CELLS * HW_UNIT_CELLS
         self.state[spec.name][row] = cells
 
     @property
@@ -1445,6 +1557,27 @@ class FakeSwitch:
         current = dict(rows.get(slot, dict(spec.tm_defaults)))
         for name, t in data.field_dict.items():
             value = self._field_value(spec.fields[name], t)
+            if name == "dwrr_weight" and value > MAX_DWRR_WEIGHT:
+                # tm_api_sch.c line 71: "Supported range [ 0.. 1023 ]"; the
+                # driver would write it to the register unchecked.
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"dwrr_weight {value} outside 0..{MAX_DWRR_WEIGHT}",
+                )
+            if name == "cos_to_icos":
+                # bf_rt_tm_table_impl_port.cpp BfRtTMPortFlowCtrlTable::tableSetField:
+                # exactly icos_cnt items (line 1563), each below it (line 1589).
+                if len(value) != ICOS_COUNT:
+                    raise _Refused(
+                        StatusCode.INVALID_ARGUMENT,
+                        f"cos_to_icos must have {ICOS_COUNT} items, got {len(value)}",
+                    )
+                bad = [i for i, v in enumerate(value) if v >= ICOS_COUNT]
+                if bad:
+                    raise _Refused(
+                        StatusCode.INVALID_ARGUMENT,
+                        f"invalid cos_to_icos[{bad[0]}]={value[bad[0]]}",
+                    )
             # "LOW" is BF_TM_SCH_PRIO_0 and "HIGH" BF_TM_SCH_PRIO_7 (traffic_mgr_types.h).
             current[name] = _priority_number(value) if name == "max_priority" else value
         # Only rows off their power-on config are kept, so state compares by value.
@@ -1497,6 +1630,11 @@ class FakeSwitch:
                     StatusCode.INVALID_ARGUMENT, f"ppg {ppg_id} is dev_port {current['dev_port']}"
                 )
         current.update(values)
+        # The hysteresis goes to an offset profile in 8-cell units, at least
+        # 4 (tm_tofino_hw_intf.c lines 409-416, tm_tof2_hw_intf.c lines
+        # 313-320), and a read returns that (line 627 / 572).
+        hyst = current["hysteresis_cells"] // HW_UNIT_CELLS * HW_UNIT_CELLS
+        current["hysteresis_cells"] = max(hyst, MIN_PPG_HYSTERESIS_CELLS)
         port = current["dev_port"]
         port_pipe, *_ = self.port_cfg(port)
         if port_pipe != pipe:
@@ -1582,12 +1720,19 @@ class FakeSwitch:
             port["$RX_PFC_EN_MAP"] = values["$RX_PFC_EN_MAP"]
         ports[dev_port] = port
 
-    def _read_port(self, table: FakeTable, key: _Key) -> _Data:
+    def _read_port(self, table: FakeTable, key: _Key, fields: list[str] | None = None) -> _Data:
         dev_port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
         port = self.state[table.spec.name].get(dev_port)
         if port is None:
             raise _Refused(StatusCode.NOT_FOUND, f"dev_port {dev_port} is not added")
+        # tableEntryGet_internal reads every field when none is asked for,
+        # and one failed sub-read fails the read (`status |= sts`).
+        failing = sorted(self.failing_port_fields & set(fields or table.spec.fields))
+        if failing:
+            raise _Refused(StatusCode.UNKNOWN, f"dev_port {dev_port}: reading {failing[0]} failed")
         values = dict(port)
+        values["$MEDIA_TYPE"] = "BF_MEDIA_TYPE_UNKNOWN"
+        values["$TIMESTAMP_1588_VALUE"] = 0
         # std::map order: the first alias of the FEC's enum is what a read returns.
         values["$FEC"] = min(f for f in FEC_CHOICES if canonical_fec(f) == port["$FEC"])
         values["$PORT_UP"] = bool(port["$PORT_ENABLE"]) and dev_port not in self.link_down
@@ -1602,11 +1747,14 @@ class FakeSwitch:
         keys: Any,
         default: bool,
         p4_name: str | None = None,
+        from_hw: bool = True,
+        fields: list[str] | None = None,
     ) -> Iterator[tuple[_Data, _Key | None]]:
         # A generator: like the real client, the RPC only runs once iterated.
         self.check_alive(client)
         self.check_program(client, p4_name)
         spec = table.spec
+        self.last_read_from_hw = from_hw
         self.calls.append(
             Call(
                 "read",
@@ -1628,7 +1776,11 @@ class FakeSwitch:
                 data.is_default_entry = True
                 results: list[tuple[_Data, _Key | None]] = [(data, None)]
             elif keys:
-                results = [(self._read_one(table, target, k), k) for k in keys]
+                results = [(self._read_one(table, target, k, from_hw, fields), k) for k in keys]
+                if fields:
+                    # required_data: the server returns only the fields asked for.
+                    for data, _ in results:
+                        data.field_dict = {n: t for n, t in data.field_dict.items() if n in fields}
             elif spec.kind == "mat":
                 results = [
                     (self._data(table, params, action), self._key_from_ident(table, ident))
@@ -1657,7 +1809,14 @@ class FakeSwitch:
                 tuples.append(DataTuple(name, v))
         return _Data(table, tuples, action, get=True)
 
-    def _read_one(self, table: FakeTable, target: Target, key: _Key) -> _Data:
+    def _read_one(
+        self,
+        table: FakeTable,
+        target: Target,
+        key: _Key,
+        from_hw: bool = True,
+        fields: list[str] | None = None,
+    ) -> _Data:
         spec = table.spec
         st: Any = self.state.get(spec.name)
         if spec.kind == "mat":
@@ -1678,17 +1837,28 @@ class FakeSwitch:
             sid = _uint("$sid", key.field_dict["$sid"].value, 16)
             if sid not in st:
                 raise _Refused(StatusCode.NOT_FOUND, f"$mirror.cfg: no session {sid}")
-            action, fields = st[sid]
-            return self._data(table, fields, action)
+            action, session = st[sid]
+            return self._data(table, session, action)
         if spec.kind == "port_stat":
             port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
             self.port_cfg(port)  # NOT_FOUND for a port the device lacks
-            values = {"$OctetsTransmittedTotal": st.get(port, 0)}
+            # Without from_hw: the shadow of the last stats poll (bf_rt_port_table_impl.cpp
+            # line 1846); with it: the MAC's counters now (line 1902).
+            counts = st if from_hw else self.port_stat_shadow
+            values = {"$OctetsTransmittedTotal": counts.get(port, 0)}
             for cos, name in enumerate(RX_PAUSE_US_FIELDS):
-                values[name] = st.get((port, cos), 0)
+                values[name] = counts.get((port, cos), 0)
             return self._data(table, values, None)
         if spec.kind == "port":
-            return self._read_port(table, key)
+            return self._read_port(table, key, fields)
+        if spec.kind == "port_str":
+            if from_hw:
+                # BfRtPortStrInfoTable::tableEntryGet line 2597: BF_NOT_SUPPORTED.
+                raise _Refused(StatusCode.UNIMPLEMENTED, "Read from hardware not supported")
+            name = key.field_dict["$PORT_NAME"].value
+            if name not in self.front_panel:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, f"Error getting Port {name} dev_port")
+            return self._data(table, {"$DEV_PORT": self.front_panel[name]}, None)
         if spec.kind == "tm_ppg":
             ppg_id = _uint("ppg_id", key.field_dict["ppg_id"].value, 8)
             held = st.get((target.pipe_id_, ppg_id))
@@ -1834,6 +2004,20 @@ class FakeBfrtGrpc:
         """Traffic leaving `port` ($PORT_STAT's octet counter)."""
         st = self.switch.state["$PORT_STAT"]
         st[port] = st.get(port, 0) + nbytes
+
+    def poll_port_stats(self) -> None:
+        """The port manager's stats timer fires (every 1000 ms on a switch):
+        `$PORT_STAT` reads without from_hw see the counters as of now."""
+        self.switch.port_stat_shadow = dict(self.switch.state["$PORT_STAT"])
+
+    def set_front_panel(self, names: Mapping[str, int]) -> None:
+        """The box's own front-panel map (`$PORT_STR_INFO`): name -> dev_port."""
+        self.switch.front_panel = dict(names)
+
+    def fail_port_field(self, name: str) -> None:
+        """Reading `$PORT` field `name` fails on the switch (a serdes or
+        1588 sub-read): so does any `$PORT` read that includes it."""
+        self.switch.failing_port_fields.add(name)
 
     def rx_paused(self, port: int, cos: int, us: int) -> None:
         """The link partner held CoS `cos` of `port` paused `us` more
