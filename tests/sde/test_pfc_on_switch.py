@@ -17,7 +17,7 @@ from bfrt_controller.backends import bfrt
 from bfrt_controller.cli import run
 from bfrt_controller.p4qcn.config import DEFAULT_CONFIG
 from bfrt_controller.switch import IDENTITY_COS_TO_ICOS
-from bfrt_controller.testing import FakeBfrtGrpc
+from doubles import FakeBfrtGrpc
 from hw_profiles import load_profile
 
 TARGET = "grpc://localhost:50052"

@@ -21,8 +21,8 @@ from bfrt_controller.pmqecn.config import DEFAULT_CONFIG as PMQECN_DEFAULT
 from bfrt_controller.pmqecn.config import parse_config as parse_pmqecn
 from bfrt_controller.service import make_target_app, resolve
 from bfrt_controller.switch import PortWrite, TmPfcWrite, TmQueueWrite
-from bfrt_controller.testing import FakeBfrtGrpc
-from bfrt_controller.testing.backends import both_backends
+from doubles import FakeBfrtGrpc
+from doubles.backends import both_backends
 from hw_profiles import load_profile
 from hw_profiles.boards import load_board
 
