@@ -59,6 +59,8 @@ SPIE_MODE_NONE = 0
 SPIE_MODE_PIE = 1
 SPIE_MODE_SPIE = 2
 FEEDBACK_TYPE_SPIE_STATE = 5
+# bridged class_id of a packet that found its port idle (no fresh update).
+SPIE_BRIDGED_IDLE = 1
 PKT_TYPE_MIRROR_SPIE = 5
 # A counter at most this far above its epoch's start is this epoch's.
 EPOCH_COUNT_LIMIT = 1 << 24
@@ -483,6 +485,8 @@ class Spie(TnaProgram):
             md.prob = self.prob.read(md.slot)
             md.fresh = self.state_read(md.slot, md)
             md.congested = self.congested_read(md.slot, md)
+            if md.fresh == 0:
+                hdr.bridged.class_id = SPIE_BRIDGED_IDLE  # mark_idle()
             md.m_count_before = self.tagged_insert(self.m_count, md.slot, md.epoch_base, counted)
             md.sumsq = self.sumsq_add(md.slot, md, counted)
         md.prob_margin = (md.random - md.prob) & U32_MASK
@@ -541,9 +545,10 @@ class Spie(TnaProgram):
         self.del_old.write(slot, md.del_cur_ns_shr10)
         return previous
 
-    def prob_step(self, slot: int, md: EgMd) -> int:
-        """prob_down (p |-| -delta) or prob_up (p |+| delta): saturating."""
-        p = self.pi_prob.read(slot)
+    def prob_step(self, slot: int, md: EgMd, idle: bool) -> int:
+        """prob_down (p |-| -delta) or prob_up (p |+| delta): saturating;
+        after an idle spell prob_restart_down (0) or prob_restart_up (delta)."""
+        p = 0 if idle else self.pi_prob.read(slot)
         p = max(p - md.minus_delta, 0) if md.delta >> 31 == 1 else min(p + md.delta, U32_MASK)
         self.pi_prob.write(slot, p)
         return p
@@ -600,7 +605,7 @@ class Spie(TnaProgram):
         if md.tick == 1:
             # The P4 looks the terms up for every packet; only a step reads them.
             self.pi_terms(md)
-            md.prob = self.prob_step(md.slot, md)
+            md.prob = self.prob_step(md.slot, md, hdr.bridged.class_id == SPIE_BRIDGED_IDLE)
             md.report = True
             md.mirror_congested = 0 if md.congested_margin >> 31 == 1 else 1
             self.pi_updates.count(eg_intr_md.egress_port, len(data))

@@ -61,6 +61,7 @@
 const bit<2> SPIE_MODE_NONE = 0;
 const bit<2> SPIE_MODE_PIE = 1;
 const bit<2> SPIE_MODE_SPIE = 2;
+const class_id_t SPIE_BRIDGED_IDLE = 1;
 
 typedef bit<8> spie_slot_t;
 typedef bit<12> spie_column_t;
@@ -545,6 +546,13 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         random_drops.count(ig_tm_md.ucast_egress_port);
     }
 
+    /* No update for the staleness limit: the queue was empty, so the PI
+     * step this packet may take in egress restarts p from 0, the p ingress
+     * already applies (bridged in class_id, which S-PIE does not use). */
+    action mark_idle() {
+        hdr.bridged.class_id = SPIE_BRIDGED_IDLE;
+    }
+
     apply {
         hdr.bridged.setValid();
         hdr.bridged.pkt_type = PKT_TYPE_BRIDGED;
@@ -609,6 +617,9 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             ig_md.prob = prob_read.execute(ig_md.slot);
             ig_md.fresh = state_read.execute(ig_md.slot);
             ig_md.congested = congested_read.execute(ig_md.slot);
+        }
+        if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 0) {
+            mark_idle();
         }
         if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
             ig_md.m_count_before = m_count_insert.execute(ig_md.slot);
@@ -839,6 +850,23 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         }
     };
 
+    /* The first step after an idle spell (ingress saw no update for the
+     * staleness limit) starts from p = 0, as ingress has been treating
+     * the port, rather than from the p before the queue emptied. */
+    RegisterAction<bit<32>, spie_slot_t, bit<32>>(pi_prob) prob_restart_up = {
+        void apply(inout bit<32> p, out bit<32> after) {
+            p = eg_md.delta;
+            after = eg_md.delta;
+        }
+    };
+
+    RegisterAction<bit<32>, spie_slot_t, bit<32>>(pi_prob) prob_restart_down = {
+        void apply(inout bit<32> p, out bit<32> after) {
+            p = 0;
+            after = 0;
+        }
+    };
+
     action report(bit<8> congested) {
         eg_md.mirror_pkt_type = PKT_TYPE_MIRROR_SPIE;
         eg_md.mirror_congested = congested;
@@ -887,7 +915,12 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         beta_lo.apply();
         sum_terms();
         sum_delta();
-        if (eg_md.tick == 1 && eg_md.delta[31:31] == 1) {
+        if (eg_md.tick == 1 && hdr.bridged.class_id == SPIE_BRIDGED_IDLE &&
+                eg_md.delta[31:31] == 1) {
+            eg_md.prob = prob_restart_down.execute(eg_md.slot);
+        } else if (eg_md.tick == 1 && hdr.bridged.class_id == SPIE_BRIDGED_IDLE) {
+            eg_md.prob = prob_restart_up.execute(eg_md.slot);
+        } else if (eg_md.tick == 1 && eg_md.delta[31:31] == 1) {
             eg_md.prob = prob_down.execute(eg_md.slot);
         } else if (eg_md.tick == 1) {
             eg_md.prob = prob_up.execute(eg_md.slot);
