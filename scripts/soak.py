@@ -383,8 +383,9 @@ def _judge(res: Result, scenario: str) -> None:
 
 def spie_against_pie(gbps: float, packets: int, frame_bytes: int = 1500) -> Result:
     """S-PIE's acceptance: four equal congested flows through S-PIE keep a
-    drop rate within 2x of plain PIE's, in every eighth and over the whole
-    run, and none is starved (Jain >= 0.95)."""
+    drop rate within 2x of plain PIE's (at most twice in every eighth; over
+    the whole run between half and twice), and none is starved (Jain >=
+    0.95)."""
     s = run("spie", "equal", gbps, packets, frame_bytes, spie_mode="spie")
     p = run("spie", "equal", gbps, packets, frame_bytes, spie_mode="pie")
     pie_rate = p.notes["drop_rate"]
@@ -393,9 +394,9 @@ def spie_against_pie(gbps: float, packets: int, frame_bytes: int = 1500) -> Resu
         sr, pr = s.notes[f"drop_rate_w{w}"], p.notes[f"drop_rate_w{w}"]
         if sr > 2 * pr + 1e-9:
             s.failures.append(f"eighth {w}: S-PIE drops {sr:.4f}, more than 2x PIE's {pr:.4f}")
-    if s.notes["drop_rate"] > 2 * pie_rate + 1e-9:
+    if not pie_rate / 2 <= s.notes["drop_rate"] <= 2 * pie_rate + 1e-9:
         s.failures.append(
-            f"S-PIE drops {s.notes['drop_rate']:.4f}, more than 2x PIE's {pie_rate:.4f}"
+            f"S-PIE drops {s.notes['drop_rate']:.4f}, not within 2x of PIE's {pie_rate:.4f}"
         )
     s.scenario = "equal vs pie"
     return s

@@ -492,9 +492,9 @@ class Spie(TnaProgram):
         md.prob_margin = (md.random - md.prob) & U32_MASK
         md.row01 = min(md.row0, md.row1)
         md.m_before = min(md.row01, md.row2)
-        # Algorithm 2: congested in S-PIE mode, only large flows' packets are
-        # dropped, with the probability that keeps their admitted count at
-        # the threshold; otherwise PIE's random drop.
+        # Algorithm 2: congested in S-PIE mode, a large flow's packet is
+        # dropped with the probability that keeps its admitted count at the
+        # threshold; every other packet is subject to PIE's p.
         spie_congested = md.mode == SPIE_MODE_SPIE and md.congested == 1
         if spie_congested:
             # The P4 looks the logs up for every packet; only this branch
@@ -503,12 +503,7 @@ class Spie(TnaProgram):
         if spie_congested and md.large_prob_margin >> 31 == 1:
             drop = True
             self.large_flow_drops.count(egress_port, len(data))
-        elif (
-            not spie_congested
-            and md.mode != SPIE_MODE_NONE
-            and md.fresh == 1
-            and md.prob_margin >> 31 == 1
-        ):
+        elif md.mode != SPIE_MODE_NONE and md.fresh == 1 and md.prob_margin >> 31 == 1:
             drop = True
             self.random_drops.count(egress_port, len(data))
         if drop:

@@ -41,7 +41,8 @@
  *   S-PIE: a large flow's packet is dropped with probability
  *   1 - threshold/m_res beyond a rounding allowance (Algorithm 2 lines
  *   10-13 with the printed comparison corrected, on arrival counts: see
- *   tna/spie/README.md); otherwise drop with probability p.
+ *   tna/spie/README.md); any packet not dropped so is dropped with
+ *   probability p.
  */
 #include "../include/arch.p4"
 #include "../include/headers.p4"
@@ -638,15 +639,15 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         log_sumsq.apply();
         log_res.apply();
         large_drop.apply();
-        /* Algorithm 2: congested (del_cur >= del_ref/3) in S-PIE mode, only
-         * large flows' packets are dropped, with the probability that keeps
-         * their admitted count at the threshold; otherwise PIE's random
-         * drop. */
+        /* Algorithm 2: congested (del_cur >= del_ref/3) in S-PIE mode, a
+         * large flow's packet is dropped with the probability that keeps
+         * its admitted count at the threshold; every packet is also subject
+         * to PIE's p (README departure 12: Algorithm 2 admits small flows
+         * while congested, which with equal flows is no AQM at all). One
+         * random value for both: a large flow loses max(q, p). */
         if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1 &&
                 ig_md.large_prob_margin[31:31] == 1) {
             drop_large();
-        } else if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1) {
-            /* a small flow's packet, admitted */
         } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 1 &&
                    ig_md.prob_margin[31:31] == 1) {
             drop_random();
