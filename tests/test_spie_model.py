@@ -23,9 +23,15 @@ from bfrt_controller.spie.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.spie.tables import (
     D_LIMIT,
     DELAY_UNIT_S,
+    DROP_ALLOWANCE_LOG16,
+    LARGE_MARGIN_LOG16,
+    LOG_NEVER,
     PROB_ONE,
+    large_drop_q,
     log16,
+    log_count_entries,
     log_entries,
+    log_res_entries,
     term_entries,
 )
 from bfrt_controller.switch import EntryWrite
@@ -131,7 +137,16 @@ def test_vector_arithmetic_entries_are_the_controllers() -> None:
     for RFC 8033's alpha and beta (the vectors' expected p follow from them)."""
     ours = _controller_entries()
     vfile = load_vector_file(VECTORS)
-    arithmetic = {n.ALPHA_HI, n.ALPHA_LO, n.BETA_HI, n.BETA_LO, n.LOG_RES, n.LOG_COUNT, n.LOG_SUMSQ}
+    arithmetic = {
+        n.ALPHA_HI,
+        n.ALPHA_LO,
+        n.BETA_HI,
+        n.BETA_LO,
+        n.LOG_RES,
+        n.LOG_COUNT,
+        n.LOG_SUMSQ,
+        n.LARGE_DROP,
+    }
     checked = 0
     for e in vfile.setup.tables:
         if e.table not in arithmetic:
@@ -152,9 +167,13 @@ def _frame(src: str, sport: int, dst: str = "10.0.3.3") -> bytes:
     return bytes(Ether(dst=SWITCH_MAC, src=HOST_MAC) / IP(src=src, dst=dst) / TCP(sport=sport))
 
 
-def _app_on_model(**pie: Any) -> tuple[SpieApp, Any]:
+def _app_on_model(line_rate_gbps: float | None = 0.1, **pie: Any) -> tuple[SpieApp, Any]:
+    """The default config on the model; the sketch sized for a port of
+    line_rate_gbps (the paper's 100 Mb/s bottleneck unless given; None:
+    the chip's fastest port)."""
     raw = copy.deepcopy(RAW)
     raw["pie"].update(pie)
+    raw["sketch"]["line_rate_gbps"] = line_rate_gbps
     app = SpieApp(FlakyModelSwitch("spie"), parse_config(raw))
     app.push_all()
     model = app.switch.model  # type: ignore[attr-defined]
@@ -178,6 +197,12 @@ def test_p_rises_while_the_delay_exceeds_del_ref_and_reaches_ingress() -> None:
     p grows by about alpha x 15 ms + ... per step, and every step's p
     reaches ingress through the recirculation port (halved)."""
     _app, model = _app_on_model()
+    # The random value pinned above any p: the probe packets always pass.
+    model.table("SwitchIngress.random_hook.random_override").add(
+        {"ig_intr_md.ingress_port": Match(1)},
+        "SwitchIngress.random_hook.inject",
+        {"random_value": 0x7FFFFFFF},
+    )
     slot = 0  # port 3 is the config's first S-PIE port
     last = 0
     frame = _frame("10.0.1.1", 1000)
@@ -194,28 +219,135 @@ def test_p_rises_while_the_delay_exceeds_del_ref_and_reaches_ingress() -> None:
     assert model.counter(n.PI_UPDATES).read(3)[0] == 10
 
 
-def test_large_flow_dropped_small_flows_admitted_when_congested() -> None:
-    """Once a step has said congested (30 ms >= 5 ms), a flow sending many
-    packets among flows sending few is dropped; the few are admitted, and
-    nothing is dropped at random in that branch."""
-    _app, model = _app_on_model()
-    _send(model, 16_000_000, 30_000_000, _frame("10.0.1.1", 999))  # the step
+def _congest(model: Any) -> int:
+    """A step that says congested (30 ms >= del_ref/3); the time after it."""
+    _send(model, 16_000_000, 30_000_000, _frame("10.0.1.1", 999))
     assert model.register("SwitchIngress.congested").read(0) != 0
-    t = 17_000_000
-    large_sent = large_passed = small_sent = small_passed = 0
-    for i in range(200):
-        # Sojourns below T_update's reach: no further step inside this window.
-        if i % 4 == 0:
-            small_sent += 1
-            small_passed += _send(model, t, 30_000_000, _frame("10.0.1.2", 2000 + i))
-        else:
-            large_sent += 1
-            large_passed += _send(model, t, 30_000_000, _frame("10.0.1.1", 1000))
-        t += 10_000
-    assert small_passed == small_sent
-    assert large_passed < large_sent // 2
-    assert model.counter(n.RANDOM_DROPS).read(3)[0] == 0
-    assert model.counter(n.LARGE_FLOW_DROPS).read(3)[0] == large_sent - large_passed
+    return 17_000_000
+
+
+def paper_admits(flows: list[int]) -> dict[int, int]:
+    """Seed 002's Algorithm 2 while congested, exactly (no sketch error):
+    Query gives the flow's admitted count m_res, G_k = m_res / m_count,
+    G_threshold = sum m_j^2 / m_count^2 (Eq. 9), and a packet of a flow
+    whose share exceeds it is dropped; an admitted one is inserted (lines
+    15-17). Returns admitted packets per flow."""
+    m: dict[int, int] = {}
+    total = sumsq = 0
+    admitted: dict[int, int] = {}
+    for f in flows:
+        mk = m.get(f, 0)
+        if total and mk * total > sumsq:  # G_k > G_threshold
+            continue
+        admitted[f] = admitted.get(f, 0) + 1
+        sumsq += 2 * mk + 1
+        m[f] = mk + 1
+        total += 1
+    return admitted
+
+
+def test_elephant_admitted_at_no_less_than_the_paper_rules_share() -> None:
+    """A:B = 3:1 under congestion (the issue's case): the paper's rule,
+    inserting only admitted packets, admits A about as often as B. Counting
+    arrivals made A "large" for good (3 of 6000 admitted); A must now be
+    admitted at no less than the paper's share, within 10 %, and B (below
+    the average) lose no more than PIE's p."""
+    _app, model = _app_on_model()
+    t = _congest(model)
+    flows = [0, 0, 0, 1] * 2000
+    paper = paper_admits(flows)
+    assert paper[1] == 2000 and 1900 <= paper[0] <= 2100
+    frames = {0: _frame("10.0.1.1", 1000), 1: _frame("10.0.1.2", 2000)}
+    passed = {0: 0, 1: 0}
+    for f in flows:
+        passed[f] += _send(model, t, 30_000_000, frames[f])
+        t += 1_000
+    # PIE's p (about 4 % after one step of a 30 ms delay) applies to every
+    # packet; B, below the average, loses nothing more.
+    p = model.register(n.PROB).read(0) / 2**31
+    assert 0.01 < p < 0.1
+    assert passed[1] >= (1 - p - 0.02) * 2000
+    assert passed[0] >= 0.9 * paper[0]
+    # ... and A is held back beyond p: the sketch judges it large.
+    assert passed[0] < (1 - p) * 6000 - 100
+    assert model.counter(n.LARGE_FLOW_DROPS).read(3)[0] > 100
+
+
+def test_equal_flows_in_turn_are_never_dropped_as_large() -> None:
+    """Four equal flows served in turn while congested: none exceeds the
+    weighted average by more than one packet, so none may be dropped as
+    large (the margin below the logs' rounding lost 2.7 % of the first
+    20k); they lose only PIE's p."""
+    _app, model = _app_on_model()
+    t = _congest(model)
+    frames = [_frame(f"10.0.1.{i + 1}", 1000 + i) for i in range(4)]
+    passed = [0] * 4
+    for i in range(20_000):
+        passed[i % 4] += _send(model, t, 30_000_000, frames[i % 4])
+        t += 500
+    assert model.counter(n.LARGE_FLOW_DROPS).read(3)[0] == 0
+    # What they lose is PIE's p, as plain PIE would drop, evenly.
+    p = model.register(n.PROB).read(0) / 2**31
+    assert sum(passed) == pytest.approx((1 - p) * 20_000, rel=0.01)
+    assert min(passed) > 0.97 * max(passed)
+
+
+def _margin(m_before: int, m_count_before: int, sumsq_before: int) -> int:
+    """large_margin from the controller's three log tables (as the data
+    plane looks them up), signed."""
+
+    def look(entries: list[Any], v: int, default: int) -> int:
+        for e in entries:
+            if v & e.mask == e.value:
+                return e.log16
+        return default
+
+    res = look(_LOG_RES, m_before, 0xFC00)
+    count = look(_LOG_COUNT, m_count_before, 0xFC00)
+    sq = look(_LOG_SUMSQ, sumsq_before, 0)
+    margin = (res - ((sq - count) & 0xFFFF)) & 0xFFFF
+    return margin - (1 << 16) if margin >> 15 else margin
+
+
+# Disjoint ranges: any order finds the one match.
+_LOG_RES = log_res_entries()
+_LOG_COUNT = log_count_entries()
+_LOG_SUMSQ = log_entries(0, 2, LARGE_MARGIN_LOG16)
+
+
+def test_a_flow_at_or_below_the_threshold_is_never_dropped() -> None:
+    """Exhaustively over flows of 16..300 counts among 2..64 equal-ish
+    others: wherever the exact test m_before (m_count - 1) <= 2 S holds
+    (share at or below the weighted average), the looked-up margin is
+    within the allowance, so q = 0. The old margin (one sixteenth) was
+    below the rounding: a flow at 1.044x was judged large 26 % of the time."""
+    rng = random.Random(7)
+    worst = -(1 << 15)
+    for _ in range(40_000):
+        m = rng.randrange(16, 300)
+        others = [rng.randrange(1, 2 * m) for _ in range(rng.randrange(1, 64))]
+        counts = [m, *others]
+        total = sum(counts)
+        sumsq = sum(c * c for c in counts)
+        # S before m's next packet, as the data plane sums it: sum c(c-1)/2.
+        s_before = (sumsq - total) // 2
+        if m * (total - 1) > 2 * s_before:
+            continue
+        margin = _margin(m, total, s_before)
+        worst = max(worst, margin)
+        assert large_drop_q(margin) == 0, (m, total, s_before, margin)
+    assert worst >= DROP_ALLOWANCE_LOG16 - 2  # the search reached the edge
+
+
+def test_large_drop_admits_threshold_over_m_res() -> None:
+    """q = 0 up to the allowance, then 1 - 2^-(margin - 1)/16 (the one
+    built-in sixteenth is no excess): a flow measured at twice the
+    threshold loses half its packets, at four times three quarters."""
+    assert large_drop_q(DROP_ALLOWANCE_LOG16) == 0
+    assert large_drop_q(DROP_ALLOWANCE_LOG16 + 1) > 0
+    assert large_drop_q(LARGE_MARGIN_LOG16 + 16) == 1 << 30
+    assert large_drop_q(LARGE_MARGIN_LOG16 + 32) == 3 << 29
+    assert all(e.log16 == LOG_NEVER for e in _LOG_RES if e.value < 16)
 
 
 def test_plain_pie_port_drops_at_random_not_by_flow() -> None:
@@ -250,7 +382,54 @@ def test_app_writes_the_units_the_data_plane_uses() -> None:
     assert e.data["minus_t_update_ticks"] == (1 << 32) - 234375
     assert e.data["session"] == 40
     sketch = model.table(n.SKETCH_CONFIG).lookup({}).data
-    assert sketch == {"epoch_mask": 0xFF000000, "column_mask": 1023}
+    # 100 Mb/s: 2^22 ticks (268 ms) of minimum-size packets is 39,946
+    # packets, within the budget; 2^23 would not be.
+    assert sketch == {"epoch_mask": 0xFFC00000, "column_mask": 1023, "sample_mask": 0}
+
+
+@pytest.mark.parametrize(
+    ("chip", "gbps", "k", "u"),
+    [("tofino", 100, 16, 4), ("tofino2", 400, 16, 6), ("tofino", 10, 16, 1), ("tofino", 1, 19, 0)],
+)
+def test_line_rate_epoch_holds_within_the_counters(chip: str, gbps: float, k: int, u: int) -> None:
+    """A whole epoch of minimum-size packets at the line rate, counted 1 in
+    2^u, stays within the count budget (below the 16-bit cap, so no
+    count reaches the next epoch's start), and S, at most count^2 / 2,
+    below 2^31: neither saturates at line rate."""
+    from bfrt_controller.spie.config import (
+        COUNT_BUDGET,
+        line_rate_pps,
+        sketch_scaling,
+    )
+    from models.switch.spie import SPIE_COUNT_CAP
+
+    raw = copy.deepcopy(RAW)
+    raw["chip"] = chip
+    if chip == "tofino2":
+        raw = _tofino2_raw(raw)
+    raw["sketch"]["line_rate_gbps"] = gbps
+    cfg = parse_config(raw)
+    assert sketch_scaling(cfg, load_profile(chip)) == (k, u)
+    counts = line_rate_pps(gbps) * (1 << k) * 64e-9 / (1 << u)
+    assert counts <= COUNT_BUDGET < SPIE_COUNT_CAP
+    assert counts * counts / 2 < 2**31
+
+
+def _tofino2_raw(raw: dict[str, Any]) -> dict[str, Any]:
+    """The default config moved onto Tofino2's front panel (ports from 8)."""
+    shift = 8
+
+    def moved(port: int) -> int:
+        return port + shift
+
+    for r in raw["routes"]:
+        r["port"] = moved(r["port"])
+    raw["trusted_ports"] = [moved(p) for p in raw["trusted_ports"]]
+    for b in raw["source_bindings"]:
+        b["port"] = moved(b["port"])
+    for p in raw["ports"]:
+        p["port"] = moved(p["port"])
+    return raw
 
 
 def _raw(**changes: Any) -> dict[str, Any]:

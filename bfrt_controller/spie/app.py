@@ -43,7 +43,7 @@ from .config import (
     SketchParams,
     SpieConfig,
     check_against,
-    epoch_shift,
+    sketch_scaling,
     ticks,
 )
 from .tables import (
@@ -52,7 +52,11 @@ from .tables import (
     LogEntry,
     TermEntry,
     epoch_mask,
+    large_drop_entries,
+    log_count_entries,
     log_entries,
+    log_res_entries,
+    sample_mask,
     term_entries,
 )
 
@@ -206,12 +210,17 @@ class SpieApp(IntendedStateApp):
         ):
             hi, lo = term_entries(gain)
             writes += _term_writes(hi_table, key, hi) + _term_writes(lo_table, key, lo)
+        k, u = sketch_scaling(cfg, self.profile)
         writes.append(
             EntryWrite(
                 n.SKETCH_CONFIG,
                 {},
                 n.SET_SKETCH,
-                {"epoch_mask": epoch_mask(epoch_shift(cfg)), "column_mask": cfg.sketch.columns - 1},
+                {
+                    "epoch_mask": epoch_mask(k),
+                    "column_mask": cfg.sketch.columns - 1,
+                    "sample_mask": sample_mask(u),
+                },
                 op="default",
             )
         )
@@ -221,13 +230,22 @@ class SpieApp(IntendedStateApp):
         """What depends on nothing tunable: the log tables, the update ports,
         the mirror sessions."""
         writes: list[Write] = []
-        writes += _log_writes(n.LOG_RES, n.K_M_BEFORE, n.SET_LOG_RES, log_entries())
-        # log_count is keyed on m_count - 1, log_sumsq on S for 2 S (plus
-        # the strict-excess margin).
-        writes += _log_writes(n.LOG_COUNT, n.K_M_COUNT_BEFORE, n.SET_LOG_COUNT, log_entries(1))
+        writes += _log_writes(n.LOG_RES, n.K_M_BEFORE, n.SET_LOG_RES, log_res_entries())
+        # log_count gives log (m_count_before - 1), log_sumsq log 2 S_b
+        # (plus the strict-excess margin): m_before (m_count_b - 1) > 2 S_b.
+        writes += _log_writes(n.LOG_COUNT, n.K_M_COUNT_BEFORE, n.SET_LOG_COUNT, log_count_entries())
         writes += _log_writes(
             n.LOG_SUMSQ, n.K_SUMSQ, n.SET_LOG_SUMSQ, log_entries(0, 2, LARGE_MARGIN_LOG16)
         )
+        writes += [
+            EntryWrite(
+                n.LARGE_DROP,
+                {n.K_LARGE_MARGIN: Match(e.margin)},
+                n.SET_LARGE_DROP,
+                {"minus_q": e.minus_q},
+            )
+            for e in large_drop_entries()
+        ]
         for rp in self.profile.recirculation_ports:
             writes.append(
                 EntryWrite(n.UPDATE_PORTS, {n.K_INGRESS_PORT: Match(rp)}, n.ACCEPT_UPDATE)
@@ -235,7 +253,7 @@ class SpieApp(IntendedStateApp):
         return writes
 
     def static_tables(self) -> frozenset[str]:
-        return frozenset({n.LOG_RES, n.LOG_COUNT, n.LOG_SUMSQ})
+        return frozenset({n.LOG_RES, n.LOG_COUNT, n.LOG_SUMSQ, n.LARGE_DROP})
 
     def intended_writes(self) -> list[Write]:
         return self._writes_for(self.effective)
@@ -301,7 +319,7 @@ class SpieApp(IntendedStateApp):
         return rows
 
     def clear_interval_ticks(self) -> int:
-        return 1 << epoch_shift(self.effective)
+        return 1 << sketch_scaling(self.effective, self.profile)[0]
 
     def clear_interval_us(self) -> float:
         return self.clear_interval_ticks() * CLOCK_TICK_NS / 1000

@@ -10,10 +10,18 @@ Defaults: seed 002 gives no PIE parameters, so RFC 8033's (and ns-3's
 PieQueueDisc's): alpha 0.125, beta 1.25, del_ref 15 ms, T_update 15 ms.
 Nor does it give the sketch's size or clearing interval: 3 rows (compiled)
 of 1024 columns, and 2^24 ticks of 64 ns (1.07 s) between clearings.
+
+At a chip's line rate a 1.07 s epoch holds 1.6e8 minimum-size packets
+(100 Gb/s), far beyond what the 16-bit capped counters and the 32-bit sum
+of squares hold. So the epoch is shortened (`sketch_scaling`) until a whole
+epoch of the fastest S-PIE port's line rate is within COUNT_BUDGET counts,
+and below 2^16 ticks (4.2 ms) the sketch counts 1 packet in 2^u instead
+(tna/spie/README.md, "Widths").
 """
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -21,7 +29,7 @@ from pydantic import Field
 
 from hw_profiles import HwProfile, load_profile
 from models.switch.common import CLOCK_TICK_SHIFT
-from models.switch.spie import SPIE_SKETCH_COLUMNS, SPIE_SLOTS
+from models.switch.spie import SPIE_COUNT_CAP, SPIE_SKETCH_COLUMNS, SPIE_SLOTS
 
 from ..common import (
     PortNumber,
@@ -46,6 +54,15 @@ MAX_TIMER_US = 60_000_000.0
 MAX_DEL_REF_US = (D_LIMIT - 1) * DELAY_UNIT_S * 1e6
 MIRROR_SESSION_MAX = 1015
 CLOCK_TICK_NS = 1 << CLOCK_TICK_SHIFT
+# A minimum-size Ethernet frame on the wire: 64 bytes, 8 of preamble, 12 of
+# inter-frame gap.
+MIN_WIRE_BYTES = 84
+# Counts one epoch at line rate may reach: below the counters' cap by more
+# than 5 standard deviations of a sampled count, and S <= budget^2 / 2 <
+# 2^31.
+COUNT_BUDGET = 60_000
+# 1 packet in 2^16 at most: beyond any chip's line rate at the shortest epoch.
+SAMPLE_SHIFT_MAX = 16
 
 
 class PortSpec(Strict):
@@ -69,6 +86,9 @@ class SketchParams(Strict):
     # ClearMemory's interval: rounded to the nearest 2^k ticks of 64 ns,
     # k in 16..24 (4.2 ms .. 1.07 s).
     clear_interval_us: Annotated[float, Field(gt=0)] = 1_073_741.824
+    # The fastest S-PIE port's line rate; none: the chip's fastest port
+    # (hw_profiles' max_port_gbps), the worst case the counts must hold.
+    line_rate_gbps: Annotated[float, Field(gt=0)] | None = None
 
 
 class SpieConfig(Strict):
@@ -91,6 +111,34 @@ def ticks(us: float) -> int:
 
 def epoch_shift(cfg: SpieConfig) -> int:
     return nearest_shift(cfg.sketch.clear_interval_us * 1000 / CLOCK_TICK_NS, 0, 64)
+
+
+def line_rate_gbps(cfg: SpieConfig, profile: HwProfile) -> float:
+    rate = cfg.sketch.line_rate_gbps
+    return float(profile.max_port_gbps) if rate is None else rate
+
+
+def line_rate_pps(gbps: float) -> float:
+    """Minimum-size packets per second at `gbps`."""
+    return gbps * 1e9 / (MIN_WIRE_BYTES * 8)
+
+
+def sketch_scaling(cfg: SpieConfig, profile: HwProfile) -> tuple[int, int]:
+    """(k, u): the epoch is 2^k ticks and 1 packet in 2^u is counted, so
+    that one epoch of minimum-size packets at the line rate is at most
+    COUNT_BUDGET counts. The configured epoch is shortened first (every
+    packet counted keeps equal flows' counts equal); only at 2^16 ticks
+    does u grow (sampled counts of equal flows differ by chance)."""
+    k = epoch_shift(cfg)
+    pps = line_rate_pps(line_rate_gbps(cfg, profile))
+
+    def shift_for(k: int) -> int:
+        packets = pps * (1 << k) * CLOCK_TICK_NS * 1e-9
+        return max(0, math.ceil(math.log2(max(packets, 1.0) / COUNT_BUDGET)))
+
+    while shift_for(k) > 0 and k > EPOCH_SHIFT_MIN:
+        k -= 1
+    return k, shift_for(k)
 
 
 def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
@@ -130,6 +178,20 @@ def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
             f"{cfg.sketch.clear_interval_us} us is outside {lo:.0f}..{hi:.0f} us "
             "(2^16..2^24 ticks of 64 ns)",
         )
+    rate = line_rate_gbps(cfg, profile)
+    if rate > profile.max_port_gbps:
+        raise ConfigError(
+            "sketch.line_rate_gbps",
+            f"{rate:g} Gb/s is beyond the chip's fastest port ({profile.max_port_gbps} Gb/s)",
+        )
+    k, u = sketch_scaling(cfg, profile)
+    if u > SAMPLE_SHIFT_MAX:
+        raise ConfigError(
+            "sketch.line_rate_gbps",
+            f"{rate:g} Gb/s needs 1 packet in 2^{u} counted even with the shortest epoch "
+            f"(2^{EPOCH_SHIFT_MIN} ticks); at most 2^{SAMPLE_SHIFT_MAX}",
+        )
+    assert COUNT_BUDGET < SPIE_COUNT_CAP
     last = cfg.mirror_session_base + profile.pipes - 1
     if not profile.valid_mirror_session(cfg.mirror_session_base) or not (
         profile.valid_mirror_session(last)

@@ -33,6 +33,15 @@ LOG_SCALE = 1 << LOG_FRACTION_BITS
 # in the data plane is a strict excess of at least 2^(1/16) (4.4 %).
 # Without it equal flows would all be "large" and all dropped.
 LARGE_MARGIN_LOG16 = 1
+# The three logs round down by up to 1 + 16 log2(17/16) (< 2.4) each, so
+# the margin m_before's log exceeds the threshold's by reads up to 2.4 more
+# than the true ratio's (one log low, two high) after the 1 above: 1 for a
+# flow exactly at the threshold. large_drop drops nothing up to this
+# allowance (tests/test_spie_model.py checks the bound by exhaustion).
+DROP_ALLOWANCE_LOG16 = 2
+# large_drop's entries: margins 1 .. this (q is within 2^-31 of 1 long before).
+DROP_MARGIN_MAX = 1023
+PROB31_ONE = 1 << 31
 
 
 @dataclass(frozen=True)
@@ -123,6 +132,29 @@ def log_entries(offset: int = 0, times: int = 1, plus: int = 0) -> list[LogEntry
     ]
 
 
+LOG_NEVER = 0xFC00  # -1024 as 16 bits: a log that makes the flow never large
+# A flow counted fewer times than this in the epoch is never large: equal
+# flows served in turn differ by one packet, a share of 1/count, which the
+# allowance covers only from here (tests/test_spie_model.py).
+LARGE_MIN_COUNT = 16
+
+
+def log_res_entries() -> list[LogEntry]:
+    """log_res: 16 log2(m_before), LOG_NEVER below LARGE_MIN_COUNT."""
+    return [
+        LogEntry(value, mask, LOG_NEVER if low < LARGE_MIN_COUNT else log16(low))
+        for value, mask, low in log_ranges()
+    ]
+
+
+def log_count_entries() -> list[LogEntry]:
+    """log_count is keyed on m_count_before and gives 16 log2(m_count_before
+    - 1): for 0 (its default) and 1 there is no log, the test never holds."""
+    out = [LogEntry(1, U32, LOG_NEVER)]
+    out += [LogEntry(value, mask, log16(low - 1)) for value, mask, low in log_ranges() if low >= 2]
+    return out
+
+
 def epoch_mask(shift: int) -> int:
     """~(2^shift - 1): the epoch's start from the clock."""
     return _u32(~((1 << shift) - 1))
@@ -131,3 +163,33 @@ def epoch_mask(shift: int) -> int:
 def nearest_shift(interval_ticks: float, low: int, high: int) -> int:
     """The power of two of ticks nearest `interval_ticks` (in log), clamped."""
     return min(high, max(low, round(math.log2(max(interval_ticks, 1.0)))))
+
+
+@dataclass(frozen=True)
+class DropEntry:
+    margin: int
+    minus_q: int  # -q in 2^-31 units, as 32 bits
+
+
+def large_drop_q(margin_log16: int) -> int:
+    """A large flow's drop probability in 2^-31 units: 0 up to the
+    allowance, beyond it 1 - 2^-(margin - LARGE_MARGIN_LOG16)/16, i.e.
+    admitted with probability threshold / m_res as the logs measure it."""
+    if margin_log16 <= DROP_ALLOWANCE_LOG16:
+        return 0
+    excess = margin_log16 - LARGE_MARGIN_LOG16
+    return min(PROB31_ONE, round((1 - 2 ** (-excess / LOG_SCALE)) * PROB31_ONE))
+
+
+def large_drop_entries() -> list[DropEntry]:
+    """Exact entries on the 16-bit margin, for every margin with q > 0."""
+    return [
+        DropEntry(m, _u32(-large_drop_q(m)))
+        for m in range(1, DROP_MARGIN_MAX + 1)
+        if large_drop_q(m) > 0
+    ]
+
+
+def sample_mask(shift: int) -> int:
+    """2^u - 1: a packet is counted when these bits of its random value are 0."""
+    return (1 << shift) - 1

@@ -54,21 +54,29 @@ SPIE_SLOTS = 256
 SPIE_SKETCH_COLUMNS = 4096
 SPIE_LOG_ENTRIES = 512
 SPIE_TERM_ENTRIES = 272
+SPIE_DROP_ENTRIES = 1024
 SPIE_MODE_NONE = 0
 SPIE_MODE_PIE = 1
 SPIE_MODE_SPIE = 2
 FEEDBACK_TYPE_SPIE_STATE = 5
+# bridged class_id of a packet that found its port idle (no fresh update).
+SPIE_BRIDGED_IDLE = 1
 PKT_TYPE_MIRROR_SPIE = 5
 # A counter at most this far above its epoch's start is this epoch's.
 EPOCH_COUNT_LIMIT = 1 << 24
+# A count stops below this (2^16 - 1 < 2^k for every epoch k >= 16): it can
+# never reach the next epoch's start, so no earlier epoch reads as current.
+SPIE_COUNT_CAP = 0xFFFF
 SIGN_32 = 0x80000000
 U16_MASK = 0xFFFF
 RANDOM_31_MASK = 0x7FFFFFFF
-# sketch_config's default action data: T_threshold = 2^24 ticks, 4096 columns.
+# sketch_config's default action data: T_threshold = 2^24 ticks, 4096
+# columns, every packet counted.
 DEFAULT_EPOCH_MASK = 0xFF000000
 DEFAULT_COLUMN_MASK = 0x0FFF
-# log_res's default: m_before = 0, the flow's first packet this epoch, is
-# never large (-1024 as 16 bits).
+DEFAULT_SAMPLE_MASK = 0
+# log_res's and log_count's default: m_before = 0 (the flow's first packet
+# this epoch) or m_count_before < 2 is never large (-1024 as 16 bits).
 LOG_NEVER = 0xFC00
 # The three rows' CRC-16 polynomials (reflected in and out, init 0, no xor),
 # as the shift-right register uses them: 0x8005, 0x1021, 0x3D65 bit-reversed.
@@ -159,6 +167,8 @@ class IgMd:
     stale_before_ticks: int = 0
     epoch_mask: int = 0
     epoch_base: int = 0
+    sample_mask: int = 0
+    sample_bits: int = 0
     hash0: int = 0
     hash1: int = 0
     hash2: int = 0
@@ -172,6 +182,7 @@ class IgMd:
     log_count: int = 0
     log_threshold: int = 0
     large_margin: int = 0
+    large_prob_margin: int = 0
     fresh: int = 0
     congested: int = 0
     prob: int = 0
@@ -282,7 +293,9 @@ class Spie(TnaProgram):
                 size=SPIE_SLOTS,
             )
         )
-        self.set_sketch = Action(f"{ig}.set_sketch", (("epoch_mask", 32), ("column_mask", 16)))
+        self.set_sketch = Action(
+            f"{ig}.set_sketch", (("epoch_mask", 32), ("column_mask", 16), ("sample_mask", 32))
+        )
         self.sketch_config = p4.table(
             Table(
                 f"{ig}.sketch_config",
@@ -290,7 +303,11 @@ class Spie(TnaProgram):
                 [self.set_sketch],
                 (
                     self.set_sketch.name,
-                    {"epoch_mask": DEFAULT_EPOCH_MASK, "column_mask": DEFAULT_COLUMN_MASK},
+                    {
+                        "epoch_mask": DEFAULT_EPOCH_MASK,
+                        "column_mask": DEFAULT_COLUMN_MASK,
+                        "sample_mask": DEFAULT_SAMPLE_MASK,
+                    },
                 ),
                 size=1,
             )
@@ -305,9 +322,19 @@ class Spie(TnaProgram):
         self.set_log_sumsq = Action(f"{ig}.set_log_sumsq", (("log16", 16),))
         self.log_res = log_table(p4, f"{ig}.log_res", "ig_md.m_before", self.set_log_res, LOG_NEVER)
         self.log_count = log_table(
-            p4, f"{ig}.log_count", "ig_md.m_count_before", self.set_log_count, 0
+            p4, f"{ig}.log_count", "ig_md.m_count_before", self.set_log_count, LOG_NEVER
         )
         self.log_sumsq = log_table(p4, f"{ig}.log_sumsq", "ig_md.sumsq", self.set_log_sumsq, 0)
+        self.set_large_drop = Action(f"{ig}.set_large_drop", (("minus_q", 32),))
+        self.large_drop = p4.table(
+            Table(
+                f"{ig}.large_drop",
+                [KeyField("ig_md.large_margin", 16, "exact")],
+                [self.set_large_drop],
+                (self.set_large_drop.name, {"minus_q": 0}),
+                size=SPIE_DROP_ENTRIES,
+            )
+        )
 
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
@@ -356,19 +383,26 @@ class Spie(TnaProgram):
             self.term_tables[name] = (table, action, key)
 
     # ---- ingress register actions (one per register per packet) ----
-    def tagged_insert(self, reg: Register, index: int, epoch_base: int) -> int:
-        """SPIE_TAGGED_INSERT / m_count_insert: the count before this packet."""
+    def tagged_insert(self, reg: Register, index: int, epoch_base: int, counted: bool) -> int:
+        """SPIE_TAGGED_INSERT / m_count_insert (counted) or SPIE_TAGGED_READ /
+        m_count_read: the count before this packet."""
         c = reg.read(index)
-        if (c - epoch_base) & U32_MASK < EPOCH_COUNT_LIMIT:
+        d = (c - epoch_base) & U32_MASK
+        if d >= EPOCH_COUNT_LIMIT:
+            reg.write(index, (epoch_base + 1) & U32_MASK)
+            return 0
+        if counted and d < SPIE_COUNT_CAP:
             reg.write(index, (c + 1) & U32_MASK)
-            return (c - epoch_base) & U32_MASK
-        reg.write(index, (epoch_base + 1) & U32_MASK)
-        return 0
+        return d
 
-    def sumsq_add(self, slot: int, md: IgMd) -> int:
-        s = md.row0 if md.m_count_before == 0 else (self.sumsq.read(slot) + md.row0) & U32_MASK
-        self.sumsq.write(slot, s)
-        return s
+    def sumsq_add(self, slot: int, md: IgMd, counted: bool) -> int:
+        """sumsq_add (saturating) or sumsq_read: S before this packet."""
+        before = self.sumsq.read(slot)
+        if md.m_count_before == 0:
+            self.sumsq.write(slot, md.row0 if counted else 0)
+        elif counted:
+            self.sumsq.write(slot, min(before + md.row0, U32_MASK))
+        return before
 
     def state_read(self, slot: int, md: IgMd) -> int:
         s = self.state.read(slot)
@@ -403,12 +437,15 @@ class Spie(TnaProgram):
         hdr.aqm_bridged.arrival_ns = ig_intr_md.ingress_mac_tstamp_ns & U32_MASK
         cfg = self.sketch_config.lookup({}).data
         md.epoch_mask, md.column_mask = cfg["epoch_mask"], cfg["column_mask"]
+        md.sample_mask = cfg["sample_mask"]
         md.hash0, md.hash1, md.hash2 = row_hashes(flow_key(hdr, md.parsed))
         md.epoch_base = hdr.aqm_bridged.now_ticks & md.epoch_mask
         md.hash0 &= md.column_mask
         md.hash1 &= md.column_mask
         md.hash2 &= md.column_mask
         md.random = self.random_hook.apply(ig_intr_md)
+        md.sample_bits = md.random & md.sample_mask
+        counted = md.sample_bits == 0
 
         md.forged = self.trust.apply(hdr, in_port, len(data))
         md.spoofed = self.source_guard.apply(hdr, in_port, len(data))
@@ -441,34 +478,32 @@ class Spie(TnaProgram):
                 ) & U32_MASK
 
         if not md.forged and not md.spoofed and hdr.ipv4.is_valid():
-            md.row0 = self.tagged_insert(self.rows[0], md.hash0, md.epoch_base)
-            md.row1 = self.tagged_insert(self.rows[1], md.hash1, md.epoch_base)
-            md.row2 = self.tagged_insert(self.rows[2], md.hash2, md.epoch_base)
+            md.row0 = self.tagged_insert(self.rows[0], md.hash0, md.epoch_base, counted)
+            md.row1 = self.tagged_insert(self.rows[1], md.hash1, md.epoch_base, counted)
+            md.row2 = self.tagged_insert(self.rows[2], md.hash2, md.epoch_base, counted)
         if md.mode != SPIE_MODE_NONE:
             md.prob = self.prob.read(md.slot)
             md.fresh = self.state_read(md.slot, md)
             md.congested = self.congested_read(md.slot, md)
-            md.m_count_before = self.tagged_insert(self.m_count, md.slot, md.epoch_base)
-            md.sumsq = self.sumsq_add(md.slot, md)
+            if md.fresh == 0:
+                hdr.bridged.class_id = SPIE_BRIDGED_IDLE  # mark_idle()
+            md.m_count_before = self.tagged_insert(self.m_count, md.slot, md.epoch_base, counted)
+            md.sumsq = self.sumsq_add(md.slot, md, counted)
         md.prob_margin = (md.random - md.prob) & U32_MASK
         md.row01 = min(md.row0, md.row1)
         md.m_before = min(md.row01, md.row2)
-        # Algorithm 2: congested in S-PIE mode, only large flows' packets are
-        # dropped; otherwise PIE's random drop.
+        # Algorithm 2: congested in S-PIE mode, a large flow's packet is
+        # dropped with the probability that keeps its admitted count at the
+        # threshold; every other packet is subject to PIE's p.
         spie_congested = md.mode == SPIE_MODE_SPIE and md.congested == 1
         if spie_congested:
             # The P4 looks the logs up for every packet; only this branch
             # reads them (the evaluation runs millions of packets).
             self.large_test(md)
-        if spie_congested and md.large_margin >> 15 == 0:
+        if spie_congested and md.large_prob_margin >> 31 == 1:
             drop = True
             self.large_flow_drops.count(egress_port, len(data))
-        elif (
-            not spie_congested
-            and md.mode != SPIE_MODE_NONE
-            and md.fresh == 1
-            and md.prob_margin >> 31 == 1
-        ):
+        elif md.mode != SPIE_MODE_NONE and md.fresh == 1 and md.prob_margin >> 31 == 1:
             drop = True
             self.random_drops.count(egress_port, len(data))
         if drop:
@@ -480,7 +515,8 @@ class Spie(TnaProgram):
 
     def large_test(self, md: IgMd) -> None:
         """log_count, then log_sumsq's and log_res's actions, each taking its
-        difference: log 2S - log m_count, then log m_before - that."""
+        difference: log 2S - log m_count, then log m_before - that; then
+        large_drop's -q added to the random value."""
         md.log_count = self.log_count.lookup({"ig_md.m_count_before": md.m_count_before}).data[
             "log16"
         ]
@@ -488,6 +524,8 @@ class Spie(TnaProgram):
         md.log_threshold = (log_sumsq - md.log_count) & U16_MASK
         log_res = self.log_res.lookup({"ig_md.m_before": md.m_before}).data["log16"]
         md.large_margin = (log_res - md.log_threshold) & U16_MASK
+        minus_q = self.large_drop.lookup({"ig_md.large_margin": md.large_margin}).data["minus_q"]
+        md.large_prob_margin = (md.random + minus_q) & U32_MASK
 
     # ---- egress register actions ------------------------------------
     def tick_check(self, slot: int, md: EgMd, now_ticks: int) -> int:
@@ -502,9 +540,10 @@ class Spie(TnaProgram):
         self.del_old.write(slot, md.del_cur_ns_shr10)
         return previous
 
-    def prob_step(self, slot: int, md: EgMd) -> int:
-        """prob_down (p |-| -delta) or prob_up (p |+| delta): saturating."""
-        p = self.pi_prob.read(slot)
+    def prob_step(self, slot: int, md: EgMd, idle: bool) -> int:
+        """prob_down (p |-| -delta) or prob_up (p |+| delta): saturating;
+        after an idle spell prob_restart_down (0) or prob_restart_up (delta)."""
+        p = 0 if idle else self.pi_prob.read(slot)
         p = max(p - md.minus_delta, 0) if md.delta >> 31 == 1 else min(p + md.delta, U32_MASK)
         self.pi_prob.write(slot, p)
         return p
@@ -561,7 +600,7 @@ class Spie(TnaProgram):
         if md.tick == 1:
             # The P4 looks the terms up for every packet; only a step reads them.
             self.pi_terms(md)
-            md.prob = self.prob_step(md.slot, md)
+            md.prob = self.prob_step(md.slot, md, hdr.bridged.class_id == SPIE_BRIDGED_IDLE)
             md.report = True
             md.mirror_congested = 0 if md.congested_margin >> 31 == 1 else 1
             self.pi_updates.count(eg_intr_md.egress_port, len(data))

@@ -28,7 +28,9 @@
  *   the sketch: three rows of up to 4096 counters, CRC-16 (three
  *   polynomials) of the 5-tuple; every counter, the port's m_count and
  *   sum S start from zero in each epoch (ClearMemory every T_threshold,
- *   done lazily: a counter holds its epoch's start plus its count);
+ *   done lazily: a counter holds its epoch's start plus its count,
+ *   capped below 2^16); counts are in units of 2^u packets (1 packet in
+ *   2^u counted, u from the port's line rate);
  *   m_res = 1 + m_before, the row minimum before this packet's insertion;
  *   Eq. 9's weighted share G_threshold = sum m_k G_k / sum m_k
  *   = sum m_k^2 / m_count^2, and with S the sum of m_before over the
@@ -36,8 +38,11 @@
  *   G_k >= G_threshold <=> m_before m_count >= 2 S, tested on 4-bit
  *   fixed-point log2 lookups;
  *   if the last update is fresh and said congested, and the mode is
- *   S-PIE: drop iff the flow is large (Algorithm 2 lines 10-13, with the
- *   printed comparison corrected); otherwise drop with probability p.
+ *   S-PIE: a large flow's packet is dropped with probability
+ *   1 - threshold/m_res beyond a rounding allowance (Algorithm 2 lines
+ *   10-13 with the printed comparison corrected, on arrival counts: see
+ *   tna/spie/README.md); any packet not dropped so is dropped with
+ *   probability p.
  */
 #include "../include/arch.p4"
 #include "../include/headers.p4"
@@ -52,10 +57,12 @@
 #define SPIE_SKETCH_COLUMNS 4096
 #define SPIE_LOG_ENTRIES 512
 #define SPIE_TERM_ENTRIES 272
+#define SPIE_DROP_ENTRIES 1024
 
 const bit<2> SPIE_MODE_NONE = 0;
 const bit<2> SPIE_MODE_PIE = 1;
 const bit<2> SPIE_MODE_SPIE = 2;
+const class_id_t SPIE_BRIDGED_IDLE = 1;
 
 typedef bit<8> spie_slot_t;
 typedef bit<12> spie_column_t;
@@ -71,6 +78,8 @@ struct ig_md_t {
     bit<32>       stale_before_ticks;  /* now - staleness limit */
     bit<32>       epoch_mask;          /* ~(2^k - 1) */
     bit<32>       epoch_base;          /* the epoch's start, in ticks */
+    bit<32>       sample_mask;         /* 2^u - 1: count 1 packet in 2^u */
+    bit<32>       sample_bits;         /* random & sample_mask: 0 <=> counted */
     bit<16>       hash0;
     bit<16>       hash1;
     bit<16>       hash2;
@@ -83,7 +92,8 @@ struct ig_md_t {
     bit<32>       sumsq;               /* S: m_before summed over the epoch */
     bit<16>       log_count;
     bit<16>       log_threshold;       /* log 2S - log m_count */
-    bit<16>       large_margin;        /* bit 15 clear <=> large flow */
+    bit<16>       large_margin;        /* 16 log2(m_before m_count / 2S) */
+    bit<32>       large_prob_margin;   /* random - q(margin): bit 31 set <=> drop */
     bit<1>        fresh;               /* an update within the staleness limit */
     bit<1>        congested;           /* ... and it said del_cur >= del_ref/3 */
     bit<32>       prob;
@@ -299,10 +309,18 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     /* T_threshold = 2^k ticks of 64 ns, 16 <= k <= 24 (the controller sets
      * the default action's mask, ~(2^k - 1)): the epoch starts at the clock
      * with its low k bits cleared, and a counter holds that start plus its
-     * count. */
-    action set_sketch(bit<32> epoch_mask, bit<16> column_mask) {
+     * count. The counts are in units of 2^u packets: a packet is counted
+     * when the low u bits of its random value are 0 (sample_mask 2^u - 1,
+     * u from the port rate, bfrt_controller/spie/config.py), so that a
+     * line-rate epoch stays below the counters' cap and S below 2^32. */
+    action set_sketch(bit<32> epoch_mask, bit<16> column_mask, bit<32> sample_mask) {
         ig_md.epoch_mask = epoch_mask;
         ig_md.column_mask = column_mask;
+        ig_md.sample_mask = sample_mask;
+    }
+
+    action draw_sample() {
+        ig_md.sample_bits = ig_md.random & ig_md.sample_mask;
     }
 
     action epoch_start() {
@@ -313,7 +331,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     table sketch_config {
         actions = { set_sketch; }
-        default_action = set_sketch(0xFF000000, 0x0FFF);
+        default_action = set_sketch(0xFF000000, 0x0FFF, 0);
         size = 1;
     }
 
@@ -354,32 +372,66 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) sumsq;
 
     /* A counter more than 2^24 above the epoch's start, or below it, holds
-     * an earlier epoch's count: it restarts at this packet. Out: the count
-     * before this packet. */
+     * an earlier epoch's count: it restarts at this packet (counted, so a
+     * flow seen this epoch counts at least 1). A count stops at
+     * SPIE_COUNT_CAP - 1 (2^16 - 1 < 2^k): it can never reach the next
+     * epoch's start, so an earlier epoch's counter is never read as this
+     * one's. Out: the count before this packet. _insert counts the packet,
+     * _read (a packet the sample skips) only reads, or restarts. */
+#define SPIE_COUNT_CAP 0x0000FFFF
 #define SPIE_TAGGED_INSERT(reg, name) \
     RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
         void apply(inout bit<32> c, out bit<32> before) { \
-            if (c - ig_md.epoch_base < 0x01000000) { \
+            if (c - ig_md.epoch_base >= 0x01000000) { \
+                before = 0; \
+                c = ig_md.epoch_base + 1; \
+            } else if (c - ig_md.epoch_base < SPIE_COUNT_CAP) { \
                 before = c - ig_md.epoch_base; \
                 c = c + 1; \
             } else { \
+                before = c - ig_md.epoch_base; \
+            } \
+        } \
+    }
+#define SPIE_TAGGED_READ(reg, name) \
+    RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
+        void apply(inout bit<32> c, out bit<32> before) { \
+            if (c - ig_md.epoch_base >= 0x01000000) { \
                 before = 0; \
                 c = ig_md.epoch_base + 1; \
+            } else { \
+                before = c - ig_md.epoch_base; \
             } \
         } \
     }
     SPIE_TAGGED_INSERT(sketch_row0, row0_insert);
     SPIE_TAGGED_INSERT(sketch_row1, row1_insert);
     SPIE_TAGGED_INSERT(sketch_row2, row2_insert);
+    SPIE_TAGGED_READ(sketch_row0, row0_read);
+    SPIE_TAGGED_READ(sketch_row1, row1_read);
+    SPIE_TAGGED_READ(sketch_row2, row2_read);
 
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_insert = {
         void apply(inout bit<32> c, out bit<32> before) {
-            if (c - ig_md.epoch_base < 0x01000000) {
+            if (c - ig_md.epoch_base >= 0x01000000) {
+                before = 0;
+                c = ig_md.epoch_base + 1;
+            } else if (c - ig_md.epoch_base < SPIE_COUNT_CAP) {
                 before = c - ig_md.epoch_base;
                 c = c + 1;
             } else {
+                before = c - ig_md.epoch_base;
+            }
+        }
+    };
+
+    RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_read = {
+        void apply(inout bit<32> c, out bit<32> before) {
+            if (c - ig_md.epoch_base >= 0x01000000) {
                 before = 0;
                 c = ig_md.epoch_base + 1;
+            } else {
+                before = c - ig_md.epoch_base;
             }
         }
     };
@@ -390,15 +442,32 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * m_res m_count >= sum m_k^2, is m_before m_count >= 2 S. Row 0 rather
      * than the row minimum so that S does not wait for the minimum (two
      * stages); collisions can only raise it. The slot's first packet of an
-     * epoch restarts the sum. */
+     * epoch restarts the sum. Out: S before this packet, S_b; the test is
+     * the same for a counted packet and one the sample skips (as if it
+     * were counted): m_before (m_count_b + 1) >= 2 (S_b + m_before), i.e.
+     * m_before (m_count_b - 1) >= 2 S_b, with m_count_b = m_count_before.
+     * Only counted packets add (counts are in
+     * units of 2^u packets), and the add saturates: the controller's u
+     * keeps a line-rate epoch below 2^31, so only arrivals above the
+     * port's line rate (several ports into one) can reach 2^32 - 1, where
+     * S stops (tna/spie/README.md, "Widths"). */
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(sumsq) sumsq_add = {
-        void apply(inout bit<32> s, out bit<32> after) {
+        void apply(inout bit<32> s, out bit<32> before) {
+            before = s;
             if (ig_md.m_count_before == 0) {
                 s = ig_md.row0;
             } else {
-                s = s + ig_md.row0;
+                s = s |+| ig_md.row0;
             }
-            after = s;
+        }
+    };
+
+    RegisterAction<bit<32>, spie_slot_t, bit<32>>(sumsq) sumsq_read = {
+        void apply(inout bit<32> s, out bit<32> before) {
+            before = s;
+            if (ig_md.m_count_before == 0) {
+                s = 0;
+            }
         }
     };
 
@@ -411,9 +480,11 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     }
 
     /* 16 x log2, rounded down to a sixteenth from the leading one and the
-     * four bits after it (bfrt_controller/spie/logs.py): of m_before, of
-     * m_count (= m_count_before + 1) and of 2 S. m_before = 0 (the flow's
-     * first packet this epoch) has no entry: -1024 makes it never large. */
+     * four bits after it (bfrt_controller/spie/tables.py): of m_before, of
+     * m_count_before - 1 and of 2 S_b. m_before = 0 (the flow's first
+     * packet this epoch) has no entry and m_before below 16 gets -1024,
+     * as m_count_before 0 (no entry) and 1 do in log_count: either is
+     * never large. */
     /* The log_sumsq and log_res actions also take the difference, each
      * saving the stage a separate subtraction would cost. Logs are in
      * -1024..528: the margin's bit 15 is its sign. */
@@ -431,7 +502,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     table log_count {
         key = { ig_md.m_count_before : ternary; }
         actions = { set_log_count; }
-        default_action = set_log_count(0);
+        default_action = set_log_count(0xFC00);
         size = SPIE_LOG_ENTRIES;
     }
 
@@ -440,6 +511,25 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         actions = { set_log_sumsq; }
         default_action = set_log_sumsq(0);
         size = SPIE_LOG_ENTRIES;
+    }
+
+    /* Algorithm 2 admits a large flow's packet once its admitted count is
+     * back at the threshold; counting arrivals (a register is read before
+     * the verdict it feeds), the equivalent is to admit it with probability
+     * threshold / m_res = 2^(-margin/16): the drop probability
+     * q = 1 - 2^(-(margin - allowance)/16) in 2^-31 units, 0 up to the
+     * logs' rounding allowance (bfrt_controller/spie/tables.py), so equal
+     * flows are never dropped. Entries hold -q (action data can only be
+     * added); a margin with no entry (negative) drops nothing. */
+    action set_large_drop(bit<32> minus_q) {
+        ig_md.large_prob_margin = ig_md.random + minus_q;
+    }
+
+    table large_drop {
+        key = { ig_md.large_margin : exact; }
+        actions = { set_large_drop; }
+        default_action = set_large_drop(0);
+        size = SPIE_DROP_ENTRIES;
     }
 
     /* Both below 2^31: bit 31 set <=> random < p, drop. */
@@ -455,6 +545,13 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     action drop_random() {
         ig_dprsr_md.drop_ctl = 1;
         random_drops.count(ig_tm_md.ucast_egress_port);
+    }
+
+    /* No update for the staleness limit: the queue was empty, so the PI
+     * step this packet may take in egress restarts p from 0, the p ingress
+     * already applies (bridged in class_id, which S-PIE does not use). */
+    action mark_idle() {
+        hdr.bridged.class_id = SPIE_BRIDGED_IDLE;
     }
 
     apply {
@@ -473,6 +570,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         epoch_start();
         mask_columns();
         random_hook.apply(ig_intr_md, ig_md.random);
+        draw_sample();
 
         trust.apply(hdr, ig_intr_md, ig_dprsr_md, ig_md.forged);
         source_guard.apply(hdr, ig_intr_md, ig_md.spoofed);
@@ -506,19 +604,33 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
          * nothing from spie_port, which saves a stage): a flow to a port
          * without S-PIE only shares counters with S-PIE flows through
          * collisions, as any other flow does. */
-        if (!ig_md.forged && ig_md.spoofed == 0 && hdr.ipv4.isValid()) {
+        if (!ig_md.forged && ig_md.spoofed == 0 && hdr.ipv4.isValid() &&
+                ig_md.sample_bits == 0) {
             ig_md.row0 = row0_insert.execute((spie_column_t)ig_md.hash0);
             ig_md.row1 = row1_insert.execute((spie_column_t)ig_md.hash1);
             ig_md.row2 = row2_insert.execute((spie_column_t)ig_md.hash2);
+        } else if (!ig_md.forged && ig_md.spoofed == 0 && hdr.ipv4.isValid()) {
+            ig_md.row0 = row0_read.execute((spie_column_t)ig_md.hash0);
+            ig_md.row1 = row1_read.execute((spie_column_t)ig_md.hash1);
+            ig_md.row2 = row2_read.execute((spie_column_t)ig_md.hash2);
         }
         if (ig_md.mode != SPIE_MODE_NONE) {
             ig_md.prob = prob_read.execute(ig_md.slot);
             ig_md.fresh = state_read.execute(ig_md.slot);
             ig_md.congested = congested_read.execute(ig_md.slot);
-            ig_md.m_count_before = m_count_insert.execute(ig_md.slot);
         }
-        if (ig_md.mode != SPIE_MODE_NONE) {
+        if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 0) {
+            mark_idle();
+        }
+        if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
+            ig_md.m_count_before = m_count_insert.execute(ig_md.slot);
+        } else if (ig_md.mode != SPIE_MODE_NONE) {
+            ig_md.m_count_before = m_count_read.execute(ig_md.slot);
+        }
+        if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
             ig_md.sumsq = sumsq_add.execute(ig_md.slot);
+        } else if (ig_md.mode != SPIE_MODE_NONE) {
+            ig_md.sumsq = sumsq_read.execute(ig_md.slot);
         }
         random_margin();
         take_min01();
@@ -526,13 +638,16 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         log_count.apply();
         log_sumsq.apply();
         log_res.apply();
-        /* Algorithm 2: congested (del_cur >= del_ref/3) in S-PIE mode, only
-         * large flows' packets are dropped; otherwise PIE's random drop. */
+        large_drop.apply();
+        /* Algorithm 2: congested (del_cur >= del_ref/3) in S-PIE mode, a
+         * large flow's packet is dropped with the probability that keeps
+         * its admitted count at the threshold; every packet is also subject
+         * to PIE's p (README departure 12: Algorithm 2 admits small flows
+         * while congested, which with equal flows is no AQM at all). One
+         * random value for both: a large flow loses max(q, p). */
         if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1 &&
-                ig_md.large_margin[15:15] == 0) {
+                ig_md.large_prob_margin[31:31] == 1) {
             drop_large();
-        } else if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1) {
-            /* a small flow's packet, admitted */
         } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 1 &&
                    ig_md.prob_margin[31:31] == 1) {
             drop_random();
@@ -736,6 +851,23 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         }
     };
 
+    /* The first step after an idle spell (ingress saw no update for the
+     * staleness limit) starts from p = 0, as ingress has been treating
+     * the port, rather than from the p before the queue emptied. */
+    RegisterAction<bit<32>, spie_slot_t, bit<32>>(pi_prob) prob_restart_up = {
+        void apply(inout bit<32> p, out bit<32> after) {
+            p = eg_md.delta;
+            after = eg_md.delta;
+        }
+    };
+
+    RegisterAction<bit<32>, spie_slot_t, bit<32>>(pi_prob) prob_restart_down = {
+        void apply(inout bit<32> p, out bit<32> after) {
+            p = 0;
+            after = 0;
+        }
+    };
+
     action report(bit<8> congested) {
         eg_md.mirror_pkt_type = PKT_TYPE_MIRROR_SPIE;
         eg_md.mirror_congested = congested;
@@ -784,7 +916,12 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         beta_lo.apply();
         sum_terms();
         sum_delta();
-        if (eg_md.tick == 1 && eg_md.delta[31:31] == 1) {
+        if (eg_md.tick == 1 && hdr.bridged.class_id == SPIE_BRIDGED_IDLE &&
+                eg_md.delta[31:31] == 1) {
+            eg_md.prob = prob_restart_down.execute(eg_md.slot);
+        } else if (eg_md.tick == 1 && hdr.bridged.class_id == SPIE_BRIDGED_IDLE) {
+            eg_md.prob = prob_restart_up.execute(eg_md.slot);
+        } else if (eg_md.tick == 1 && eg_md.delta[31:31] == 1) {
             eg_md.prob = prob_down.execute(eg_md.slot);
         } else if (eg_md.tick == 1) {
             eg_md.prob = prob_up.execute(eg_md.slot);
