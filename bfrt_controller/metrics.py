@@ -371,8 +371,8 @@ class DaemonCollector(Collector):
             labels=["switch", "program", "chip", "config_sha"],
         )
         for t in targets:
-            r = t.resolved
-            info.add_metric([t.name, r.spec.program, r.profile.chip, config_sha(r.config)], 1.0)
+            spec, chip, cfg = t.resolved.spec, t.resolved.profile.chip, t.resolved.config
+            info.add_metric([t.name, spec.program, chip, config_sha(cfg)], 1.0)
         yield info
         for name, kind, doc, fn in TARGET_METRICS:
             fam = _family(name, kind, doc, ["switch"])
