@@ -398,8 +398,16 @@ class DifferencesFound(ControllerError):
     default=None,
     help="serve /metrics on this port (overrides the file's metrics.port; 0: any free port)",
 )
+@click.option(
+    "--cycles",
+    type=click.IntRange(min=1),
+    default=None,
+    help="stop after this many passes over the switches (a smoke test; default: until SIGTERM)",
+)
 @click.pass_obj
-def run_service(obj: Context, deploy_file: Path, metrics_port: int | None) -> None:
+def run_service(
+    obj: Context, deploy_file: Path, metrics_port: int | None, cycles: int | None
+) -> None:
     from .service import Daemon, signal_handlers
 
     tofcc_log = logging.getLogger("tofcc")
@@ -415,11 +423,32 @@ def run_service(obj: Context, deploy_file: Path, metrics_port: int | None) -> No
         tofcc_log.info("event=metrics url=http://%s:%d/metrics", address, server.server_port)
     try:
         with signal_handlers(daemon):
-            daemon.run()
+            daemon.run(max_steps=cycles or 0)
     finally:
         if server is not None:
             server.shutdown()
             server.server_close()
+
+
+@cli.command(
+    help="Validate a deployment file (every target's program config included) or a "
+    "program config; contacts no switch. Run it before `systemctl reload tofcc`."
+)
+@click.option("--config", "config_file", type=click.Path(path_type=Path), required=True)
+@click.pass_obj
+def check(obj: Context, config_file: Path) -> None:
+    from .service import is_service_config, resolve
+    from .validation import load_yaml
+
+    raw = load_yaml(config_file)
+    if is_service_config(raw):
+        _, targets = resolve(raw, str(config_file), config_file.parent)
+        for t in targets:
+            click.echo(f"{t.name}: {t.spec.program} on {t.spec.target} ({t.profile.chip}): ok")
+        return
+    obj.adopt_program(raw)
+    cfg = obj.program.load_config(config_file)
+    click.echo(f"{config_file}: {cfg.program} ({cfg.chip}): ok")
 
 
 @cli.command(
