@@ -88,3 +88,29 @@ def test_pin_and_enabled_are_in_the_schema() -> None:
     cfg["optimizer"]["enabled"] = False
     parsed = parse_config(yaml.safe_load(yaml.safe_dump(cfg)))
     assert parsed.classes[0].pin and not parsed.optimizer.enabled
+
+
+def test_a_write_against_a_switch_the_daemon_owns_says_what_to_do() -> None:
+    import pytest
+
+    from bfrt_controller.backends.bfrt import BfrtSwitch
+    from bfrt_controller.errors import SwitchBusy
+    from doubles import FakeBfrtGrpc
+    from hw_profiles import load_profile
+
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("pmqecn", profile)
+    daemon = BfrtSwitch("pmqecn", profile, client_module=fake)
+    daemon.connect()
+    with pytest.raises(SwitchBusy) as err:
+        BfrtSwitch("pmqecn", profile, client_module=fake, client_id=1).connect()
+    message = str(err.value)
+    for advice in (
+        "tofcc run",
+        "pin: true",
+        "tofcc diff",
+        "systemctl reload tofcc",
+        "tofcc status",
+    ):
+        assert advice in message
+    daemon.close()
