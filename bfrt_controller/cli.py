@@ -149,7 +149,9 @@ def status(obj: Context, as_json: bool) -> None:
         return
     console.print(f"{obj.program.name} on {app.switch.description}")
     for section, columns in obj.program.status_sections:
-        _print_rows(section, columns, [r for r in rows if r.get("section") == section])
+        section_rows = [r for r in rows if r.get("section") == section]
+        if section_rows:  # P4QCN without PFC has no watchdog rows: no empty table
+            _print_rows(section, columns, section_rows)
 
 
 def _print_rows(

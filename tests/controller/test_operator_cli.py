@@ -182,3 +182,19 @@ def test_logs_are_logfmt(capsys: pytest.CaptureFixture[str]) -> None:
     lines = [line for line in err.splitlines() if line]
     assert lines and all(re.match(r"ts=\S+ level=\w+ logger=tofcc\S* \w+=", ln) for ln in lines)
     assert any("event=pushed" in ln and "switch=" in ln for ln in lines)
+
+
+def test_aqm_and_spie_status_show_their_own_settings(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = out_of(capsys, "--program", "aqm", "status", "--json")
+    assert code == 0
+    queues = {r["mode"]: r for r in json.loads(out) if r["section"] == "queues"}
+    assert (queues["red"]["max_p"], queues["red"]["min_th_cells"]) == (0.02, 95)
+    assert "target_us" not in queues["red"] and queues["codel"]["target_us"] == 5000.0
+    assert "max_p 0.02" in queues["red"]["settings"]
+    code, out, _ = out_of(capsys, "--program", "spie", "status")
+    assert code == 0 and "alpha 0.125/s" in out and "sketch 1024 columns" in out
+    # P4QCN without PFC: no empty watchdog table.
+    code, out, _ = out_of(capsys, "--program", "p4qcn", "status")
+    assert code == 0 and "pfc watchdog" not in out
