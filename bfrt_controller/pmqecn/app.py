@@ -129,6 +129,7 @@ class PmqecnApp(IntendedStateApp):
             c.id: ClassLive(c.threshold_cells, c.weight, c.target_rate_pps) for c in config.classes
         }
         self._last: _Counters | None = None
+        self.unchanged_because: str | None = None
         self._backlog: dict[int, float] = {}
 
     # ---- intended state --------------------------------------------
@@ -496,7 +497,10 @@ class PmqecnApp(IntendedStateApp):
         the log says why)."""
         from .solver import SolverRefused, solve_for
 
+        # Why this cycle changed nothing, for `optimize --once` to say.
+        self.unchanged_because = "the solution equals what the switch holds"
         if not self.config.optimizer.enabled:
+            self.unchanged_because = "optimizer.enabled is false in the config"
             log.debug("event=optimizer-skipped reason=disabled")
             return []
         if self._last is None:
@@ -504,12 +508,14 @@ class PmqecnApp(IntendedStateApp):
         samples = self.sample(now_s)
         if not any(s.rate_pps > 0 for s in samples):
             # Every idle second would say it: chatter, not news.
+            self.unchanged_because = "no traffic measured this interval; state kept"
             log.debug("event=optimizer-skipped reason=no-traffic state=kept")
             return []
         try:
             weights = {cid: live.weight for cid, live in self.live.items()}
             result = solve_for(self.config, samples, weights)
         except SolverRefused as exc:
+            self.unchanged_because = f"the optimiser refused the measurements: {exc}"
             log.warning("optimiser refused this interval's measurements: %s; state kept", exc)
             return []
         new_weights = self.weights_from_omega(result.omega)
