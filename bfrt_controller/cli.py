@@ -3,7 +3,12 @@
 Exit codes: 0 ok; 1 unexpected error; 2 invalid input (the message names the
 field; nothing was written); 3 the switch refused a write (the batch was rolled
 back); 4 switch unreachable; 5 the BF-Runtime client (Intel SDE) is missing;
-6 another client owns the program on the switch.
+6 another client owns the program on the switch (the message says what to do);
+7 `tofcc eval` found no ns-3 (pip install 'tofino-cc[eval]').
+
+--program and --target may follow the subcommand (`tofcc status --program
+aqm`) or come from TOFCC_PROGRAM / TOFCC_TARGET. Without either, a config
+file's own `program:` decides, else pmqecn.
 
 One writer per program on a BF-Runtime switch: the server lets one client bind
 a program. `status` reads through an unbound client and works while a writer
@@ -29,6 +34,7 @@ from tofcc_common import registry
 from .console import cell, console
 from .context import Context
 from .errors import ConfigError, ControllerError
+from .logs import LOG_LEVELS, configure_logging
 from .programs import PROGRAMS
 from .state import load_state
 from .targets import open_switch
@@ -39,14 +45,60 @@ def _commands(program: str) -> Any:
     return importlib.import_module(registry.PROGRAMS[program].commands)
 
 
+# Options of the group that a user may also write after the subcommand, as
+# most CLIs with subcommands take them; run() moves them before it.
+GLOBAL_VALUE_OPTIONS = ("--program", "--target", "--log-level")
+
+
+def hoist_global_options(argv: list[str]) -> list[str]:
+    """`tofcc status --program aqm` as `tofcc --program aqm status`: the
+    group's --program, --target and --log-level wherever they appear."""
+    hoisted: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a == "--":
+            rest += argv[i:]
+            break
+        name = a.split("=", 1)[0]
+        if name in GLOBAL_VALUE_OPTIONS:
+            if "=" in a:
+                hoisted.append(a)
+            else:
+                hoisted += argv[i : i + 2]
+                i += 1
+        else:
+            rest.append(a)
+        i += 1
+    return hoisted + rest
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tofino-cc")
+    except PackageNotFoundError:  # a source tree run without an install
+        return "unknown"
+
+
 @click.group(help=__doc__)
+@click.version_option(_version(), "--version", prog_name="tofcc", message="%(prog)s %(version)s")
 @click.option(
     "--target",
     default="model",
     show_default=True,
-    help="'model' (reference model, no SDE) or grpc://HOST:PORT (BF-Runtime)",
+    envvar="TOFCC_TARGET",
+    help="'model' (reference model, no SDE) or grpc://HOST:PORT (BF-Runtime); env TOFCC_TARGET",
 )
-@click.option("--program", default="pmqecn", show_default=True, type=click.Choice(sorted(PROGRAMS)))
+@click.option(
+    "--program",
+    default=None,
+    envvar="TOFCC_PROGRAM",
+    type=click.Choice(sorted(PROGRAMS)),
+    help="default: the config file's `program:`, else pmqecn; env TOFCC_PROGRAM",
+)
 @click.option("--config", "config_path", type=click.Path(path_type=Path), help="config YAML")
 @click.option(
     "--state", "state_path", type=click.Path(path_type=Path), help="model-target state file"
@@ -59,20 +111,28 @@ def _commands(program: str) -> Any:
     show_default=True,
     help="BF-Runtime client id (grpc:// only); the server refuses a second client with the same id",
 )
-@click.option("-v", "--verbose", is_flag=True)
+@click.option("-v", "--verbose", is_flag=True, help="--log-level info")
+@click.option(
+    "--log-level",
+    type=click.Choice(LOG_LEVELS, case_sensitive=False),
+    default=None,
+    help="logfmt lines on stderr at this level and above (default: warning; run: info)",
+)
 @click.pass_context
 def cli(
     ctx: click.Context,
     target: str,
-    program: str,
+    program: str | None,
     config_path: Path | None,
     state_path: Path | None,
     client_id: int,
     verbose: bool,
+    log_level: str | None,
 ) -> None:
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s"
-    )
+    level = log_level or ("info" if verbose else None)
+    # `tofcc run` is a daemon: its events are its output, so INFO by default.
+    daemon = ctx.invoked_subcommand == "run"
+    configure_logging(level or ("info" if daemon else "warning"))
     ctx.obj = Context(target, program, config_path, state_path, client_id)
     ctx.call_on_close(ctx.obj.close)
 
@@ -89,7 +149,9 @@ def status(obj: Context, as_json: bool) -> None:
         return
     console.print(f"{obj.program.name} on {app.switch.description}")
     for section, columns in obj.program.status_sections:
-        _print_rows(section, columns, [r for r in rows if r.get("section") == section])
+        section_rows = [r for r in rows if r.get("section") == section]
+        if section_rows:  # P4QCN without PFC has no watchdog rows: no empty table
+            _print_rows(section, columns, section_rows)
 
 
 def _print_rows(
@@ -139,6 +201,9 @@ def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
         return
     if _apply_deployment(obj, config_file):
         return
+    from .validation import load_yaml
+
+    obj.adopt_program(load_yaml(config_file))
     cfg = obj.program.load_config(config_file)
     obj.config_path = config_file
     app = obj.open_app()
@@ -193,11 +258,13 @@ def _live_model(obj: Context, profile: Any) -> Any:
     return switch
 
 
-def _show_diff(obj: Context, config_file: Path) -> None:
+def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
     """Print, per switch, what an apply of `config_file` would change. A
     deployment file (with `targets:`) is diffed against each of its switches;
-    a program config against --target."""
-    from .diff import diff_writes
+    a program config against --target. Returns how many changes an apply
+    would write."""
+    from .diff import as_json as diff_json
+    from .diff import diff_writes, summarise
     from .service import TargetApp, is_service_config, make_target_app, resolve
     from .validation import load_yaml
 
@@ -216,6 +283,7 @@ def _show_diff(obj: Context, config_file: Path) -> None:
             target_app.resolve_front_panel()
             plans.append((t.name, sw, target_app))
     else:
+        obj.adopt_program(raw)
         cfg = obj.program.load_config(config_file)
         profile = load_profile(cfg.chip)
         if obj.is_model:
@@ -225,18 +293,33 @@ def _show_diff(obj: Context, config_file: Path) -> None:
             sw.connect()
             obj._held.callback(sw.close)
         plans.append((obj.target, sw, TargetApp(obj.program.make_app(sw, cfg), None, None)))
+    report: dict[str, object] = {}
+    changed = 0
     for name, sw, app in plans:
-        diffs = diff_writes(sw, app.intended_writes())
-        changes = [d for d in diffs if d.change != "unknown"]
-        if not diffs:
-            console.print(f"{name}: no changes ({len(app.intended_writes())} writes checked)")
+        writes = app.intended_writes()
+        listed, summaries = summarise(diff_writes(sw, writes), app.static_tables())
+        doc = diff_json(len(writes), listed, summaries)
+        changes = doc["changes"]
+        assert isinstance(changes, int)
+        changed += changes
+        report[name] = doc
+        if as_json:
             continue
-        table = Table(title=f"{name}: {len(changes)} change(s) an apply would write")
+        if not listed and not summaries:
+            console.print(f"{name}: no changes ({len(writes)} writes checked)")
+            continue
+        table = Table(title=f"{name}: {changes} change(s) an apply would write")
         for col in ("change", "where", "switch holds", "config wants"):
             table.add_column(col)
-        for d in diffs:
+        for d in listed:
             table.add_row(d.change, d.where, d.current, d.intended)
-        console.print(table)
+        console.print(table, markup=False)
+        for summary in summaries:
+            # Constant tables (thousands of fixed entries) as one line each.
+            console.print(summary.line(), markup=False, highlight=False)
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+    return changed
 
 
 @cli.command(help="Show the front-panel ports of a deployment file's switches as they hold them.")
@@ -281,9 +364,26 @@ def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
     required=True,
     help="a deployment file (targets:) or a program config (against --target)",
 )
+@click.option("--json", "as_json", is_flag=True, help="one JSON document: per switch, its changes")
+@click.option(
+    "--exit-code",
+    is_flag=True,
+    help="exit 1 when an apply would change something, 0 when not (as `git diff --exit-code`)",
+)
 @click.pass_obj
-def diff(obj: Context, config_file: Path) -> None:
-    _show_diff(obj, config_file)
+def diff(obj: Context, config_file: Path, as_json: bool, exit_code: bool) -> None:
+    changed = _show_diff(obj, config_file, as_json)
+    if exit_code and changed:
+        raise DifferencesFound()
+
+
+class DifferencesFound(ControllerError):
+    """`diff --exit-code` found something an apply would change."""
+
+    exit_code = 1
+
+    def __init__(self) -> None:
+        super().__init__("")
 
 
 @cli.command(
@@ -304,21 +404,19 @@ def diff(obj: Context, config_file: Path) -> None:
     default=None,
     help="serve /metrics on this port (overrides the file's metrics.port; 0: any free port)",
 )
+@click.option(
+    "--cycles",
+    type=click.IntRange(min=1),
+    default=None,
+    help="stop after this many passes over the switches (a smoke test; default: until SIGTERM)",
+)
 @click.pass_obj
-def run_service(obj: Context, deploy_file: Path, metrics_port: int | None) -> None:
+def run_service(
+    obj: Context, deploy_file: Path, metrics_port: int | None, cycles: int | None
+) -> None:
     from .service import Daemon, signal_handlers
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        logging.Formatter(
-            "ts=%(asctime)s level=%(levelname)s logger=%(name)s %(message)s",
-            "%Y-%m-%dT%H:%M:%S%z",
-        )
-    )
     tofcc_log = logging.getLogger("tofcc")
-    tofcc_log.addHandler(handler)
-    tofcc_log.setLevel(logging.INFO)
-    tofcc_log.propagate = False
     daemon = Daemon(deploy_file)
     spec = daemon.config.metrics
     server = None
@@ -331,11 +429,61 @@ def run_service(obj: Context, deploy_file: Path, metrics_port: int | None) -> No
         tofcc_log.info("event=metrics url=http://%s:%d/metrics", address, server.server_port)
     try:
         with signal_handlers(daemon):
-            daemon.run()
+            daemon.run(max_steps=cycles or 0)
     finally:
         if server is not None:
             server.shutdown()
             server.server_close()
+
+
+@cli.command(
+    help="Validate a deployment file (every target's program config included) or a "
+    "program config; contacts no switch. Run it before `systemctl reload tofcc`."
+)
+@click.option("--config", "config_file", type=click.Path(path_type=Path), required=True)
+@click.pass_obj
+def check(obj: Context, config_file: Path) -> None:
+    from .service import is_service_config, resolve
+    from .validation import load_yaml
+
+    raw = load_yaml(config_file)
+    if is_service_config(raw):
+        _, targets = resolve(raw, str(config_file), config_file.parent)
+        for t in targets:
+            click.echo(f"{t.name}: {t.spec.program} on {t.spec.target} ({t.profile.chip}): ok")
+        return
+    obj.adopt_program(raw)
+    cfg = obj.program.load_config(config_file)
+    click.echo(f"{config_file}: {cfg.program} ({cfg.chip}): ok")
+
+
+@cli.command(
+    help="List every setting of --program's config: name, unit, range, default "
+    "(from the config schema itself); --schema prints its JSON Schema for editors."
+)
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--schema", is_flag=True, help="the config's JSON Schema (draft 2020-12)")
+@click.pass_obj
+def params(obj: Context, as_json: bool, schema: bool) -> None:
+    from dataclasses import asdict
+
+    from .params import json_schema
+    from .params import params as list_params
+
+    name = obj.program.name
+    if schema:
+        click.echo(json.dumps(json_schema(name), indent=2))
+        return
+    rows = list_params(name)
+    if as_json:
+        click.echo(json.dumps([asdict(r) for r in rows], indent=2))
+        return
+    t = Table(title=f"{name} settings (tofcc --program {name} params --schema: JSON Schema)")
+    for col in ("setting", "type", "unit", "range", "default"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r.name, r.type, r.unit or "-", r.range, r.default)
+    console.print(t, markup=False)
 
 
 @cli.command(help="Run PMQECN on the reference model over a short packet trace.")
@@ -364,12 +512,15 @@ def run(argv: list[str] | None = None) -> int:
     """Run tofcc on `argv` (default: the process's) and return its exit code;
     every error a user can cause ends here as a message and a documented code."""
     try:
-        cli.main(args=argv, prog_name="tofcc", standalone_mode=False)
+        args = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
+        cli.main(args=args, prog_name="tofcc", standalone_mode=False)
     except click.exceptions.Abort:
         return 130
     except click.ClickException as exc:
         exc.show()
         return 2
+    except DifferencesFound:
+        return 1  # not an error: the diff said what differs
     except ControllerError as exc:
         console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
         return exc.exit_code

@@ -21,6 +21,7 @@ from hw_profiles import HwProfile
 from models.switch.core import Match
 
 from .errors import ConfigError
+from .logs import logfmt_value
 from .switch import EntryWrite, MirrorSessionWrite, Switch, Write
 
 log = logging.getLogger("tofcc")
@@ -444,7 +445,11 @@ class IntendedStateApp(ABC):
     def push_all(self) -> None:
         writes = self.intended_writes()
         self.switch.write(writes)
-        log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)
+        log.info(
+            "event=pushed writes=%d switch=%s",
+            len(writes),
+            logfmt_value(self.switch.description),
+        )
 
 
 # The port rows both programs' `status` show, under this section title.

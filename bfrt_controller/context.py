@@ -15,30 +15,62 @@ from .bfcc import app as bfcc_app
 from .console import console
 from .errors import ConfigError
 from .pmqecn import app as pmqecn_app
-from .programs import App, get_program
+from .programs import PROGRAMS, App, get_program
 from .state import default_state_path, load_state, save_state, state_lock
 from .sync import sync_with_switch
 from .targets import open_switch
+from .validation import load_yaml
+
+DEFAULT_PROGRAM = "pmqecn"
+
+
+def _program_of(config: Path | None) -> str | None:
+    """The `program:` of a config file, if it names a known one (the file is
+    validated in full later; an unreadable one is reported then)."""
+    if config is None:
+        return None
+    try:
+        raw = load_yaml(config)
+    except ConfigError:
+        return None
+    name = raw.get("program") if isinstance(raw, dict) else None
+    return name if isinstance(name, str) and name in PROGRAMS else None
 
 
 class Context:
     def __init__(
         self,
         target: str,
-        program: str,
+        program: str | None,
         config: Path | None,
         state: Path | None,
         client_id: int = 0,
     ) -> None:
         self.target = target
-        self.program = get_program(program)
+        # --program / TOFCC_PROGRAM when given; else the config's own
+        # `program:` (--config now, or the file a command names: adopt_program).
+        self.explicit_program = program is not None
+        self._state = state
         self.config_path = config
-        self.state_path = state or default_state_path(program)
         self.client_id = client_id
+        self.program = get_program(program or _program_of(config) or DEFAULT_PROGRAM)
         # The state-file lock and every switch session the command opened,
         # released when it ends: a BF-Runtime client id and bind are free for
         # the next writer at once, not when the process is reaped.
         self._held = contextlib.ExitStack()
+
+    @property
+    def state_path(self) -> Path:
+        return self._state or default_state_path(self.program.name)
+
+    def adopt_program(self, raw: object) -> None:
+        """A config file a command was given decides the program, unless the
+        user named one (then the file is validated against that one)."""
+        if self.explicit_program or not isinstance(raw, dict):
+            return
+        name = raw.get("program")
+        if isinstance(name, str) and name in PROGRAMS:
+            self.program = get_program(name)
 
     def close(self) -> None:
         self._held.close()

@@ -10,8 +10,10 @@ are listed as such, not as changes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import ipaddress
+from collections import Counter
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass
 from typing import TypeVar
 
 from .ports import canonical_fec, canonical_speed, same_port
@@ -37,30 +39,98 @@ class Difference:
     where: str
     current: str
     intended: str
+    # The table of an entry's difference ("" for registers, TM, ports).
+    table: str = ""
+
+
+@dataclass(frozen=True)
+class TableSummary:
+    """The differences of one constant table (thousands of fixed entries,
+    such as PMQECN's drain tables), counted instead of listed."""
+
+    table: str
+    counts: tuple[tuple[str, int], ...]  # (change, how many)
+
+    def line(self) -> str:
+        short = self.table.rsplit(".", 1)[-1]
+        parts = ", ".join(f"{n:,} {c}{'' if n == 1 else 's'}" for c, n in self.counts)
+        return f"{short}: {parts}"
+
+
+def summarise(
+    diffs: Sequence[Difference], constant_tables: Collection[str]
+) -> tuple[list[Difference], list[TableSummary]]:
+    """The differences to list one by one, and one summary per constant table."""
+    listed = [d for d in diffs if d.table not in constant_tables]
+    by_table: dict[str, Counter[str]] = {}
+    for d in diffs:
+        if d.table in constant_tables:
+            by_table.setdefault(d.table, Counter())[d.change] += 1
+    summaries = [TableSummary(t, tuple(sorted(c.items()))) for t, c in sorted(by_table.items())]
+    return listed, summaries
+
+
+def as_json(
+    writes_checked: int, listed: Sequence[Difference], summaries: Sequence[TableSummary]
+) -> dict[str, object]:
+    return {
+        "writes_checked": writes_checked,
+        "changes": sum(d.change != "unknown" for d in listed)
+        + sum(n for s in summaries for c, n in s.counts if c != "unknown"),
+        "differences": [asdict(d) for d in listed],
+        "constant_tables": [{"table": s.table, **dict(s.counts)} for s in summaries],
+    }
+
+
+def fmt_field(name: str, value: object) -> str:
+    """A key or data field as an operator reads it: MACs as aa:bb:..,
+    IPv4 addresses dotted."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        return str(value)
+    low = name.lower().rsplit(".", 1)[-1]
+    if "mac" in low and 0 <= value < 1 << 48:
+        return ":".join(f"{b:02x}" for b in value.to_bytes(6, "big"))
+    if ("addr" in low or low in ("src", "dst", "ip")) and 0 <= value < 1 << 32:
+        return str(ipaddress.IPv4Address(value))
+    return str(value)
 
 
 def _fmt(values: dict[str, object]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in values.items()) or "-"
+    return ", ".join(f"{k}={fmt_field(k, v)}" for k, v in values.items()) or "-"
+
+
+def _key_text(name: str, m: object) -> str:
+    value = fmt_field(name, getattr(m, "value", m))
+    prefix_len = getattr(m, "prefix_len", None)
+    mask = getattr(m, "mask", None)
+    if prefix_len is not None:
+        return f"{name}={value}/{prefix_len}"
+    if mask is not None:
+        return f"{name}={value}&&&{fmt_field(name, mask)}"
+    return f"{name}={value}"
 
 
 def _entry_where(w: EntryWrite) -> str:
-    key = ", ".join(f"{k}={m.value}" for k, m in w.key.items())
+    key = ", ".join(_key_text(k, m) for k, m in w.key.items())
     prio = f" priority {w.priority}" if w.priority else ""
     return f"{w.table} [{key}]{prio}"
 
 
 def _diff_entry(switch: Switch, w: EntryWrite) -> Difference | None:
     if w.op == "default":
-        return Difference("unknown", f"{w.table} default", "not read back", w.action or "")
+        return Difference("unknown", f"{w.table} default", "not read back", w.action or "", w.table)
     st = switch.read_entry(w.table, w.key, w.priority)
     if w.op == "delete":
-        return None if st is None else Difference("remove", _entry_where(w), st.action, "-")
+        if st is None:
+            return None
+        return Difference("remove", _entry_where(w), st.action, "-", w.table)
     intended = f"{w.action} {_fmt(dict(w.data))}"
     if st is None:
-        return Difference("add", _entry_where(w), "-", intended)
+        return Difference("add", _entry_where(w), "-", intended, w.table)
     held: dict[str, object] = {k: st.data.get(k) for k in w.data}
     if st.action != w.action or held != dict(w.data):
-        return Difference("change", _entry_where(w), f"{st.action} {_fmt(held)}", intended)
+        current = f"{st.action} {_fmt(held)}"
+        return Difference("change", _entry_where(w), current, intended, w.table)
     return None
 
 

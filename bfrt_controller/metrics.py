@@ -11,6 +11,8 @@ does, which `rate()` treats as a counter reset.
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -46,6 +48,7 @@ class RowMetric:
 
 _CLASS = (("class", "name"), ("queue", "queue"))
 _PORT = (("port", "port"),)
+_QUEUE = (("port", "port"), ("queue", "queue"))
 ROW_METRICS: tuple[RowMetric, ...] = (
     # PMQECN, per class (the paper's symbols in the help text).
     RowMetric("classes", "packets", "class_packets", "counter", "Packets classified.", _CLASS),
@@ -178,6 +181,114 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "PFC pause storms detected.",
         (("port", "port"), ("cos", "cos")),
     ),
+    # S-PIE / PIE, per port.
+    RowMetric(
+        "ports (S-PIE)",
+        "p",
+        "spie_drop_probability",
+        "gauge",
+        "PIE's drop probability p on the port (0..1).",
+        _PORT,
+    ),
+    RowMetric(
+        "ports (S-PIE)",
+        "large_drops",
+        "spie_large_flow_drops",
+        "counter",
+        "Packets of flows over their share (the sketch's test) dropped.",
+        _PORT,
+    ),
+    RowMetric(
+        "ports (S-PIE)",
+        "random_drops",
+        "spie_random_drops",
+        "counter",
+        "Packets dropped by PIE's random early drop.",
+        _PORT,
+    ),
+    RowMetric(
+        "ports (S-PIE)",
+        "pi_updates",
+        "spie_pi_updates",
+        "counter",
+        "PIE's PI steps (one per T_update).",
+        _PORT,
+    ),
+    # P4QCN congestion points, per queue (its PFC is the watchdog's, above).
+    RowMetric(
+        "congestion points",
+        "feedback_sent",
+        "p4qcn_feedback_messages",
+        "counter",
+        "QCN feedback messages sent to reaction points.",
+        _QUEUE,
+    ),
+    RowMetric(
+        "congestion points",
+        "feedback_suppressed",
+        "p4qcn_feedback_suppressed",
+        "counter",
+        "Feedback the congestion point chose not to send.",
+        _QUEUE,
+    ),
+    RowMetric(
+        "congestion points",
+        "ce_marked",
+        "p4qcn_ce_marked",
+        "counter",
+        "Packets CE-marked at the congestion point.",
+        _QUEUE,
+    ),
+    # DA-DCTCP, per queue (section "queues" also holds AQM's rows: other keys).
+    RowMetric(
+        "queues",
+        "k_packets",
+        "dadctcp_ecn_threshold_packets",
+        "gauge",
+        "K: the queue's marking threshold (Algorithm 2 moves it).",
+        _QUEUE,
+    ),
+    RowMetric(
+        "queues",
+        "k1_cells",
+        "dadctcp_k1_cells",
+        "gauge",
+        "K1: the queue depth from which a growing queue (the slope) marks.",
+        _QUEUE,
+    ),
+    RowMetric(
+        "queues",
+        "ce_marked",
+        "dadctcp_ce_marked",
+        "counter",
+        "Packets CE-marked (slope marks between K1 and K2, and all above K2).",
+        _QUEUE,
+    ),
+    RowMetric(
+        "queues",
+        "not_ect_dropped",
+        "dadctcp_not_ect_drops",
+        "counter",
+        "Packets that were not ECN-capable and were dropped instead of marked.",
+        _QUEUE,
+    ),
+    # AQM (RED, CoDel), per queue.
+    RowMetric(
+        "queues",
+        "drops",
+        "aqm_drops",
+        "counter",
+        "Packets the queue's RED or CoDel dropped.",
+        (*_QUEUE, ("mode", "mode")),
+    ),
+    RowMetric(
+        "queues",
+        "marks",
+        "aqm_ce_marks",
+        "counter",
+        "Packets the queue's RED or CoDel CE-marked.",
+        (*_QUEUE, ("mode", "mode")),
+    ),
     # Front-panel ports (the $PORT table).
     RowMetric(
         PORT_STATUS_SECTION,
@@ -220,7 +331,20 @@ TARGET_METRICS: tuple[tuple[str, str, str, StatFn], ...] = (
         "How long the last cycle took, read-back included.",
         lambda t: t.stats.last_cycle_s,
     ),
+    (
+        "cycle_interval_seconds",
+        "gauge",
+        "The cycle period the switch is run at (alert when a cycle takes longer).",
+        lambda t: t.resolved.interval_s,
+    ),
 )
+
+
+def config_sha(config: object) -> str:
+    """A short digest of the config a switch runs: which file version it is."""
+    dump = config.model_dump(mode="json") if hasattr(config, "model_dump") else config
+    text = json.dumps(dump, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _value(v: object) -> float | None:
@@ -241,6 +365,15 @@ class DaemonCollector(Collector):
             targets = list(d.targets.values())
             rows = {t.name: list(t.rows) for t in targets}
             ok, failed = d.reloads_ok, d.reloads_failed
+        info = GaugeMetricFamily(
+            PREFIX + "target_info",
+            "1 per switch: the program it runs, its chip and the sha256 (12 hex) of its config.",
+            labels=["switch", "program", "chip", "config_sha"],
+        )
+        for t in targets:
+            spec, chip, cfg = t.resolved.spec, t.resolved.profile.chip, t.resolved.config
+            info.add_metric([t.name, spec.program, chip, config_sha(cfg)], 1.0)
+        yield info
         for name, kind, doc, fn in TARGET_METRICS:
             fam = _family(name, kind, doc, ["switch"])
             for t in targets:

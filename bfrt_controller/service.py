@@ -60,6 +60,7 @@ from hw_profiles.boards import BoardProfile
 
 from .common import Strict, by_table
 from .errors import ConfigError, ControllerError, SwitchUnavailable, WriteError
+from .logs import logfmt_value
 from .ports import (
     PORT_STATUS_SECTION,
     PortsConfig,
@@ -292,7 +293,11 @@ class TargetApp:
     def push_all(self) -> None:
         writes = self.intended_writes()
         self.switch.write(writes)
-        log.info("pushed intended state: %d writes to %s", len(writes), self.switch.description)
+        log.info(
+            "event=pushed writes=%d switch=%s",
+            len(writes),
+            logfmt_value(self.switch.description),
+        )
 
     def status(self) -> list[dict[str, object]]:
         rows = list(self.inner.status())

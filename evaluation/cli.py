@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # report.py pulls in matplotlib; only `eval run` needs it
 console = Console(stderr=True)
 
 EXIT_BAD_SCENARIO = 2
-EXIT_NO_NS3 = 5
+# Its own code: 5 is tofcc's "the SDE's bfrt_grpc is missing" (bfrt_controller/cli.py).
+EXIT_NO_NS3 = 7
 
 
 def _load(ref: str):  # type: ignore[no-untyped-def]

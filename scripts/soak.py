@@ -52,10 +52,12 @@ if str(ROOT) not in sys.path:
 from scapy.layers.inet import IP, TCP  # noqa: E402
 from scapy.layers.l2 import Ether  # noqa: E402
 
-from bfrt_controller.testing.flaky_model import FlakyModelSwitch  # noqa: E402
+from bfrt_controller.backends.model import ModelSwitch  # noqa: E402
+from bfrt_controller.programs import get_program  # noqa: E402
+from hw_profiles import load_profile  # noqa: E402
 from models.switch.core import Match  # noqa: E402
+from tofcc_common.registry import PROGRAMS  # noqa: E402
 
-PROGRAMS = ("aqm", "bfcc", "dadctcp", "p4qcn", "pmqecn", "spie")
 WIRE_OVERHEAD_BYTES = 20  # preamble + inter-frame gap
 SOAK_SEED = 33
 
@@ -126,20 +128,14 @@ def jain(xs: list[float]) -> float:
 
 
 def _raw(program: str) -> dict[str, Any]:
-    cfg_mod = importlib.import_module(f"bfrt_controller.{program}.config")
-    raw: dict[str, Any] = yaml.safe_load(Path(cfg_mod.DEFAULT_CONFIG).read_text())
+    raw: dict[str, Any] = yaml.safe_load(get_program(program).default_config.read_text())
     return raw
 
 
 def _app(program: str, raw: dict[str, Any]) -> Any:
-    cfg_mod = importlib.import_module(f"bfrt_controller.{program}.config")
-    app_mod = importlib.import_module(f"bfrt_controller.{program}.app")
-    cls = next(
-        v
-        for k, v in vars(app_mod).items()
-        if k.endswith("App") and k != "IntendedStateApp" and isinstance(v, type)
-    )
-    app = cls(FlakyModelSwitch(program, raw.get("chip", "tofino")), cfg_mod.parse_config(raw))
+    prog = get_program(program)
+    switch = ModelSwitch(program, load_profile(raw.get("chip", "tofino")))
+    app = prog.make_app(switch, prog.parse_config(raw, f"{program} soak config"))
     app.push_all()
     return app
 

@@ -58,9 +58,10 @@ def test_spie_epoch_at_line_rate_is_what_full_runs() -> None:
 def test_the_watch_catches_a_wrapped_sum() -> None:
     """The per-packet S-PIE check fails a run whose S falls within an
     epoch, as a 32-bit wrap makes it (the defect the soak exists for)."""
-    from bfrt_controller.testing.flaky_model import FlakyModelSwitch
+    from bfrt_controller.backends.model import ModelSwitch
+    from hw_profiles import load_profile
 
-    model = FlakyModelSwitch("spie").model
+    model = ModelSwitch("spie", load_profile("tofino")).model
     w = soak.SpieWatch(model, 0, overload=False)
     model.m_count.write(0, 5)
     model.sumsq.write(0, 0xFFFFFFF0)

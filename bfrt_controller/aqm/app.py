@@ -51,6 +51,22 @@ SETTABLE: dict[str, type] = {
     "count_cap": int,
     "ecn": bool,
 }
+# The settings each mode reads; `set` refuses to write one to a queue whose
+# mode ignores it (it would be reported as written and change nothing).
+USED_BY: dict[str, frozenset[str]] = {
+    "red": frozenset({"min_th_cells", "max_th_cells", "max_p", "w_q_shift", "ecn"}),
+    "codel": frozenset({"target_us", "interval_us", "count_cap", "ecn"}),
+}
+
+
+def queue_settings(q: QueueSpec) -> str:
+    """The settings a queue's mode uses, for `tofcc status`."""
+    if q.mode == "red":
+        return (
+            f"min_th {q.min_th_cells} max_th {q.max_th_cells} cells, max_p {q.max_p:g}, "
+            f"w_q 2^-{q.w_q_shift}"
+        )
+    return f"target {q.target_us:g} us, interval {q.interval_us:g} us, count_cap {q.count_cap}"
 
 
 @dataclass
@@ -98,16 +114,22 @@ class AqmApp(IntendedStateApp):
     ) -> list[Change]:
         """Change some queues' settings, all or none: every value is checked,
         and the whole config against the chip, before one batch is written."""
-        known = {_key(q.port, q.queue) for q in self.config.queues}
+        modes = {_key(q.port, q.queue): q.mode for q in self.config.queues}
         live = {k: dict(v) for k, v in self.live.items()}
         for (port, queue), fields in updates.items():
             key = _key(port, queue)
-            if key not in known:
-                raise ConfigError("queue", f"no AQM queue {key} (known: {', '.join(known)})")
+            if key not in modes:
+                raise ConfigError("queue", f"no AQM queue {key} (known: {', '.join(modes)})")
             for name, value in fields.items():
                 if name not in SETTABLE:
                     raise ConfigError(
                         f"{key} {name}", f"not settable (settable: {', '.join(SETTABLE)})"
+                    )
+                if name not in USED_BY[modes[key]]:
+                    raise ConfigError(
+                        f"set {key} {name}",
+                        f"queue {key} runs {modes[key]}, which does not use {name} "
+                        f"({modes[key]} uses {', '.join(sorted(USED_BY[modes[key]]))})",
                     )
                 live.setdefault(key, {})[name] = value
         new = self._with(live, "set")
@@ -237,6 +259,9 @@ class AqmApp(IntendedStateApp):
                     "queue": q.queue,
                     "mode": q.mode,
                     "ecn": q.ecn,
+                    # The settings the queue's mode uses, as it runs them now.
+                    **{f: getattr(q, f) for f in sorted(USED_BY[q.mode] - {"ecn"})},
+                    "settings": queue_settings(q),
                     "entries": f"{len(present)}/{len(intended)}",
                     "drops": self.switch.read_counter(n.AQM_DROPS, q.port)[0],
                     "marks": self.switch.read_counter(n.AQM_MARKS, q.port)[0],

@@ -1,8 +1,9 @@
 """tofcc for the AQM program: `set` changes queues' RED or CoDel settings.
 
 `tofcc --program aqm set max_th_cells=300 max_p=0.1 [--queue 3/0]` changes
-the named queues (default: all), all or none. A field of the other
-mechanism (target_us on a RED queue) is validated and kept, unused.
+the named queues (default: every queue whose mode uses the field), all or
+none. A field the named queue's mode does not use (target_us on a RED queue)
+is refused, naming the queue; so is a field no queue's mode uses.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from ..errors import ConfigError
 from ..set_args import parse_queues, parse_values
-from .app import SETTABLE, AqmApp, Change
+from .app import SETTABLE, USED_BY, AqmApp, Change
 
 
 def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
@@ -38,8 +40,22 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
     selected = parse_queues(queues)
     app = obj.open_app(sync=True)
     assert isinstance(app, AqmApp)
-    targets = selected or [(q.port, q.queue) for q in app.config.queues]
-    changes = app.set_queues({q: dict(fields) for q in targets})
+    if selected:
+        updates = {q: dict(fields) for q in selected}
+    else:
+        # Each field to the queues whose mode reads it (max_p to RED queues,
+        # target_us to CoDel ones).
+        updates = {}
+        for name, value in fields.items():
+            users = [(q.port, q.queue) for q in app.config.queues if name in USED_BY[q.mode]]
+            if not users:
+                modes = sorted({q.mode for q in app.config.queues})
+                raise ConfigError(
+                    f"set {name}", f"no queue's mode uses it (the queues run {', '.join(modes)})"
+                )
+            for q in users:
+                updates.setdefault(q, {})[name] = value
+    changes = app.set_queues(updates)
     obj.save(app)
     print_changes(console, changes)
 

@@ -13,6 +13,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("port", "port"),
             ("queue", "queue"),
             ("mode", "mode"),
+            ("settings", "settings"),
             ("ECN", "ecn"),
             ("entries", "entries"),
             ("drops", "drops"),

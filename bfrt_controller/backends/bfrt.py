@@ -314,6 +314,20 @@ class _Group:
     ops: list[_Op] = field(default_factory=list)
 
 
+def busy_message(program: str, address: str, why: str) -> str:
+    """Who holds the program and what to do instead: BF-Runtime does not name
+    the other client, but on a managed switch it is the tofcc daemon."""
+    return (
+        f"program '{program}' at {address} is bound by another client ({why}). "
+        "One writer per program: if it is the tofcc daemon (`tofcc run`, systemd unit "
+        "tofcc), retune through it: edit its deployment's config (PMQECN: set "
+        "threshold_cells and `pin: true` so the optimiser keeps it), preview with "
+        "`tofcc diff --config /etc/tofcc/deploy.yaml`, apply with `systemctl reload tofcc` "
+        "(deploy/README.md, 'Retuning under the daemon'). Reading works beside it: "
+        "tofcc status, tofcc diff"
+    )
+
+
 class BfrtSwitch(Switch):
     """A switch reached over BF-Runtime gRPC.
 
@@ -384,11 +398,7 @@ class BfrtSwitch(Switch):
             self._tear_down(client)
             code = getattr(getattr(exc, "grpc_error", None), "code", lambda: None)()
             if getattr(code, "name", None) == "ALREADY_EXISTS":
-                raise SwitchBusy(
-                    f"program '{self.program}' at {self.address} is bound by another client "
-                    f"({_message(exc)}); one writer per program: stop it, or use a read-only "
-                    "command (tofcc status)"
-                ) from exc
+                raise SwitchBusy(busy_message(self.program, self.address, _message(exc))) from exc
             raise SwitchUnavailable(
                 f"BF-Runtime at {self.address} cannot bind program '{self.program}': "
                 f"{_message(exc)}"

@@ -27,6 +27,7 @@ from ..common import (
     ternary,
 )
 from ..errors import ConfigError
+from ..logs import logfmt_value
 from ..switch import EntryWrite, RegisterWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
@@ -128,6 +129,7 @@ class PmqecnApp(IntendedStateApp):
             c.id: ClassLive(c.threshold_cells, c.weight, c.target_rate_pps) for c in config.classes
         }
         self._last: _Counters | None = None
+        self.unchanged_because: str | None = None
         self._backlog: dict[int, float] = {}
 
     # ---- intended state --------------------------------------------
@@ -362,7 +364,14 @@ class PmqecnApp(IntendedStateApp):
             self.live.update(old)
             raise
         for ch in changes:
-            log.info("class %d %s %d -> %d (%s)", ch.class_id, ch.what, ch.old, ch.new, ch.why)
+            log.info(
+                "event=changed class=%d what=%s old=%d new=%d why=%s",
+                ch.class_id,
+                ch.what,
+                ch.old,
+                ch.new,
+                logfmt_value(ch.why),
+            )
         return changes
 
     # ---- measurement -----------------------------------------------
@@ -373,7 +382,7 @@ class PmqecnApp(IntendedStateApp):
         whole interval (without it the first cycle only records a baseline and
         the first answer comes after two)."""
         self.sample(now_s)
-        log.info("measuring from t = %.6f s", now_s)
+        log.debug("event=measuring since_s=%.6f", now_s)
 
     def sample(self, now_s: float) -> list[Sample]:
         """lambda_i from the class counters (delta over the interval) and W_i
@@ -494,16 +503,25 @@ class PmqecnApp(IntendedStateApp):
         the log says why)."""
         from .solver import SolverRefused, solve_for
 
+        # Why this cycle changed nothing, for `optimize --once` to say.
+        self.unchanged_because = "the solution equals what the switch holds"
+        if not self.config.optimizer.enabled:
+            self.unchanged_because = "optimizer.enabled is false in the config"
+            log.debug("event=optimizer-skipped reason=disabled")
+            return []
         if self._last is None:
             log.warning("no baseline sample (start() not called): this cycle only takes one")
         samples = self.sample(now_s)
         if not any(s.rate_pps > 0 for s in samples):
-            log.info("no traffic measured this interval; state kept")
+            # Every idle second would say it: chatter, not news.
+            self.unchanged_because = "no traffic measured this interval; state kept"
+            log.debug("event=optimizer-skipped reason=no-traffic state=kept")
             return []
         try:
             weights = {cid: live.weight for cid, live in self.live.items()}
             result = solve_for(self.config, samples, weights)
         except SolverRefused as exc:
+            self.unchanged_because = f"the optimiser refused the measurements: {exc}"
             log.warning("optimiser refused this interval's measurements: %s; state kept", exc)
             return []
         new_weights = self.weights_from_omega(result.omega)
@@ -513,6 +531,8 @@ class PmqecnApp(IntendedStateApp):
                 continue  # idle this interval: nothing measured to optimise, state kept
             live = self.live[s.class_id]
             k = result.k_packets.get(s.class_id)
+            if self.config.class_by_id(s.class_id).pin:
+                k = None  # the operator's K_i stays (config pin: true)
             # An overloaded port gets new targets only (solver.py says why).
             new_live[s.class_id] = replace(
                 live,

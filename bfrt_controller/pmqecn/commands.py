@@ -43,7 +43,8 @@ def _parse_pairs(app: pmqecn_app.PmqecnApp, pairs: tuple[str, ...], what: str) -
 
 def _print_changes(changes: list[pmqecn_app.Change], app: pmqecn_app.PmqecnApp) -> None:
     if not changes:
-        console.print("nothing changed")
+        why = getattr(app, "unchanged_because", None)
+        console.print(f"nothing changed: {why}" if why else "nothing changed", markup=False)
         return
     t = Table(title="changes written")
     for col in ("class", "what", "old", "new", "why"):

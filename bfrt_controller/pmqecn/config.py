@@ -77,6 +77,10 @@ class ClassSpec(Strict):
     # optimised per port. None: all such classes share one port.
     port: PortNumber | None = None
     threshold_cells: Annotated[int, Field(ge=0)]
+    # The operator's K_i stays: the optimiser still tunes the class's weight
+    # and lambda_i* but never moves its threshold (retuning under the daemon:
+    # edit threshold_cells, pin it, reload; deploy/README.md).
+    pin: bool = False
     mark_original: bool = False
     weight: Annotated[int, Field(ge=1, le=0xFFFF)] = 1
     target_rate_pps: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0
@@ -108,6 +112,9 @@ class VirtualQueue(Strict):
 
 
 class Optimizer(Strict):
+    # false: the daemon still pushes, watches and reads back the switch, but
+    # no cycle rewrites K_i, weights or lambda_i*: the config's values stay.
+    enabled: bool = True
     interval_s: Annotated[float, Field(gt=0, le=MAX_INTERVAL_S)] = 1.0
     # At most the chip's buffer (checked against the profile): a packet takes a cell or more.
     capacity_packets: Annotated[int, Field(ge=2)] = 1000

@@ -294,6 +294,13 @@ class SpieApp(IntendedStateApp):
     def status(self) -> list[dict[str, object]]:
         cfg = self.effective
         rows: list[dict[str, object]] = []
+        pie, sketch = cfg.pie, cfg.sketch
+        # The PIE and sketch settings the ports run now (`set` changes them).
+        settings = (
+            f"alpha {pie.alpha_per_s:g}/s beta {pie.beta_per_s:g}/s, ref {pie.del_ref_us:g} us, "
+            f"T_update {pie.t_update_us:g} us; sketch {sketch.columns} columns, "
+            f"cleared every {sketch.clear_interval_us:,.0f} us"
+        )
         for slot, p in enumerate(cfg.ports):
             intended = self.port_writes(slot, p.port, p.mode, cfg)
             present = [w for w in intended if self.switch.read_entry(w.table, w.key) is not None]
@@ -302,6 +309,7 @@ class SpieApp(IntendedStateApp):
                     "section": PORTS + " (S-PIE)",
                     "port": p.port,
                     "mode": p.mode,
+                    "settings": settings,
                     "entries": f"{len(present)}/{len(intended)}",
                     "p": round(self.switch.read_register(n.PI_PROB, slot) / (1 << 32), 6),
                     "pi_updates": self.switch.read_counter(n.PI_UPDATES, p.port)[0],

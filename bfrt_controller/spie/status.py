@@ -12,6 +12,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("port", "port"),
             ("mode", "mode"),
+            ("settings", "settings"),
             ("entries", "entries"),
             ("p", "p"),
             ("PI steps", "pi_updates"),

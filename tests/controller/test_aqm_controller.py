@@ -211,3 +211,26 @@ def test_cli_set_persists_in_the_model_state(
     assert run([*base, "set", "max_th_cells=300", "--queue", "3/0"]) == 0
     saved = yaml.safe_load(Path(state).read_text())
     assert saved["live"] == {"3/0": {"max_p": 0.1, "max_th_cells": 300}}
+
+
+def test_set_writes_each_field_only_to_queues_whose_mode_uses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = str(tmp_path / "state.json")
+    base = ["--program", "aqm", "--state", state]
+    assert run([*base, "set", "max_p=0.1", "target_us=2000"]) == 0
+    saved = yaml.safe_load(Path(state).read_text())
+    # max_p to the RED queue only, target_us to the CoDel queue only.
+    assert saved["live"] == {"3/0": {"max_p": 0.1}, "4/0": {"target_us": 2000.0}}
+    capsys.readouterr()
+    assert run([*base, "set", "target_us=3000", "--queue", "3/0"]) == 2
+    err = capsys.readouterr()
+    assert "queue 3/0 runs red, which does not use target_us" in err.out + err.err
+    assert yaml.safe_load(Path(state).read_text())["live"] == saved["live"]
+
+
+def test_app_set_refuses_a_field_the_queues_mode_ignores() -> None:
+    app = _app()
+    app.push_all()
+    with pytest.raises(ConfigError, match="set 4/0 max_p: queue 4/0 runs codel"):
+        app.set_queues({(4, 0): {"max_p": 0.5}})

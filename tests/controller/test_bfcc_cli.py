@@ -26,9 +26,12 @@ def run(tmp_path: Path, *args: str, program: str = "bfcc") -> tuple[int, str]:
 
 
 def status(tmp_path: Path, section: str) -> list[dict[str, object]]:
-    code, out = run(tmp_path, "status", "--json")
-    assert code == 0, out
-    return [r for r in json.loads(out) if r["section"] == section]
+    result = CliRunner().invoke(
+        cli, ["--state", str(tmp_path / "state.yaml"), "--program", "bfcc", "status", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    # The JSON is stdout alone: warnings (a saturated T_max) go to stderr.
+    return [r for r in json.loads(result.stdout) if r["section"] == section]
 
 
 def congestion_point(tmp_path: Path) -> dict[str, object]:

@@ -203,7 +203,16 @@ CASES = [
     apply_case("classes-none", cfg(lambda r: r.update(classes=[])), ("classes",)),
     apply_case("unknown-key", cfg(lambda r: r.update(clases=[])), ("clases",)),
     apply_case("chip-unknown", cfg(lambda r: r.update(chip="tofino3")), ("chip",)),
-    apply_case("program-mismatch", BFCC_DEFAULT.read_bytes(), ("program",)),
+    # --program named: the file is checked against it (without it, the
+    # file's own `program:` decides; test_operator_cli.py).
+    Case(
+        "program-mismatch",
+        ("--program", "pmqecn", "apply", "{tmp}/c.yaml"),
+        2,
+        ("c.yaml", "program"),
+        "pmqecn",
+        files=(("c.yaml", BFCC_DEFAULT.read_bytes()),),
+    ),
     apply_case(
         "interval-s-inf",
         cfg(lambda r: r["optimizer"].update(interval_s=float("inf"))),

@@ -1,0 +1,156 @@
+"""Every setting of a program's config: name, unit, range and default, read
+from the pydantic schema itself (so the listing cannot drift from what the
+validator accepts), and the JSON Schema editors use for completion.
+"""
+
+from __future__ import annotations
+
+import importlib
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any, Literal, Union, get_args, get_origin
+
+import annotated_types as at
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticUndefined
+
+from tofcc_common import registry
+
+# Name suffix -> unit (STYLE.md: units in every name).
+UNITS: tuple[tuple[str, str], ...] = (
+    ("_cells", "cells"),
+    ("_packets", "packets"),
+    ("_bytes", "bytes"),
+    ("_pps", "packets/s"),
+    ("_kbps", "kb/s"),
+    ("_ns", "ns"),
+    ("_us", "us"),
+    ("_ms", "ms"),
+    ("_s", "s"),
+    ("_ticks", "ticks"),
+    ("_bits", "bits"),
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str  # dotted; `[]` marks each element of a list
+    type: str
+    unit: str
+    range: str
+    default: str
+
+
+def config_model(program: str) -> type[BaseModel]:
+    """The program's config class: what its parse_config returns."""
+    module = importlib.import_module(registry.PROGRAMS[program].config)
+    model = typing.get_type_hints(module.parse_config)["return"]
+    assert isinstance(model, type) and issubclass(model, BaseModel)
+    return model
+
+
+def json_schema(program: str) -> dict[str, Any]:
+    schema = config_model(program).model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema.setdefault("title", f"tofcc {program} config")
+    return schema
+
+
+def params(program: str) -> list[Param]:
+    out: list[Param] = []
+    _walk(config_model(program), "", out)
+    return out
+
+
+def _unit(name: str) -> str:
+    leaf = name.rsplit(".", 1)[-1].removesuffix("[]")
+    return next((u for suffix, u in UNITS if leaf.endswith(suffix)), "")
+
+
+def _bounds(metadata: list[Any]) -> list[str]:
+    lo = hi = None
+    parts = []
+    for m in metadata:
+        if isinstance(m, FieldInfo):
+            parts += _bounds(list(m.metadata))
+        elif isinstance(m, at.Ge):
+            lo = f"{m.ge}"
+        elif isinstance(m, at.Gt):
+            lo = f">{m.gt}"
+        elif isinstance(m, at.Le):
+            hi = f"{m.le}"
+        elif isinstance(m, at.Lt):
+            hi = f"<{m.lt}"
+        elif isinstance(m, at.MinLen):
+            parts.append(f"at least {m.min_length} item(s)")
+        elif isinstance(m, at.MaxLen):
+            parts.append(f"at most {m.max_length} item(s)")
+    if lo is not None or hi is not None:
+        parts.insert(0, f"{lo if lo is not None else ''}..{hi if hi is not None else ''}")
+    return parts
+
+
+def _unwrap(tp: Any, metadata: list[Any]) -> tuple[Any, list[Any], bool]:
+    """(inner type, constraints, optional) of an Annotated / `X | None` type."""
+    optional = False
+    while True:
+        origin = get_origin(tp)
+        if origin is typing.Annotated:
+            tp, *extra = get_args(tp)
+            metadata = [*metadata, *extra]
+        elif origin in (Union, types.UnionType) and type(None) in get_args(tp):
+            rest = [a for a in get_args(tp) if a is not type(None)]
+            optional = True
+            tp = rest[0] if len(rest) == 1 else Union[tuple(rest)]  # noqa: UP007
+        else:
+            return tp, metadata, optional
+
+
+def _type_text(tp: Any) -> str:
+    origin = get_origin(tp)
+    if origin is Literal:
+        return " | ".join(str(a) for a in get_args(tp))
+    if isinstance(tp, type):
+        return tp.__name__
+    return str(tp).replace("typing.", "")
+
+
+def _default(field: FieldInfo) -> str:
+    if field.default_factory is not None:
+        return str(field.default_factory())  # type: ignore[call-arg]
+    if field.default is PydanticUndefined:
+        return "required"
+    d = field.default
+    return "-" if d is None else str(d).lower() if isinstance(d, bool) else str(d)
+
+
+def _walk(model: type[BaseModel], prefix: str, out: list[Param]) -> None:
+    for fname, field in model.model_fields.items():
+        name = f"{prefix}{fname}"
+        tp, metadata, optional = _unwrap(field.annotation, list(field.metadata))
+        _leaf(name, tp, metadata, optional, _default(field), out)
+
+
+def _leaf(
+    name: str, tp: Any, metadata: list[Any], optional: bool, default: str, out: list[Param]
+) -> None:
+    origin = get_origin(tp)
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        _walk(tp, f"{name}.", out)
+        return
+    if origin in (list, tuple) and get_args(tp):
+        args = [a for a in get_args(tp) if a is not Ellipsis]
+        item, item_meta, _ = _unwrap(args[0], [])
+        own = _bounds(metadata)
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            out.append(Param(name, "list", "", "; ".join(own) or "-", default))
+            _walk(item, f"{name}[].", out)
+            return
+        rng = "; ".join([*_bounds(item_meta), *own]) or "-"
+        kind = f"list of {_type_text(item)}"
+        out.append(Param(name, kind, _unit(name), rng, default))
+        return
+    kind = _type_text(tp) + (" or null" if optional else "")
+    out.append(Param(name, kind, _unit(name), "; ".join(_bounds(metadata)) or "-", default))
