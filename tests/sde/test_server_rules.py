@@ -245,7 +245,7 @@ def test_second_writer_is_told_the_switch_is_busy(
     with pytest.raises(SwitchUnavailable, match="client id 0"):
         BfrtSwitch(PROGRAM, profile, client_module=fake).connect()
     second = BfrtSwitch(PROGRAM, profile, client_module=fake, client_id=7)
-    with pytest.raises(SwitchBusy, match="(?i)one writer per program"):
+    with pytest.raises(SwitchBusy, match=r"(?i)one writer per program"):
         second.connect()
     assert set(fake.switch.clients) == {0}  # the refused client left nothing behind
 
