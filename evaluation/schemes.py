@@ -374,7 +374,17 @@ def spie_switch(
             "t_update_us": p.t_update_us,
             "stale_after_us": p.stale_after_us,
         },
-        "sketch": {"columns": p.columns, "clear_interval_us": p.clear_interval_us},
+        "sketch": {
+            "columns": p.columns,
+            "clear_interval_us": p.clear_interval_us,
+            # The sketch's epoch and sampling are sized for the port's line
+            # rate: the chip's fastest port would shrink the epoch and sample
+            # counts that a 50 Mb/s link never needs.
+            "line_rate_gbps": max(
+                topo.link_between(switch, n).rate_bps for n in topo.neighbours[switch]
+            )
+            / 1e9,
+        },
     }
     cfg = parse_spie(raw, f"{topo.scenario.name}:{switch}")
     sw = ModelSwitch("spie", profile)
