@@ -134,9 +134,7 @@ class Params(Strict):
     # the P4 threshold is threshold_packets x cells of one packet_bytes frame.
     threshold_packets: Annotated[int, Field(ge=1, le=U32_MAX)]
     # The paper's packets unless given: a data-centre deployment names its own.
-    packet_bytes: Annotated[int, Field(ge=MIN_FRAME_BYTES, le=MAX_FRAME_BYTES)] = (
-        PAPER_PACKET_BYTES
-    )
+    packet_bytes: Annotated[int, Field(ge=MIN_FRAME_BYTES, le=MAX_FRAME_BYTES)] = PAPER_PACKET_BYTES
     # The paper's T_min/T_max (deq_timedelta in BMv2's microseconds: 80,000
     # and 150,000) on reference_rate_mbps links. A port of another speed
     # gets the time the same queued bytes take to drain at its rate.
