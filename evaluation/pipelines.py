@@ -70,7 +70,7 @@ class Pipeline(ABC):
 
 class TnaPipeline(Pipeline):
     """A reference model between the ports, with the TM metadata the chip
-    would report: enq_qdepth in cells and deq_timedelta in ns, each saturating
+    would report: enq_qdepth and deq_qdepth in cells and deq_timedelta in ns, each saturating
     at its field width."""
 
     def __init__(
@@ -122,6 +122,7 @@ class TnaPipeline(Pipeline):
             enq_qdepth=min(d.enq_qdepth_cells, self.profile.max_qdepth_cells),
             deq_timedelta=min(d.sojourn_ns, self.profile.max_timedelta_ns),
             global_tstamp_ns=now_ns,
+            deq_qdepth=min(d.deq_qdepth_cells, self.profile.max_qdepth_cells),
         )
         r = p.egress(md, d.frame)
         out = EgressOut(None if r.drop else r.data)

@@ -637,6 +637,11 @@ class Scenario(Strict):
     # start (and waits out a 200 ms retransmission timeout) can hang on when
     # the flows start to the microsecond: with `repeats` this samples that.
     start_jitter_us: Annotated[float, Field(ge=0, le=MAX_US)] = 0.0
+    # TCP's minimum retransmission timeout (`transport: tcp`): Linux's 200 ms
+    # by default. A data-centre run of a few tens of milliseconds gives the
+    # value its operators set per route (`ip route ... rto_min`), or a flow
+    # that loses its tail waits out the whole run.
+    min_rto_ms: Annotated[float, Field(gt=0, le=1000)] = 200.0
     # Every scheme and rate runs this many times, with seeds seed, seed + 1,
     # ...: a report per seed and a summary over them (evaluation/repeats.py).
     # What changes with the seed is every draw made during a run (start

@@ -173,6 +173,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                 packet_bytes=f.packet_bytes,
                 dscp=f.dscp,
                 stop_ns=stop_ns,
+                min_rto_ms=s.min_rto_ms,
                 onoff=None
                 if f.app == "bulk"
                 else tcp.OnOff(

@@ -49,7 +49,8 @@ Per flow (scenario `flows[i]`, `transport: tcp`):
   options on data segments without timestamps), so the switch's buffer in
   packets means the same as for UDP; socket buffers 4 MiB each way (ns-3's
   128 KiB default would cap the window below the bandwidth-delay product of
-  seed 002's dumbbell); minimum RTO 200 ms (Linux's; ns-3's default is 1 s);
+  seed 002's dumbbell); minimum RTO 200 ms (Linux's; ns-3's default is 1 s; a
+  scenario's `min_rto_ms` sets another);
   delayed-ACK timeout 40 ms (Linux's minimum; ns-3's 200 ms equals the
   minimum RTO, so a window of one segment timed out spuriously); everything
   else is ns-3's default (initial window 10 segments, an ACK every 2
@@ -250,6 +251,7 @@ class TcpNet:
         dscp: int,
         stop_ns: int,
         onoff: OnOff | None = None,
+        min_rto_ms: float = MIN_RTO_MS,
     ) -> None:
         f = self.g.NewFlow()
         f.src = self.nodes[rec.src]
@@ -269,7 +271,7 @@ class TcpNet:
         if dscp:
             self.dscp_of_port[TCP_PORT_BASE + rec.flow_id] = dscp
         f.buffer_bytes = SOCKET_BUFFER_BYTES
-        f.min_rto_ns = MIN_RTO_MS * 1_000_000
+        f.min_rto_ns = round(min_rto_ms * 1_000_000)
         f.delack_ns = DELAYED_ACK_TIMEOUT_MS * 1_000_000
         f.delack_segments = (
             DCTCP_ACK_EVERY_SEGMENTS if cc in DCTCP_RECEIVERS else DELAYED_ACK_SEGMENTS

@@ -11,7 +11,8 @@ head frame's bytes (at most a full bucket), and the frame takes them from
 both. A shaped port whose queues all wait reports when the first becomes
 eligible (`next_eligible_ns`). Admission is against the port's buffer in
 bytes (tail drop). Depths are reported per queue in cells of the chip's
-size, like enq_qdepth, and the sojourn like deq_timedelta.
+size, like enq_qdepth (on arrival) and deq_qdepth (as the packet leaves),
+and the sojourn like deq_timedelta.
 
 Priority flow control (802.1Qbb) on the egress side: a queue whose priority
 the link partner paused (`pause`) sends nothing until the pause ends or is
@@ -39,6 +40,8 @@ class Dequeued:
     sojourn_ns: int
     # The port the switch received it on, for PFC's ingress accounting (None: made here).
     ingress_port: int | None = None
+    # Depth of its queue as it leaves, this packet excluded (deq_qdepth).
+    deq_qdepth_cells: int = 0
 
 
 class EgressTm:
@@ -187,4 +190,6 @@ class EgressTm:
         self._cells[qid] -= self.cells(frame)
         self.bytes -= len(frame)
         self.packets -= 1
-        return Dequeued(frame, qid, depth_cells, depth_pkts, now_ns - t_in, in_port)
+        return Dequeued(
+            frame, qid, depth_cells, depth_pkts, now_ns - t_in, in_port, self._cells[qid]
+        )

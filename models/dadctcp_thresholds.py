@@ -141,3 +141,55 @@ def reallocate(
             why += f"; {deficit:.2f} packets kept on idle queues (Eq. 11b)"
     k_new = whole_packets(raw, k_port, floor)
     return Reallocation(tuple(k_new), busy, over, rest, why)
+
+
+# The P4's departure stamps (tna/dadctcp, `last_departure`): 64 ns ticks, 32 bits.
+TICK_NS = 64
+STAMP_MODULUS = 1 << 32
+
+
+def idle_queues(
+    stamps_ticks: Sequence[int],
+    previous_ticks: Sequence[int] | None,
+    idle_age_ticks: int,
+) -> list[bool]:
+    """Which queues hold nothing, from the time of each one's latest departure.
+
+    The depth register keeps what the queue's latest departure saw until the
+    next departure, so a queue that stopped receiving keeps it for ever. A
+    queue is idle (its depth read as 0) when:
+
+    * it never sent (stamp 0, the register's initial value);
+    * its stamp is the one read the previous round: nothing left it for a
+      whole interval, which a queue holding packets on a running port does
+      not do (a queue paused by PFC or starved by a strict-priority queue
+      above it reads idle too, and its next departure makes it busy again);
+    * its latest departure is more than `idle_age_ticks` older than the
+      freshest departure of the others that sent since the previous round
+      (the clock "now" that a controller without the chip's clock can read).
+
+    Stamps wrap after 2^32 ticks (275 s); the third test compares stamps of
+    queues that sent within one interval (at most 60 s), so modulo 2^32
+    their differences are exact.
+    """
+    if idle_age_ticks <= 0:
+        raise ThresholdError(f"idle_age_ticks must be > 0, got {idle_age_ticks}")
+    if previous_ticks is not None and len(previous_ticks) != len(stamps_ticks):
+        raise ThresholdError(
+            f"previous_ticks: {len(previous_ticks)} stamps for {len(stamps_ticks)} queues"
+        )
+    idle = [s == 0 for s in stamps_ticks]
+    if previous_ticks is not None:
+        idle = [i or s == p for i, s, p in zip(idle, stamps_ticks, previous_ticks, strict=True)]
+    recent = [j for j, i in enumerate(idle) if not i]
+    if not recent:
+        return idle
+    # Signed offsets from one recent stamp: the freshest has the largest.
+    half = STAMP_MODULUS // 2
+    ref = stamps_ticks[recent[0]]
+    offset = {j: (stamps_ticks[j] - ref + half) % STAMP_MODULUS - half for j in recent}
+    freshest = max(offset.values())
+    for j in recent:
+        if freshest - offset[j] > idle_age_ticks:
+            idle[j] = True
+    return idle

@@ -6,13 +6,19 @@ before PFC. With Q the switch buffer, n ports, 8 PFC priorities and
 Q_flight the in-flight data of one link::
 
     Q_PFC    <= (Q - 8 n Q_flight) / (8 n)
+    Q_P4QCN  <= Q_PFC - Q_flight
     Q_P4QCN  <  alpha (B - 8 n Q_flight) / (8 n (alpha + 1)),  alpha = 8
 
-B is the same shared buffer as Q (the paper borrows the second bound from
-DCQCN's shared-buffer setting, which is why it names it differently). The
-paper's dedicated-buffer bound Q_P4QCN <= Q_PFC - Q_flight is not applied:
-the paper replaces it with the shared-buffer bound for a shared buffer, and
-Tofino's buffer is shared.
+B is the same shared buffer as Q (the paper borrows the third bound from
+DCQCN's shared-buffer setting, which is why it names it differently). Both
+bounds on Q_P4QCN hold: the second is the paper's reason for the threshold
+("PFC should not be triggered before P4QCN take effect": what is in flight
+while P4QCN's feedback takes effect must fit between Q_P4QCN and Q_PFC),
+the third its sizing for a shared buffer. Q_P4QCN is the shared-buffer
+value clamped to Q_PFC - Q_flight (`clamped` says so and `lines()` names
+both); when Q_PFC - Q_flight is below one cell no threshold satisfies both
+and the inputs are refused. (Tofino 100G, 10 m of cable: 344 cells from
+the shared-buffer bound, clamped to 216; at 100 m 219 against -66: refused.)
 
 Q_flight = link rate x (cable delay + processing delay), the link's
 bandwidth-delay product, with the cable delay taken both ways (the PAUSE
@@ -58,21 +64,36 @@ class P4qcnThresholds:
     cell_bytes: int
     q_flight_cells: int
     q_pfc_cells: int
-    q_p4qcn_cells: int
+    q_p4qcn_cells: int  # the smaller of the two bounds below
+    q_p4qcn_shared_cells: int  # < alpha (Q - 8 n Q_flight) / (8 n (alpha + 1))
+    q_p4qcn_pfc_bound_cells: int  # Q_PFC - Q_flight
+
+    @property
+    def clamped(self) -> bool:
+        """The shared-buffer value would let PFC fire before P4QCN acts."""
+        return self.q_p4qcn_shared_cells > self.q_p4qcn_pfc_bound_cells
 
     def lines(self) -> list[str]:
         """Human-readable report, one fact per line."""
         headroom = PFC_PRIORITIES * self.n_ports * self.q_flight_cells
-        return [
+        out = [
             f"chip {self.chip}: buffer Q = {self.buffer_cells} cells of {self.cell_bytes} B, "
             f"n = {self.n_ports} ports at {self.port_speed_gbps} Gb/s",
             f"Q_flight = {self.q_flight_cells} cells ({self.port_speed_gbps} Gb/s x "
             f"(2 x {self.cable_m:g} m x {CABLE_NS_PER_M:g} ns/m + {self.processing_ns:g} ns))",
             f"PFC headroom 8 n Q_flight = {headroom} cells",
             f"Q_PFC   = {self.q_pfc_cells} cells  (<= (Q - 8 n Q_flight) / 8n)",
-            f"Q_P4QCN = {self.q_p4qcn_cells} cells  "
+            f"Q_P4QCN = {self.q_p4qcn_cells} cells  (<= Q_PFC - Q_flight = "
+            f"{self.q_p4qcn_pfc_bound_cells})",
+            f"  shared buffer: {self.q_p4qcn_shared_cells} cells  "
             f"(< {SHARED_BUFFER_ALPHA} (Q - 8 n Q_flight) / (8 n ({SHARED_BUFFER_ALPHA} + 1)))",
         ]
+        if self.clamped:
+            out.append(
+                f"  clamped from {self.q_p4qcn_shared_cells} to Q_PFC - Q_flight "
+                f"{self.q_p4qcn_pfc_bound_cells} (PFC must not fire first)"
+            )
+        return out
 
 
 def _number(value: object, name: str) -> float:
@@ -147,6 +168,13 @@ def p4qcn_thresholds(
             f"{what}; the buffer left after PFC headroom ({free} cells over {queues} "
             f"queues) gives Q_PFC {q_pfc} and Q_P4QCN {q_p4qcn} cells: no room for a threshold"
         )
+    pfc_bound = q_pfc - flight
+    if pfc_bound < 1:
+        raise ThresholdError(
+            f"{what}; Q_P4QCN {q_p4qcn} cells (shared-buffer bound) against Q_PFC - Q_flight "
+            f"= {q_pfc} - {flight} = {pfc_bound} cells: no threshold lets P4QCN act before PFC "
+            "fires (shorter cables, fewer ports or a faster PAUSE)"
+        )
     return P4qcnThresholds(
         chip=profile.chip,
         port_speed_gbps=port_speed_gbps,
@@ -157,5 +185,7 @@ def p4qcn_thresholds(
         cell_bytes=profile.cell_bytes,
         q_flight_cells=flight,
         q_pfc_cells=q_pfc,
-        q_p4qcn_cells=q_p4qcn,
+        q_p4qcn_cells=min(q_p4qcn, pfc_bound),
+        q_p4qcn_shared_cells=q_p4qcn,
+        q_p4qcn_pfc_bound_cells=pfc_bound,
     )

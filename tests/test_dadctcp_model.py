@@ -8,11 +8,15 @@ import random
 from pathlib import Path
 
 import pytest
+from scapy.layers.inet import IP, TCP
+from scapy.layers.l2 import Ether
 
 from hw_profiles import load_profile
 from models.switch import dadctcp as m
+from models.switch.core import Match
 from models.switch.registry import PROGRAMS, make_model
 from models.switch.target import ModelTarget
+from models.switch.tna import EgressIntrinsic, IngressIntrinsic
 from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
 from models.vectors.runner import VectorMismatch, run_vector
 
@@ -101,6 +105,38 @@ def test_one_slot_for_every_queue_is_caught(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(m.Dadctcp, "depth_swap", shared)
     with pytest.raises(VectorMismatch):
         _run("queues_keep_their_own_slope")
+
+
+def test_departure_stamp_not_kept_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(m.Dadctcp, "stamp_departure", lambda self, slot, now_ticks: None)
+    with pytest.raises(VectorMismatch):
+        _run("idle_queue_keeps_its_old_departure_time")
+
+
+def test_depth_is_the_one_the_packet_leaves_behind() -> None:
+    """Seed 004 takes the slope "when the packet is out of the queue": the
+    last packet of a burst that came in behind 40 cells leaves the queue
+    empty, and the slot remembers 0, not 40."""
+    model = make_model("dadctcp", load_profile("tofino"))
+    model.table("SwitchIngress.forward.ipv4_lpm").add(
+        {"hdr.ipv4.dst_addr": Match(0x0A000202, prefix_len=24)},
+        "SwitchIngress.forward.route",
+        {"port": 2, "src_mac": 0x020000000002, "dst_mac": 0x000000000202},
+    )
+    model.table("SwitchEgress.queue_threshold").add(
+        {"eg_intr_md.egress_port": Match(2), "eg_intr_md.egress_qid": Match(0)},
+        "SwitchEgress.set_threshold",
+        {"slot": 2, "k1_cells": 20, "k2_cells": 40, "use_slope": 1, "drop_not_ect": 0},
+    )
+    pkt = bytes(
+        Ether(dst="02:00:00:00:00:01", src="00:00:00:00:01:01")
+        / IP(src="10.0.1.1", dst="10.0.2.2", tos=2)
+        / TCP(sport=40000, dport=80)
+    )
+    ig = model.ingress(IngressIntrinsic(3), pkt)
+    out = model.egress(EgressIntrinsic(2, 0, enq_qdepth=40, deq_qdepth=0), ig.data)
+    assert Ether(out.data)[IP].tos & 3 == 2  # empty as it leaves: below K1, unmarked
+    assert model.register("SwitchEgress.last_depth").read(2) == 0
 
 
 def test_production_build_has_no_test_hook() -> None:

@@ -59,6 +59,9 @@ REFRESH_MIN_LOG2 = BFCC_EPOCH_LOW_BIT
 REFRESH_MAX_LOG2 = BFCC_EPOCH_LOW_BIT + BFCC_EPOCH_BITS - 1
 # Seed 001 sections 3.1 and 5: 10 Mb/s links (7-10 Mb/s measured).
 PAPER_RATE_MBPS = 10
+# Seed 001 section 5.1: "a packet size of 128 B". Its threshold of 15
+# packets is about 2 kB of queue; of 1500-byte packets it would be 22.5 kB.
+PAPER_PACKET_BYTES = 128
 MIN_FRAME_BYTES = 64
 MAX_FRAME_BYTES = 16384
 # Names in another unit than the one BFCC is configured in, and why.
@@ -130,7 +133,8 @@ class Params(Strict):
     # more than this many packets is congested. The chip counts cells, so
     # the P4 threshold is threshold_packets x cells of one packet_bytes frame.
     threshold_packets: Annotated[int, Field(ge=1, le=U32_MAX)]
-    packet_bytes: Annotated[int, Field(ge=MIN_FRAME_BYTES, le=MAX_FRAME_BYTES)] = 1500
+    # The paper's packets unless given: a data-centre deployment names its own.
+    packet_bytes: Annotated[int, Field(ge=MIN_FRAME_BYTES, le=MAX_FRAME_BYTES)] = PAPER_PACKET_BYTES
     # The paper's T_min/T_max (deq_timedelta in BMv2's microseconds: 80,000
     # and 150,000) on reference_rate_mbps links. A port of another speed
     # gets the time the same queued bytes take to drain at its rate.

@@ -3,8 +3,11 @@
 to busy ones and the app writes what moved as one batch.
 
 Queue depths come from the program's `last_depth` register: the depth the
-queue's latest departure saw (cells), the switch's own instantaneous view
-of the queue, read once per interval. K per queue is kept in packets (the
+queue had as its latest departure left it (cells), the switch's own view of
+the queue, read once per interval. The register keeps that value until the
+next departure, so `last_departure` (when it left) tells a queue that went
+idle from one that still holds packets (`idle_queues`): an idle queue reads
+as empty. K per queue is kept in packets (the
 paper's unit) and written as cells: K1 = K x cells per packet and K2 = 2 K1
 (DA-DCTCP), or K2 = K x cells + 1 with the slope off (DCTCP's q > K).
 """
@@ -15,7 +18,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
-from models.dadctcp_thresholds import reallocate, whole_packets
+from models.dadctcp_thresholds import TICK_NS, idle_queues, reallocate, whole_packets
 from models.switch.core import Match
 
 from ..common import (
@@ -64,6 +67,9 @@ class DadctcpApp(IntendedStateApp):
         # Register slots in config order (the P4's 1024 slots).
         self.slot: dict[tuple[int, int], int] = {key: i for i, key in enumerate(self.k_packets)}
         self.last_round_s: float | None = None
+        # Departure stamps per slot as read the previous round (None: no round yet).
+        self.last_stamps: list[int] | None = None
+        self.idle_age_ticks = max(1, round(config.idle_age_us * 1000 / TICK_NS))
 
     # ---- intended state --------------------------------------------
     def threshold_write(self, port: int, queue: int) -> EntryWrite:
@@ -155,9 +161,19 @@ class DadctcpApp(IntendedStateApp):
         self.mode, self.k_packets, self.k_port, self.drop_not_ect = mode, k_packets, k_port, drop
 
     # ---- Algorithm 2 ------------------------------------------------
-    def depth_packets(self, port: int, queue: int) -> float:
-        cells = self.switch.read_register(n.LAST_DEPTH, self.slot[(port, queue)])
-        return cells / self.cells_per_packet
+    def depths_packets(self) -> dict[tuple[int, int], float]:
+        """Every monitored queue's depth in packets, 0 for an idle one: two
+        bulk reads, so the stamps compared are one snapshot."""
+        keys = list(self.slot)
+        slots = [self.slot[k] for k in keys]
+        cells = self.switch.read_registers(n.LAST_DEPTH, slots)
+        stamps = self.switch.read_registers(n.LAST_DEPARTURE, slots)
+        idle = idle_queues(stamps, self.last_stamps, self.idle_age_ticks)
+        self.last_stamps = stamps
+        return {
+            k: 0.0 if i else c / self.cells_per_packet
+            for k, c, i in zip(keys, cells, idle, strict=True)
+        }
 
     def reallocate_once(self) -> list[Change]:
         """One round of Algorithm 2 on every port (DA-DCTCP mode only: DCTCP's
@@ -166,16 +182,17 @@ class DadctcpApp(IntendedStateApp):
             return []
         new_k = dict(self.k_packets)
         changes: list[Change] = []
+        depth = self.depths_packets()
         for port, k_port in self.k_port.items():
             queues = [q for (p, q) in self.k_packets if p == port]
-            depths = [self.depth_packets(port, q) for q in queues]
+            depths = [depth[(port, q)] for q in queues]
             old = [self.k_packets[(port, q)] for q in queues]
             r = reallocate(depths, old, k_port)
-            for q, before, after, depth in zip(queues, old, r.k_new, depths, strict=True):
+            for q, before, after, d in zip(queues, old, r.k_new, depths, strict=True):
                 if before != after:
                     new_k[(port, q)] = after
                     changes.append(
-                        Change(f"{port}/{q}", "k_packets", before, after, f"q={depth:.1f}: {r.why}")
+                        Change(f"{port}/{q}", "k_packets", before, after, f"q={d:.1f}: {r.why}")
                     )
         return self._commit(new_k, changes)
 
@@ -276,6 +293,9 @@ class DadctcpApp(IntendedStateApp):
                     "k2_cells": None if e is None else e.data["k2_cells"],
                     "depth_cells": self.switch.read_register(
                         n.LAST_DEPTH, self.slot[(port, queue)]
+                    ),
+                    "last_departure_ticks": self.switch.read_register(
+                        n.LAST_DEPARTURE, self.slot[(port, queue)]
                     ),
                     "ce_marked": self.switch.read_counter(n.CE_MARKED, port)[0],
                     "not_ect_dropped": self.switch.read_counter(n.NOT_ECT_DROPPED, port)[0],

@@ -277,6 +277,17 @@ class P4qcnApp(IntendedStateApp):
         which this program does not configure."""
         if t.chip != self.profile.chip:
             raise ConfigError("thresholds", f"computed for {t.chip}, switch is {self.profile.chip}")
+        # The PFC threshold this switch is configured with, not only the one
+        # computed: Q_max must leave Q_flight below it, or PFC pauses the
+        # link before P4QCN's feedback takes effect (seed 003, 3.2.2).
+        pfc = self.config.pfc
+        if pfc is not None and t.q_p4qcn_cells > pfc.xoff_cells - t.q_flight_cells:
+            raise ConfigError(
+                "pfc.xoff_cells",
+                f"Q_P4QCN {t.q_p4qcn_cells} cells exceeds the configured Q_PFC - Q_flight = "
+                f"{pfc.xoff_cells} - {t.q_flight_cells} = {pfc.xoff_cells - t.q_flight_cells} "
+                "cells: PFC would fire before P4QCN acts",
+            )
         updates: dict[tuple[int, int], dict[str, object]] = {}
         for q in self.config.queues:
             live = self.live[_key(q.port, q.queue)]

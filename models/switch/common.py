@@ -289,6 +289,18 @@ class QueueMetadataHook:
         return QueueMd(eg_intr_md.enq_qdepth, eg_intr_md.deq_timedelta)
 
 
+class DequeueQueueHook(QueueMetadataHook):
+    """control DequeueQueueHook (test_hooks.p4): QueueMetadataHook's table,
+    but the real depth is the one the queue has as the packet leaves it
+    (deq_qdepth)."""
+
+    def apply(self, eg_intr_md: EgressIntrinsic) -> QueueMd:
+        r = self.queue_md_override.lookup({"eg_intr_md.egress_port": eg_intr_md.egress_port})
+        if r.action == self.inject.name:
+            return QueueMd(r.data["depth_cells"], r.data["sojourn_ns"])
+        return QueueMd(eg_intr_md.deq_qdepth, eg_intr_md.deq_timedelta)
+
+
 # Bits 37..6 of the 48-bit nanosecond timestamp: the clock in 64 ns ticks.
 CLOCK_TICK_SHIFT = 6
 U32_MASK = 0xFFFFFFFF

@@ -14,13 +14,14 @@ from hw_profiles import HwProfile
 from .common import (
     U32_MASK,
     Cursor,
+    DequeueQueueHook,
     FeedbackTrust,
     Ipv4Forward,
     ParserError,
-    QueueMetadataHook,
     SourceGuard,
     bridge,
     header_parser,
+    ticks,
 )
 from .core import Action, Counter, KeyField, Register, Table
 from .headers import (
@@ -76,6 +77,7 @@ class EgMd:
     k2_cells: int = 0
     use_slope: int = 0
     drop_not_ect: int = 0
+    now_ticks: int = 0
     prev_depth_cells: int = 0
     slope_cells: int = 0
     prev_slope_cells: int = 0
@@ -113,13 +115,16 @@ class Dadctcp(TnaProgram):
 
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
-        self.queue_hook = QueueMetadataHook(p4, f"{eg}.queue_hook")
+        # The depth as the packet leaves (deq_qdepth), as section 3.1 samples it.
+        self.queue_hook = DequeueQueueHook(p4, f"{eg}.queue_hook")
         self.ce_marked = p4.counter(Counter(f"{eg}.ce_marked", DADCTCP_PORTS, "packets"))
         self.not_ect_dropped = p4.counter(
             Counter(f"{eg}.not_ect_dropped", DADCTCP_PORTS, "packets")
         )
         self.last_depth = p4.register(Register(f"{eg}.last_depth", 32, DADCTCP_QUEUE_SLOTS))
         self.last_slope = p4.register(Register(f"{eg}.last_slope", 32, DADCTCP_QUEUE_SLOTS))
+        # The slot's latest departure in 64 ns ticks, for the controller's idle test.
+        self.last_departure = p4.register(Register(f"{eg}.last_departure", 32, DADCTCP_QUEUE_SLOTS))
         self.set_threshold = Action(
             f"{eg}.set_threshold",
             (
@@ -149,6 +154,9 @@ class Dadctcp(TnaProgram):
         previous = self.last_depth.read(slot)
         self.last_depth.write(slot, depth_cells)
         return previous
+
+    def stamp_departure(self, slot: int, now_ticks: int) -> None:
+        self.last_departure.write(slot, now_ticks)
 
     def slope_swap(self, slot: int, slope_cells: int) -> int:
         previous = self.last_slope.read(slot)
@@ -216,8 +224,10 @@ class Dadctcp(TnaProgram):
         md.k2_cells = r.data["k2_cells"]
         md.use_slope = r.data["use_slope"]
         md.drop_not_ect = r.data["drop_not_ect"]
+        md.now_ticks = ticks(eg_intr_md.global_tstamp_ns)
         depth = md.queue.depth_cells
         md.prev_depth_cells = self.depth_swap(md.slot, depth)
+        self.stamp_departure(md.slot, md.now_ticks)
         md.slope_cells = (depth - md.prev_depth_cells) & U32_MASK  # take_slope()
         md.prev_slope_cells = self.slope_swap(md.slot, md.slope_cells)
         md.avg_slope = average_slope(md.slope_cells, md.prev_slope_cells)

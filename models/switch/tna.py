@@ -34,6 +34,9 @@ class EgressIntrinsic:
     egress_qid: int
     enq_qdepth: int = 0
     deq_timedelta: int = 0
+    # The depth of the packet's queue as it leaves, this packet excluded
+    # (cells, 19 bits like enq_qdepth).
+    deq_qdepth: int = 0
     global_tstamp_ns: int = 0
 
 

@@ -102,10 +102,11 @@ def fakes(outputs: list[Output]) -> int:
 def test_push_all_is_one_batch_and_reads_back(app: BfccApp) -> None:
     assert counting(app).batches == [len(app.intended_writes())]
     (cp,) = section(app, CONGESTION_POINTS)
-    # 15 packets of 1500 B (19 Tofino cells each); the paper's 80/150 ms at
-    # 10 Mb/s carried to this 10 Gb/s port.
+    # 15 packets of the paper's 128 B (2 Tofino cells each: 2.4 kB, where
+    # 1500 B packets made it 22.8 kB); the paper's 80/150 ms at 10 Mb/s
+    # carried to this 10 Gb/s port.
     assert (cp["port"], cp["cp_id"], cp["threshold_cells"], cp["t_min_ns"], cp["t_max_ns"]) == (
-        2, 0, 15 * 19, 80000, 150000,
+        2, 0, 15 * 2, 80000, 150000,
     )  # fmt: skip
     assert (cp["threshold_packets"], cp["rate_mbps"], cp["saturated"]) == (15, 10_000, "-")
     assert (cp["window_packets"], cp["refresh_ns"]) == (100, 1 << 19)
@@ -147,14 +148,14 @@ def test_tofino2_recirculates_through_its_own_port() -> None:
 def test_congestion_point_signals_the_upstream(app: BfccApp) -> None:
     """congestion_point.yaml's moderate vector, on the app's state."""
     sw = counting(app)
-    set_queue(sw, 2, depth_cells=15 * 19 + 1, sojourn_ns=100000)
+    set_queue(sw, 2, depth_cells=15 * 2 + 1, sojourn_ns=100000)
     out = sw.model.send(1, sender(1, "10.0.2.2"))
     assert [o.port for o in out if o.port == 2] == [2]
     assert messages(out) == [(2, 1, 2)]
     (cp,) = section(app, CONGESTION_POINTS)
     assert (cp["signalled_group"], cp["signalled_degree"]) == (1, 2)
     # Recovery: one clear naming group 1.
-    set_queue(sw, 2, depth_cells=15 * 19, sojourn_ns=0)
+    set_queue(sw, 2, depth_cells=15 * 2, sojourn_ns=0)
     assert messages(sw.model.send(1, sender(2, "10.0.2.2"))) == [(3, 1, 0)]
     (cp,) = section(app, CONGESTION_POINTS)
     assert (cp["signalled_group"], cp["signalled_degree"]) == (None, None)
@@ -215,10 +216,10 @@ def test_set_params_writes_one_batch_of_what_changed(app: BfccApp) -> None:
     # One reaction point, one RT entry (degree 3), one congestion point.
     assert sw.batches[1:] == [3]
     (cp,) = section(app, CONGESTION_POINTS)
-    assert cp["threshold_cells"] == 20 * 19
+    assert cp["threshold_cells"] == 20 * 2
     assert [r["rt_packets"] for r in section(app, RATE_THRESHOLDS)] == [9, 3, 2]
     # The new threshold is live: 16 packets' cells no longer congest port 2.
-    set_queue(sw, 2, depth_cells=16 * 19, sojourn_ns=100000)
+    set_queue(sw, 2, depth_cells=16 * 2, sojourn_ns=100000)
     assert messages(sw.model.send(1, sender(1, "10.0.2.2"))) == []
     assert app.set_params({"rt3_packets": 2}) == []
     assert sw.batches[1:] == [3, 1]  # only set_queue's write since

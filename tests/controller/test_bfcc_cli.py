@@ -41,9 +41,9 @@ def congestion_point(tmp_path: Path) -> dict[str, object]:
 
 def test_status_json_shows_the_default(tmp_path: Path) -> None:
     cp = congestion_point(tmp_path)
-    # 15 packets of 1500 B are 15 x 19 Tofino cells; the paper's 80/150 ms at
+    # 15 packets of the paper's 128 B are 15 x 2 Tofino cells; its 80/150 ms at
     # 10 Mb/s are 80/150 us at this 10 Gb/s port.
-    assert (cp["port"], cp["threshold_packets"], cp["threshold_cells"]) == (2, 15, 285)
+    assert (cp["port"], cp["threshold_packets"], cp["threshold_cells"]) == (2, 15, 30)
     assert (cp["t_min_ns"], cp["t_max_ns"], cp["saturated"]) == (80000, 150000, "-")
     assert [r["rt_packets"] for r in status(tmp_path, "rate thresholds")] == [9, 3, 1]
 
@@ -75,7 +75,7 @@ def test_set_persists_on_the_model_target(tmp_path: Path) -> None:
         (("t_max_us=80000",), r"t_max_us: t_min_us \(85000\) must be below t_max_us \(80000\)"),
         (("t_min_us=95000", "rt1_packets=0"), "rt1_packets: Input should be greater than"),
         (("threshold_packets=lots",), "threshold_packets: expected an integer, got 'lots'"),
-        (("threshold_packets=20000",), "threshold_packets: 20000 packets of 1500 B .* in packets"),
+        (("threshold_packets=200000",), "threshold_packets: 200000 packets of 128 B .* in packets"),
         # The chip's units are refused before anything is opened, naming the field.
         (("threshold_cells=285",), "threshold_cells: wrong unit: set threshold_packets instead"),
         (("t_min_ns=80000",), "t_min_ns: wrong unit: set t_min_us instead"),
@@ -113,7 +113,7 @@ def test_apply_validates_whole_file_first(tmp_path: Path) -> None:
     code, out = run(tmp_path, "apply", str(good))
     assert code == 0, out
     assert "(bfcc)" in out
-    assert congestion_point(tmp_path)["threshold_cells"] == 30 * 19
+    assert congestion_point(tmp_path)["threshold_cells"] == 30 * 2
 
     raw["params"]["threshold_packets"] = 31
     raw["groups"][2]["upstream_port"] = 9
@@ -121,10 +121,10 @@ def test_apply_validates_whole_file_first(tmp_path: Path) -> None:
     bad.write_text(yaml.safe_dump(raw))
     with pytest.raises(Exception, match=r"groups\[2\].upstream_port"):
         run(tmp_path, "apply", str(bad))
-    assert congestion_point(tmp_path)["threshold_cells"] == 30 * 19
+    assert congestion_point(tmp_path)["threshold_cells"] == 30 * 2
     with pytest.raises(Exception, match="program: Input should be 'bfcc'"):
         run(tmp_path, "apply", str(PMQECN_DEFAULT))
-    assert congestion_point(tmp_path)["threshold_cells"] == 30 * 19
+    assert congestion_point(tmp_path)["threshold_cells"] == 30 * 2
 
 
 def test_set_after_apply_keeps_the_applied_config(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def test_rate_thresholds_default_to_the_paper() -> None:
     p = Params(threshold_packets=15, t_min_us=80000, t_max_us=150000)
     assert p.rate_thresholds() == {1: 9, 2: 3, 3: 1}
     assert (p.window_packets, p.refresh_ns, p.expiry_ns) == (100, 0, 0)
-    assert (p.packet_bytes, p.reference_rate_mbps, p.named_group_only) == (1500, 10, 0)
+    assert (p.packet_bytes, p.reference_rate_mbps, p.named_group_only) == (128, 10, 0)
 
 
 def _cps(n: int) -> Any:
@@ -62,9 +62,9 @@ BAD: list[tuple[Any, str, str]] = [
     (lambda r: r["params"].update(t_max_us=80000), "params.t_min_us", "must be below t_max_us"),
     (lambda r: r["params"].update(t_max_us=1 << 32), "params.t_max_us", "less than or equal"),
     (lambda r: r["params"].update(t_min_us=-1), "params.t_min_us", "greater than or equal"),
-    # 19 cells a 1500 B packet on Tofino: more packets than the buffer holds.
+    # 2 cells a 128 B packet on Tofino: more packets than the buffer holds.
     (
-        lambda r: r["params"].update(threshold_packets=286720 // 19 + 1),
+        lambda r: r["params"].update(threshold_packets=286720 // 2 + 1),
         "params.threshold_packets",
         "is it in packets?",
     ),
@@ -388,3 +388,15 @@ def test_switch_facing_ports_are_not_cpu_ports(section: str, port: int) -> None:
         ConfigError, match=rf"{section}\[0\].port: port {port} is one of tofino's CPU"
     ):
         parse_config(raw)
+
+
+def test_default_threshold_is_the_papers_15_packets_of_128_bytes() -> None:
+    """Seed 001 ran 128-byte packets: its 15-packet threshold is about 2 kB
+    of queue. The config's default and the embedded default config keep
+    that (30 Tofino cells, 2.4 kB; 15 Tofino2 cells); 1500-byte packets made
+    it 285 cells, 22.8 kB, a threshold ten times the paper's."""
+    assert Params(threshold_packets=15, t_min_us=1, t_max_us=2).packet_bytes == 128
+    cfg = load_config(DEFAULT_CONFIG)
+    assert cfg.params.packet_bytes == 128
+    assert threshold_cells(cfg.params, load_profile("tofino")) == 30
+    assert threshold_cells(cfg.params, load_profile("tofino2")) == 15

@@ -5,6 +5,7 @@ validation with nothing half-applied, and the `set` / `reallocate` commands."""
 from __future__ import annotations
 
 import copy
+import itertools
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from bfrt_controller.switch import Write
 from doubles.flaky_model import FlakyModelSwitch
 from models.switch.core import Match
 from models.switch.headers import ECN_CE
+from models.switch.tna import EgressIntrinsic, IngressIntrinsic
 
 RAW = yaml.safe_load(DEFAULT_CONFIG.read_text())
 CELLS = 19  # 1500 B in 80 B cells
@@ -39,10 +41,41 @@ def _k1(app: DadctcpApp, queue: int) -> int:
     return int(r.data["k1_cells"])
 
 
+# Departure stamps for _set_depths: 1M ticks (64 ms) later on every call.
+_STAMPS = itertools.count(1_000_000, 1_000_000)
+
+
 def _set_depths(app: DadctcpApp, depths_packets: list[int]) -> None:
+    """The registers as departures leave them: each queue holding packets
+    sent one just now (the same fresh stamp, later on every call)."""
     model = app.switch.model  # type: ignore[attr-defined]
+    now_ticks = next(_STAMPS)
     for q, d in enumerate(depths_packets):
         model.register(n.LAST_DEPTH).write(app.slot[(4, q)], d * CELLS)
+        if d:
+            model.register(n.LAST_DEPARTURE).write(app.slot[(4, q)], now_ticks)
+
+
+def _depart(app: DadctcpApp, dscp: int, enq_packets: int, deq_packets: int, t_ns: int) -> None:
+    """One ECT packet of DSCP `dscp` through the model to port 4, leaving its
+    queue at `t_ns` with the depths the TM would report."""
+    model = app.switch.model  # type: ignore[attr-defined]
+    pkt = bytes(
+        Ether(dst="02:00:00:00:00:01", src="00:00:00:00:01:01")
+        / IP(src="10.0.1.1", dst="10.0.4.4", tos=(dscp << 2) | 2)
+        / TCP(sport=40000, dport=80)
+        / bytes(1446)
+    )
+    ig = model.ingress(IngressIntrinsic(1, t_ns), pkt)
+    assert not ig.drop and ig.egress_port == 4
+    md = EgressIntrinsic(
+        4,
+        ig.qid,
+        enq_qdepth=enq_packets * CELLS,
+        deq_qdepth=deq_packets * CELLS,
+        global_tstamp_ns=t_ns,
+    )
+    assert not model.egress(md, ig.data).drop
 
 
 def test_names_exist_in_the_model() -> None:
@@ -234,3 +267,59 @@ def test_cli_set_reallocate_status(tmp_path: Path, capsys: pytest.CaptureFixture
     assert [r["k_packets"] for r in rows] == [30, 30, 30, 30]
     assert rows[0]["k1_cells"] == 30 * CELLS and rows[0]["k2_cells"] == 60 * CELLS
     assert run(["--program", "bfcc", "--state", state, "set", "x=1", "--port", "4"]) == 2
+
+
+PACKET_NS = 1_200  # one 1500-byte packet at 10 Gb/s
+
+
+def test_queue_idle_after_a_burst_moves_no_threshold() -> None:
+    """Issue 33: queue 1 (DSCP 46) takes a burst of 30 packets and drains;
+    queue 0 stays at 70 packets. The port holds 70 < K_port = 80, its only
+    busy queue keeps its K (Algorithm 2's idle-port branch: 70 - 50 = 20),
+    so no threshold moves, round after round. With the depth taken on
+    arrival and no departure time, queue 1 read 29 packets for ever and
+    every round wrote K = [46, 32, 1, 1]."""
+    app = _app()
+    t = 0
+    for i in range(30):  # the burst arrived at once and leaves one by one
+        _depart(app, 46, enq_packets=i, deq_packets=29 - i, t_ns=t)
+        _depart(app, 0, enq_packets=70, deq_packets=70, t_ns=t + PACKET_NS // 2)
+        t += PACKET_NS
+    for round_ms in (10, 110, 210):
+        # Queue 0 keeps sending (its last few departures before each read).
+        for i in range(10, 0, -1):
+            t = round_ms * 1_000_000 - i * PACKET_NS
+            _depart(app, 0, enq_packets=70, deq_packets=70, t_ns=t)
+        assert app.reallocate_once() == [], f"round at {round_ms} ms"
+        assert [app.k_packets[(4, q)] for q in range(4)] == [20, 20, 20, 20]
+
+
+def test_stale_depth_of_an_old_departure_reads_idle() -> None:
+    """Whatever the depth register holds (on hardware deq_qdepth may count
+    the departing packet's own cells), a queue whose latest departure is
+    older than idle_age_us against the freshest one holds nothing."""
+    app = _app()
+    model = app.switch.model  # type: ignore[attr-defined]
+    _depart(app, 46, enq_packets=30, deq_packets=30, t_ns=0)  # then silence
+    _depart(app, 0, enq_packets=70, deq_packets=70, t_ns=10_000_000)
+    assert model.register(n.LAST_DEPTH).read(app.slot[(4, 1)]) == 30 * CELLS
+    assert app.reallocate_once() == []
+    # Both sent within idle_age_us (2 ms) of each other: both busy, 100 >= 80.
+    _depart(app, 46, enq_packets=30, deq_packets=30, t_ns=10_001_000)
+    _depart(app, 0, enq_packets=70, deq_packets=70, t_ns=10_002_000)
+    changes = app.reallocate_once()
+    assert [app.k_packets[(4, q)] for q in range(4)] == [46, 32, 1, 1]
+    assert {c.where for c in changes} == {"4/0", "4/1", "4/2", "4/3"}
+
+
+def test_no_departure_for_a_whole_interval_reads_idle() -> None:
+    """Every queue fell silent together (no fresher departure to compare
+    with): a stamp unchanged since the previous round means nothing left the
+    queue for a whole interval, so the port reads empty and nothing moves."""
+    app = _app()
+    _set_depths(app, [60, 30, 0, 0])
+    first = app.reallocate_once()
+    assert first  # both busy: 90 >= 80
+    k = dict(app.k_packets)
+    assert app.reallocate_once() == []  # same stamps: idle, whatever the depths say
+    assert app.k_packets == k

@@ -239,11 +239,30 @@ def test_strict_validation_names_the_field(change: dict[str, object], field: str
 
 
 def test_apply_thresholds_sets_q_max_and_lowers_q_min() -> None:
+    # 100G, 10 m: Q_P4QCN clamped from 344 to Q_PFC - Q_flight = 388 - 172 = 216.
     app = _app(_cfg(q_min_cells=300, q_max_cells=400))
-    t = p4qcn_thresholds(load_profile("tofino"), 100, 100.0)
+    t = p4qcn_thresholds(load_profile("tofino"), 100, 10.0)
     app.apply_thresholds(t)
-    assert (app.live["4/0"].q_min_cells, app.live["4/0"].q_max_cells) == (219, 219)
-    assert _level(app, 4, 0, 219) == 0 and _level(app, 4, 0, 220) == LEVEL_ALWAYS
+    assert (app.live["4/0"].q_min_cells, app.live["4/0"].q_max_cells) == (216, 216)
+    assert _level(app, 4, 0, 216) == 0 and _level(app, 4, 0, 217) == LEVEL_ALWAYS
+
+
+def test_apply_thresholds_refused_below_the_configured_pfc_threshold() -> None:
+    """The config's own Q_PFC counts too: with xoff at 300 cells a Q_max of
+    216 leaves 84 < Q_flight 172 for what is in flight, so PFC would pause
+    the link before P4QCN's feedback takes effect; nothing is written."""
+    raw = copy.deepcopy(RAW)
+    raw["pfc"] = {"ports": [4], "xoff_cells": 300, "headroom_cells": 172}
+    app = _app(raw)
+    before = app.live["4/0"]
+    t = p4qcn_thresholds(load_profile("tofino"), 100, 10.0)
+    with pytest.raises(ConfigError, match=r"Q_P4QCN 216 .* 300 - 172 = 128"):
+        app.apply_thresholds(t)
+    assert app.live["4/0"] == before
+    raw["pfc"]["xoff_cells"] = 388
+    app = _app(raw)
+    app.apply_thresholds(t)
+    assert app.live["4/0"].q_max_cells == 216
 
 
 def test_restore_live_refuses_a_corrupt_state() -> None:
@@ -277,9 +296,14 @@ def test_cli_thresholds_set_and_refusals(
 ) -> None:
     state = str(tmp_path / "state.json")
     base = ["--program", "p4qcn", "--state", state]
-    assert run([*base, "thresholds", "--port-speed", "100", "--cable-m", "100"]) == 0
+    assert run([*base, "thresholds", "--port-speed", "100", "--cable-m", "10"]) == 0
     out = capsys.readouterr().out
-    assert "Q_PFC   = 247 cells" in out and "Q_P4QCN = 219 cells" in out
+    assert "Q_PFC   = 388 cells" in out and "Q_P4QCN = 216 cells" in out
+    assert "clamped from 344 to Q_PFC - Q_flight 216" in out
+    # 100 m: the shared-buffer 219 against Q_PFC - Q_flight = -66, refused.
+    assert run([*base, "thresholds", "--port-speed", "100", "--cable-m", "100", "--apply"]) == 2
+    out = capsys.readouterr().out
+    assert "Q_P4QCN 219" in out and "-66" in out
     assert run([*base, "thresholds", "--port-speed", "100", "--cable-m", "10000"]) == 2
     assert "cable_m 10000" in capsys.readouterr().out
     assert run([*base, "thresholds", "--port-speed", "fast", "--cable-m", "1"]) == 2
@@ -292,7 +316,7 @@ def test_cli_thresholds_set_and_refusals(
     capsys.readouterr()
     assert run([*base, "status", "--json"]) == 0
     rows = [r for r in yaml.safe_load(capsys.readouterr().out) if r.get("section") == QUEUES]
-    assert (rows[0]["q_min_cells"], rows[0]["q_max_cells"]) == (100, 344)
+    assert (rows[0]["q_min_cells"], rows[0]["q_max_cells"]) == (100, 216)
     assert (
         run(
             [

@@ -97,6 +97,8 @@ def test_queues_per_port_share_k_port_by_algorithm_2() -> None:
             .data["slot"]
         )
         model.register("SwitchEgress.last_depth").write(slot1, 3 * before[1])
+        # ... as a departure just left it (a queue that never sent reads idle).
+        model.register("SwitchEgress.last_departure").write(slot1, 1000)
         assert setup.periodic is not None
         setup.periodic(1.0)
         after = (k1(0), k1(1))

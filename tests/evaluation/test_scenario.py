@@ -217,3 +217,32 @@ def test_extends_takes_the_named_scenario_and_replaces_given_fields(tmp_path: Pa
     with pytest.raises(ScenarioError) as exc:
         load_scenario(bad)
     assert exc.value.field == "buffer_packets" and str(bad) in str(exc.value)
+
+
+def test_bfcc_scenarios_use_the_papers_packets_unless_data_centre() -> None:
+    """Seed 001's runs used 128-byte packets, so its 15-packet threshold is
+    about 2 kB: every bundled BFCC scenario that stands for the paper sends
+    128 B (the harness gives BFCC the flows' size, so its threshold is 15 x 2
+    Tofino cells), and the data-centre ones (`-dc`) name their own size."""
+    from evaluation.schemes import switch_setup
+    from evaluation.topology import Topology
+    from hw_profiles import load_profile
+
+    for name in bundled_scenarios():
+        s = load_scenario(name)
+        if not any(k == "bfcc" or k.startswith("bfcc-") for k in s.schemes.enabled()):
+            continue
+        sizes = {f.packet_bytes for f in s.flows}
+        if "-dc" in name:
+            assert sizes and min(sizes) > 128, name
+        else:
+            assert sizes == {128}, name
+    s = load_scenario("bfcc-single")
+    topo = Topology(s)
+    setup = switch_setup(topo, "s3", "bfcc", load_profile(s.chip), 1)
+    model = setup.pipeline.program  # type: ignore[attr-defined]
+    thresholds = {
+        e.data["congestion_threshold_cells"]
+        for e in model.table("SwitchEgress.congestion_point").entries
+    }
+    assert thresholds == {30}

@@ -21,6 +21,9 @@ def test_fifo_depth_in_cells_and_sojourn() -> None:
     assert d1 is not None and d2 is not None
     assert (d1.enq_qdepth_cells, d1.enq_qdepth_packets, d1.sojourn_ns) == (0, 0, 50)
     assert (d2.enq_qdepth_cells, d2.enq_qdepth_packets, d2.sojourn_ns) == (2, 1, 65)
+    # deq_qdepth: what stays behind as each leaves, so the last of a burst
+    # sees the queue empty (where its enq_qdepth still shows the burst).
+    assert (d1.deq_qdepth_cells, d2.deq_qdepth_cells) == (2, 0)
     assert tm.dequeue(now_ns=80) is None
     assert tm.bytes == tm.packets == 0
 

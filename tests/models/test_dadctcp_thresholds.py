@@ -11,6 +11,7 @@ import pytest
 from models.dadctcp_thresholds import (
     ThresholdError,
     algorithm2_as_printed,
+    idle_queues,
     reallocate,
 )
 
@@ -112,3 +113,29 @@ def test_bad_inputs_name_the_field(
 ) -> None:
     with pytest.raises(ThresholdError, match="^" + re.escape(field) + "[: ]"):
         reallocate(q, k_old, k_port)
+
+
+def test_idle_queues_by_the_age_of_their_latest_departure() -> None:
+    # Ticks of 64 ns; idle age 31 ticks (2 us). Queue 2 never sent; queue 1
+    # sent 40 ticks before the freshest (queue 0); queue 3 20 ticks before.
+    assert idle_queues([1000, 960, 0, 980], None, 31) == [False, True, True, False]
+
+
+def test_idle_queues_unchanged_since_the_previous_round() -> None:
+    # Nothing left queues 0 and 1 since the last read: idle, however fresh
+    # they are against each other.
+    assert idle_queues([1000, 999, 2000], [1000, 999, 1500], 31) == [True, True, False]
+    assert idle_queues([5, 5], [5, 5], 31) == [True, True]
+
+
+def test_idle_queues_across_the_stamp_wrap() -> None:
+    # The freshest stamp wrapped past 2^32: 10 is 26 ticks after 2^32 - 16.
+    top = (1 << 32) - 16
+    assert idle_queues([top, 10, top - 100], None, 31) == [False, False, True]
+
+
+def test_idle_queues_refuses_bad_inputs() -> None:
+    with pytest.raises(ThresholdError, match="idle_age_ticks"):
+        idle_queues([1], None, 0)
+    with pytest.raises(ThresholdError, match="previous_ticks"):
+        idle_queues([1, 2], [1], 5)

@@ -11,13 +11,24 @@ TOFINO = load_profile("tofino")
 TOFINO2 = load_profile("tofino2")
 
 
-def test_tofino_100g_100m() -> None:
-    # Q_flight: 100 Gb/s x (2 x 100 m x 5 ns/m + 1000 ns) = 100 x 2000 / 8 = 25000 B
-    # = 312.5 -> 313 cells of 80 B. n = 6400 / 100 = 64; 8 n = 512.
-    # Q - 8 n Q_flight = 286720 - 512 x 313 = 286720 - 160256 = 126464.
-    # Q_PFC = 126464 / 512 = 247; Q_P4QCN < 8 x 126464 / (512 x 9) = 219.56 -> 219.
-    t = p4qcn_thresholds(TOFINO, 100, 100.0)
-    assert (t.n_ports, t.q_flight_cells, t.q_pfc_cells, t.q_p4qcn_cells) == (64, 313, 247, 219)
+def test_tofino_100g_10m_is_clamped_to_q_pfc_minus_q_flight() -> None:
+    # Q_flight: 100 Gb/s x (2 x 10 m x 5 ns/m + 1000 ns) = 100 x 1100 / 8 = 13750 B
+    # = 171.9 -> 172 cells of 80 B. n = 64; 8 n = 512; 286720 - 512 x 172 = 198656.
+    # Q_PFC = 198656 / 512 = 388; the shared-buffer bound 8 x 198656 / (512 x 9)
+    # = 344.9 -> 344, but Q_P4QCN <= Q_PFC - Q_flight = 388 - 172 = 216.
+    t = p4qcn_thresholds(TOFINO, 100, 10.0)
+    assert (t.q_flight_cells, t.q_pfc_cells, t.q_p4qcn_shared_cells) == (172, 388, 344)
+    assert (t.q_p4qcn_pfc_bound_cells, t.q_p4qcn_cells, t.clamped) == (216, 216, True)
+    report = "\n".join(t.lines())
+    assert "clamped from 344 to Q_PFC - Q_flight 216" in report
+
+
+def test_tofino_100g_100m_refused_naming_both_values() -> None:
+    # Q_flight 2 x 100 x 5 + 1000 = 2000 ns: 25000 B -> 313 cells; free
+    # 286720 - 512 x 313 = 126464; Q_PFC 247, shared bound 219.56 -> 219;
+    # Q_PFC - Q_flight = 247 - 313 = -66: no threshold acts before PFC.
+    with pytest.raises(ThresholdError, match=r"Q_P4QCN 219 cells .* 247 - 313 = -66 cells"):
+        p4qcn_thresholds(TOFINO, 100, 100.0)
 
 
 def test_tofino2_400g_3m_half_microsecond() -> None:

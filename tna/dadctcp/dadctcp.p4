@@ -7,12 +7,17 @@
  *          the egress queue from the DSCP (queue_select; no entry: queue 0),
  *          so a port's queues, each with its own K, carry traffic classes.
  * Egress, per departing IPv4 data packet of a monitored queue
- * (egress port, queue), with q the queue depth in cells:
+ * (egress port, queue), with q the queue depth in cells as the packet
+ * leaves (deq_qdepth: section 3.1 takes the slope "when the packet is out
+ * of the queue"):
  *   queue_threshold gives the queue's register slot, K1 and K2 in cells
  *   and whether the slope counts (0: DCTCP mode, whose controller writes
  *   K2 = K + 1 so that "q >= K2" is DCTCP's "q > K");
  *   last_depth swaps q in and returns the previous departure's depth, so
  *   the slope sample s = q - q_prev is one departure's depth change;
+ *   last_departure keeps the time of the slot's latest departure, so the
+ *   controller's Algorithm 2 can tell a queue that went idle (no recent
+ *   departure) from one that holds q;
  *   last_slope swaps s in and returns the previous sample s_prev;
  *   the slope's EWMA with delta = 1/2 is taken over the last two samples,
  *   s/2 + s_prev/4 (arithmetic shifts);
@@ -48,6 +53,7 @@ struct eg_md_t {
     bit<32>      k2_cells;
     bit<1>       use_slope;
     bit<1>       drop_not_ect;
+    bit<32>      now_ticks;         /* global_tstamp[37:6]: 64 ns ticks */
     bit<32>      prev_depth_cells;
     bit<32>      slope_cells;       /* s = q - q_prev, two's complement */
     bit<32>      prev_slope_cells;
@@ -153,7 +159,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                      in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                      inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    QueueMetadataHook() queue_hook;
+    DequeueQueueHook() queue_hook;
 
     Counter<bit<32>, PortId_t>(DADCTCP_PORTS, CounterType_t.PACKETS) ce_marked;
     Counter<bit<32>, PortId_t>(DADCTCP_PORTS, CounterType_t.PACKETS) not_ect_dropped;
@@ -162,11 +168,21 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
      * slope sample it made. A slot never used holds 0 (an empty queue). */
     Register<bit<32>, queue_slot_t>(DADCTCP_QUEUE_SLOTS, 0) last_depth;
     Register<bit<32>, queue_slot_t>(DADCTCP_QUEUE_SLOTS, 0) last_slope;
+    /* Per queue slot: when its latest departure left, in 64 ns ticks (wraps
+     * after 275 s). Read only by the controller: a queue whose stamp is old
+     * holds nothing, whatever last_depth says (README, "Controller"). */
+    Register<bit<32>, queue_slot_t>(DADCTCP_QUEUE_SLOTS, 0) last_departure;
 
     RegisterAction<bit<32>, queue_slot_t, bit<32>>(last_depth) depth_swap = {
         void apply(inout bit<32> depth, out bit<32> previous) {
             previous = depth;
             depth = eg_md.queue.depth_cells;
+        }
+    };
+
+    RegisterAction<bit<32>, queue_slot_t, bit<32>>(last_departure) stamp_departure = {
+        void apply(inout bit<32> stamp) {
+            stamp = eg_md.now_ticks;
         }
     };
 
@@ -187,6 +203,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.k2_cells = k2_cells;
         eg_md.use_slope = use_slope;
         eg_md.drop_not_ect = drop_not_ect;
+        eg_md.now_ticks = eg_prsr_md.global_tstamp[37:6];
     }
 
     action not_monitored() {
@@ -237,6 +254,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
             queue_threshold.apply();
             if (eg_md.monitored == 1) {
                 eg_md.prev_depth_cells = depth_swap.execute(eg_md.slot);
+                stamp_departure.execute(eg_md.slot);
                 take_slope();
                 eg_md.prev_slope_cells = slope_swap.execute(eg_md.slot);
                 halve();

@@ -34,6 +34,35 @@ control QueueMetadataHook(in egress_intrinsic_metadata_t eg_intr_md, out queue_m
 #endif
 }
 
+/* QueueMetadataHook with the depth the queue has when the packet leaves it
+ * (deq_qdepth) instead of when it arrived (enq_qdepth), for a mechanism
+ * whose paper samples the queue at dequeue (DA-DCTCP, seed 004 Eq. 4).
+ * Same table and actions, so the vectors' queue injection works unchanged. */
+control DequeueQueueHook(in egress_intrinsic_metadata_t eg_intr_md, out queue_md_t queue) {
+    action use_real() {
+        queue.depth_cells = (bit<32>)eg_intr_md.deq_qdepth;
+        queue.sojourn_ns = (bit<32>)eg_intr_md.deq_timedelta;
+    }
+
+#ifdef TOFCC_TEST_HOOKS
+    action inject(bit<32> depth_cells, bit<32> sojourn_ns) {
+        queue.depth_cells = depth_cells;
+        queue.sojourn_ns = sojourn_ns;
+    }
+
+    table queue_md_override {
+        key = { eg_intr_md.egress_port : exact; }
+        actions = { use_real; inject; }
+        default_action = use_real();
+        size = 512;
+    }
+
+    apply { queue_md_override.apply(); }
+#else
+    apply { use_real(); }
+#endif
+}
+
 /* The queue's depth and sojourn time, or the values a test injects, for
  * mechanisms that need sojourns of milliseconds (CoDel's 5 ms target,
  * PIE's 15 ms reference). Tofino's deq_timedelta is 18 bits and saturates
