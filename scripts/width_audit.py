@@ -426,8 +426,8 @@ AUDIT: tuple[Entry, ...] = (
         "last_depth",
         "register",
         "32",
-        "the depth the queue's previous departure saw, cells",
-        Bounded((1 << 19) - 1, "enq_qdepth is 19 bits"),
+        "the depth the queue's previous departure left behind, cells",
+        Bounded((1 << 19) - 1, "deq_qdepth is 19 bits"),
         None,
         "per packet",
         CANNOT,
@@ -444,6 +444,16 @@ AUDIT: tuple[Entry, ...] = (
         "per packet",
         CANNOT,
         "",
+    ),
+    _ticks(
+        "dadctcp",
+        "last_departure",
+        "register",
+        "the ingress clock at the queue's latest departure",
+        60.0,
+        "the controller reads it once per interval (at most 60 s) and compares "
+        "it with its previous read and the switch's freshest departure as 32-bit "
+        "differences, so a wrap between reads is a difference like any other",
     ),
     # ---- p4qcn ---------------------------------------------------------------
     *_counters("p4qcn", ("chosen", "feedback_sent", "feedback_suppressed", "ce_marked"), "{name}"),
