@@ -252,6 +252,8 @@ def test_apply_thresholds_refused_below_the_configured_pfc_threshold() -> None:
     216 leaves 84 < Q_flight 172 for what is in flight, so PFC would pause
     the link before P4QCN's feedback takes effect; nothing is written."""
     raw = copy.deepcopy(RAW)
+    # A lossless class (DSCP 26 -> queue 0, iCoS 3) so PFC has packets to pause.
+    raw["traffic_classes"] = [{"dscp": 26, "queue": 0, "icos": 3}]
     raw["pfc"] = {"ports": [4], "xoff_cells": 300, "headroom_cells": 172}
     app = _app(raw)
     before = app.live["4/0"]
