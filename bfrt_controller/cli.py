@@ -3,7 +3,9 @@
 Exit codes: 0 ok; 1 unexpected error; 2 invalid input (the message names the
 field; nothing was written); 3 the switch refused a write (the batch was rolled
 back); 4 switch unreachable; 5 the BF-Runtime client (Intel SDE) is missing;
-6 another client owns the program on the switch.
+6 another client owns the program on the switch, or another tofcc command
+held the model target's state file longer than tofcc waits for it.
+Errors go to stderr.
 
 One writer per program on a BF-Runtime switch: the server lets one client bind
 a program. `status` reads through an unbound client and works while a writer
@@ -26,7 +28,7 @@ from rich.table import Table
 from hw_profiles import ProfileError, load_profile
 from tofcc_common import registry
 
-from .console import cell, console
+from .console import cell, console, print_error
 from .context import Context
 from .errors import ConfigError, ControllerError
 from .programs import PROGRAMS
@@ -169,7 +171,7 @@ def _apply_deployment(obj: Context, path: Path) -> bool:
             app.push_all()
             console.print(f"{t.name}: applied {len(app.intended_writes())} writes")
         except ControllerError as exc:
-            console.print(f"[red]{t.name}: {exc}[/red]", highlight=False, soft_wrap=True)
+            print_error(exc, prefix=f"{t.name}: ")
             failed = failed or exc
         finally:
             switch.close()
@@ -183,7 +185,8 @@ def _live_model(obj: Context, profile: Any) -> Any:
     no state between commands; the state file is what it holds)."""
     switch = open_switch("model", obj.program.name, profile)
     saved = load_state(obj.state_path)
-    if saved is not None and saved.get("program") == obj.program.name:
+    obj.check_state_program(saved)
+    if saved is not None:
         cfg: Any = obj.program.parse_config(saved["config"], f"state file {obj.state_path}: config")
         if cfg.chip == profile.chip:
             app = obj.program.make_app(switch, cfg)
@@ -367,10 +370,10 @@ def run(argv: list[str] | None = None) -> int:
         exc.show()
         return 2
     except ControllerError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        print_error(exc)
         return exc.exit_code
     except ProfileError as exc:  # an installed hw profile is broken: not the user's input
-        console.print(f"[red]error:[/red] hardware profile: {exc}", highlight=False, soft_wrap=True)
+        print_error(f"hardware profile: {exc}")
         return 1
     except KeyboardInterrupt:
         return 130

@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..set_args import parse_queues, parse_values
+from ..set_args import parse_queues, parse_values, refuse_options
 from .app import SETTABLE, AqmApp, Change
 
 
@@ -55,6 +55,7 @@ def set_command(
 ) -> None:
     from ..console import console
 
+    refuse_options("aqm", port=port is not None)
     set_queues(obj, pairs, queues, console)
 
 
