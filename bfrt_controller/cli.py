@@ -305,7 +305,7 @@ def diff(obj: Context, config_file: Path) -> None:
 )
 @click.pass_obj
 def run_service(obj: Context, deploy_file: Path, metrics_port: int | None) -> None:
-    from .service import Daemon, signal_handlers
+    from .service import Daemon, early_signals, signal_handlers
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
@@ -318,23 +318,26 @@ def run_service(obj: Context, deploy_file: Path, metrics_port: int | None) -> No
     tofcc_log.addHandler(handler)
     tofcc_log.setLevel(logging.INFO)
     tofcc_log.propagate = False
-    daemon = Daemon(deploy_file)
-    spec = daemon.config.metrics
-    server = None
-    if spec is not None or metrics_port is not None:
-        from .metrics import serve
+    # Handlers first: a SIGHUP while a slow file loads must not kill the daemon.
+    with early_signals() as pending:
+        daemon = Daemon(deploy_file)
+        spec = daemon.config.metrics
+        server = None
+        if spec is not None or metrics_port is not None:
+            from .metrics import serve
 
-        address = spec.address if spec is not None else "127.0.0.1"
-        port = metrics_port if metrics_port is not None else spec.port if spec else 0
-        server = serve(daemon, address, port)
-        tofcc_log.info("event=metrics url=http://%s:%d/metrics", address, server.server_port)
-    try:
-        with signal_handlers(daemon):
-            daemon.run()
-    finally:
-        if server is not None:
-            server.shutdown()
-            server.server_close()
+            address = spec.address if spec is not None else "127.0.0.1"
+            port = metrics_port if metrics_port is not None else spec.port if spec else 0
+            field = "--metrics-port" if metrics_port is not None else f"{deploy_file}: metrics"
+            server = serve(daemon, address, port, field)
+            tofcc_log.info("event=metrics url=http://%s:%d/metrics", address, server.server_port)
+        try:
+            with signal_handlers(daemon, pending):
+                daemon.run()
+        finally:
+            if server is not None:
+                server.shutdown()
+                server.server_close()
 
 
 @cli.command(help="Run PMQECN on the reference model over a short packet trace.")

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import ipaddress
 import logging
 import re
 import signal
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from hw_profiles import HwProfile, load_profile
 from hw_profiles.boards import BoardProfile
@@ -90,8 +91,20 @@ SIGNAL_POLL_S = 0.1
 
 
 class MetricsSpec(Strict):
+    # Loopback unless the deployment says otherwise: the endpoint has no auth.
     address: str = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 9464  # 0: any free port
+
+    @field_validator("address")
+    @classmethod
+    def _ip(cls, value: str) -> str:
+        # An IP literal: a name would resolve at bind time, after the switches
+        # were pushed, and may resolve to an address not on this machine.
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            raise ValueError(f"expected an IP address such as 127.0.0.1, got {value!r}") from None
+        return value
 
 
 class TargetSpec(Strict):
@@ -610,9 +623,14 @@ class Daemon:
             # Every new app and switch object first, before anything is written:
             # an app that refuses its config (or a missing SDE) refuses the reload.
             plans = [(r, self.targets.get(r.name), self._plan(r)) for r in resolved]
-        except ControllerError as exc:
+        except Exception as exc:
+            # Whatever the file does (a NUL in a path, a hw profile that will
+            # not load, a bug in a loader), the daemon keeps running on what it
+            # has: under systemd a raise here is a crash loop, the file being
+            # still bad at every restart.
             self.reloads_failed += 1
-            _event("reload-refused", level=logging.ERROR, why=exc, kept="running config")
+            why = exc if isinstance(exc, ControllerError) else repr(exc)
+            _event("reload-refused", level=logging.ERROR, why=why, kept="running config")
             return False
         now = self.clock()
         new_targets: dict[str, Target] = {}
@@ -684,7 +702,25 @@ def _event(event: str, level: int = logging.INFO, **fields: object) -> None:
 
 
 @contextlib.contextmanager
-def signal_handlers(daemon: Daemon) -> Iterator[None]:
+def early_signals() -> Iterator[list[int]]:
+    """Record SIGTERM, SIGINT and SIGHUP from the very start, before the
+    deployment file (which may be slow or hostile) is read: SIGHUP's default
+    action kills the process (exit 129) and a start-up reload is moot; a stop
+    is replayed into the daemon (`signal_handlers(daemon, pending)`)."""
+    seen: list[int] = []
+    previous = {
+        sig: signal.signal(sig, lambda signum, _frame: seen.append(signum))
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    }
+    try:
+        yield seen
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def signal_handlers(daemon: Daemon, pending: list[int] | None = None) -> Iterator[None]:
     """SIGTERM and SIGINT stop the daemon after the current cycle; SIGHUP
     reloads its config. The handlers only record the signal (Daemon.signalled):
     the loop does the work."""
@@ -692,6 +728,9 @@ def signal_handlers(daemon: Daemon) -> Iterator[None]:
         sig: signal.signal(sig, lambda signum, _frame: daemon.signalled(signum))
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
     }
+    for signum in pending or ():
+        if signum != signal.SIGHUP:  # the file was read after it: nothing to reload
+            daemon.signalled(signum)
     try:
         yield
     finally:
@@ -706,6 +745,7 @@ __all__ = [
     "ServiceConfig",
     "Target",
     "TargetApp",
+    "early_signals",
     "is_service_config",
     "load_service_config",
     "reload_writes",

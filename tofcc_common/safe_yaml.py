@@ -51,10 +51,10 @@ class YamlFileError(ValueError):
 class _StrictLoader(yaml.SafeLoader):
     aliases = 0
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node:
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):  # type: ignore[no-untyped-call]
             self.aliases += 1
-        return super().compose_node(parent, index)  # type: ignore[no-untyped-call, no-any-return]
+        return super().compose_node(parent, index)
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, yaml.Node] = {}
