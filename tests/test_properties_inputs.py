@@ -114,8 +114,8 @@ def mutations(draw: st.DrawFn, raw: Any) -> Any:
     return doc
 
 
-def _raw(path: Path) -> Any:
-    return safe_yaml.load_file(path)
+def _raw(path: Path, hex_ints: bool = False) -> Any:
+    return safe_yaml.load_file(path, hex_ints)
 
 
 # --- the YAML reader ---------------------------------------------------------
