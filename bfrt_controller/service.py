@@ -121,6 +121,10 @@ class TargetSpec(Strict):
 class ServiceConfig(Strict):
     metrics: MetricsSpec | None = None
     targets: Annotated[list[TargetSpec], Field(min_length=1)]
+    # A front-panel port that is neither trusted nor source-bound forwards any
+    # source address (tna/include/source_guard.p4): a warning, or with this,
+    # a refusal of the file.
+    strict_source_guard: bool = False
 
     @model_validator(mode="after")
     def _unique(self) -> ServiceConfig:
@@ -144,6 +148,8 @@ class ResolvedTarget:
     config: Any
     profile: HwProfile
     board: BoardProfile | None
+    # Front-panel device ports brought up with no source binding and not trusted.
+    unguarded_ports: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -192,15 +198,24 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
                 raise ConfigError(f"{at}.config.{exc.field}", exc.reason) from None
         profile = load_profile(config.chip)
         board = None
+        unguarded: tuple[int, ...] = ()
         if spec.front_panel is not None:
             board = check_ports(spec.front_panel, profile, f"{at}.front_panel")
+            unguarded = _unguarded(spec.front_panel, board, config)
+            if unguarded and cfg.strict_source_guard:
+                raise ConfigError(
+                    f"{at}.front_panel",
+                    f"device port(s) {', '.join(map(str, unguarded))} would forward any source: "
+                    "give each a source_bindings entry or list it in trusted_ports "
+                    "(strict_source_guard is on)",
+                )
         m = _GRPC.fullmatch(spec.target)
         if spec.target != "model" and (m is None or not 1 <= int(m.group(1)) <= 65535):
             raise ConfigError(
                 f"{at}.target",
                 f"expected 'model' or grpc://HOST:PORT with PORT 1..65535, got {spec.target!r}",
             )
-        out.append(ResolvedTarget(spec, program, config, profile, board))
+        out.append(ResolvedTarget(spec, program, config, profile, board, unguarded))
     endpoints: dict[tuple[str, str], int] = {}
     for i, t in enumerate(out):
         # One writer per program on a switch: two targets binding the same
@@ -216,8 +231,34 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
     return cfg, out
 
 
+def _unguarded(ports: PortsConfig, board: BoardProfile, config: Any) -> tuple[int, ...]:
+    guarded = set(getattr(config, "trusted_ports", ())) | {
+        b.port for b in getattr(config, "source_bindings", ())
+    }
+    return tuple(sorted({board.dev_port(p.port) for p in ports.ports} - guarded))
+
+
+def warn_unguarded(targets: list[ResolvedTarget], source: str) -> None:
+    """One warning per switch whose front panel brings up ports that forward
+    any source (the program's source guard checks only bound ports)."""
+    for i, t in enumerate(targets):
+        if t.unguarded_ports:
+            _event(
+                "source-guard-unbound",
+                level=logging.WARNING,
+                file=source,
+                field=f"targets[{i}].front_panel",
+                switch=t.name,
+                dev_ports=",".join(map(str, t.unguarded_ports)),
+                why="neither trusted nor source-bound: forwards any source "
+                "(bind them, or strict_source_guard: true to refuse)",
+            )
+
+
 def load_service_config(path: Path) -> tuple[ServiceConfig, list[ResolvedTarget]]:
-    return resolve(load_yaml(path), str(path), path.parent)
+    cfg, targets = resolve(load_yaml(path), str(path), path.parent)
+    warn_unguarded(targets, str(path))
+    return cfg, targets
 
 
 class TargetApp:

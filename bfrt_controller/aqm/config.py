@@ -135,6 +135,12 @@ def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
             f"{field}.queue",
             f"queue {q.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
         )
+    if q.mode == "red" and q.min_th_cells >= profile.max_qdepth_cells:
+        raise ConfigError(
+            f"{field}.min_th_cells",
+            f"{q.min_th_cells} cells can never be reached: {profile.chip} reports queue depth "
+            f"in {profile.enq_qdepth_bits} bits (max {profile.max_qdepth_cells})",
+        )
     if q.mode == "red" and q.max_th_cells > profile.max_qdepth_cells:
         # Refused here, not by the switch: a queue never holds more cells
         # than its depth field counts (and 2^32 is no table value).
@@ -142,12 +148,6 @@ def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
             f"{field}.max_th_cells",
             f"{q.max_th_cells} cells is deeper than a {profile.chip} queue can hold "
             f"(max {profile.max_qdepth_cells})",
-        )
-    if q.mode == "red" and q.min_th_cells >= profile.max_qdepth_cells:
-        raise ConfigError(
-            f"{field}.min_th_cells",
-            f"{q.min_th_cells} cells can never be reached: {profile.chip} reports queue depth "
-            f"in {profile.enq_qdepth_bits} bits (max {profile.max_qdepth_cells})",
         )
 
 
