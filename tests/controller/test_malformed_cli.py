@@ -590,7 +590,7 @@ CASES += [
         ("queues[0].max_p",),
     ),
     apply_case("class-priority-2-70", cfg(cls(0, priority=2**70)), ("classes[0].priority",)),
-    apply_case("class-priority-8", cfg(cls(0, priority=8)), ("classes[0].priority",)),
+    apply_case("class-priority-2-32", cfg(cls(0, priority=2**32)), ("classes[0].priority",)),
     prog_set("spie", "stale-before-update", "stale_after_us=1000", names=("stale_after_us",)),
     prog_apply(
         "spie",
