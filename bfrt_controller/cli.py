@@ -305,7 +305,7 @@ def diff(obj: Context, config_file: Path) -> None:
 )
 @click.pass_obj
 def run_service(obj: Context, deploy_file: Path, metrics_port: int | None) -> None:
-    from .service import Daemon, early_signals, signal_handlers
+    from .service import Daemon, claim_deployment, early_signals, signal_handlers
 
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
@@ -319,7 +319,7 @@ def run_service(obj: Context, deploy_file: Path, metrics_port: int | None) -> No
     tofcc_log.setLevel(logging.INFO)
     tofcc_log.propagate = False
     # Handlers first: a SIGHUP while a slow file loads must not kill the daemon.
-    with early_signals() as pending:
+    with early_signals() as pending, claim_deployment(deploy_file):
         daemon = Daemon(deploy_file)
         spec = daemon.config.metrics
         server = None

@@ -743,6 +743,47 @@ def _event(event: str, level: int = logging.INFO, **fields: object) -> None:
 
 
 @contextlib.contextmanager
+def claim_deployment(path: Path) -> Iterator[bool]:
+    """Hold a lock named after the deployment file for the daemon's life;
+    yields False (and warns) when another `tofcc run` holds it: two daemons
+    on one file fight over its switches, and with `--metrics-port 0` nothing
+    else showed that both were running."""
+    import fcntl
+    import hashlib
+    import os
+    import tempfile
+
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+    try:
+        handle = open(base / f"tofcc-run-{digest}.lock", "a+")  # noqa: SIM115 - held for the run
+    except OSError:
+        yield True  # nowhere to keep the lock: run unguarded rather than not at all
+        return
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+            alone = True
+        except OSError:
+            handle.seek(0)
+            _event(
+                "deployment-already-running",
+                level=logging.WARNING,
+                config=path,
+                pid=handle.read().strip() or "?",
+                why="another tofcc run drives the same switches",
+            )
+            alone = False
+        yield alone
+    finally:
+        handle.close()
+
+
+@contextlib.contextmanager
 def early_signals() -> Iterator[list[int]]:
     """Record SIGTERM, SIGINT and SIGHUP from the very start, before the
     deployment file (which may be slow or hostile) is read: SIGHUP's default
@@ -786,6 +827,7 @@ __all__ = [
     "ServiceConfig",
     "Target",
     "TargetApp",
+    "claim_deployment",
     "early_signals",
     "is_service_config",
     "load_service_config",

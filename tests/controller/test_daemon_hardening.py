@@ -297,3 +297,18 @@ def test_a_deploy_file_with_a_bad_metrics_port_type_names_it(tmp_path: Path) -> 
     raw = {"targets": [pmqecn_target()], "metrics": {"port": "0x14"}}
     path.write_text(yaml.safe_dump(raw))
     assert tofcc(["run", "--config", str(path)]) == 2
+
+
+def test_a_second_daemon_on_the_same_deployment_file_is_warned_about(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from bfrt_controller.service import claim_deployment
+
+    path = write_deploy(tmp_path / "d.yaml", pmqecn_target())
+    with claim_deployment(path) as first:
+        assert first
+        with caplog.at_level("WARNING", logger="tofcc"), claim_deployment(path) as second:
+            assert not second
+    assert any("deployment-already-running" in r.getMessage() for r in caplog.records)
+    with claim_deployment(path) as again:  # released with the first daemon
+        assert again

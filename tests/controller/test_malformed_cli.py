@@ -646,7 +646,7 @@ CASES += [
     prog_apply(
         "bfcc",
         "yaml-sexagesimal",
-        yaml_int("bfcc", "params.rt1_packets", "0:9"),
+        yaml_int("bfcc", "params.rt1_packets", "1:9"),
         ("params.rt1_packets",),
     ),
     # 9. exit codes and messages
