@@ -36,6 +36,19 @@ from tests.controller.test_service import (
 )
 
 
+@pytest.fixture(autouse=True)
+def _restore_tofcc_logger() -> Any:
+    """`tofcc run` gives the "tofcc" logger a handler on this test's captured
+    stderr; left behind, later tests' warnings go to a closed file."""
+    import logging
+
+    log = logging.getLogger("tofcc")
+    saved = (list(log.handlers), log.propagate, log.level)
+    yield
+    log.handlers[:] = saved[0]
+    log.propagate, log.level = saved[1], saved[2]
+
+
 def alias_bomb(levels: int) -> str:
     """The "billion laughs": each level a list of nine of the previous one."""
     lines = ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
