@@ -3,8 +3,10 @@
 Exit codes: 0 ok; 1 unexpected error; 2 invalid input (the message names the
 field; nothing was written); 3 the switch refused a write (the batch was rolled
 back); 4 switch unreachable; 5 the BF-Runtime client (Intel SDE) is missing;
-6 another client owns the program on the switch (the message says what to do);
-7 `tofcc eval` found no ns-3 (pip install 'tofino-cc[eval]').
+6 another client owns the program on the switch (the message says what to do),
+or another tofcc command held the model target's state file longer than tofcc
+waits for it; 7 `tofcc eval` found no ns-3 (pip install 'tofino-cc[eval]').
+Errors go to stderr.
 
 --program and --target may follow the subcommand (`tofcc status --program
 aqm`) or come from TOFCC_PROGRAM / TOFCC_TARGET. Without either, a config
@@ -31,7 +33,7 @@ from rich.table import Table
 from hw_profiles import ProfileError, load_profile
 from tofcc_common import registry
 
-from .console import cell, console
+from .console import cell, console, print_error
 from .context import Context
 from .errors import ConfigError, ControllerError
 from .logs import LOG_LEVELS, configure_logging
@@ -235,7 +237,7 @@ def _apply_deployment(obj: Context, path: Path) -> bool:
             app.push_all()
             console.print(f"{t.name}: applied {len(app.intended_writes())} writes")
         except ControllerError as exc:
-            console.print(f"[red]{t.name}: {exc}[/red]", highlight=False, soft_wrap=True)
+            print_error(exc, prefix=f"{t.name}: ")
             failed = failed or exc
         finally:
             switch.close()
@@ -249,7 +251,8 @@ def _live_model(obj: Context, profile: Any) -> Any:
     no state between commands; the state file is what it holds)."""
     switch = open_switch("model", obj.program.name, profile)
     saved = load_state(obj.state_path)
-    if saved is not None and saved.get("program") == obj.program.name:
+    obj.check_state_program(saved)
+    if saved is not None:
         cfg: Any = obj.program.parse_config(saved["config"], f"state file {obj.state_path}: config")
         if cfg.chip == profile.chip:
             app = obj.program.make_app(switch, cfg)
@@ -414,26 +417,29 @@ class DifferencesFound(ControllerError):
 def run_service(
     obj: Context, deploy_file: Path, metrics_port: int | None, cycles: int | None
 ) -> None:
-    from .service import Daemon, signal_handlers
+    from .service import Daemon, claim_deployment, early_signals, signal_handlers
 
     tofcc_log = logging.getLogger("tofcc")
-    daemon = Daemon(deploy_file)
-    spec = daemon.config.metrics
-    server = None
-    if spec is not None or metrics_port is not None:
-        from .metrics import serve
+    # Handlers first: a SIGHUP while a slow file loads must not kill the daemon.
+    with early_signals() as pending, claim_deployment(deploy_file):
+        daemon = Daemon(deploy_file)
+        spec = daemon.config.metrics
+        server = None
+        if spec is not None or metrics_port is not None:
+            from .metrics import serve
 
-        address = spec.address if spec is not None else "127.0.0.1"
-        port = metrics_port if metrics_port is not None else spec.port if spec else 0
-        server = serve(daemon, address, port)
-        tofcc_log.info("event=metrics url=http://%s:%d/metrics", address, server.server_port)
-    try:
-        with signal_handlers(daemon):
-            daemon.run(max_steps=cycles or 0)
-    finally:
-        if server is not None:
-            server.shutdown()
-            server.server_close()
+            address = spec.address if spec is not None else "127.0.0.1"
+            port = metrics_port if metrics_port is not None else spec.port if spec else 0
+            field = "--metrics-port" if metrics_port is not None else f"{deploy_file}: metrics"
+            server = serve(daemon, address, port, field)
+            tofcc_log.info("event=metrics url=http://%s:%d/metrics", address, server.server_port)
+        try:
+            with signal_handlers(daemon, pending):
+                daemon.run(max_steps=cycles or 0)
+        finally:
+            if server is not None:
+                server.shutdown()
+                server.server_close()
 
 
 @cli.command(
@@ -522,10 +528,10 @@ def run(argv: list[str] | None = None) -> int:
     except DifferencesFound:
         return 1  # not an error: the diff said what differs
     except ControllerError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False, soft_wrap=True)
+        print_error(exc)
         return exc.exit_code
     except ProfileError as exc:  # an installed hw profile is broken: not the user's input
-        console.print(f"[red]error:[/red] hardware profile: {exc}", highlight=False, soft_wrap=True)
+        print_error(f"hardware profile: {exc}")
         return 1
     except KeyboardInterrupt:
         return 130

@@ -2,6 +2,11 @@
 
 One module, below the CLI and the per-program commands alike, so that the
 commands can print without importing the CLI that imports them.
+
+Markup is off on both consoles: what tofcc prints carries user text (class
+names, paths, the values of a refused pair), and rich would parse `[/x]` in
+it as a closing tag and raise MarkupError after the state was written, or
+swallow `[prod]` from a path. Colour is given as a style, never inline.
 """
 
 from __future__ import annotations
@@ -9,9 +14,23 @@ from __future__ import annotations
 import sys
 
 from rich.console import Console
+from rich.text import Text
 
 # A pipe gets a fixed width so tables do not wrap differently per terminal.
-console = Console(width=None if sys.stdout.isatty() else 140)
+console = Console(width=None if sys.stdout.isatty() else 140, markup=False)
+# Errors and warnings go to stderr, so `tofcc status --json | jq` sees only data.
+err_console = Console(
+    stderr=True, width=None if sys.stderr.isatty() else 140, markup=False, highlight=False
+)
+
+
+def print_error(message: object, prefix: str = "error: ") -> None:
+    """One error line on stderr, the message as plain text."""
+    err_console.print(Text.assemble((prefix, "red"), str(message)), soft_wrap=True)
+
+
+def print_warning(message: object) -> None:
+    err_console.print(Text.assemble(("warning: ", "yellow"), str(message)), soft_wrap=True)
 
 
 def cell(value: object) -> str:

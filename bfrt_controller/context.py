@@ -82,11 +82,14 @@ class Context:
     def open_app(self, read_only: bool = False, sync: bool = False) -> App:
         """`sync`: a one-shot command on a switch starts from the live values it
         holds and re-pushes everything if it lost the program's state (sync.py)."""
+        saved = None
         if self.is_model:
             # Held until the command ends, so its read and its save are one step.
-            self._held.enter_context(state_lock(self.state_path))
-        saved = load_state(self.state_path) if self.is_model and self.config_path is None else None
-        if saved is not None and saved.get("program", self.program.name) == self.program.name:
+            # A read-only command creates no directory for it.
+            self._held.enter_context(state_lock(self.state_path, create=not read_only))
+            saved = load_state(self.state_path)
+            self.check_state_program(saved)
+        if saved is not None and self.config_path is None:
             cfg: Any = self.program.parse_config(
                 saved["config"], f"state file {self.state_path}: config"
             )
@@ -116,6 +119,16 @@ class Context:
                     f"(restarted?): pushed the whole intended state ({report.pushed} writes)"
                 )
         return app
+
+    def check_state_program(self, saved: dict[str, Any] | None) -> None:
+        """Refuse a state file another program saved: taking it as "no state"
+        made the save replace that program's state with this one's."""
+        if saved is not None and saved["program"] != self.program.name:
+            raise ConfigError(
+                f"state file {self.state_path}: program",
+                f"holds {saved['program']!r} state, not {self.program.name}'s: "
+                f"give --program {saved['program']} or another --state",
+            )
 
     def pmqecn(self, sync: bool = True) -> pmqecn_app.PmqecnApp:
         app = self.open_app(sync=sync)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import ipaddress
 import logging
 import re
 import signal
@@ -53,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from hw_profiles import HwProfile, load_profile
 from hw_profiles.boards import BoardProfile
@@ -98,8 +99,20 @@ SIGNAL_POLL_S = 0.1
 
 
 class MetricsSpec(Strict):
+    # Loopback unless the deployment says otherwise: the endpoint has no auth.
     address: str = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 9464  # 0: any free port
+
+    @field_validator("address")
+    @classmethod
+    def _ip(cls, value: str) -> str:
+        # An IP literal: a name would resolve at bind time, after the switches
+        # were pushed, and may resolve to an address not on this machine.
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            raise ValueError(f"expected an IP address such as 127.0.0.1, got {value!r}") from None
+        return value
 
 
 class TargetSpec(Strict):
@@ -116,6 +129,10 @@ class TargetSpec(Strict):
 class ServiceConfig(Strict):
     metrics: MetricsSpec | None = None
     targets: Annotated[list[TargetSpec], Field(min_length=1)]
+    # A front-panel port that is neither trusted nor source-bound forwards any
+    # source address (tna/include/source_guard.p4): a warning, or with this,
+    # a refusal of the file.
+    strict_source_guard: bool = False
 
     @model_validator(mode="after")
     def _unique(self) -> ServiceConfig:
@@ -139,6 +156,8 @@ class ResolvedTarget:
     config: Any
     profile: HwProfile
     board: BoardProfile | None
+    # Front-panel device ports brought up with no source binding and not trusted.
+    unguarded_ports: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:
@@ -187,16 +206,25 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
                 raise ConfigError(f"{at}.config.{exc.field}", exc.reason) from None
         profile = load_profile(config.chip)
         board = None
+        unguarded: tuple[int, ...] = ()
         if spec.front_panel is not None:
             board = check_ports(spec.front_panel, profile, f"{at}.front_panel")
             check_pfc_priorities(config, spec.front_panel, board, profile, at)
+            unguarded = _unguarded(spec.front_panel, board, config)
+            if unguarded and cfg.strict_source_guard:
+                raise ConfigError(
+                    f"{at}.front_panel",
+                    f"device port(s) {', '.join(map(str, unguarded))} would forward any source: "
+                    "give each a source_bindings entry or list it in trusted_ports "
+                    "(strict_source_guard is on)",
+                )
         m = _GRPC.fullmatch(spec.target)
         if spec.target != "model" and (m is None or not 1 <= int(m.group(1)) <= 65535):
             raise ConfigError(
                 f"{at}.target",
                 f"expected 'model' or grpc://HOST:PORT with PORT 1..65535, got {spec.target!r}",
             )
-        out.append(ResolvedTarget(spec, program, config, profile, board))
+        out.append(ResolvedTarget(spec, program, config, profile, board, unguarded))
     endpoints: dict[tuple[str, str], int] = {}
     for i, t in enumerate(out):
         # One writer per program on a switch: two targets binding the same
@@ -249,8 +277,34 @@ def check_pfc_priorities(
             )
 
 
+def _unguarded(ports: PortsConfig, board: BoardProfile, config: Any) -> tuple[int, ...]:
+    guarded = set(getattr(config, "trusted_ports", ())) | {
+        b.port for b in getattr(config, "source_bindings", ())
+    }
+    return tuple(sorted({board.dev_port(p.port) for p in ports.ports} - guarded))
+
+
+def warn_unguarded(targets: list[ResolvedTarget], source: str) -> None:
+    """One warning per switch whose front panel brings up ports that forward
+    any source (the program's source guard checks only bound ports)."""
+    for i, t in enumerate(targets):
+        if t.unguarded_ports:
+            _event(
+                "source-guard-unbound",
+                level=logging.WARNING,
+                file=source,
+                field=f"targets[{i}].front_panel",
+                switch=t.name,
+                dev_ports=",".join(map(str, t.unguarded_ports)),
+                why="neither trusted nor source-bound: forwards any source "
+                "(bind them, or strict_source_guard: true to refuse)",
+            )
+
+
 def load_service_config(path: Path) -> tuple[ServiceConfig, list[ResolvedTarget]]:
-    return resolve(load_yaml(path), str(path), path.parent)
+    cfg, targets = resolve(load_yaml(path), str(path), path.parent)
+    warn_unguarded(targets, str(path))
+    return cfg, targets
 
 
 class TargetApp:
@@ -670,9 +724,14 @@ class Daemon:
             # Every new app and switch object first, before anything is written:
             # an app that refuses its config (or a missing SDE) refuses the reload.
             plans = [(r, self.targets.get(r.name), self._plan(r)) for r in resolved]
-        except ControllerError as exc:
+        except Exception as exc:
+            # Whatever the file does (a NUL in a path, a hw profile that will
+            # not load, a bug in a loader), the daemon keeps running on what it
+            # has: under systemd a raise here is a crash loop, the file being
+            # still bad at every restart.
             self.reloads_failed += 1
-            _event("reload-refused", level=logging.ERROR, why=exc, kept="running config")
+            why = exc if isinstance(exc, ControllerError) else repr(exc)
+            _event("reload-refused", level=logging.ERROR, why=why, kept="running config")
             return False
         now = self.clock()
         new_targets: dict[str, Target] = {}
@@ -745,7 +804,66 @@ def _event(event: str, level: int = logging.INFO, **fields: object) -> None:
 
 
 @contextlib.contextmanager
-def signal_handlers(daemon: Daemon) -> Iterator[None]:
+def claim_deployment(path: Path) -> Iterator[bool]:
+    """Hold a lock named after the deployment file for the daemon's life;
+    yields False (and warns) when another `tofcc run` holds it: two daemons
+    on one file fight over its switches, and with `--metrics-port 0` nothing
+    else showed that both were running."""
+    import fcntl
+    import hashlib
+    import os
+    import tempfile
+
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
+    try:
+        handle = open(base / f"tofcc-run-{digest}.lock", "a+")  # noqa: SIM115 - held for the run
+    except OSError:
+        yield True  # nowhere to keep the lock: run unguarded rather than not at all
+        return
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            handle.seek(0)
+            handle.truncate()
+            handle.write(str(os.getpid()))
+            handle.flush()
+            alone = True
+        except OSError:
+            handle.seek(0)
+            _event(
+                "deployment-already-running",
+                level=logging.WARNING,
+                config=path,
+                pid=handle.read().strip() or "?",
+                why="another tofcc run drives the same switches",
+            )
+            alone = False
+        yield alone
+    finally:
+        handle.close()
+
+
+@contextlib.contextmanager
+def early_signals() -> Iterator[list[int]]:
+    """Record SIGTERM, SIGINT and SIGHUP from the very start, before the
+    deployment file (which may be slow or hostile) is read: SIGHUP's default
+    action kills the process (exit 129) and a start-up reload is moot; a stop
+    is replayed into the daemon (`signal_handlers(daemon, pending)`)."""
+    seen: list[int] = []
+    previous = {
+        sig: signal.signal(sig, lambda signum, _frame: seen.append(signum))
+        for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+    }
+    try:
+        yield seen
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+@contextlib.contextmanager
+def signal_handlers(daemon: Daemon, pending: list[int] | None = None) -> Iterator[None]:
     """SIGTERM and SIGINT stop the daemon after the current cycle; SIGHUP
     reloads its config. The handlers only record the signal (Daemon.signalled):
     the loop does the work."""
@@ -753,6 +871,9 @@ def signal_handlers(daemon: Daemon) -> Iterator[None]:
         sig: signal.signal(sig, lambda signum, _frame: daemon.signalled(signum))
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
     }
+    for signum in pending or ():
+        if signum != signal.SIGHUP:  # the file was read after it: nothing to reload
+            daemon.signalled(signum)
     try:
         yield
     finally:
@@ -767,6 +888,8 @@ __all__ = [
     "ServiceConfig",
     "Target",
     "TargetApp",
+    "claim_deployment",
+    "early_signals",
     "is_service_config",
     "load_service_config",
     "reload_writes",

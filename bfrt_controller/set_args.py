@@ -16,7 +16,7 @@ from .errors import ConfigError
 # int, float, bool, or the words a value may be.
 Kind = type | tuple[str, ...]
 
-_INT = re.compile(r"[0-9]{1,10}")
+_INT = re.compile(r"0|[1-9][0-9]{0,9}")
 _NUMBER = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?")
 _QUEUE = re.compile(r"([0-9]{1,4})/([0-9]{1,4})")
 _BOOL = {"true": True, "false": False}
@@ -24,6 +24,16 @@ _BOOL = {"true": True, "false": False}
 DECIMAL = re.compile(r"-?[0-9]+")
 # Longer than any field tofcc writes (32 bits); int() of a huge string is slow.
 MAX_DIGITS = 20
+
+
+def refuse_options(program: str, **given: object) -> None:
+    """Refuse a `set` option `program` does not take, naming it: ignored, the
+    setting went to every queue or port and the command exited 0."""
+    for option, value in given.items():
+        if value:
+            name = f"--{option}"
+            takes = {"--queue": "p4qcn and aqm", "--port": "dadctcp"}[name]
+            raise ConfigError(name, f"{program} `set` does not take it (it is for {takes})")
 
 
 def parse_int(field: str, text: str) -> int:
@@ -34,7 +44,9 @@ def parse_int(field: str, text: str) -> int:
 
 def parse_signed_int(field: str, text: str) -> int:
     """A decimal integer, sign allowed: the app's own checks say what range."""
-    if len(text) > MAX_DIGITS or not DECIMAL.fullmatch(text):
+    # "-0" and "007" are slips (a sign or a digit lost), refused like parse_int
+    # refuses them and like the YAML reader refuses a leading zero.
+    if len(text) > MAX_DIGITS or not DECIMAL.fullmatch(text) or re.fullmatch(r"-?0[0-9]+|-0", text):
         raise ConfigError(field, f"expected an integer, got {text!r}")
     return int(text)
 
@@ -50,7 +62,7 @@ def parse_values(pairs: tuple[str, ...], settable: Mapping[str, Kind]) -> dict[s
     out: dict[str, object] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep:
+        if not sep or not name:
             raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
         if name not in settable:
             raise ConfigError(name, f"not settable (settable: {', '.join(settable)})")

@@ -35,9 +35,12 @@ LOCK_WAIT_S = 120.0
 
 
 class StateBusy(ControllerError):
-    """Another tofcc command held the state lock for longer than we wait."""
+    """Another tofcc command held the state lock for longer than we wait.
 
-    exit_code = 4
+    Exit 6, "busy", as when another client owns the program on a switch:
+    4 says the switch is unreachable, which sends a user to the wrong place."""
+
+    exit_code = 6
 
 
 def default_state_path(program: str) -> Path:
@@ -74,7 +77,7 @@ def save_state(path: Path, program: str, config: dict[str, Any], live: dict[str,
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise ConfigError(f"state file {path}", f"cannot be written: {exc.strerror}") from None
+        raise ConfigError(f"state file {path}", f"cannot be written: {_why(path, exc)}") from None
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
@@ -84,7 +87,7 @@ def save_state(path: Path, program: str, config: dict[str, Any], live: dict[str,
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise ConfigError(f"state file {path}", f"cannot be written: {exc.strerror}") from None
+        raise ConfigError(f"state file {path}", f"cannot be written: {_why(path, exc)}") from None
     with contextlib.suppress(OSError):  # make the rename itself durable
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
@@ -93,15 +96,36 @@ def save_state(path: Path, program: str, config: dict[str, Any], live: dict[str,
             os.close(dir_fd)
 
 
+def _why(path: Path, exc: OSError) -> str:
+    """The reason, in the user's terms: mkdir under a file says "File exists"."""
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        for parent in path.parents:
+            if parent.exists() and not parent.is_dir():
+                return f"{parent} is a file, not a directory"
+    return str(exc.strerror or exc)
+
+
 @contextlib.contextmanager
-def state_lock(path: Path, wait_s: float = LOCK_WAIT_S) -> Iterator[None]:
-    """Hold the exclusive lock beside `path` for one read-modify-write."""
+def state_lock(path: Path, wait_s: float = LOCK_WAIT_S, create: bool = True) -> Iterator[None]:
+    """Hold the exclusive lock beside `path` for one read-modify-write.
+
+    `create=False` (a command that only reads): no directory is made for the
+    lock; where there is none there is no state to guard, so none is taken."""
     lock_path = path.with_name(path.name + ".lock")
+    if not create and not lock_path.parent.is_dir():
+        if lock_path.parent.exists() or any(
+            p.exists() and not p.is_dir() for p in lock_path.parents
+        ):
+            raise ConfigError(
+                f"state file {path}", f"cannot be locked: {_why(path, NotADirectoryError())}"
+            )
+        yield
+        return
     try:
         lock_path.parent.mkdir(parents=True, exist_ok=True)
         handle = open(lock_path, "a")  # noqa: SIM115 - held open for the lock's lifetime
     except OSError as exc:
-        raise ConfigError(f"state file {path}", f"cannot be locked: {exc.strerror}") from None
+        raise ConfigError(f"state file {path}", f"cannot be locked: {_why(path, exc)}") from None
     try:
         deadline = time.monotonic() + wait_s
         while True:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -37,7 +38,7 @@ def _load(ref: str):  # type: ignore[no-untyped-def]
         check_buildable(s, ref)
         return s
     except ScenarioError as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         sys.exit(EXIT_BAD_SCENARIO)
 
 
@@ -106,8 +107,11 @@ def run(
     unknown = [n for n in only if n not in known]
     if unknown:
         console.print(
-            f"[red]error:[/red] --scheme {', '.join(unknown)}: no such scheme in "
-            f"{', '.join(s.name for s in loaded)} ({', '.join(sorted(known))})",
+            "[red]error:[/red] "
+            + escape(
+                f"--scheme {', '.join(unknown)}: no such scheme in "
+                f"{', '.join(s.name for s in loaded)} ({', '.join(sorted(known))})"
+            ),
             highlight=False,
         )
         sys.exit(EXIT_BAD_SCENARIO)
@@ -117,8 +121,9 @@ def run(
             (out_root / s.name).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             console.print(
-                f"[red]error:[/red] --out {out_root}: cannot create {out_root / s.name}: "
-                f"{exc.strerror or exc}",
+                "[red]error:[/red] "
+                + escape(f"--out {out_root}: cannot create {out_root / s.name}: ")
+                + escape(str(exc.strerror or exc)),
                 highlight=False,
             )
             sys.exit(EXIT_BAD_SCENARIO)
@@ -135,7 +140,7 @@ def run(
         with console.status("loading ns-3 (cppyy compiles its headers: 10-20 s)"):
             ns3_env.ns3()
     except ns3_env.Ns3Unavailable as exc:
-        console.print(f"[red]error:[/red] {exc}", highlight=False)
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
         sys.exit(EXIT_NO_NS3)
 
     workers = jobs if jobs is not None else (os.cpu_count() or 1)

@@ -114,8 +114,8 @@ def mutations(draw: st.DrawFn, raw: Any) -> Any:
     return doc
 
 
-def _raw(path: Path) -> Any:
-    return safe_yaml.load_file(path)
+def _raw(path: Path, hex_ints: bool = False) -> Any:
+    return safe_yaml.load_file(path, hex_ints)
 
 
 # --- the YAML reader ---------------------------------------------------------
@@ -146,9 +146,9 @@ def test_yaml_reader_on_bytes(data: bytes, tmp_path_factory: pytest.TempPathFact
 
 # --- controller configs ------------------------------------------------------
 
-CONFIGS = {
-    name: _raw(get_program(name).default_config) for name in ("pmqecn", "bfcc", "p4qcn", "aqm")
-}
+# Every program the project ships (issue 37: dadctcp and spie had no case).
+PROGRAMS = ("pmqecn", "bfcc", "p4qcn", "aqm", "dadctcp", "spie")
+CONFIGS = {name: _raw(get_program(name).default_config) for name in PROGRAMS}
 
 
 def _config_cases() -> st.SearchStrategy[tuple[str, Any]]:
@@ -198,10 +198,15 @@ def test_profile_loader_accepts_or_names_the_file(raw: Any) -> None:
 
 # --- vectors -----------------------------------------------------------------
 
-VECTORS = _raw(DEFAULT_VECTOR_ROOT / "pmqecn" / "forwarding_and_trust.yaml")
+# One file of each program's vectors.
+VECTORS = {name: _raw(sorted((DEFAULT_VECTOR_ROOT / name).glob("*.yaml"))[0]) for name in PROGRAMS}
 
 
-@given(raw=mutations(VECTORS))
+def test_vectors_of_every_program_are_fuzzed() -> None:
+    assert set(VECTORS) == set(PROGRAMS)
+
+
+@given(raw=st.sampled_from(sorted(VECTORS)).flatmap(lambda n: mutations(VECTORS[n])))
 def test_vector_loader_accepts_or_names_the_file(raw: Any) -> None:
     try:
         vf = parse_vector_file(raw, "v.yaml")
@@ -245,13 +250,15 @@ def test_scenario_loader_accepts_or_names_the_file(raw: Any) -> None:
 
 @given(text=st.one_of(st.text(max_size=25), st.integers(-(2**80), 2**80).map(str)))
 def test_integer_arguments_are_ascii_decimals_or_an_error_naming_the_field(text: str) -> None:
+    # Canonical decimals only: no "-0", no leading zero (a lost digit or sign).
+    canonical = re.fullmatch(r"0|-?[1-9][0-9]*", text) is not None and len(text) <= 20
     try:
         value = parse_signed_int("set-threshold voice", text)
     except ConfigError as exc:
         assert exc.field == "set-threshold voice"
-        assert not (re.fullmatch(r"-?[0-9]+", text) and len(text) <= 20)
+        assert not canonical
         return
-    assert re.fullmatch(r"-?[0-9]{1,20}", text) and value == int(text)
+    assert canonical and value == int(text)
 
 
 @given(target=st.one_of(st.text(max_size=30), st.text(max_size=20).map("grpc://".__add__)))
@@ -278,12 +285,14 @@ def _run_quietly(args: list[str]) -> tuple[int, str]:
 
 
 CLASS_KEYS = st.one_of(
-    st.sampled_from(["voice", "video", "bulk", "1", "2", "3", "0", "4", "nope", "", "²"]),
+    st.sampled_from(["voice", "video", "bulk", "1", "2", "3", "0", "4", "nope", "", "²", "[/x]"]),
     st.text(max_size=5),
 )
 VALUES = st.one_of(
     st.integers(-5, 600_000).map(str),
-    st.sampled_from(["true", "1.5", "nan", "inf", "1e3", "", " 5", "0x10", "٣", str(2**64)]),
+    st.sampled_from(
+        ["true", "1.5", "nan", "inf", "1e3", "", " 5", "0x10", "٣", str(2**64), "-0", "[/x]"]
+    ),
     st.text(max_size=4),
 )
 PAIRS = st.lists(
@@ -348,3 +357,72 @@ def test_bfcc_set_is_applied_whole_or_refused_whole(pairs: list[str], bfcc_state
         assert bfcc_state.read_bytes() == before
     else:
         bfcc_state.write_bytes(before)
+
+
+# --- `tofcc set` of every program that has one, with its options ---------------
+
+SET_NAMES = {
+    "bfcc": ["rt1_packets", "t_min_us", "threshold_packets", "reduction"],
+    "p4qcn": ["q_min_cells", "q_max_cells", "feedback_interval_us", "mode"],
+    "dadctcp": ["mode", "k_port_packets", "drop_not_ect"],
+    "aqm": ["min_th_cells", "max_th_cells", "max_p", "w_q_shift", "target_us", "ecn"],
+    "spie": ["alpha_per_s", "stale_after_us", "t_update_us", "columns"],
+}
+OPTIONS = st.lists(
+    st.sampled_from(
+        [("--queue", "3/0"), ("--queue", "4/0"), ("--queue", "x"), ("--port", "4"), ("--port", "")]
+    ),
+    max_size=2,
+)
+
+
+@pytest.fixture(scope="module")
+def set_states(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A state file per program holding one change, as a user would have."""
+    first = {
+        "bfcc": "rt1_packets=8",
+        "p4qcn": "q_max_cells=300",
+        "dadctcp": "k_port_packets=90",
+        "aqm": "max_p=0.1",
+        "spie": "alpha_per_s=0.2",
+    }
+    out = {}
+    for program in SET_NAMES:
+        state = tmp_path_factory.mktemp(f"props-{program}") / "state.yaml"
+        code, text = _run_quietly(
+            ["--state", str(state), "--program", program, "set", first[program]]
+        )
+        assert code == 0, text
+        out[program] = state
+    return out
+
+
+@settings(max_examples=max(10, settings.default.max_examples // 3))
+@given(
+    program=st.sampled_from(sorted(SET_NAMES)),
+    data=st.data(),
+)
+def test_every_programs_set_is_applied_whole_or_refused_whole(
+    program: str, data: st.DataObject, set_states: dict[str, Path]
+) -> None:
+    names = st.one_of(st.sampled_from(SET_NAMES[program]), st.text(max_size=4))
+    pairs = data.draw(
+        st.lists(
+            st.tuples(names, VALUES).map(lambda kv: f"{kv[0]}={kv[1]}"), min_size=1, max_size=3
+        )
+    )
+    options = [part for option in data.draw(OPTIONS) for part in option]
+    state = set_states[program]
+    before = state.read_bytes() if state.exists() else None
+    code, out = _run_quietly(["--state", str(state), "--program", program, "set", *options, *pairs])
+    assert code in (0, 2), out
+    assert "Traceback" not in out
+    event(f"{program} exit {code}")
+    after = state.read_bytes() if state.exists() else None
+    if code == 2:
+        assert after == before, out  # nothing half-applied
+        assert "error:" in out
+    elif before is None:
+        state.unlink()
+    else:
+        state.write_bytes(before)

@@ -37,7 +37,7 @@ from models.switch.headers import (
 )
 from models.switch.tna import Snapshot, TnaProgram
 
-PROGRAMS = ("pmqecn", "bfcc", "p4qcn", "aqm")
+PROGRAMS = ("pmqecn", "bfcc", "p4qcn", "aqm", "dadctcp", "spie")
 
 
 @dataclass

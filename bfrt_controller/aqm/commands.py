@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import ConfigError
-from ..set_args import parse_queues, parse_values
+from ..set_args import parse_queues, parse_values, refuse_options
 from .app import SETTABLE, USED_BY, AqmApp, Change
 
 
@@ -71,6 +71,7 @@ def set_command(
 ) -> None:
     from ..console import console
 
+    refuse_options("aqm", port=port is not None)
     set_queues(obj, pairs, queues, console)
 
 

@@ -28,7 +28,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
-from .levels import codel_entries, red_entries
+from .levels import LEVEL_ALWAYS, codel_entries, red_entries
 
 Mode = Literal["red", "codel"]
 # The block sum (N x depth) must fit the 32-bit register: 2^19 cells x 2^12.
@@ -55,7 +55,8 @@ class QueueSpec(Strict):
     # RED
     min_th_cells: Annotated[int, Field(ge=0)] = 95
     max_th_cells: Annotated[int, Field(ge=1)] = 285
-    max_p: Annotated[float, Field(gt=0, le=1)] = 0.02
+    # A drop level has 1/LEVEL_ALWAYS steps: a smaller max_p rounds to "never".
+    max_p: Annotated[float, Field(ge=1 / LEVEL_ALWAYS, le=1)] = 0.02
     # w_q = 2^-w_q_shift: the average is the mean of blocks of 2^w_q_shift packets.
     w_q_shift: Annotated[int, Field(ge=0, le=MAX_BLOCK_SHIFT)] = 9
     # CoDel
@@ -139,6 +140,14 @@ def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
             f"{field}.min_th_cells",
             f"{q.min_th_cells} cells can never be reached: {profile.chip} reports queue depth "
             f"in {profile.enq_qdepth_bits} bits (max {profile.max_qdepth_cells})",
+        )
+    if q.mode == "red" and q.max_th_cells > profile.max_qdepth_cells:
+        # Refused here, not by the switch: a queue never holds more cells
+        # than its depth field counts (and 2^32 is no table value).
+        raise ConfigError(
+            f"{field}.max_th_cells",
+            f"{q.max_th_cells} cells is deeper than a {profile.chip} queue can hold "
+            f"(max {profile.max_qdepth_cells})",
         )
 
 

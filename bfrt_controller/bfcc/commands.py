@@ -14,7 +14,7 @@ from ..console import cell, console
 from ..context import Context
 from ..errors import ConfigError
 from ..pmqecn.config import MAX_INTERVAL_S
-from ..set_args import parse_signed_int
+from ..set_args import parse_signed_int, refuse_options
 from ..supervisor import Supervisor
 from ..switch import TmShapingWrite
 from ..sync import holds_state
@@ -29,7 +29,7 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
     out: dict[str, int | str] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
-        if not sep:
+        if not sep or not name:
             raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
         check_param_name(name)
         if name in out:
@@ -43,10 +43,7 @@ def _parse_params(pairs: tuple[str, ...]) -> dict[str, int | str]:
 def set_command(
     obj: Context, pairs: tuple[str, ...], queues: tuple[str, ...], port: str | None
 ) -> None:
-    if queues:
-        raise ConfigError("--queue", "only for --program p4qcn or aqm")
-    if port is not None:
-        raise ConfigError("--port", "only for --program dadctcp")
+    refuse_options("bfcc", queue=queues, port=port is not None)
     # Parsed before the switch is opened: a typo never reaches it.
     changes = _parse_params(pairs)
     app = obj.bfcc()

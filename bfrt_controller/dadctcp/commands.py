@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..set_args import parse_int, parse_values
+from ..set_args import parse_int, parse_values, refuse_options
 from .app import MODES, Change, DadctcpApp
 
 
@@ -70,6 +70,7 @@ def set_command(
 ) -> None:
     from ..console import console
 
+    refuse_options("dadctcp", queue=queues)
     set_values(obj, pairs, port, console)
 
 

@@ -18,7 +18,7 @@ from rich.table import Table
 from models.p4qcn_thresholds import DEFAULT_PROCESSING_NS, ThresholdError, p4qcn_thresholds
 
 from ..errors import ConfigError
-from ..set_args import parse_int, parse_number, parse_queues, parse_values
+from ..set_args import parse_int, parse_number, parse_queues, parse_values, refuse_options
 from .app import MODES, SETTABLE, Change, P4qcnApp
 
 
@@ -117,6 +117,7 @@ def set_command(
 ) -> None:
     from ..console import console
 
+    refuse_options("p4qcn", port=port is not None)
     set_queues(obj, pairs, queues, console)
 
 

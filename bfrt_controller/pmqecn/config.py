@@ -64,7 +64,9 @@ class ClassSpec(Strict):
     id: Annotated[int, Field(ge=1, le=MAX_CLASSES)]
     name: Annotated[str, Field(min_length=1)]
     match: ClassMatch
-    priority: Annotated[int, Field(ge=0)]
+    # The classify entry's $MATCH_PRIORITY, a uint32 in BF-Runtime: beyond,
+    # the switch refused the write after every other check had passed.
+    priority: Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
     vq: Annotated[int, Field(ge=1, le=MAX_VQS)]
     queue: Annotated[int, Field(ge=0)]
     qos: Literal["A", "B", "C"]

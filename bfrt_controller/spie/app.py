@@ -134,8 +134,10 @@ class SpieApp(IntendedStateApp):
             new_sketch = SketchParams.model_validate({**self.config.sketch.model_dump(), **sketch})
         except ValidationError as exc:
             err = exc.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"])
-            raise ConfigError(f"{source} {loc}", str(err["msg"])) from None
+            # A check across fields has no loc: its message names them.
+            loc = ".".join(str(x) for x in err["loc"]) or "pie"
+            msg = str(err["msg"]).removeprefix("Value error, ")
+            raise ConfigError(f"{source} {loc}", msg) from None
         cfg = self.config.model_copy(update={"pie": new_pie, "sketch": new_sketch})
         try:
             check_against(cfg, self.profile)

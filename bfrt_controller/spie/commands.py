@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from ..set_args import parse_values
+from ..set_args import parse_values, refuse_options
 from .app import SETTABLE, Change, SpieApp
 
 
@@ -48,10 +48,8 @@ def set_command(
     obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], port: str | None
 ) -> None:
     from ..console import console
-    from ..errors import ConfigError
 
-    if queues or port is not None:
-        raise ConfigError("--queue", "S-PIE's parameters apply to every S-PIE port")
+    refuse_options("spie", queue=queues, port=port is not None)
     set_params(obj, pairs, console)
 
 

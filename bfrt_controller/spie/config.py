@@ -25,7 +25,7 @@ import math
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from hw_profiles import HwProfile, load_profile
 from models.switch.common import CLOCK_TICK_SHIFT
@@ -79,6 +79,17 @@ class PieParams(Strict):
     # An update older than this reads as "queue empty": p and the
     # congestion flag are ignored (no departures, no updates).
     stale_after_us: Annotated[float, Field(gt=0, le=MAX_TIMER_US)] = 60_000.0
+
+    @model_validator(mode="after")
+    def _stale_after_update(self) -> PieParams:
+        # Shorter than one update period, every p reads as stale between two
+        # updates: PIE would never mark or drop.
+        if self.stale_after_us < self.t_update_us:
+            raise ValueError(
+                f"stale_after_us {self.stale_after_us:g} must be at least "
+                f"t_update_us {self.t_update_us:g}"
+            )
+        return self
 
 
 class SketchParams(Strict):

@@ -356,7 +356,7 @@ def parse_vector_file(raw: Any, source: str) -> VectorFile:
 def load_vector_file(path: str | Path) -> VectorFile:
     path = Path(path)
     try:
-        raw = safe_yaml.load_file(path)
+        raw = safe_yaml.load_file(path, hex_ints=True)  # masks are bit patterns
     except safe_yaml.YamlFileError as exc:
         raise VectorFormatError(str(exc)) from None
     return parse_vector_file(raw, str(path))

@@ -154,7 +154,7 @@ def test_cli_status_and_apply(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(_raw(0, max_p=2)))
     assert run([*base, "apply", str(bad)]) == 2
-    assert "max_p" in capsys.readouterr().out
+    assert "max_p" in capsys.readouterr().err
 
 
 def test_set_changes_one_curve_in_one_batch() -> None:

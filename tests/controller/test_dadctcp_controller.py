@@ -258,7 +258,7 @@ def test_cli_set_reallocate_status(tmp_path: Path, capsys: pytest.CaptureFixture
     base = ["--program", "dadctcp", "--state", state]
     assert run([*base, "set", "k_port_packets=120", "--port", "4"]) == 0
     assert run([*base, "set", "mode=slow"]) == 2
-    assert "mode" in capsys.readouterr().out
+    assert "mode" in capsys.readouterr().err
     assert run([*base, "set", "k_port_packets=12.5"]) == 2
     assert run([*base, "reallocate"]) == 0
     capsys.readouterr()

@@ -8,6 +8,7 @@ is byte for byte what it was before the command.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +20,7 @@ import yaml
 from bfrt_controller.bfcc.config import DEFAULT_CONFIG as BFCC_DEFAULT
 from bfrt_controller.cli import run
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG as PMQECN_DEFAULT
+from bfrt_controller.programs import get_program
 
 Raw = dict[str, Any]
 
@@ -41,8 +43,12 @@ class Case:
     names: tuple[str, ...]  # every one must appear in the message
     program: str = "pmqecn"
     # A file written to tmp/<name> before the run; "{tmp}" in args is the directory.
+    # FIFO (below) as the content makes a named pipe.
     files: tuple[tuple[str, bytes], ...] = ()
     state: bytes | None = None  # replaces the state file's content first
+
+
+FIFO = b"<fifo>"
 
 
 def cfg(mutate: Callable[[Raw], object], base: Callable[[], Raw] = _pmqecn) -> bytes:
@@ -429,14 +435,311 @@ CASES = [
 ]
 
 
+GOOD_STATE_ARGS = {
+    "pmqecn": ("set-threshold", "voice=33"),
+    "bfcc": ("--program", "bfcc", "set", "rt1_packets=8"),
+    "p4qcn": ("--program", "p4qcn", "set", "q_max_cells=300"),
+    "dadctcp": ("--program", "dadctcp", "set", "k_port_packets=90"),
+    "aqm": ("--program", "aqm", "set", "max_p=0.1"),
+    "spie": ("--program", "spie", "set", "alpha_per_s=0.2"),
+}
+
+
+# ---- issue 37 -------------------------------------------------------------------
+
+
+def _default(program: str) -> Raw:
+    raw: Raw = yaml.safe_load(get_program(program).default_config.read_text())
+    return raw
+
+
+def prog_set(program: str, id: str, *args: str, names: tuple[str, ...]) -> Case:
+    return Case(f"{program}-{id}", ("--program", program, "set", *args), 2, names, program)
+
+
+def prog_apply(program: str, id: str, content: bytes, names: tuple[str, ...]) -> Case:
+    return apply_case(f"{program}-{id}", content, names, program)
+
+
+def yaml_int(program: str, path: str, text: str) -> bytes:
+    """The program's default config with one integer written as `text`."""
+    raw = _default(program)
+    *parents, last = path.split(".")
+    node: Any = raw
+    for part in parents:
+        node = node[int(part)] if part.isdigit() else node[part]
+    node[last] = "@@"
+    return yaml.safe_dump(raw, sort_keys=False).replace("'@@'", text).encode()
+
+
+def bomb(levels: int) -> bytes:
+    lines = ["l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for i in range(1, levels + 1):
+        lines.append(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def deploy(targets: list[Raw], **extra: Any) -> bytes:
+    return yaml.safe_dump({"targets": targets, **extra}, sort_keys=False).encode()
+
+
+def deploy_case(id: str, content: bytes, names: tuple[str, ...]) -> Case:
+    return Case(
+        f"deploy-{id}",
+        ("apply", "{tmp}/d.yaml"),
+        2,
+        ("d.yaml", *names),
+        files=(("d.yaml", content),),
+    )
+
+
+def model_target(program: str = "pmqecn", **kw: Any) -> Raw:
+    return {"name": "s1", "target": "model", "program": program, **kw}
+
+
+SIX = tuple(GOOD_STATE_ARGS)
+SETTABLE_EXAMPLE = {
+    "bfcc": "rt1_packets=9",
+    "p4qcn": "q_max_cells=250",
+    "dadctcp": "k_port_packets=70",
+    "aqm": "max_p=0.2",
+    "spie": "alpha_per_s=0.3",
+}
+
+CASES += [
+    # 1. another program's state file is never overwritten
+    *(
+        Case(
+            f"clobber-{owner}-state-by-{other}",
+            ("--program", other, "set", SETTABLE_EXAMPLE[other]),
+            2,
+            ("state file", "program", owner),
+            owner,
+        )
+        for owner, other in (
+            ("pmqecn", "bfcc"),
+            ("bfcc", "aqm"),
+            ("aqm", "spie"),
+            ("spie", "p4qcn"),
+            ("p4qcn", "dadctcp"),
+            ("dadctcp", "bfcc"),
+        )
+    ),
+    Case(
+        "clobber-by-apply-of-another-program",
+        ("--program", "bfcc", "apply", "{tmp}/c.yaml"),
+        2,
+        ("state file", "program", "pmqecn"),
+        files=(("c.yaml", BFCC_DEFAULT.read_bytes()),),
+    ),
+    Case(
+        "clobber-by-set-threshold",
+        ("set-threshold", "voice=5"),
+        2,
+        ("state file", "program"),
+        "bfcc",
+        state=None,
+    ),
+    state_case(
+        "state-program-unknown",
+        pmqecn_state({}).replace(b"program: pmqecn", b"program: nosuch"),
+        ("program", "nosuch"),
+    ),
+    # 2. text with rich markup is text: exit 2 naming it, never a MarkupError (exit 1)
+    Case("markup-threshold-class", ("set-threshold", "[/x]=30"), 2, ("[/x]",)),
+    Case("markup-threshold-value", ("set-threshold", "voice=[/x]"), 2, ("[/x]",)),
+    *(prog_set(p, "markup-name", "[/x]=1", names=("[/x]",)) for p in SETTABLE_EXAMPLE),
+    *(
+        prog_set(p, "markup-value", f"{SETTABLE_EXAMPLE[p].split('=')[0]}=[/x]", names=("[/x]",))
+        for p in SETTABLE_EXAMPLE
+    ),
+    Case("markup-path-kept", ("apply", "{tmp}/[prod]/missing.yaml"), 2, ("[prod]/missing.yaml",)),
+    # 5. files that are not regular, too big, or an alias bomb
+    Case("apply-dev-zero", ("apply", "/dev/zero"), 2, ("/dev/zero", "regular file")),
+    Case("apply-dev-urandom", ("apply", "/dev/urandom"), 2, ("/dev/urandom", "regular file")),
+    Case(
+        "apply-fifo",
+        ("apply", "{tmp}/p.yaml"),
+        2,
+        ("p.yaml", "regular file"),
+        files=(("p.yaml", FIFO),),
+    ),
+    Case(
+        "config-fifo",
+        ("--config", "{tmp}/p.yaml", "status"),
+        2,
+        ("p.yaml",),
+        files=(("p.yaml", FIFO),),
+    ),
+    apply_case("apply-huge", b"- 1\n" * 1_500_000, ("larger than",)),
+    apply_case("apply-alias-bomb", bomb(9), ("alias",)),
+    apply_case("apply-alias-recursive", b"a: &a [*a]\n", ("alias",)),
+    # 7. options a program's `set` does not take are refused, naming them
+    prog_set("p4qcn", "port", "--port", "3", "q_max_cells=250", names=("--port",)),
+    prog_set("aqm", "port", "--port", "3", "max_p=0.2", names=("--port",)),
+    prog_set("dadctcp", "queue", "--queue", "4/0", "mode=dctcp", names=("--queue",)),
+    prog_set("spie", "port", "--port", "3", "alpha_per_s=0.3", names=("--port",)),
+    prog_set("spie", "queue", "--queue", "3/0", "alpha_per_s=0.3", names=("--queue",)),
+    prog_set("bfcc", "port", "--port", "3", "rt1_packets=9", names=("--port",)),
+    prog_set("bfcc", "queue", "--queue", "3/0", "rt1_packets=9", names=("--queue",)),
+    # 8. bounds
+    prog_set("aqm", "max-th-2-32", f"max_th_cells={2**32}", names=("max_th_cells",)),
+    prog_set("aqm", "max-th-over-queue", "max_th_cells=1000000", names=("max_th_cells",)),
+    prog_set("aqm", "max-p-tiny", "max_p=0.000000000001", names=("max_p",)),
+    prog_apply(
+        "aqm",
+        "apply-max-th-over-queue",
+        cfg(lambda r: r["queues"][0].update(max_th_cells=1_000_000), lambda: _default("aqm")),
+        ("queues[0].max_th_cells",),
+    ),
+    prog_apply(
+        "aqm",
+        "apply-max-p-tiny",
+        cfg(lambda r: r["queues"][0].update(max_p=1e-12), lambda: _default("aqm")),
+        ("queues[0].max_p",),
+    ),
+    apply_case("class-priority-2-70", cfg(cls(0, priority=2**70)), ("classes[0].priority",)),
+    apply_case("class-priority-2-32", cfg(cls(0, priority=2**32)), ("classes[0].priority",)),
+    prog_set("spie", "stale-before-update", "stale_after_us=1000", names=("stale_after_us",)),
+    prog_apply(
+        "spie",
+        "apply-stale-before-update",
+        cfg(lambda r: r["pie"].update(stale_after_us=1000), lambda: _default("spie")),
+        ("pie", "stale_after_us"),
+    ),
+    state_case(
+        "state-live-weight-missing",
+        pmqecn_state({"1": {"threshold_cells": 20, "target_rate_pps": 300000}}),
+        ("live.1", "weight"),
+    ),
+    Case("threshold-minus-zero", ("set-threshold", "voice=-0"), 2, ("set-threshold voice",)),
+    Case("threshold-leading-zero", ("set-threshold", "voice=020"), 2, ("set-threshold voice",)),
+    prog_set("bfcc", "minus-zero", "rt1_packets=-0", names=("rt1_packets",)),
+    # YAML 1.1 numbers the CLI refuses are refused in files too
+    apply_case(
+        "yaml-sexagesimal",
+        text_cfg("threshold_cells: 20", "threshold_cells: 1:20"),
+        ("classes[0].threshold_cells",),
+    ),
+    apply_case(
+        "yaml-hex",
+        text_cfg("threshold_cells: 20", "threshold_cells: 0x14"),
+        ("classes[0].threshold_cells",),
+    ),
+    apply_case(
+        "yaml-underscore",
+        text_cfg("threshold_cells: 20", "threshold_cells: 2_0"),
+        ("classes[0].threshold_cells",),
+    ),
+    prog_apply(
+        "p4qcn",
+        "yaml-hex",
+        yaml_int("p4qcn", "queues.0.q_max_cells", "0xD1"),
+        ("queues[0].q_max_cells",),
+    ),
+    prog_apply(
+        "dadctcp",
+        "yaml-sexagesimal",
+        yaml_int("dadctcp", "ports.0.k_port_packets", "1:20"),
+        ("ports[0].k_port_packets",),
+    ),
+    prog_apply(
+        "aqm",
+        "yaml-underscore",
+        yaml_int("aqm", "queues.0.max_th_cells", "2_85"),
+        ("queues[0].max_th_cells",),
+    ),
+    prog_apply(
+        "spie", "yaml-hex", yaml_int("spie", "sketch.columns", "0x400"), ("sketch.columns",)
+    ),
+    prog_apply(
+        "bfcc",
+        "yaml-sexagesimal",
+        yaml_int("bfcc", "params.rt1_packets", "1:9"),
+        ("params.rt1_packets",),
+    ),
+    # 9. exit codes and messages
+    Case("set-empty-name", ("--program", "spie", "set", "="), 2, ("set", "'='"), "spie"),
+    Case("bfcc-set-empty-name", ("--program", "bfcc", "set", "=5"), 2, ("set", "'=5'"), "bfcc"),
+    Case(
+        "state-under-a-file",
+        ("--state", "{tmp}/f/x", "set-threshold", "voice=5"),
+        2,
+        ("f is a file",),
+        files=(("f", b"a file"),),
+    ),
+    Case(
+        "status-state-under-a-file",
+        ("--state", "{tmp}/f/x", "status"),
+        2,
+        ("f is a file",),
+        files=(("f", b"a file"),),
+    ),
+    # every program: a corrupt state file, a bad config, a bad pair
+    *(
+        state_case(
+            f"{p}-state-config-list",
+            yaml.safe_dump({"program": p, "config": [1], "live": {}}).encode(),
+            ("config",),
+            p,
+        )
+        for p in SIX
+    ),
+    *(
+        prog_apply(
+            p, "unknown-key", cfg(lambda r: r.update(bogus=1), lambda p=p: _default(p)), ("bogus",)
+        )
+        for p in SIX
+        if p != "pmqecn"
+    ),
+    *(prog_set(p, "unknown-name", "bogus=1", names=("bogus",)) for p in SETTABLE_EXAMPLE),
+    # deployment files
+    deploy_case(
+        "metrics-address",
+        deploy([model_target()], metrics={"address": "my host"}),
+        ("metrics.address",),
+    ),
+    deploy_case(
+        "metrics-port-hex",
+        deploy([model_target()]).replace(b"targets:", b"metrics: {port: 0x14}\ntargets:"),
+        ("metrics.port",),
+    ),
+    deploy_case(
+        "target-config-dev-zero",
+        deploy([model_target(config="/dev/zero")]),
+        ("targets[0].config", "/dev/zero"),
+    ),
+    Case(
+        "deploy-target-config-bomb",
+        ("apply", "{tmp}/d.yaml"),
+        2,
+        ("d.yaml", "targets[0].config", "b.yaml", "alias"),
+        files=(("d.yaml", deploy([model_target(config="b.yaml")])), ("b.yaml", bomb(9))),
+    ),
+    *(
+        deploy_case(
+            f"{p}-inline-bad",
+            deploy([model_target(p, config={**_default(p), "bogus": 1})]),
+            ("targets[0].config", "bogus"),
+        )
+        for p in SIX
+    ),
+    deploy_case("alias-bomb", bomb(9) + b"targets: *l9\n", ("alias",)),
+    deploy_case(
+        "target-interval-sexagesimal",
+        deploy([model_target()]).replace(
+            b"program: pmqecn", b"program: pmqecn\n  interval_s: 1:20"
+        ),
+        ("targets[0].interval_s",),
+    ),
+]
+
+
 @pytest.fixture(scope="module")
 def good_states(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     """A state file per program holding one change, as a user would have."""
     out = {}
-    for program, args in (
-        ("pmqecn", ("set-threshold", "voice=33")),
-        ("bfcc", ("--program", "bfcc", "set", "rt1_packets=8")),
-    ):
+    for program, args in GOOD_STATE_ARGS.items():
         state = tmp_path_factory.mktemp(program) / "state.yaml"
         assert run(["--state", str(state), *args]) == 0
         out[program] = state.read_bytes()
@@ -445,6 +748,8 @@ def good_states(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 
 def test_enough_cases() -> None:
     assert len(CASES) >= 60
+    # Every program has its own cases (issue 37: p4qcn, dadctcp, aqm and spie had none).
+    assert {c.program for c in CASES} == set(GOOD_STATE_ARGS)
     assert len({c.id for c in CASES}) == len(CASES)
 
 
@@ -457,7 +762,11 @@ def test_malformed_input(
     before = case.state if case.state is not None else good_states[case.program]
     state.write_bytes(before)
     for name, content in case.files:
-        (tmp_path / name).write_bytes(content)
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        if content == FIFO:
+            os.mkfifo(tmp_path / name)
+        else:
+            (tmp_path / name).write_bytes(content)
     args = [a.replace("{tmp}", str(tmp_path)) for a in case.args]
     capsys.readouterr()
 
@@ -489,6 +798,6 @@ def test_a_broken_installed_profile_is_a_message_not_a_traceback(
         code = run(["--state", str(tmp_path / "s.yaml"), "status"])
     finally:
         hw_profiles.load_profile.cache_clear()
-    out = capsys.readouterr().out
+    out = capsys.readouterr().err  # errors go to stderr (issue 37)
     assert code == 1 and "hardware profile" in out and "tofino.yaml" in out, out
     assert not (tmp_path / "s.yaml").exists()

@@ -307,9 +307,9 @@ def test_cli_thresholds_set_and_refusals(
     out = capsys.readouterr().out
     assert "Q_P4QCN 219" in out and "-66" in out
     assert run([*base, "thresholds", "--port-speed", "100", "--cable-m", "10000"]) == 2
-    assert "cable_m 10000" in capsys.readouterr().out
+    assert "cable_m 10000" in capsys.readouterr().err
     assert run([*base, "thresholds", "--port-speed", "fast", "--cable-m", "1"]) == 2
-    assert "--port-speed" in capsys.readouterr().out
+    assert "--port-speed" in capsys.readouterr().err
     assert run([*base, "thresholds", "--port-speed", "100", "--cable-m", "10", "--apply"]) == 0
     assert run([*base, "set", "q_min_cells=100", "--queue", "4/0"]) == 0
     assert run([*base, "set", "q_min_cells=100000"]) == 2
