@@ -304,8 +304,8 @@ def test_cli_thresholds_set_and_refusals(
     assert "clamped from 344 to Q_PFC - Q_flight 216" in out
     # 100 m: the shared-buffer 219 against Q_PFC - Q_flight = -66, refused.
     assert run([*base, "thresholds", "--port-speed", "100", "--cable-m", "100", "--apply"]) == 2
-    out = capsys.readouterr().out
-    assert "Q_P4QCN 219" in out and "-66" in out
+    err = capsys.readouterr().err
+    assert "Q_P4QCN 219" in err and "-66" in err
     assert run([*base, "thresholds", "--port-speed", "100", "--cable-m", "10000"]) == 2
     assert "cable_m 10000" in capsys.readouterr().err
     assert run([*base, "thresholds", "--port-speed", "fast", "--cable-m", "1"]) == 2
