@@ -42,6 +42,13 @@ MAX_INTERVAL_US = 60_000_000.0
 MAX_COUNT_CAP = 256
 
 
+# The settings only the other mechanism reads (`ecn` is both's).
+OTHER_MODES_FIELDS: dict[str, frozenset[str]] = {
+    "red": frozenset({"target_us", "interval_us", "count_cap"}),
+    "codel": frozenset({"min_th_cells", "max_th_cells", "max_p", "w_q_shift"}),
+}
+
+
 class QueueSpec(Strict):
     """One egress queue and the AQM that runs on it. Defaults: Floyd &
     Jacobson's min_th 5, max_th 15 packets (1500 B in 80 B cells: 95 and 285
@@ -68,6 +75,16 @@ class QueueSpec(Strict):
 
     @model_validator(mode="after")
     def _order(self) -> QueueSpec:
+        # A setting of the other mechanism would be kept and never used: an
+        # operator who wrote min_th_cells on a CoDel queue meant something
+        # else. Its default (what a saved state file holds) is no setting.
+        unused = OTHER_MODES_FIELDS[self.mode]
+        for name in sorted(unused):
+            if getattr(self, name) != type(self).model_fields[name].default:
+                raise ValueError(
+                    f"{name} is a {'CoDel' if self.mode == 'red' else 'RED'} setting: "
+                    f"a {self.mode} queue does not use it (remove it, or change the queue's mode)"
+                )
         if self.mode == "red" and self.min_th_cells >= self.max_th_cells:
             raise ValueError(
                 f"min_th_cells {self.min_th_cells} must be below max_th_cells {self.max_th_cells}"

@@ -234,3 +234,31 @@ def test_app_set_refuses_a_field_the_queues_mode_ignores() -> None:
     app.push_all()
     with pytest.raises(ConfigError, match="set 4/0 max_p: queue 4/0 runs codel"):
         app.set_queues({(4, 0): {"max_p": 0.5}})
+
+
+@pytest.mark.parametrize(
+    ("index", "field", "value"),
+    [(1, "min_th_cells", 50), (1, "max_p", 0.5), (0, "target_us", 2000.0)],
+)
+def test_a_setting_of_the_other_mechanism_is_refused(index: int, field: str, value: object) -> None:
+    """A RED threshold on a CoDel queue (or a CoDel target on a RED queue)
+    would be kept and never read: refused, naming the queue and the field."""
+    with pytest.raises(ConfigError, match=rf"queues\[{index}\]: {field} is a"):
+        parse_config(_raw(index, **{field: value}), "cfg.yaml")
+
+
+def test_apply_refuses_min_th_on_codel_and_keeps_the_state(tmp_path: Path) -> None:
+    state = tmp_path / "s.yaml"
+    assert run(["--program", "aqm", "--state", str(state), "status"]) == 0
+    before = state.read_bytes() if state.exists() else None
+    cfg = tmp_path / "cfg.yaml"
+    cfg.write_text(yaml.safe_dump(_raw(1, min_th_cells=50)))
+    assert run(["--program", "aqm", "--state", str(state), "apply", str(cfg)]) == 2
+    assert (state.read_bytes() if state.exists() else None) == before
+
+
+def test_the_saved_state_round_trips_with_both_modes() -> None:
+    """Defaults of the other mode are no setting: the state file, which
+    holds every field, reads back."""
+    cfg = parse_config(RAW)
+    assert parse_config(cfg.model_dump(mode="json")) == cfg
