@@ -48,15 +48,33 @@ SDE_DRIVERS = ("bf-p4c", "p4c")
 OPEN_SOURCE_TOFINO2_FLAGS = ("-Xp4c=--no-clot",)
 
 
+class CompilerNotFound(Exception):
+    """A compiler was named (P4C or SDE_INSTALL) but is not there to run."""
+
+
 def find_compiler() -> str | None:
-    if os.environ.get("P4C"):
-        return os.environ["P4C"]
+    """The compiler P4C or SDE_INSTALL names; None when neither is set.
+    Set but unusable is an error: a run that was asked to compile must not
+    report a skip."""
+    given = os.environ.get("P4C")
+    if given is not None:
+        words = shlex.split(given)
+        if not words:
+            raise CompilerNotFound("P4C is set but empty")
+        exe = shutil.which(words[0])
+        if exe is None:
+            why = "is not executable" if Path(words[0]).exists() else "does not exist"
+            raise CompilerNotFound(f"P4C={given!r}: {words[0]} {why}")
+        return given
     sde = os.environ.get("SDE_INSTALL")
-    for name in SDE_DRIVERS if sde else ():
-        path = Path(str(sde), "bin", name)
-        if path.exists():
+    if sde is None:
+        return None
+    for name in SDE_DRIVERS:
+        path = Path(sde, "bin", name)
+        if path.exists() and os.access(path, os.X_OK):
             return str(path)
-    return None
+    looked = " or ".join(f"bin/{n}" for n in SDE_DRIVERS)
+    raise CompilerNotFound(f"SDE_INSTALL={sde!r} has no executable {looked}")
 
 
 def is_open_source_driver(compiler: str) -> bool:
@@ -76,9 +94,7 @@ def target_flags(compiler: str, target: str) -> list[str]:
 
 
 def programs() -> list[str]:
-    return sorted(
-        p.name for p in (REPO / "tna").iterdir() if p.is_dir() and (p / f"{p.name}.p4").exists()
-    )
+    return sorted(PROGRAMS)
 
 
 def bfrt_names(bfrt_json: Path) -> set[str]:
@@ -434,7 +450,11 @@ def main() -> int:
         help="rewrite the resource table in tna/README.md from this build",
     )
     args = parser.parse_args()
-    compiler = find_compiler()
+    try:
+        compiler = find_compiler()
+    except CompilerNotFound as exc:
+        print(f"build_p4: error: {exc}", file=sys.stderr)
+        return 2
     selected = args.programs or programs()
     unknown = [p for p in selected if p not in programs()]
     if unknown:
@@ -448,10 +468,6 @@ def main() -> int:
         return 0
     results: list[BuildResult] = []
     for program in selected:
-        if program not in PROGRAMS:
-            print(f"build_p4: {program}: no reference model registered", file=sys.stderr)
-            results.append(BuildResult(program, "-", False, "no reference model"))
-            continue
         for target in args.target or sorted(TARGETS):
             result = build_one(compiler, program, target, args.production, args.spare_stages)
             print(f"{program:10s} {target:8s} {result.message}", flush=True)

@@ -4,6 +4,9 @@ assembler stopped (e.g. over the chip's stage limit)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -119,3 +122,40 @@ def test_readme_table_is_rewritten_between_markers(build_p4: ModuleType, tmp_pat
     assert "| bfcc | tofino2 | **fails** | - | - | - | - | - |" in text
     build_p4.update_readme(readme, table)  # idempotent
     assert readme.read_text() == text
+
+
+def _build_p4(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in ("P4C", "SDE_INSTALL")}
+    return subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "build_p4.py")],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_named_compiler_that_is_missing_is_an_error_not_a_skip(tmp_path: Path) -> None:
+    r = _build_p4({"P4C": "/nonexistent/p4c"})
+    assert r.returncode == 2
+    assert "P4C='/nonexistent/p4c'" in r.stderr and "does not exist" in r.stderr
+    assert "Traceback" not in r.stderr and "SKIPPED" not in r.stdout
+
+
+def test_a_named_compiler_that_cannot_run_is_an_error(tmp_path: Path) -> None:
+    plain = tmp_path / "p4c"
+    plain.write_text("not a program")
+    r = _build_p4({"P4C": str(plain)})
+    assert r.returncode == 2 and "is not executable" in r.stderr
+
+
+def test_an_sde_install_without_a_compiler_is_an_error(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    r = _build_p4({"SDE_INSTALL": str(tmp_path)})
+    assert r.returncode == 2
+    assert "has no executable bin/bf-p4c or bin/p4c" in r.stderr
+
+
+def test_no_compiler_named_is_a_skip_that_says_so() -> None:
+    r = _build_p4({})
+    assert r.returncode == 0 and "SKIPPED" in r.stdout and "NOT compile-checked" in r.stdout
