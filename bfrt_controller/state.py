@@ -106,7 +106,7 @@ def _why(path: Path, exc: OSError) -> str:
 
 
 @contextlib.contextmanager
-def state_lock(path: Path, wait_s: float = LOCK_WAIT_S, create: bool = True) -> Iterator[None]:
+def state_lock(path: Path, wait_s: float | None = None, create: bool = True) -> Iterator[None]:
     """Hold the exclusive lock beside `path` for one read-modify-write.
 
     `create=False` (a command that only reads): no directory is made for the
@@ -127,6 +127,7 @@ def state_lock(path: Path, wait_s: float = LOCK_WAIT_S, create: bool = True) -> 
     except OSError as exc:
         raise ConfigError(f"state file {path}", f"cannot be locked: {_why(path, exc)}") from None
     try:
+        wait_s = LOCK_WAIT_S if wait_s is None else wait_s
         deadline = time.monotonic() + wait_s
         while True:
             try:

@@ -14,7 +14,6 @@ import yaml
 from bfrt_controller import state as state_module
 from bfrt_controller.cli import run
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG as PMQECN_DEFAULT
-from bfrt_controller.state import state_lock
 from tests.controller.test_service import bfcc_target, write_deploy
 
 
@@ -65,7 +64,6 @@ def test_a_state_lock_held_too_long_is_busy_not_unreachable(
     assert run(["--state", str(state), "set-threshold", "voice=33"]) == 0
     before = state.read_bytes()
     monkeypatch.setattr(state_module, "LOCK_WAIT_S", 0.1)
-    monkeypatch.setattr(state_lock, "__defaults__", (0.1, True))
     import fcntl
 
     with open(state.with_name("s.yaml.lock"), "a") as held:

@@ -105,9 +105,11 @@ def short_horizon(s: Scenario) -> tuple[Scenario, str]:
     ]
     if s.transport == "tcp":
         # A TCP flow's first data arrives a handshake and a half after it
-        # starts: three base RTTs leave room for some to arrive.
+        # starts: three base RTTs after the first flow starts leave room for
+        # some to arrive. (Waiting for the last flow's start would run a
+        # workload's whole arrival process: 2 s of dadctcp-fattree.)
         rtt_ns = max(topo.base_rtt_ns(f.src, f.dst, f.packet_bytes) for f in s.flows)
-        horizon = max(horizon, max(f.start_s for f in s.flows) + 3 * rtt_ns / 1e9)
+        horizon = max(horizon, min(f.start_s for f in s.flows) + 3 * rtt_ns / 1e9)
     horizon = min(s.duration_s, max([horizon, *(1.5 * c for c in cycles)]))
     return s.model_copy(update={"duration_s": horizon}), variant
 
