@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from tofcc_common import safe_yaml
+from hw_profiles import safe_yaml
 
 from .errors import ConfigError, ControllerError
 

@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from tofcc_common import safe_yaml
+from hw_profiles import safe_yaml
 
 from .errors import ConfigError
 

@@ -22,8 +22,8 @@ from pydantic import (
     model_validator,
 )
 
+from hw_profiles import safe_yaml
 from models.optimize.problem import DEFAULT_TARGET_UTILISATION
-from tofcc_common import safe_yaml
 
 from .workloads import CDFS, check_cdf
 from .workloads import expand as expand_workload

@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from tofcc_common import safe_yaml
+from . import safe_yaml
 
 PROFILE_DIR = Path(__file__).resolve().parent
 KNOWN_CHIPS = ("tofino", "tofino2")

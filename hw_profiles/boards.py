@@ -15,9 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tofcc_common import safe_yaml
-
-from . import KNOWN_CHIPS, ProfileError, load_profile
+from . import KNOWN_CHIPS, ProfileError, load_profile, safe_yaml
 
 BOARD_DIR = Path(__file__).resolve().parent / "boards"
 # BF-Runtime's $PORT $SPEED choices without the BF_SPEED_ prefix (open-p4studio

@@ -22,7 +22,7 @@ PRODUCT = ("tofcc_common", "hw_profiles", "models", "bfrt_controller", "evaluati
 # Who may import whom: each package may import itself and those listed.
 ALLOWED: dict[str, set[str]] = {
     "tofcc_common": set(),
-    "hw_profiles": {"tofcc_common"},
+    "hw_profiles": set(),
     "models": {"tofcc_common", "hw_profiles"},
     "bfrt_controller": {"tofcc_common", "hw_profiles", "models", "evaluation"},
     "evaluation": {"tofcc_common", "hw_profiles", "models", "bfrt_controller"},

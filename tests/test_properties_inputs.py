@@ -31,7 +31,7 @@ from bfrt_controller.set_args import parse_signed_int
 from bfrt_controller.targets import open_switch
 from evaluation.scenario import SCENARIO_DIR, Scenario, ScenarioError, parse_scenario
 from evaluation.schemes import check_buildable
-from hw_profiles import PROFILE_DIR, HwProfile, ProfileError, load_profile, parse_profile
+from hw_profiles import PROFILE_DIR, HwProfile, ProfileError, load_profile, parse_profile, safe_yaml
 from models.vectors.format import (
     DEFAULT_VECTOR_ROOT,
     VectorFile,
@@ -39,7 +39,6 @@ from models.vectors.format import (
     parse_vector_file,
 )
 from models.vectors.packets import build_scapy
-from tofcc_common import safe_yaml
 
 # Values of every YAML type, including the ones that slipped through before:
 # booleans for integers, nan/inf/1e308, huge integers, strings of digits.

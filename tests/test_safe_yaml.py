@@ -1,4 +1,4 @@
-"""Every YAML file the project reads goes through tofcc_common.safe_yaml, so each
+"""Every YAML file the project reads goes through hw_profiles.safe_yaml, so each
 loader reports these inputs as its own error naming the file."""
 
 from __future__ import annotations
@@ -11,9 +11,8 @@ import pytest
 from bfrt_controller.errors import ConfigError
 from bfrt_controller.validation import load_yaml
 from evaluation.scenario import ScenarioError, load_scenario
-from hw_profiles import ProfileError, load_profile_file
+from hw_profiles import ProfileError, load_profile_file, safe_yaml
 from models.vectors.format import VectorFormatError, load_vector_file
-from tofcc_common import safe_yaml
 
 BAD: list[tuple[bytes, str]] = [
     (b"a: 1\nb: 2\na: 3\n", "duplicate key 'a' (first on line 1)"),

@@ -1,4 +1,4 @@
-"""What every tofino-cc package may import: the registry of programs
-(registry.py) and the one YAML reader (safe_yaml.py). It imports nothing of
-the project, so no package has to import upward to use it.
+"""The registry of programs (registry.py): what every package may import to
+find a program's parts. It imports nothing of the project, so no package
+has to import upward to use it.
 """

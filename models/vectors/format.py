@@ -23,8 +23,8 @@ from pydantic import (
     model_validator,
 )
 
+from hw_profiles import safe_yaml
 from models.switch.headers import FEEDBACK_VERSION
-from tofcc_common import safe_yaml
 
 from .values import parse_int_value, parse_prefix
 
