@@ -168,3 +168,40 @@ def test_missing_p4testgen_is_an_error_naming_the_variable(
     monkeypatch.setenv("P4TESTGEN", str(not_exec))
     assert tg.main(["pmqecn"]) == 2
     assert f"P4TESTGEN={not_exec}: not executable" in capsys.readouterr().err
+
+
+def _fake_p4testgen(tmp_path: Path, sample: str) -> Path:
+    """A stand-in that writes `sample` where p4testgen writes its PTF file."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    data = tmp_path / "sample.txt"
+    data.write_text(sample)
+    fake = tmp_path / "fake-p4testgen"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import shutil, sys\n"
+        "args = sys.argv[1:]\n"
+        "if args == ['--version']:\n"
+        "    print('p4testgen 1.2.5 (SHA: 34b86e9 BUILD: Release)'); sys.exit(0)\n"
+        "out = args[args.index('--out-dir') + 1]\n"
+        f"shutil.copy({str(data)!r}, out + '/pmqecn.py')\n"
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+def test_generate_then_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "vectors"
+    monkeypatch.setenv("P4TESTGEN", str(_fake_p4testgen(tmp_path, SAMPLE.read_text())))
+    monkeypatch.setenv("P4TESTGEN_INCLUDE", str(tmp_path))
+    assert tg.main(["pmqecn", "--chip", "tofino", "--root", str(root)]) == 0
+    written = root / "pmqecn" / "generated" / "tofino" / "p4testgen.yaml"
+    assert "# p4c commit: 34b86e9" in written.read_text()
+    assert tg.main(["pmqecn", "--chip", "tofino", "--root", str(root), "--check"]) == 0
+    # A different p4testgen result (another coverage figure) fails the check.
+    changed = SAMPLE.read_text().replace("coverage: 0.46", "coverage: 0.47")
+    monkeypatch.setenv("P4TESTGEN", str(_fake_p4testgen(tmp_path / "x", changed)))
+    capsys.readouterr()
+    assert tg.main(["pmqecn", "--chip", "tofino", "--root", str(root), "--check"]) == 1
+    assert "differs from a fresh p4testgen run" in capsys.readouterr().err
