@@ -278,8 +278,10 @@ def _call_name(func: ast.expr) -> str:
 class _Method:
     """Evaluates one generated method: literal assignments and known calls."""
 
-    def __init__(self, source: str, test: GeneratedTest, where: str) -> None:
-        self.source = source
+    def __init__(self, lines: list[str], test: GeneratedTest, where: str) -> None:
+        # The file's lines, split once: ast.get_source_segment splits the
+        # whole (megabytes of) source on every call.
+        self.lines = lines
         self.test = test
         self.where = where
         self.env: dict[str, Any] = {}
@@ -454,7 +456,10 @@ class _Method:
         )
 
     def hex_width_bits(self, node: ast.expr) -> int:
-        text = ast.get_source_segment(self.source, node) or ""
+        text = ""
+        if node.end_lineno == node.lineno and node.end_col_offset is not None:
+            line = self.lines[node.lineno - 1].encode()
+            text = line[node.col_offset : node.end_col_offset].decode()
         if not re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
             raise self.fail(node, "register member value is not a padded hex literal")
         return 4 * (len(text) - 2)
@@ -491,6 +496,7 @@ def parse_ptf(source: str, where: str = "<ptf>") -> list[GeneratedTest]:
     except SyntaxError as exc:
         raise TranslateError(f"{where}: not Python: {exc}") from None
     coverage = _coverage_comments(source)
+    lines = source.splitlines()
     tests: list[GeneratedTest] = []
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
@@ -506,7 +512,7 @@ def parse_ptf(source: str, where: str = "<ptf>") -> list[GeneratedTest]:
         for method in ("setupCtrlPlane", "sendPacket", "verifyPackets"):
             if method not in methods:
                 raise TranslateError(f"{where}: {node.name} has no {method}")
-            _Method(source, test, f"{where}: {node.name}.{method}").run(methods[method].body)
+            _Method(lines, test, f"{where}: {node.name}.{method}").run(methods[method].body)
         if test.send_port is None or test.send_packet is None:
             raise TranslateError(f"{where}: {node.name} sends no packet")
         tests.append(test)
