@@ -55,7 +55,12 @@ class ModelTarget:
         return self.program.counter(name).read(index)
 
     def send_and_expect(
-        self, port: int, data: bytes, expected: list[tuple[int, bytes]], context: str
+        self,
+        port: int,
+        data: bytes,
+        expected: list[tuple[int, bytes]],
+        context: str,
+        masks: list[bytes | None] | None = None,
     ) -> None:
         got = [(o.port, o.data) for o in self.program.send(port, data)]
-        compare_outputs(got, expected, context)
+        compare_outputs(got, expected, context, masks)

@@ -260,6 +260,23 @@ class SendSpec(Strict):
 class ExpectSpec(Strict):
     port: Port
     packet: PacketSpec
+    # Bits the switch may set to anything (p4testgen's "do not care" masks
+    # over values it cannot predict, e.g. a timestamp): hex as long as the
+    # packet, a 0 bit is ignored. Only with a `hex` packet, whose length is
+    # then fixed.
+    mask: str | None = None
+
+    @model_validator(mode="after")
+    def _mask_fits(self) -> ExpectSpec:
+        if self.mask is None:
+            return self
+        if self.packet.hex is None:
+            raise ValueError("mask needs a hex packet")
+        mask_bytes = _hex_bytes(self.mask, MAX_FRAME_BYTES)
+        packet_bytes = bytes.fromhex(self.packet.hex)
+        if len(mask_bytes) != len(packet_bytes):
+            raise ValueError(f"mask has {len(mask_bytes)} bytes, the packet {len(packet_bytes)}")
+        return self
 
 
 class QueueSpec(Strict):
@@ -312,6 +329,14 @@ class Vector(Strict):
 class VectorFile(Strict):
     program: str
     description: str = ""
+    # A file for one chip only (p4testgen's output, generated per chip);
+    # None: every chip.
+    chip: Literal["tofino", "tofino2"] | None = None
+    # "vector": ports count from pipe 0's first front-panel port and a port
+    # mapper moves them to the chip's device ports (ptf_tests/common/ports.py);
+    # "device": they already are the chip's device ports (p4testgen chose them
+    # from --port-ranges) and nothing may move them.
+    ports: Literal["vector", "device"] = "vector"
     setup: Setup = Setup()
     vectors: Annotated[list[Vector], Field(min_length=1)]
 

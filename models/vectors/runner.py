@@ -188,19 +188,71 @@ def run_vector(target: VectorTarget, vfile: VectorFile, vector: Vector, hook: Qu
         queue_state = _set_queue(target, hook, queue_state, step.queue)
         data = build_bytes(step.send.packet)
         expected = [(e.port, build_bytes(e.packet)) for e in step.expect]
+        masks = [None if e.mask is None else bytes.fromhex(e.mask) for e in step.expect]
         for i in range(step.repeat):
             ctx = where if step.repeat == 1 else f"{where} packet {i}"
-            target.send_and_expect(step.send.port, data, expected, ctx)
+            if any(m is not None for m in masks):
+                _send_and_expect_masked(target, step.send.port, data, expected, masks, ctx)
+            else:
+                target.send_and_expect(step.send.port, data, expected, ctx)
         check_registers(target, step.registers, where)
         check_counters(target, step.counters, where)
     check_registers(target, vector.registers, f"{vector.name} end")
     check_counters(target, vector.counters, f"{vector.name} end")
 
 
-def compare_outputs(
-    got: list[tuple[int, bytes]], expected: list[tuple[int, bytes]], context: str
+def _send_and_expect_masked(
+    target: VectorTarget,
+    port: int,
+    data: bytes,
+    expected: list[tuple[int, bytes]],
+    masks: list[bytes | None],
+    context: str,
 ) -> None:
-    """Same packets on the same ports (order across ports does not matter)."""
+    # Optional keyword: a target that cannot compare under a mask must say
+    # so rather than compare the ignored bits exactly.
+    try:
+        target.send_and_expect(port, data, expected, context, masks=masks)  # type: ignore[call-arg]
+    except TypeError as exc:
+        if "masks" not in str(exc):
+            raise
+        raise VectorMismatch(f"{context}: this target cannot compare masked packets") from None
+
+
+def _masked_equal(got: bytes, want: bytes, mask: bytes | None) -> bool:
+    if mask is None:
+        return got == want
+    if len(got) != len(want):
+        return False
+    return all((g ^ w) & m == 0 for g, w, m in zip(got, want, mask, strict=True))
+
+
+def compare_outputs(
+    got: list[tuple[int, bytes]],
+    expected: list[tuple[int, bytes]],
+    context: str,
+    masks: list[bytes | None] | None = None,
+) -> None:
+    """Same packets on the same ports (order across ports does not matter);
+    where `masks` gives one for an expected packet, only its 1 bits count."""
+    if masks is not None and any(m is not None for m in masks):
+        left = list(got)
+        missing: list[tuple[int, bytes]] = []
+        for (port, want), mask in zip(expected, masks, strict=True):
+            hit = next(
+                (n for n, (p, d) in enumerate(left) if p == port and _masked_equal(d, want, mask)),
+                None,
+            )
+            if hit is None:
+                missing.append((port, want))
+            else:
+                del left[hit]
+        if not missing and not left:
+            return
+        lines = [f"{context}: output differs (under the expected packets' masks)"]
+        lines += [f"  missing on port {p}: {build_scapy_summary(d)}" for p, d in missing]
+        lines += [f"  unexpected on port {p}: {build_scapy_summary(d)}" for p, d in left]
+        raise VectorMismatch("\n".join(lines))
     if Multiset(got) == Multiset(expected):
         return
     lines = [f"{context}: output differs"]

@@ -1,0 +1,703 @@
+#!/usr/bin/env python3
+"""p4testgen's tests of every program, as shared vectors the models replay.
+
+p4testgen (p4lang/p4c's P4Tools, Tofino target) reads the P4 on its own and
+symbolically executes it: each test it emits is what the P4 itself says one
+packet does (table entries, register values, input packet and port, the
+expected packet and port or a drop). Replaying those on the reference model
+checks the model against a reader of TNA/T2NA semantics that is not ours
+(issue 32).
+
+For each program (tofcc_common/registry.py) and chip this runs `$P4TESTGEN`
+with the PTF back end, reads the Python it writes with `ast` (never executing
+it), and writes `ptf_tests/vectors/<program>/generated/<chip>/p4testgen.yaml`
+in the shared vector format, headed by the p4c commit, the seed and the
+statement coverage p4testgen reports. The files are data: CI replays them
+on the model without p4testgen (tests/test_generated_vectors.py).
+
+    P4TESTGEN=/path/to/p4testgen scripts/testgen.py [PROGRAM ...] [--chip CHIP]
+    P4TESTGEN=... scripts/testgen.py --check      # regenerate, fail on a difference
+    scripts/testgen.py --from-ptf FILE --program P --chip C   # translate only
+
+Include directories: `$P4TESTGEN_INCLUDE` (os.pathsep-separated), else
+p4c's and the Tofino back end's p4include in the source tree the binary's
+build tree was configured from (its CMakeCache.txt).
+
+Exit status: 0 done, 1 a difference (--check) or a program p4testgen could
+not handle (named with its error), 2 p4testgen not usable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import tokenize
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from models.vectors.format import parse_vector_file  # noqa: E402
+from tofcc_common.registry import PROGRAMS  # noqa: E402
+
+# Per chip: the architecture, the defines tna.p4/t2na.p4 expect, and the
+# device ports p4testgen may choose (pipe 0's front panel: 0.. on Tofino,
+# 8.. on Tofino2, hw_profiles front_panel_port_min).
+CHIP_FLAGS: dict[str, tuple[str, ...]] = {
+    "tofino": (
+        "--target",
+        "tofino",
+        "--arch",
+        "tna",
+        "-D__TARGET_TOFINO__=1",
+        "--port-ranges",
+        "0:15",
+    ),
+    "tofino2": (
+        "--target",
+        "tofino2",
+        "--arch",
+        "t2na",
+        "-D__TARGET_TOFINO__=2",
+        "-D__TOFINO2_VARIANT__=1",
+        "--port-ranges",
+        "8:23",
+    ),
+}
+COMMON_FLAGS: tuple[str, ...] = (
+    "--std",
+    "p4-16",
+    "--test-backend",
+    "PTF",
+    "--track-coverage",
+    "STATEMENTS",
+)
+DEFAULT_SEED = 1
+DEFAULT_MAX_TESTS = 200
+DEFAULT_TIMEOUT_S = 600
+GENERATED_NAME = "p4testgen.yaml"
+
+
+class TestgenError(Exception):
+    """Something the user must fix or know; printed without a traceback."""
+
+
+class TranslateError(TestgenError):
+    """A generated test uses a construct the translator cannot express."""
+
+
+# --- finding and running p4testgen -------------------------------------------
+
+
+def find_p4testgen(env: dict[str, str] | None = None) -> str:
+    env = dict(os.environ) if env is None else env
+    given = env.get("P4TESTGEN")
+    if not given:
+        raise TestgenError(
+            "P4TESTGEN is not set: point it at a p4testgen binary built with the Tofino "
+            "target (p4c with ENABLE_TEST_TOOLS=ON, ENABLE_TOFINO=ON)"
+        )
+    path = Path(given)
+    if not path.is_file():
+        raise TestgenError(f"P4TESTGEN={given}: no such file")
+    if not os.access(path, os.X_OK):
+        raise TestgenError(f"P4TESTGEN={given}: not executable")
+    return str(path)
+
+
+def _source_dir(binary: str) -> Path | None:
+    """The p4c source tree the binary's build tree was configured from."""
+    for parent in Path(binary).resolve().parents:
+        cache = parent / "CMakeCache.txt"
+        if cache.is_file():
+            for line in cache.read_text(errors="replace").splitlines():
+                if line.startswith("CMAKE_HOME_DIRECTORY:"):
+                    return Path(line.split("=", 1)[1].strip())
+            return None
+    return None
+
+
+def include_dirs(binary: str, env: dict[str, str] | None = None) -> list[str]:
+    env = dict(os.environ) if env is None else env
+    given = env.get("P4TESTGEN_INCLUDE")
+    if given:
+        return [d for d in given.split(os.pathsep) if d]
+    src = _source_dir(binary)
+    if src is not None:
+        dirs = [src / "p4include", src / "backends" / "tofino" / "bf-p4c" / "p4include"]
+        if (dirs[0] / "core.p4").is_file() and (dirs[1] / "tna.p4").is_file():
+            return [str(d) for d in dirs]
+    raise TestgenError(
+        "cannot find core.p4 and tna.p4 for p4testgen: set P4TESTGEN_INCLUDE to p4c's "
+        "p4include and backends/tofino/bf-p4c/p4include, separated by ':'"
+    )
+
+
+def p4c_commit(binary: str, env: dict[str, str] | None = None) -> str:
+    """The p4c commit p4testgen was built from (its --version, else the
+    source tree's git HEAD, else $P4C_COMMIT)."""
+    env = dict(os.environ) if env is None else env
+    try:
+        out = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=60, check=False
+        )
+        m = re.search(r"SHA:\s*([0-9a-f]{7,40})", out.stdout + out.stderr)
+        if m:
+            return m.group(1)[:7]
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    src = _source_dir(binary)
+    if src is not None and shutil.which("git"):
+        out = subprocess.run(
+            ["git", "-C", str(src), "rev-parse", "--short=7", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    return env.get("P4C_COMMIT", "unknown")
+
+
+def testgen_flags(chip: str, seed: int, max_tests: int) -> list[str]:
+    """The flags that decide what p4testgen generates (the header records them)."""
+    return [
+        *CHIP_FLAGS[chip],
+        *COMMON_FLAGS,
+        "--seed",
+        str(seed),
+        "--max-tests",
+        str(max_tests),
+    ]
+
+
+def testgen_command(
+    binary: str,
+    program: str,
+    chip: str,
+    seed: int,
+    max_tests: int,
+    out_dir: Path,
+    includes: list[str],
+) -> list[str]:
+    cmd = [binary, *testgen_flags(chip, seed, max_tests)]
+    for inc in includes:
+        cmd += ["-I", inc]
+    cmd += ["--out-dir", str(out_dir), str(PROGRAMS[program].p4)]
+    return cmd
+
+
+def run_p4testgen(cmd: list[str], out_dir: Path, timeout_s: int) -> Path:
+    """The PTF file one run wrote; TestgenError with p4testgen's message if none."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=timeout_s, cwd=str(REPO), check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise TestgenError(f"p4testgen ran longer than {timeout_s} s") from None
+    written = sorted(out_dir.glob("*.py"))
+    if proc.returncode != 0 or not written:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
+        raise TestgenError(f"p4testgen exited {proc.returncode}, no tests:\n{tail}")
+    return written[0]
+
+
+# --- reading the PTF file ----------------------------------------------------
+
+
+@dataclass
+class GeneratedTest:
+    number: int
+    tables: list[dict[str, Any]] = field(default_factory=list)
+    registers: list[dict[str, Any]] = field(default_factory=list)
+    send_port: int | None = None
+    send_packet: bytes | None = None
+    # None: dropped (verifyPackets is `pass`, so verify_no_other_packets decides).
+    expect_port: int | None = None
+    expect_packet: bytes | None = None
+    expect_mask: bytes | None = None
+    coverage: str | None = None
+
+
+@dataclass
+class _Key:
+    name: str
+    value: int
+    mask: int | None = None
+    prefix_len: int | None = None
+    high: int | None = None
+
+
+@dataclass
+class _Data:
+    name: str
+    value: int
+
+
+class _Masked:
+    """ptf.mask.Mask over the expected packet: a 1 bit is compared."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.mask = bytearray(b"\xff" * len(data))
+
+    def set_do_not_care(self, offset_bits: int, width_bits: int) -> None:
+        if offset_bits < 0 or width_bits < 0 or offset_bits + width_bits > 8 * len(self.data):
+            raise TranslateError(
+                f"set_do_not_care({offset_bits}, {width_bits}) is outside a "
+                f"{len(self.data)}-byte packet"
+            )
+        for bit in range(offset_bits, offset_bits + width_bits):
+            self.mask[bit // 8] &= ~(0x80 >> (bit % 8)) & 0xFF
+
+
+def _call_name(func: ast.expr) -> str:
+    """'self.insertTableEntry', 'gc.KeyTuple', 'send_packet', 'exp_pkt.set_do_not_care'."""
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if isinstance(func, ast.Name):
+        parts.append(func.id)
+        return ".".join(reversed(parts))
+    return ast.unparse(func)
+
+
+class _Method:
+    """Evaluates one generated method: literal assignments and known calls."""
+
+    def __init__(self, lines: list[str], test: GeneratedTest, where: str) -> None:
+        # The file's lines, split once: ast.get_source_segment splits the
+        # whole (megabytes of) source on every call.
+        self.lines = lines
+        self.test = test
+        self.where = where
+        self.env: dict[str, Any] = {}
+
+    def fail(self, node: ast.AST, why: str) -> TranslateError:
+        line = getattr(node, "lineno", "?")
+        return TranslateError(f"{self.where} line {line}: {why}: {ast.unparse(node)[:200]}")
+
+    def value(self, node: ast.expr) -> Any:
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            if node.id == "None":
+                return None
+            if node.id not in self.env:
+                raise self.fail(node, f"name {node.id} is not assigned before")
+            return self.env[node.id]
+        if isinstance(node, ast.List | ast.Tuple):
+            return [self.value(e) for e in node.elts]
+        if isinstance(node, ast.Call):
+            name = _call_name(node.func)
+            args = [self.value(a) for a in node.args]
+            kwargs = {k.arg: self.value(k.value) for k in node.keywords if k.arg}
+            if name == "gc.KeyTuple":
+                return self.key(node, args, kwargs)
+            if name == "gc.DataTuple":
+                if len(args) != 2 or not isinstance(args[1], int):
+                    raise self.fail(node, "DataTuple is not (name, integer)")
+                return _Data(str(args[0]), args[1])
+            if name == "Mask":
+                if len(args) != 1 or not isinstance(args[0], bytes):
+                    raise self.fail(node, "Mask is not over a byte string")
+                return _Masked(args[0])
+            raise self.fail(node, f"unknown call {name}")
+        raise self.fail(node, "not a literal the translator reads")
+
+    def key(self, node: ast.Call, args: list[Any], kw: dict[str, Any]) -> _Key:
+        if not args or not isinstance(args[0], str):
+            raise self.fail(node, "KeyTuple without a field name")
+        name = args[0]
+        if "low" in kw or "high" in kw:  # range
+            return _Key(name, int(kw["low"]), high=int(kw["high"]))
+        if "prefix_len" in kw and len(args) == 2:  # lpm
+            return _Key(name, int(args[1]), prefix_len=int(kw["prefix_len"]))
+        if len(args) == 3:  # ternary
+            return _Key(name, int(args[1]), mask=int(args[2]))
+        if len(args) == 2 and not kw:  # exact
+            return _Key(name, int(args[1]))
+        raise self.fail(node, "KeyTuple of an unknown match kind")
+
+    def run(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.Pass):
+                continue
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+                continue  # a docstring
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
+                self.env[stmt.targets[0].id] = self.value(stmt.value)
+                continue
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+                self.call(stmt.value)
+                continue
+            raise self.fail(stmt, "statement the translator does not know")
+
+    def call(self, node: ast.Call) -> None:
+        name = _call_name(node.func)
+        if name == "self.insertTableEntry":
+            table, keys, action, data = (self.value(a) for a in node.args)
+            if action is None:
+                raise self.fail(
+                    node,
+                    "an action-profile member entry (the vector format has no action profiles)",
+                )
+            self.test.tables.append(self.entry(node, table, keys, action, data, default=False))
+        elif name == "self.overrideDefaultEntry":
+            table, action, data = (self.value(a) for a in node.args)
+            self.test.tables.append(self.entry(node, table, [], action, data, default=True))
+        elif name == "self.setRegisterValue":
+            self.register(node)
+        elif name == "self.setDirectRegisterValue":
+            raise self.fail(node, "a direct register (the vector format has none)")
+        elif name.endswith(".default_entry_set"):
+            raise self.fail(node, "a RegisterParam (the vector format has none)")
+        elif name == "send_packet":
+            port, pkt = (self.value(a) for a in node.args[1:])
+            if not isinstance(port, int) or not isinstance(pkt, bytes):
+                raise self.fail(node, "send_packet without a port and bytes")
+            self.test.send_port, self.test.send_packet = port, pkt
+        elif name.endswith(".set_do_not_care"):
+            target = self.value(ast.Name(id=name.split(".")[0]))
+            if not isinstance(target, _Masked):
+                raise self.fail(node, "set_do_not_care on something that is not a Mask")
+            off, width = (self.value(a) for a in node.args)
+            target.set_do_not_care(int(off), int(width))
+        elif name == "verify_packet":
+            exp, port = (self.value(a) for a in node.args[1:])
+            if isinstance(exp, bytes):
+                exp = _Masked(exp)
+            if not isinstance(exp, _Masked) or not isinstance(port, int):
+                raise self.fail(node, "verify_packet without a packet and a port")
+            if self.test.expect_packet is not None:
+                raise self.fail(node, "a second expected packet (the template emits one)")
+            self.test.expect_port = port
+            self.test.expect_packet = exp.data
+            if any(b != 0xFF for b in exp.mask):
+                self.test.expect_mask = bytes(exp.mask)
+        else:
+            raise self.fail(node, f"unknown call {name}")
+
+    def entry(
+        self, node: ast.Call, table: Any, keys: Any, action: Any, data: Any, default: bool
+    ) -> dict[str, Any]:
+        if not isinstance(table, str) or not isinstance(action, str):
+            raise self.fail(node, "table or action is not a name")
+        out: dict[str, Any] = {"table": _p4_name(table)}
+        key: dict[str, Any] = {}
+        for k in keys:
+            if not isinstance(k, _Key):
+                raise self.fail(node, "a key that is not a KeyTuple")
+            if k.high is not None:
+                raise self.fail(
+                    node,
+                    f"a range key on {k.name} (no program has one; the model has no range match)",
+                )
+            if k.mask is not None:
+                key[k.name] = {"value": _hex(k.value), "mask": _hex(k.mask)}
+            elif k.prefix_len is not None:
+                key[k.name] = {"value": _hex(k.value), "prefix_len": k.prefix_len}
+            else:
+                key[k.name] = _hex(k.value)
+        if key:
+            out["key"] = key
+        out["action"] = _p4_name(action)
+        params: dict[str, str] = {}
+        for d in data:
+            if not isinstance(d, _Data):
+                raise self.fail(node, "action data that is not a DataTuple")
+            params[d.name] = _hex(d.value)
+        if params:
+            out["data"] = params
+        if default:
+            out["default"] = True
+        return out
+
+    def register(self, node: ast.Call) -> None:
+        if len(node.args) != 3:
+            raise self.fail(node, "setRegisterValue is not (name, value, index)")
+        name = self.value(node.args[0])
+        index = self.value(node.args[2])
+        value_node = node.args[1]
+        if isinstance(value_node, ast.List):
+            # A struct-valued register: BF-Runtime's <reg>.<member> fields in
+            # declaration order. The model packs them first member high, each
+            # as wide as p4testgen printed it (formatHex pads to the width).
+            packed = 0
+            for elt in value_node.elts:
+                if not (isinstance(elt, ast.Tuple) and len(elt.elts) == 2):
+                    raise self.fail(node, "register member is not (name, value)")
+                width_bits = self.hex_width_bits(elt.elts[1])
+                packed = (packed << width_bits) | int(self.value(elt.elts[1]))
+            value = packed
+        else:
+            value = self.value(value_node)
+        if not isinstance(name, str) or not isinstance(value, int) or not isinstance(index, int):
+            raise self.fail(node, "setRegisterValue is not (name, integer, integer)")
+        self.test.registers.append(
+            {"register": _p4_name(name), "index": index, "value": _hex(value)}
+        )
+
+    def hex_width_bits(self, node: ast.expr) -> int:
+        text = ""
+        if node.end_lineno == node.lineno and node.end_col_offset is not None:
+            line = self.lines[node.lineno - 1].encode()
+            text = line[node.col_offset : node.end_col_offset].decode()
+        if not re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
+            raise self.fail(node, "register member value is not a padded hex literal")
+        return 4 * (len(text) - 2)
+
+
+def _p4_name(name: str) -> str:
+    # BF-Runtime's full names start with the pipeline ("pipe."); the vectors
+    # use the P4 names below it, as the controller does.
+    return name[len("pipe.") :] if name.startswith("pipe.") else name
+
+
+def _hex(value: int) -> str:
+    return f"0x{value:X}"
+
+
+_COVERAGE = re.compile(r"#\s*Current statement coverage:\s*(\S+)")
+
+
+def _coverage_comments(source: str) -> dict[int, str]:
+    """Line -> the coverage figure each test's comment carries."""
+    out: dict[int, str] = {}
+    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+        if tok.type == tokenize.COMMENT:
+            m = _COVERAGE.match(tok.string)
+            if m:
+                out[tok.start[0]] = m.group(1)
+    return out
+
+
+def parse_ptf(source: str, where: str = "<ptf>") -> list[GeneratedTest]:
+    """Every `class Test<N>(AbstractTest)` of a p4testgen PTF file, read, not run."""
+    try:
+        tree = ast.parse(source, filename=where)
+    except SyntaxError as exc:
+        raise TranslateError(f"{where}: not Python: {exc}") from None
+    coverage = _coverage_comments(source)
+    lines = source.splitlines()
+    tests: list[GeneratedTest] = []
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        m = re.fullmatch(r"Test(\d+)", node.name)
+        if not m or not any(isinstance(b, ast.Name) and b.id == "AbstractTest" for b in node.bases):
+            continue
+        test = GeneratedTest(number=int(m.group(1)))
+        end = node.end_lineno or node.lineno
+        inside = [c for line, c in coverage.items() if node.lineno <= line <= end]
+        test.coverage = inside[-1] if inside else None
+        methods = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
+        for method in ("setupCtrlPlane", "sendPacket", "verifyPackets"):
+            if method not in methods:
+                raise TranslateError(f"{where}: {node.name} has no {method}")
+            _Method(lines, test, f"{where}: {node.name}.{method}").run(methods[method].body)
+        if test.send_port is None or test.send_packet is None:
+            raise TranslateError(f"{where}: {node.name} sends no packet")
+        tests.append(test)
+    return tests
+
+
+# --- writing vectors ---------------------------------------------------------
+
+
+def to_vector(test: GeneratedTest) -> dict[str, Any]:
+    assert test.send_port is not None and test.send_packet is not None
+    expect: list[dict[str, Any]] = []
+    if test.expect_packet is not None:
+        assert test.expect_port is not None
+        out: dict[str, Any] = {
+            "port": test.expect_port,
+            "packet": {"hex": test.expect_packet.hex()},
+        }
+        if test.expect_mask is not None:
+            out["mask"] = test.expect_mask.hex()
+        expect.append(out)
+        what = f"leaves on device port {test.expect_port}"
+    else:
+        what = "is dropped"
+    vector: dict[str, Any] = {
+        "name": f"p4testgen_{test.number}",
+        "description": f"p4testgen test {test.number}: the packet sent on device port "
+        f"{test.send_port} {what}",
+    }
+    setup: dict[str, Any] = {}
+    if test.tables:
+        setup["tables"] = test.tables
+    if test.registers:
+        setup["registers"] = test.registers
+    if setup:
+        vector["setup"] = setup
+    vector["steps"] = [
+        {
+            "send": {"port": test.send_port, "packet": {"hex": test.send_packet.hex()}},
+            "expect": expect,
+        }
+    ]
+    return vector
+
+
+def render_vectors(
+    program: str,
+    chip: str,
+    tests: list[GeneratedTest],
+    commit: str,
+    seed: int,
+    max_tests: int,
+) -> str:
+    if not tests:
+        raise TestgenError(f"{program} on {chip}: p4testgen generated no tests")
+    coverage = tests[-1].coverage or "not reported"
+    header = [
+        "# Generated by scripts/testgen.py from p4testgen's PTF tests; do not edit.",
+        f"# Regenerate: P4TESTGEN=... scripts/testgen.py {program} --chip {chip}",
+        f"# p4c commit: {commit}",
+        f"# p4testgen flags: {' '.join(testgen_flags(chip, seed, max_tests))}",
+        f"# seed: {seed}",
+        f"# tests: {len(tests)}; statement coverage p4testgen reports: {coverage}",
+        "# Ports are the chip's device ports (p4testgen's --port-ranges).",
+    ]
+    body = {
+        "program": program,
+        "description": f"p4testgen tests of {program} on {chip} (seed {seed})",
+        "chip": chip,
+        "ports": "device",
+        "vectors": [to_vector(t) for t in tests],
+    }
+    text = yaml.safe_dump(body, sort_keys=False, width=1_000_000, default_flow_style=False)
+    rendered = "\n".join(header) + "\n" + text
+    # What CI will load must load: refuse to write a file the format rejects.
+    from tofcc_common import safe_yaml
+
+    parse_vector_file(safe_yaml.loads(rendered, f"{program}/{chip}", hex_ints=True), program)
+    return rendered
+
+
+def generated_path(root: Path, program: str, chip: str) -> Path:
+    return root / program / "generated" / chip / GENERATED_NAME
+
+
+def generate(
+    binary: str,
+    program: str,
+    chip: str,
+    seed: int,
+    max_tests: int,
+    root: Path,
+    timeout_s: int,
+    keep_ptf: Path | None = None,
+) -> Path:
+    includes = include_dirs(binary)
+    commit = p4c_commit(binary)
+    with tempfile.TemporaryDirectory(prefix=f"testgen-{program}-{chip}-") as tmp:
+        out_dir = Path(tmp)
+        cmd = testgen_command(binary, program, chip, seed, max_tests, out_dir, includes)
+        print("+", " ".join(cmd), file=sys.stderr)
+        ptf_file = run_p4testgen(cmd, out_dir, timeout_s)
+        source = ptf_file.read_text()
+        if keep_ptf is not None:
+            keep_ptf.mkdir(parents=True, exist_ok=True)
+            (keep_ptf / f"{program}_{chip}.py").write_text(source)
+    tests = parse_ptf(source, f"{program}/{chip}")
+    path = generated_path(root, program, chip)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_vectors(program, chip, tests, commit, seed, max_tests))
+    return path
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("programs", nargs="*", help="default: every program in the registry")
+    ap.add_argument("--chip", choices=[*CHIP_FLAGS, "all"], default="all")
+    ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
+    ap.add_argument("--max-tests", type=int, default=DEFAULT_MAX_TESTS)
+    ap.add_argument("--timeout-s", type=int, default=DEFAULT_TIMEOUT_S)
+    ap.add_argument("--root", type=Path, default=REPO / "ptf_tests" / "vectors")
+    ap.add_argument("--keep-ptf", type=Path, help="also keep p4testgen's PTF files here")
+    ap.add_argument("--check", action="store_true", help="regenerate and compare")
+    ap.add_argument("--from-ptf", type=Path, help="translate this PTF file (no p4testgen)")
+    ap.add_argument("--program", help="with --from-ptf")
+    ap.add_argument(
+        "--commit", default="unknown", help="with --from-ptf: p4c commit for the header"
+    )
+    args = ap.parse_args(argv)
+
+    try:
+        if args.from_ptf is not None:
+            if args.program not in PROGRAMS or args.chip == "all":
+                ap.error("--from-ptf needs --program PROGRAM and --chip tofino|tofino2")
+            tests = parse_ptf(args.from_ptf.read_text(), str(args.from_ptf))
+            sys.stdout.write(
+                render_vectors(
+                    args.program, args.chip, tests, args.commit, args.seed, args.max_tests
+                )
+            )
+            return 0
+        unknown = [p for p in args.programs if p not in PROGRAMS]
+        if unknown:
+            ap.error(f"unknown program(s): {', '.join(unknown)}; known: {', '.join(PROGRAMS)}")
+        binary = find_p4testgen()
+        programs = args.programs or list(PROGRAMS)
+        chips = list(CHIP_FLAGS) if args.chip == "all" else [args.chip]
+    except TestgenError as exc:
+        print(f"testgen: {exc}", file=sys.stderr)
+        return 2
+
+    failed: list[str] = []
+    differ: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="testgen-check-") as check_root:
+        root = Path(check_root) if args.check else args.root
+        for program in programs:
+            for chip in chips:
+                try:
+                    path = generate(
+                        binary,
+                        program,
+                        chip,
+                        args.seed,
+                        args.max_tests,
+                        root,
+                        args.timeout_s,
+                        args.keep_ptf,
+                    )
+                except TestgenError as exc:
+                    failed.append(f"{program} on {chip}: {exc}")
+                    continue
+                if args.check:
+                    committed = generated_path(args.root, program, chip)
+                    if not committed.is_file():
+                        differ.append(f"{committed}: not committed")
+                    elif committed.read_text() != path.read_text():
+                        differ.append(f"{committed}: differs from a fresh p4testgen run")
+                else:
+                    print(f"wrote {path}", file=sys.stderr)
+    for line in failed:
+        print(f"testgen: {line}", file=sys.stderr)
+    for line in differ:
+        print(f"testgen --check: {line}", file=sys.stderr)
+    return 1 if failed or differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""p4testgen's tests (ptf_tests/vectors/<program>/generated/<chip>/), replayed
+on the reference model of the chip they were generated for.
+
+They come from scripts/testgen.py: p4testgen read the P4, not the model, so
+a failure here is a disagreement between the two (or a p4testgen
+limitation). A known one is listed, with its reason, in
+generated/<chip>/known_differences.yaml ({vector name: reason}); it runs as
+a strict xfail, so it is neither dropped nor allowed to pass unnoticed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from hw_profiles import load_profile
+from models.switch.registry import PROGRAMS, make_model
+from models.switch.target import ModelTarget
+from models.vectors.format import DEFAULT_VECTOR_ROOT, Vector, VectorFile, load_vector_file
+from models.vectors.runner import run_vector
+from tofcc_common import safe_yaml
+
+GENERATED = sorted(DEFAULT_VECTOR_ROOT.glob("*/generated/*/p4testgen.yaml"))
+
+
+def _known(path: Path) -> dict[str, str]:
+    side = path.parent / "known_differences.yaml"
+    if not side.is_file():
+        return {}
+    raw = safe_yaml.load_file(side) or {}
+    assert isinstance(raw, dict), f"{side}: expected {{vector name: reason}}"
+    return {str(k): str(v) for k, v in raw.items()}
+
+
+def _cases() -> list[object]:
+    out: list[object] = []
+    for path in GENERATED:
+        vfile = load_vector_file(path)
+        known = _known(path)
+        for v in vfile.vectors:
+            marks = []
+            if v.name in known:
+                marks.append(pytest.mark.xfail(reason=known[v.name], strict=True))
+            out.append(
+                pytest.param(
+                    path,
+                    vfile,
+                    v,
+                    marks=marks,
+                    id=f"{path.parents[2].name}/{path.parent.name}/{v.name}",
+                )
+            )
+    return out
+
+
+@pytest.mark.parametrize(("path", "vfile", "vector"), _cases())
+def test_generated_vector(path: Path, vfile: VectorFile, vector: Vector) -> None:
+    assert vfile.chip is not None
+    model = make_model(vfile.program, load_profile(vfile.chip))
+    # Device ports, as p4testgen chose them: no port mapping.
+    run_vector(ModelTarget(model), vfile, vector, PROGRAMS[vfile.program].queue_hook)
+
+
+def test_generated_files_sit_where_they_say() -> None:
+    for path in GENERATED:
+        vfile = load_vector_file(path)
+        assert vfile.program == path.parents[2].name, path
+        assert vfile.chip == path.parent.name, path
+        assert vfile.ports == "device", path
+        known = _known(path)
+        names = {v.name for v in vfile.vectors}
+        stale = set(known) - names
+        assert not stale, f"{path}: known differences name no vector: {stale}"

@@ -1,0 +1,207 @@
+"""scripts/testgen.py's reading of p4testgen's PTF output, without p4testgen.
+
+The sample (tests/data/p4testgen_sample_ptf.py.txt) is rendered by hand from
+the inja template in p4c's backends/p4tools/modules/testgen/targets/tofino/
+test_backend/ptf.cpp at 34b86e9: its preamble verbatim, and one test per
+shape the template emits (lpm, exact and ternary keys, a plain and a struct
+register, a default-action override, a masked expected packet, a drop, an
+empty control plane).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from models.vectors.format import parse_vector_file
+from models.vectors.runner import VectorMismatch, compare_outputs
+from tofcc_common import safe_yaml
+
+REPO = Path(__file__).resolve().parents[1]
+SAMPLE = REPO / "tests" / "data" / "p4testgen_sample_ptf.py.txt"
+
+
+def _load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("testgen_script", REPO / "scripts" / "testgen.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["testgen_script"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+tg = _load_script()
+
+
+@pytest.fixture(scope="module")
+def tests_by_number() -> dict[int, object]:
+    return {t.number: t for t in tg.parse_ptf(SAMPLE.read_text(), "sample")}
+
+
+def test_every_test_class_is_read(tests_by_number: dict[int, object]) -> None:
+    assert sorted(tests_by_number) == [1, 2, 3]
+
+
+def test_exact_lpm_and_ternary_keys(tests_by_number: dict[int, object]) -> None:
+    tables = tests_by_number[1].tables  # type: ignore[attr-defined]
+    lpm, exact, ternary = tables
+    assert lpm == {
+        "table": "SwitchIngress.forward.ipv4_lpm",
+        "key": {"hdr.ipv4.dst_addr": {"value": "0xA000200", "prefix_len": 24}},
+        "action": "SwitchIngress.forward.route",
+        "data": {"port": "0x2", "src_mac": "0x20000000002", "dst_mac": "0x202"},
+    }
+    # An action without parameters has no data.
+    assert exact == {
+        "table": "SwitchIngress.trust.trusted_ports",
+        "key": {"ig_intr_md.ingress_port": "0x1"},
+        "action": "SwitchIngress.trust.trusted",
+    }
+    assert ternary["key"] == {
+        "hdr.ipv4.src_addr": {"value": "0xA000101", "mask": "0xFFFFFFFF"},
+        "hdr.ipv4.dscp": {"value": "0x0", "mask": "0x3F"},
+    }
+
+
+def test_register_values_plain_and_struct(tests_by_number: dict[int, object]) -> None:
+    assert tests_by_number[1].registers == [  # type: ignore[attr-defined]
+        {"register": "SwitchIngress.vq_used", "index": 3, "value": "0xFF"}
+    ]
+    # Members packed first member high, each as wide as printed (16 bits):
+    # what models/switch/core.Register.pack does with members=("id", "packets").
+    assert tests_by_number[2].registers == [  # type: ignore[attr-defined]
+        {"register": "SwitchEgress.occupancy_window", "index": 5, "value": "0x30007"}
+    ]
+
+
+def test_default_override_becomes_a_default_entry(tests_by_number: dict[int, object]) -> None:
+    assert tests_by_number[2].tables == [  # type: ignore[attr-defined]
+        {
+            "table": "SwitchIngress.forward.ipv4_lpm",
+            "action": "SwitchIngress.forward.drop",
+            "default": True,
+        }
+    ]
+
+
+def test_masked_expected_packet(tests_by_number: dict[int, object]) -> None:
+    t = tests_by_number[1]
+    assert t.send_port == 1 and t.expect_port == 2  # type: ignore[attr-defined]
+    mask = t.expect_mask  # type: ignore[attr-defined]
+    assert len(mask) == len(t.expect_packet) == 54  # type: ignore[attr-defined]
+    # set_do_not_care(126, 2): the ECN bits (low 2 of byte 15);
+    # set_do_not_care(192, 16): the IPv4 checksum (bytes 24-25). Bit offsets
+    # count from the first bit sent, as ptf.mask.Mask does.
+    assert mask[15] == 0xFC
+    assert mask[24:26] == b"\x00\x00"
+    assert all(b == 0xFF for n, b in enumerate(mask) if n not in (15, 24, 25))
+
+
+def test_unmasked_and_dropped(tests_by_number: dict[int, object]) -> None:
+    t3 = tests_by_number[3]
+    assert t3.expect_mask is None and t3.tables == [] and t3.registers == []  # type: ignore[attr-defined]
+    t2 = tests_by_number[2]
+    assert t2.expect_packet is None and t2.expect_port is None  # type: ignore[attr-defined]
+    assert tg.to_vector(t2)["steps"][0]["expect"] == []
+
+
+def test_rendered_file_loads_with_header_and_masks() -> None:
+    tests = tg.parse_ptf(SAMPLE.read_text(), "sample")
+    text = tg.render_vectors("pmqecn", "tofino", tests, "34b86e9", 7, 50)
+    assert "# p4c commit: 34b86e9" in text
+    assert "# seed: 7" in text
+    # The last test's cumulative figure is the run's coverage.
+    assert "statement coverage p4testgen reports: 0.46" in text
+    vfile = parse_vector_file(safe_yaml.loads(text, "t", hex_ints=True), "t")
+    assert vfile.chip == "tofino" and vfile.ports == "device"
+    first = vfile.vectors[0]
+    assert first.setup.tables[2].key["hdr.ipv4.dscp"].mask == 0x3F
+    assert first.setup.registers[0].value == 0xFF
+    assert first.steps[0].expect[0].mask is not None
+    assert vfile.vectors[1].steps[0].expect == []
+
+
+def test_mask_decides_what_is_compared() -> None:
+    frame = bytes(range(60))
+    want = frame[:-1] + b"\x00"
+    differs_in_low_bits = [(2, frame[:-1] + b"\x03")]
+    ignore_low_bits = b"\xff" * 59 + b"\xfc"
+    compare_outputs(differs_in_low_bits, [(2, want)], "ctx", [ignore_low_bits])
+    with pytest.raises(VectorMismatch):
+        compare_outputs(differs_in_low_bits, [(2, want)], "ctx", [b"\xff" * 60])
+    with pytest.raises(VectorMismatch):  # right bytes, wrong port
+        compare_outputs([(3, want)], [(2, want)], "ctx", [ignore_low_bits])
+    with pytest.raises(VectorMismatch):  # an extra packet
+        compare_outputs([(2, want), (2, want)], [(2, want)], "ctx", [ignore_low_bits])
+
+
+def test_unknown_construct_is_named_not_dropped() -> None:
+    text = SAMPLE.read_text().replace(
+        "self.setRegisterValue('SwitchIngress.vq_used', 0x00FF, 3)",
+        "self.setDirectRegisterValue('SwitchIngress.t', 0x1)",
+    )
+    with pytest.raises(tg.TranslateError, match="direct register"):
+        tg.parse_ptf(text, "sample")
+
+
+def test_nothing_is_executed() -> None:
+    # A call outside the template's vocabulary is refused, never run.
+    head, sep, tail = SAMPLE.read_text().rpartition("def setupCtrlPlane(self):\n        pass")
+    assert sep  # Test3's empty control plane
+    text = head + "def setupCtrlPlane(self):\n        __import__('os').system('false')" + tail
+    with pytest.raises(tg.TranslateError, match="unknown call"):
+        tg.parse_ptf(text, "sample")
+
+
+def test_missing_p4testgen_is_an_error_naming_the_variable(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("P4TESTGEN", raising=False)
+    assert tg.main(["pmqecn"]) == 2
+    assert "P4TESTGEN is not set" in capsys.readouterr().err
+    not_exec = tmp_path / "p4testgen"
+    not_exec.write_text("")
+    monkeypatch.setenv("P4TESTGEN", str(not_exec))
+    assert tg.main(["pmqecn"]) == 2
+    assert f"P4TESTGEN={not_exec}: not executable" in capsys.readouterr().err
+
+
+def _fake_p4testgen(tmp_path: Path, sample: str) -> Path:
+    """A stand-in that writes `sample` where p4testgen writes its PTF file."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    data = tmp_path / "sample.txt"
+    data.write_text(sample)
+    fake = tmp_path / "fake-p4testgen"
+    fake.write_text(
+        f"#!{sys.executable}\n"
+        "import shutil, sys\n"
+        "args = sys.argv[1:]\n"
+        "if args == ['--version']:\n"
+        "    print('p4testgen 1.2.5 (SHA: 34b86e9 BUILD: Release)'); sys.exit(0)\n"
+        "out = args[args.index('--out-dir') + 1]\n"
+        f"shutil.copy({str(data)!r}, out + '/pmqecn.py')\n"
+    )
+    fake.chmod(0o755)
+    return fake
+
+
+def test_generate_then_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "vectors"
+    monkeypatch.setenv("P4TESTGEN", str(_fake_p4testgen(tmp_path, SAMPLE.read_text())))
+    monkeypatch.setenv("P4TESTGEN_INCLUDE", str(tmp_path))
+    assert tg.main(["pmqecn", "--chip", "tofino", "--root", str(root)]) == 0
+    written = root / "pmqecn" / "generated" / "tofino" / "p4testgen.yaml"
+    assert "# p4c commit: 34b86e9" in written.read_text()
+    assert tg.main(["pmqecn", "--chip", "tofino", "--root", str(root), "--check"]) == 0
+    # A different p4testgen result (another coverage figure) fails the check.
+    changed = SAMPLE.read_text().replace("coverage: 0.46", "coverage: 0.47")
+    monkeypatch.setenv("P4TESTGEN", str(_fake_p4testgen(tmp_path / "x", changed)))
+    capsys.readouterr()
+    assert tg.main(["pmqecn", "--chip", "tofino", "--root", str(root), "--check"]) == 1
+    assert "differs from a fresh p4testgen run" in capsys.readouterr().err
