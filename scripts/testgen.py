@@ -588,7 +588,7 @@ def render_vectors(
     text = yaml.safe_dump(body, sort_keys=False, width=1_000_000, default_flow_style=False)
     rendered = "\n".join(header) + "\n" + text
     # What CI will load must load: refuse to write a file the format rejects.
-    from tofcc_common import safe_yaml
+    from hw_profiles import safe_yaml
 
     parse_vector_file(safe_yaml.loads(rendered, f"{program}/{chip}", hex_ints=True), program)
     return rendered

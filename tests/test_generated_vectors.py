@@ -14,12 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from hw_profiles import load_profile
+from hw_profiles import load_profile, safe_yaml
 from models.switch.registry import PROGRAMS, make_model
 from models.switch.target import ModelTarget
 from models.vectors.format import DEFAULT_VECTOR_ROOT, Vector, VectorFile, load_vector_file
 from models.vectors.runner import run_vector
-from tofcc_common import safe_yaml
 
 GENERATED = sorted(DEFAULT_VECTOR_ROOT.glob("*/generated/*/p4testgen.yaml"))
 

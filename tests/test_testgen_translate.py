@@ -17,9 +17,9 @@ from types import ModuleType
 
 import pytest
 
+from hw_profiles import safe_yaml
 from models.vectors.format import parse_vector_file
 from models.vectors.runner import VectorMismatch, compare_outputs
-from tofcc_common import safe_yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "tests" / "data" / "p4testgen_sample_ptf.py.txt"
