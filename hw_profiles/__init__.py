@@ -99,6 +99,15 @@ class HwProfile:
             for k in range(self.front_panel_ports_per_pipe)
         ]
 
+    def has_port(self, port: int) -> bool:
+        """Whether device port `port` exists: a pipe the chip has and, within
+        it, one of its ports_per_pipe. The 9-bit port field reaches ports no
+        pipe has (511 is pipe 3's port 127); the traffic manager drops a
+        packet sent to one."""
+        local_bits = self.port_id_bits - (self.pipes - 1).bit_length()
+        pipe, local = port >> local_bits, port & ((1 << local_bits) - 1)
+        return 0 <= port and pipe < self.pipes and local < self.ports_per_pipe
+
     def valid_mirror_session(self, sid: int) -> bool:
         return self.mirror_session_min <= sid <= self.mirror_session_max
 

@@ -199,7 +199,9 @@ class TnaProgram(ABC):
             made = self.ingress_mirror_copy(ig.mirror, data)
             if made is not None:
                 self._egress_and_out(made[0], made[2], made[1], outputs, depth)
-        if ig.drop:
+        # The traffic manager drops a packet for a device port no pipe has
+        # (p4testgen's Tofino target: port 511 is its drop port).
+        if ig.drop or not self.profile.has_port(ig.egress_port):
             return
         self._egress_and_out(ig.egress_port, ig.qid, ig.data, outputs, depth)
 
