@@ -106,7 +106,7 @@ class HwProfile:
         packet sent to one."""
         local_bits = self.port_id_bits - (self.pipes - 1).bit_length()
         pipe, local = port >> local_bits, port & ((1 << local_bits) - 1)
-        return 0 <= port and pipe < self.pipes and local < self.ports_per_pipe
+        return port >= 0 and pipe < self.pipes and local < self.ports_per_pipe
 
     def valid_mirror_session(self, sid: int) -> bool:
         return self.mirror_session_min <= sid <= self.mirror_session_max
