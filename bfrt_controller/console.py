@@ -12,8 +12,10 @@ swallow `[prod]` from a path. Colour is given as a style, never inline.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 # A pipe gets a fixed width so tables do not wrap differently per terminal.
@@ -39,3 +41,17 @@ def cell(value: object) -> str:
     if isinstance(value, float):
         return f"{value:,.0f}"
     return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def print_changes(out: Console, rows: Sequence[tuple[str, ...]], place: str | None = None) -> None:
+    """What a retuning command wrote: one row per change, (place,) what,
+    old, new, why; every program's `set` prints the same table."""
+    if not rows:
+        out.print("nothing changed")
+        return
+    t = Table(title="changes written")
+    for col in ((place,) if place else ()) + ("what", "old", "new", "why"):
+        t.add_column(col)
+    for row in rows:
+        t.add_row(*row)
+    out.print(t)

@@ -8,9 +8,8 @@ import math
 import time
 
 import click
-from rich.table import Table
 
-from ..console import cell, console
+from ..console import cell, console, print_changes
 from ..context import Context
 from ..errors import ConfigError
 from ..pmqecn.config import MAX_INTERVAL_S
@@ -49,15 +48,7 @@ def set_command(
     app = obj.bfcc()
     written = app.set_params(changes)
     obj.save(app)
-    if not written:
-        console.print("nothing changed")
-        return
-    t = Table(title="changes written")
-    for col in ("what", "old", "new", "why"):
-        t.add_column(col)
-    for ch in written:
-        t.add_row(ch.what, cell(ch.old), cell(ch.new), ch.why)
-    console.print(t)
+    print_changes(console, [(ch.what, cell(ch.old), cell(ch.new), ch.why) for ch in written])
 
 
 @click.command(

@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 
+from ..console import print_changes as show_changes
 from ..set_args import parse_int, parse_values, refuse_options
 from .app import MODES, Change, DadctcpApp
 
@@ -24,15 +24,8 @@ def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
 
 
 def print_changes(console: Console, changes: list[Change]) -> None:
-    if not changes:
-        console.print("nothing changed")
-        return
-    t = Table(title="changes written")
-    for col in ("where", "what", "old", "new", "why"):
-        t.add_column(col)
-    for ch in changes:
-        t.add_row(ch.where, ch.what, str(ch.old), str(ch.new), ch.why)
-    console.print(t)
+    rows = [(ch.where, ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
+    show_changes(console, rows, "where")
 
 
 def set_values(obj: Any, pairs: tuple[str, ...], port: str | None, console: Console) -> None:

@@ -13,25 +13,18 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from models.p4qcn_thresholds import DEFAULT_PROCESSING_NS, ThresholdError, p4qcn_thresholds
 
+from ..console import print_changes as show_changes
 from ..errors import ConfigError
 from ..set_args import parse_int, parse_number, parse_queues, parse_values, refuse_options
 from .app import MODES, SETTABLE, Change, P4qcnApp
 
 
 def print_changes(console: Console, changes: list[Change]) -> None:
-    if not changes:
-        console.print("nothing changed")
-        return
-    t = Table(title="changes written")
-    for col in ("queue", "what", "old", "new", "why"):
-        t.add_column(col)
-    for ch in changes:
-        t.add_row(ch.queue, ch.what, str(ch.old), str(ch.new), ch.why)
-    console.print(t)
+    rows = [(ch.queue, ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
+    show_changes(console, rows, "queue")
 
 
 def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:

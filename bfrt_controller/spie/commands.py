@@ -11,22 +11,15 @@ from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 
+from ..console import print_changes as show_changes
 from ..set_args import parse_values, refuse_options
 from .app import SETTABLE, Change, SpieApp
 
 
 def print_changes(console: Console, changes: list[Change]) -> None:
-    if not changes:
-        console.print("nothing changed")
-        return
-    t = Table(title="changes written")
-    for col in ("what", "old", "new", "why"):
-        t.add_column(col)
-    for ch in changes:
-        t.add_row(ch.what, str(ch.old), str(ch.new), ch.why)
-    console.print(t)
+    rows = [(ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
+    show_changes(console, rows)
 
 
 def set_params(obj: Any, pairs: tuple[str, ...], console: Console) -> None:
