@@ -540,14 +540,17 @@ AUDIT: tuple[Entry, ...] = (
         "sojourn_sum_ns",
         "register",
         "32",
-        "sojourn times summed per class (W_i)",
+        "sojourn times of one departure in 2^k summed per class (W_i)",
         PerPacket(_BUF_DRAIN_NS_TOFINO, "port", "ns"),
         1.0,
         "the controller's interval (interval_s, 1 s)",
-        DEFECT,
-        "saturates rather than wraps, but at line rate with a full buffer "
-        "it pins within microseconds, so W_i is wrong whenever the queue is deep; "
-        "needs a coarser unit or a sample, with the controller's W_i: reported to the lead",
+        BY_DESIGN,
+        "the times shown are for k = 0 (every departure summed). The controller "
+        "picks k per class each interval so the next sum stays below 2^31 "
+        "(bfrt_controller/pmqecn/sampling.py): it pins only when a class's "
+        "sum more than doubles between two readings, and then saturates; that "
+        "interval's W_i is taken as unknown (the backlog is counted instead) "
+        "and k rises by 4",
     ),
     Entry(
         "pmqecn",

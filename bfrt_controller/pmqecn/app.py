@@ -33,6 +33,7 @@ from ..validation import parse_model
 from . import names as n
 from .config import ClassSpec, PmqecnConfig, check_against, max_weight, weight_refusal
 from .drain import exp_entries, log_entries, rate_log2_q7
+from .sampling import next_sample_log2, sample_mask, samples_taken
 
 # status() sections.
 CLASSES = "classes"
@@ -131,6 +132,9 @@ class PmqecnApp(IntendedStateApp):
         self._last: _Counters | None = None
         self.unchanged_because: str | None = None
         self._backlog: dict[int, float] = {}
+        # k per class (sampling.py): derived from the last reading, so not
+        # saved; after a restart every class starts summed whole again.
+        self._sample_log2: dict[int, int] = {c.id: 0 for c in config.classes}
 
     # ---- intended state --------------------------------------------
     def _class_writes(
@@ -163,7 +167,16 @@ class PmqecnApp(IntendedStateApp):
             ),
         ]
         writes.extend(self._weight_writes(c))
+        writes.append(self._sampling_write(c.id))
         return writes
+
+    def _sampling_write(self, class_id: int) -> EntryWrite:
+        return EntryWrite(
+            n.SOJOURN_SAMPLING,
+            {n.K_CLASS_ID: Match(class_id)},
+            n.SET_SOJOURN_SAMPLING,
+            {"sample_mask": sample_mask(self._sample_log2[class_id])},
+        )
 
     def _threshold_write(
         self, c: ClassSpec, port_weights: dict[int | None, int] | None = None
@@ -393,21 +406,38 @@ class PmqecnApp(IntendedStateApp):
         totals = self.switch.read_registers(n.SOJOURN_SUM_NS, ids)
         counts = self.switch.read_registers(n.SOJOURN_PKTS, ids)
         sojourn = dict(zip(ids, zip(totals, counts, strict=True), strict=True))
+        taken_at = dict(self._sample_log2)
+        # The next interval's k goes in with the clears, one batch, so each
+        # interval's sum is taken at one k.
         clears: list[Write] = []
         for cid in ids:
+            self._sample_log2[cid] = next_sample_log2(taken_at[cid], sojourn[cid][0])
             clears += [
                 RegisterWrite(n.SOJOURN_SUM_NS, cid, 0),
                 RegisterWrite(n.SOJOURN_PKTS, cid, 0),
             ]
-        self.switch.write(clears)
+            if self._sample_log2[cid] != taken_at[cid]:
+                clears.append(self._sampling_write(cid))
+        try:
+            self.switch.write(by_table(clears))
+        except Exception:
+            self._sample_log2 = taken_at
+            raise
         last, self._last = self._last, _Counters(now_s, packets)
         samples = []
         for c in self.config.classes:
             total, count = sojourn[c.id]
+            summed = samples_taken(count, taken_at[c.id])
+            w = total / summed if summed else 0.0
             # >=: BF-Runtime sums the per-pipe cells, which may exceed one cell's max.
-            if total >= U32_MAX:
-                log.warning("class %d sojourn sum saturated; W_i is a lower bound", c.id)
-            w = total / count if count else 0.0
+            saturated = total >= U32_MAX
+            if saturated:
+                log.warning(
+                    "event=sojourn_saturated class=%d sample_log2=%d next_sample_log2=%d",
+                    c.id,
+                    taken_at[c.id],
+                    self._sample_log2[c.id],
+                )
             if last is None or now_s <= last.time_s:
                 rate = 0.0
                 delta = 0
@@ -423,7 +453,9 @@ class PmqecnApp(IntendedStateApp):
                 self._backlog.get(c.id, 0.0),
                 delta,
                 count,
-                w,
+                # A pinned sum gives only a lower bound of W_i: the backlog
+                # is then counted, as for a saturated deq_timedelta.
+                float(self.profile.max_timedelta_ns) if saturated else w,
                 rate,
                 self.profile.max_timedelta_ns,
                 self.config.optimizer.capacity_packets,

@@ -53,6 +53,8 @@ VQ_LAST_TICK = f"{IG}.vq_last_tick"
 # W_i (egress).
 SOJOURN_SUM_NS = f"{EG}.sojourn_sum_ns"
 SOJOURN_PKTS = f"{EG}.sojourn_pkts"
+SOJOURN_SAMPLING = f"{EG}.sojourn_sampling"
+SET_SOJOURN_SAMPLING = f"{EG}.set_sojourn_sampling"
 
 # Test hooks (absent from production builds).
 QUEUE_MD_OVERRIDE = f"{EG}.queue_hook.queue_md_override"
@@ -83,6 +85,7 @@ ALL_TABLES = (
     VQ_EXP_DRAIN,
     CLASS_RATES,
     FEEDBACK_SESSION,
+    SOJOURN_SAMPLING,
 )
 ALL_REGISTERS = (VQ_USED, VQ_LEVEL, VQ_BYTES, VQ_LAST_TICK, SOJOURN_SUM_NS, SOJOURN_PKTS)
 ALL_COUNTERS = (CLASS_COUNTERS, UNTRUSTED_FEEDBACK_DROPS, SPOOFED_SOURCE_DROPS)

@@ -126,11 +126,21 @@ def _structs(text: str) -> dict[str, list[tuple[str, int]]]:
     return out
 
 
-def _type_width(type_name: str, profile: HwProfile) -> int:
+def _typedefs(text: str) -> dict[str, int]:
+    """The program's own `typedef bit<N> name;` (tna.p4's come from the profile)."""
+    return {
+        m.group(2): int(m.group(1))
+        for m in re.finditer(r"\btypedef\s+bit<(\d+)>\s+(\w+)\s*;", text)
+    }
+
+
+def _type_width(type_name: str, profile: HwProfile, typedefs: dict[str, int] | None = None) -> int:
     type_name = type_name.strip()
     m = re.fullmatch(r"bit<(\d+)>", type_name)
     if m:
         return int(m.group(1))
+    if typedefs and type_name in typedefs:
+        return typedefs[type_name]
     known = {
         "PortId_t": profile.port_id_bits,
         "QueueId_t": profile.queue_id_bits,
@@ -155,13 +165,14 @@ def _parse_control(
     profile: HwProfile,
     control_names: set[str],
     structs: dict[str, list[tuple[str, int]]] | None = None,
+    typedefs: dict[str, int] | None = None,
 ) -> P4Control:
     c = P4Control(name)
     for m in re.finditer(r"\baction\s+(\w+)\s*\(([^)]*)\)", body):
         params = []
         for p in filter(None, (x.strip() for x in m.group(2).split(","))):
             ptype, pname = p.rsplit(None, 1)
-            params.append((pname, _type_width(ptype, profile)))
+            params.append((pname, _type_width(ptype, profile, typedefs)))
         c.actions[m.group(1)] = params
     for m in re.finditer(r"\btable\s+(\w+)\s*\{", body):
         tbody, _ = _block(body, m.start())
@@ -205,10 +216,11 @@ def read_program(path: Path, profile: HwProfile, test_hooks: bool = True) -> P4P
     headers = list(re.finditer(r"\bcontrol\s+(\w+)\s*\(", text))
     names = {m.group(1) for m in headers}
     structs = _structs(text)
+    typedefs = _typedefs(text)
     controls: dict[str, P4Control] = {}
     for m in headers:
         body, _ = _block(text, m.end())
-        controls[m.group(1)] = _parse_control(m.group(1), body, profile, names, structs)
+        controls[m.group(1)] = _parse_control(m.group(1), body, profile, names, structs, typedefs)
 
     prog = P4Program()
 

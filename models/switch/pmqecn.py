@@ -46,6 +46,9 @@ from .tna import (
 )
 
 PMQECN_CLASSES = 1024
+# Class and virtual-queue ids are 10 bits where they index a register
+# (class_slot_t/vq_slot_t in the P4: a slice of the bridged 16-bit id).
+SLOT_MASK = PMQECN_CLASSES - 1
 PMQECN_VQS = 1024
 PMQECN_LOG_ENTRIES = 4096
 PMQECN_EXP_ENTRIES = 8192
@@ -99,6 +102,8 @@ class IgMd:
 class EgMd:
     parsed: ParsedMd = field(default_factory=ParsedMd)
     queue: QueueMd = field(default_factory=QueueMd)
+    sojourn_sample_mask: int = 0
+    sojourn_seen: int = 0
 
 
 class Pmqecn(TnaProgram):
@@ -122,7 +127,7 @@ class Pmqecn(TnaProgram):
         self.vq_used = p4.register(Register(f"{ig}.vq_used", 16, PMQECN_VQS))
         self.vq_level = p4.register(Register(f"{ig}.vq_level", 8, PMQECN_VQS))
         self.set_class = Action(
-            f"{ig}.set_class", (("class_id", 16), ("vq_id", 16), ("qid", qid_bits))
+            f"{ig}.set_class", (("class_id", 10), ("vq_id", 10), ("qid", qid_bits))
         )
         self.unclassified = Action(f"{ig}.unclassified")
         self.classify = p4.table(
@@ -143,7 +148,7 @@ class Pmqecn(TnaProgram):
         self.vq_weight = p4.table(
             Table(
                 f"{ig}.vq_weight",
-                [KeyField("ig_md.vq_id", 16, "exact")],
+                [KeyField("ig_md.vq_id", 10, "exact")],
                 [self.wrr, Action("NoAction")],
                 ("NoAction", {}),
                 size=PMQECN_VQS,
@@ -225,6 +230,16 @@ class Pmqecn(TnaProgram):
         self.queue_hook = QueueMetadataHook(p4, f"{eg}.queue_hook")
         self.sojourn_sum_ns = p4.register(Register(f"{eg}.sojourn_sum_ns", 32, PMQECN_CLASSES))
         self.sojourn_pkts = p4.register(Register(f"{eg}.sojourn_pkts", 32, PMQECN_CLASSES))
+        self.set_sojourn_sampling = Action(f"{eg}.set_sojourn_sampling", (("sample_mask", 32),))
+        self.sojourn_sampling = p4.table(
+            Table(
+                f"{eg}.sojourn_sampling",
+                [KeyField("hdr.bridged.class_id", 16, "exact")],
+                [self.set_sojourn_sampling],
+                (self.set_sojourn_sampling.name, {"sample_mask": 0}),
+                size=PMQECN_CLASSES,
+            )
+        )
 
     # ---- register actions (one per register per packet) ------------
     def vq_used_step(self, index: int, md: IgMd) -> int:
@@ -298,7 +313,7 @@ class Pmqecn(TnaProgram):
                 hdr.bridged.class_id = 0
                 md.vq_id = 0
             # Counted where it is classified, whether or not routing dropped it.
-            self.class_counters.count(hdr.bridged.class_id, len(data))
+            self.class_counters.count(hdr.bridged.class_id & SLOT_MASK, len(data))
             # The P4 gates each WRR and virtual-queue step separately so the
             # two chains can share stages; they touch disjoint state, so
             # running one chain after the other here decides the same.
@@ -340,7 +355,8 @@ class Pmqecn(TnaProgram):
     def virtual_queue(self, hdr: Headers, md: IgMd) -> None:
         """The class's virtual queue and the arrival-time marking decision."""
         cls = hdr.bridged.class_id
-        md.vq_elapsed_ticks = self.vq_clock_step(cls, md)
+        slot = cls & SLOT_MASK
+        md.vq_elapsed_ticks = self.vq_clock_step(slot, md)
         t = self.ecn_threshold.lookup({"hdr.bridged.class_id": cls})
         if t.action == self.set_threshold.name:
             md.threshold_bytes = t.data["threshold_bytes"]
@@ -359,9 +375,9 @@ class Pmqecn(TnaProgram):
         drain_bytes = d.data["drain_bytes"]
         md.vq_shrink_bytes = (drain_bytes - md.frame_bytes) & U32_MASK
         if md.vq_shrink_bytes >> 31 == 1:
-            md.vq_len_bytes = self.vq_grow(cls, md)
+            md.vq_len_bytes = self.vq_grow(slot, md)
         else:
-            md.vq_len_bytes = self.vq_shrink(cls, md)
+            md.vq_len_bytes = self.vq_shrink(slot, md)
         md.k_minus_vq_bytes = (md.threshold_bytes - md.vq_len_bytes) & U32_MASK
         if md.k_minus_vq_bytes >> 31 == 1:
             if md.mark_original == 1 and hdr.ipv4.ecn != ECN_NOT_ECT:
@@ -388,11 +404,17 @@ class Pmqecn(TnaProgram):
             rebuild_feedback(hdr, FEEDBACK_TYPE_PMQECN_RATE)
         elif hdr.bridged.class_id != 0 and not hdr.feedback.is_valid():
             md.queue = self.queue_hook.apply(eg_intr_md)
-            cls = hdr.bridged.class_id
-            self.sojourn_sum_ns.write(
-                cls, sat_add_u32(self.sojourn_sum_ns.read(cls), md.queue.sojourn_ns)
-            )
-            self.sojourn_pkts.write(cls, sat_add_u32(self.sojourn_pkts.read(cls), 1))
+            slot = hdr.bridged.class_id & SLOT_MASK
+            t = self.sojourn_sampling.lookup({"hdr.bridged.class_id": hdr.bridged.class_id})
+            md.sojourn_sample_mask = t.data["sample_mask"]
+            # sojourn_pkts_add: the departures before this one, then one more.
+            md.sojourn_seen = self.sojourn_pkts.read(slot)
+            self.sojourn_pkts.write(slot, sat_add_u32(md.sojourn_seen, 1))
+            md.sojourn_seen &= md.sojourn_sample_mask
+            if md.sojourn_seen == 0:
+                self.sojourn_sum_ns.write(
+                    slot, sat_add_u32(self.sojourn_sum_ns.read(slot), md.queue.sojourn_ns)
+                )
 
         # ---- SwitchEgressDeparser ----
         if hdr.ipv4.is_valid():

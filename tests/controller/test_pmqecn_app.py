@@ -275,3 +275,60 @@ def test_backlog_counts_arrivals_less_departures_once_sojourns_saturate() -> Non
     assert backlog_packets(0.0, 100, 200, sat, 1000.0, sat, 200) == pytest.approx(0.262143)
     # ... and re-anchored once packets see short waits again.
     assert backlog_packets(180.0, 100, 100, 1_000, 1000.0, sat, 200) == pytest.approx(0.001)
+
+
+def _sample_mask(app: PmqecnApp, cid: int) -> int:
+    e = app.switch.read_entry(n.SOJOURN_SAMPLING, {n.K_CLASS_ID: Match(cid)})
+    assert e is not None
+    return int(e.data["sample_mask"])
+
+
+def test_pinned_sojourn_sum_is_sampled_then_measured_exactly(app: PmqecnApp) -> None:
+    """A class whose sum pinned (a deep queue at a high rate) gives no W_i for
+    that interval and is summed one departure in 16 from then on; the next
+    interval's W_i is exact, and once the whole sum fits again every
+    departure is summed."""
+    from bfrt_controller.pmqecn.demo import FLOWS, inject_depth
+    from bfrt_controller.switch import RegisterWrite
+
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    assert _sample_mask(app, 2) == 0
+    app.sample(10.0)
+    sw.write(
+        [RegisterWrite(n.SOJOURN_SUM_NS, 2, 0xFFFFFFFF), RegisterWrite(n.SOJOURN_PKTS, 2, 30_000)]
+    )
+    pinned = {s.class_id: s for s in app.sample(11.0)}
+    # The backlog is counted, not read from a lower bound of W_i.
+    assert pinned[2].backlog_packets == 0.0
+    assert _sample_mask(app, 2) == 15
+    inject_depth(sw, 40, 200_000)
+    data = bytes(FLOWS["video"].packet())
+    for _ in range(64):
+        sw.model.send(2, data)
+    assert sw.read_register(n.SOJOURN_SUM_NS, 2) == 4 * 200_000
+    assert sw.read_register(n.SOJOURN_PKTS, 2) == 64
+    measured = {s.class_id: s for s in app.sample(12.0)}
+    assert measured[2].mean_sojourn_ns == pytest.approx(200_000.0)
+    # 16 x 800,000 ns is far below 2^31: summed whole again.
+    assert _sample_mask(app, 2) == 0
+    # The mask is intended state: a restarted switch gets it back.
+    assert any(
+        isinstance(w, EntryWrite) and w.table == n.SOJOURN_SAMPLING for w in app.intended_writes()
+    )
+
+
+def test_sampling_keeps_a_line_rate_deep_class_in_range() -> None:
+    """At Tofino's worst case (148.8 Mpps for a second, every departure at the
+    longest deq_timedelta), the k the controller settles on keeps the sum
+    below the register, so W_i is measured rather than pinned."""
+    from bfrt_controller.pmqecn.sampling import U32_MAX, next_sample_log2
+
+    profile = load_profile("tofino")
+    departures = 148_800_000
+    per_departure_ns = profile.max_timedelta_ns
+    k = 0
+    for _ in range(10):
+        summed = -(-departures // (1 << k))
+        k = next_sample_log2(k, min(summed * per_departure_ns, U32_MAX))
+    assert -(-departures // (1 << k)) * per_departure_ns < U32_MAX

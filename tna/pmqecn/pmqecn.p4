@@ -25,6 +25,14 @@
 
 #define PMQECN_CLASSES 1024
 #define PMQECN_VQS 1024
+/* A class or virtual queue indexes 1024-cell registers, so its id is 10 bits
+ * where it is written (classify's action) and where it is used as an index
+ * (a slice of the bridged 16-bit class_id, which BFCC shares): no value can
+ * address past a register, whatever the control plane or a bridged header
+ * holds.  p4testgen otherwise picks 16-bit ids and sets cells that do not
+ * exist. */
+typedef bit<10> class_slot_t;
+typedef bit<10> vq_slot_t;
 /* The virtual queues' drain tables, shared by every class (tna/pmqecn/README.md,
  * "Virtual queue"): log2 of the elapsed ticks (3327 ternary entries at the
  * controller's default 8-bit mantissa) and 2^(log sum) bytes (5632 exact). */
@@ -41,7 +49,7 @@ struct ig_md_t {
     parsed_md_t parsed;
     bool        forged;
     bit<1>      spoofed;            /* source outside its port's binding */
-    vq_id_t     vq_id;
+    vq_slot_t   vq_id;
     bit<1>      wrr_on;             /* vq_weight hit */
     bit<16>     wrr_weight;
     bit<8>      wrr_last_level;
@@ -67,6 +75,8 @@ struct ig_md_t {
 struct eg_md_t {
     parsed_md_t parsed;
     queue_md_t  queue;
+    bit<32>     sojourn_sample_mask;  /* 2^k - 1: one departure in 2^k is summed */
+    bit<32>     sojourn_seen;         /* departures before this one, then & mask */
 }
 
 parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
@@ -99,15 +109,15 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     IngressClockHook() clock;
 
     /* lambda_i comes from these: the controller samples them each interval. */
-    Counter<bit<32>, class_id_t>(PMQECN_CLASSES, CounterType_t.PACKETS_AND_BYTES) class_counters;
+    Counter<bit<32>, class_slot_t>(PMQECN_CLASSES, CounterType_t.PACKETS_AND_BYTES) class_counters;
 
     /* ---- WRR emulation (optional, scheduling.mode p4_wrr) -------------
      * Per virtual queue (Fig. 4): packets spent at the current level, and
      * the current level (0 = highest priority). */
-    Register<bit<16>, vq_id_t>(PMQECN_VQS, 0) vq_used;
-    Register<bit<8>, vq_id_t>(PMQECN_VQS, 0) vq_level;
+    Register<bit<16>, vq_slot_t>(PMQECN_VQS, 0) vq_used;
+    Register<bit<8>, vq_slot_t>(PMQECN_VQS, 0) vq_level;
 
-    RegisterAction<bit<16>, vq_id_t, bit<8>>(vq_used) vq_used_step = {
+    RegisterAction<bit<16>, vq_slot_t, bit<8>>(vq_used) vq_used_step = {
         void apply(inout bit<16> used, out bit<8> advance) {
             if (used >= ig_md.wrr_weight) {
                 used = 1;
@@ -121,7 +131,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     /* Moving past the lowest level starts the next round at the top, as the
      * paper's "this process continues". */
-    RegisterAction<bit<8>, vq_id_t, bit<8>>(vq_level) vq_level_step = {
+    RegisterAction<bit<8>, vq_slot_t, bit<8>>(vq_level) vq_level_step = {
         void apply(inout bit<8> level, out bit<8> new_level) {
             if (ig_md.wrr_advance == 1) {
                 if (level >= ig_md.wrr_last_level) {
@@ -138,10 +148,10 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * vq_last_tick: the clock (64 ns ticks) at the class's last packet;
      * vq_bytes: the class's virtual-queue length in bytes of Ethernet frame
      * (14-byte header + IPv4 total length, no FCS). */
-    Register<bit<32>, class_id_t>(PMQECN_CLASSES, 0) vq_last_tick;
-    Register<bit<32>, class_id_t>(PMQECN_CLASSES, 0) vq_bytes;
+    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) vq_last_tick;
+    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) vq_bytes;
 
-    RegisterAction<bit<32>, class_id_t, bit<32>>(vq_last_tick) vq_clock_step = {
+    RegisterAction<bit<32>, class_slot_t, bit<32>>(vq_last_tick) vq_clock_step = {
         void apply(inout bit<32> last, out bit<32> elapsed) {
             elapsed = ig_md.now_ticks - last;
             last = ig_md.now_ticks;
@@ -153,7 +163,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * operand drain - frame, one per sign; a packet runs one of them. When
      * the frame exceeds the drain, q - (drain - frame) wraps to
      * q + (frame - drain), and the cap keeps it below 2^31. */
-    RegisterAction<bit<32>, class_id_t, bit<32>>(vq_bytes) vq_grow = {
+    RegisterAction<bit<32>, class_slot_t, bit<32>>(vq_bytes) vq_grow = {
         void apply(inout bit<32> q, out bit<32> len) {
             if (q < VQ_CAP_BYTES) {
                 q = q - ig_md.vq_shrink_bytes;
@@ -162,15 +172,15 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         }
     };
 
-    RegisterAction<bit<32>, class_id_t, bit<32>>(vq_bytes) vq_shrink = {
+    RegisterAction<bit<32>, class_slot_t, bit<32>>(vq_bytes) vq_shrink = {
         void apply(inout bit<32> q, out bit<32> len) {
             q = q |-| ig_md.vq_shrink_bytes;
             len = q;
         }
     };
 
-    action set_class(class_id_t class_id, vq_id_t vq_id, QueueId_t qid) {
-        hdr.bridged.class_id = class_id;
+    action set_class(class_slot_t class_id, vq_slot_t vq_id, QueueId_t qid) {
+        hdr.bridged.class_id = (class_id_t)class_id;
         ig_md.vq_id = vq_id;
         ig_tm_md.qid = qid;
         ig_md.fb_queue_id = (bit<8>)qid;
@@ -364,7 +374,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
             if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
                 classify.apply();
-                class_counters.count(hdr.bridged.class_id);
+                class_counters.count(hdr.bridged.class_id[9:0]);
                 /* Two independent chains follow: the class's virtual queue
                  * and the optional WRR. Each step is gated on its own
                  * rather than inside one `if` per chain, because Tofino
@@ -374,7 +384,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                  * (tna/README.md, "Stages"). */
                 vq_weight.apply();
                 if (hdr.bridged.class_id != 0) {
-                    ig_md.vq_elapsed_ticks = vq_clock_step.execute(hdr.bridged.class_id);
+                    ig_md.vq_elapsed_ticks = vq_clock_step.execute(hdr.bridged.class_id[9:0]);
                     ecn_threshold.apply();
                 }
                 if (ig_md.wrr_on == 1) {
@@ -394,9 +404,9 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                      * read-modify-write per packet: the frame exceeds the
                      * drain (the sign bit of drain - frame) or it does not. */
                     if (ig_md.vq_shrink_bytes[31:31] == 1) {
-                        ig_md.vq_len_bytes = vq_grow.execute(hdr.bridged.class_id);
+                        ig_md.vq_len_bytes = vq_grow.execute(hdr.bridged.class_id[9:0]);
                     } else {
-                        ig_md.vq_len_bytes = vq_shrink.execute(hdr.bridged.class_id);
+                        ig_md.vq_len_bytes = vq_shrink.execute(hdr.bridged.class_id[9:0]);
                     }
                 }
                 if (ig_md.wrr_on == 1) {
@@ -466,22 +476,45 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     QueueMetadataHook() queue_hook;
 
-    /* W_i comes from these: sum of sojourn times and packets, saturating so a
-     * slow controller reads a pinned value rather than a wrapped one. */
-    Register<bit<32>, class_id_t>(PMQECN_CLASSES, 0) sojourn_sum_ns;
-    Register<bit<32>, class_id_t>(PMQECN_CLASSES, 0) sojourn_pkts;
+    /* W_i comes from these: the departures of each class, and the sum of
+     * the sojourn times of one departure in 2^k (the first of every 2^k,
+     * counted from the controller's last clear), both saturating.  Summing
+     * every departure pins 32 bits of nanoseconds as soon as a class holds a
+     * few packets on average over the interval (Little: the sum is the
+     * queue's packet-seconds); the controller picks k per class from what the
+     * last interval summed (bfrt_controller/pmqecn/sampling.py), so the sum
+     * stays in range at any rate while a slow class is summed whole. */
+    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) sojourn_sum_ns;
+    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) sojourn_pkts;
 
-    RegisterAction<bit<32>, class_id_t, void>(sojourn_sum_ns) sojourn_sum_add = {
+    RegisterAction<bit<32>, class_slot_t, void>(sojourn_sum_ns) sojourn_sum_add = {
         void apply(inout bit<32> value) {
             value = value |+| eg_md.queue.sojourn_ns;
         }
     };
 
-    RegisterAction<bit<32>, class_id_t, void>(sojourn_pkts) sojourn_pkts_add = {
-        void apply(inout bit<32> value) {
+    RegisterAction<bit<32>, class_slot_t, bit<32>>(sojourn_pkts) sojourn_pkts_add = {
+        void apply(inout bit<32> value, out bit<32> seen) {
+            seen = value;
             value = value |+| 1;
         }
     };
+
+    action set_sojourn_sampling(bit<32> sample_mask) {
+        eg_md.sojourn_sample_mask = sample_mask;
+    }
+
+    /* Without an entry every departure is summed (k = 0). */
+    table sojourn_sampling {
+        key = { hdr.bridged.class_id : exact; }
+        actions = { set_sojourn_sampling; }
+        default_action = set_sojourn_sampling(0);
+        size = PMQECN_CLASSES;
+    }
+
+    action sojourn_sample_bits() {
+        eg_md.sojourn_seen = eg_md.sojourn_seen & eg_md.sojourn_sample_mask;
+    }
 
     FeedbackRebuild(FEEDBACK_TYPE_PMQECN_RATE) rebuild_feedback;
 
@@ -490,8 +523,12 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
             rebuild_feedback.apply(hdr);
         } else if (hdr.bridged.class_id != 0 && !hdr.feedback.isValid()) {
             queue_hook.apply(eg_intr_md, eg_md.queue);
-            sojourn_sum_add.execute(hdr.bridged.class_id);
-            sojourn_pkts_add.execute(hdr.bridged.class_id);
+            sojourn_sampling.apply();
+            eg_md.sojourn_seen = sojourn_pkts_add.execute(hdr.bridged.class_id[9:0]);
+            sojourn_sample_bits();
+            if (eg_md.sojourn_seen == 0) {
+                sojourn_sum_add.execute(hdr.bridged.class_id[9:0]);
+            }
         }
     }
 }
