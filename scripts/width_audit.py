@@ -359,35 +359,38 @@ AUDIT: tuple[Entry, ...] = (
         "bfcc",
         "occupancy_window",
         "register",
-        "16+16",
+        "32+32",
         "window number ++ congested departures in it",
         PerPacket(1, "port", "window"),
         None,
         "a group's idle time, in windows",
-        DEFECT,
-        "the 16-bit window number is vq_occupancy's epoch tag and wraps after "
-        "2^16 windows (one congested departure each at worst): a group idle for "
-        "a multiple of 2^16 windows of its congestion point reads its old count "
-        "as current for one window. Not fixed here (tna/bfcc belongs to another "
-        "change): reported to the lead",
+        BY_DESIGN,
+        "the window number is vq_occupancy's epoch tag and wraps after 2^32 "
+        "windows (one congested departure each at worst): a group that returns "
+        "after an idle of exactly a multiple of 2^32 windows of its congestion "
+        "point, probability 2^-32 per returning group, continues its stale count "
+        "for that one window (the next window restarts it); once per wrap, in "
+        "window 0, a slot unused since reset reads its initial tag 0 as current "
+        "and its group keys as group 0 for that window (no upstream, no message). "
+        "16 bits wrapped in 440 us (issue 33)",
     ),
     Entry(
         "bfcc",
         "vq_occupancy",
         "register",
-        "16+16",
+        "32+32",
         "window tag ++ (~count ++ group)",
         Bounded(0xFF, "count <= window_packets, 8 bits"),
         None,
         "one window",
         CANNOT,
-        "the count half is bounded; the tag is occupancy_window's (see there)",
+        "the count in the key half is bounded; the tag is occupancy_window's (see there)",
     ),
     Entry(
         "bfcc",
         "congested_vq",
         "register",
-        "16+16",
+        "32+32",
         "window tag ++ the window's best key",
         Bounded(0xFFFF, "a key, not a count"),
         None,

@@ -66,6 +66,26 @@ def test_tie_to_the_higher_group_is_caught(monkeypatch: pytest.MonkeyPatch) -> N
         _run("congestion_point.yaml", "tie_goes_to_the_lower_group_id")
 
 
+def test_16_bit_window_tag_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The window number before issue 33: tags compared in 16 bits, so a
+    group back after 2^16 windows continues its stale count and is named."""
+
+    def step16(self: bfcc_model.Bfcc, index: int, md: bfcc_model.EgMd) -> int:
+        v = self.vq_occupancy.split(self.vq_occupancy.read(index))
+        if v["window_id"] & 0xFFFF == md.window_id & 0xFFFF:
+            v["key"] = (v["key"] - bfcc_model.BFCC_KEY_ONE_COUNT) & bfcc_model.U32
+        else:
+            v["key"] = md.vq_first_key
+        v["window_id"] = md.window_id
+        self.vq_occupancy.write(index, self.vq_occupancy.pack(v))
+        return int(v["key"])
+
+    _run("congestion_point.yaml", "tag_two_to_the_16_windows_old_is_not_current")
+    monkeypatch.setattr(bfcc_model.Bfcc, "vq_occupancy_step", step16)
+    with pytest.raises(VectorMismatch, match="step 2: output differs"):
+        _run("congestion_point.yaml", "tag_two_to_the_16_windows_old_is_not_current")
+
+
 def test_fake_one_packet_late_is_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     def late(self: bfcc_model.Bfcc, index: int, md: bfcc_model.EgMd) -> int:
         sent = self.rr_count.read(index)

@@ -65,9 +65,11 @@ def test_headers_fit_the_chip(chip: str) -> None:
     assert bfcc.RecircMirror.size_bytes() <= profile.mirror_header_max_bytes
     bridged = BridgedMd.size_bytes() + bfcc.BfccBridged.size_bytes()
     assert bridged <= profile.bridged_metadata_max_bytes
-    # Every register entry fits a stateful ALU word.
+    # Every register entry fits a stateful ALU word: one of at most 32 bits,
+    # or a pair of halves of at most 32 bits each (the ALU's dual mode).
     model = bfcc.Bfcc(profile)
-    assert all(r.width <= 32 for r in model.p4.registers.values())
+    for r in model.p4.registers.values():
+        assert r.member_width <= 32 and len(r.members) in (0, 2), r.name
 
 
 def test_enough_vectors() -> None:
@@ -152,9 +154,11 @@ def test_pair_registers_match_the_p4() -> None:
         "SwitchEgress.vq_occupancy",
         "SwitchEgress.congested_vq",
     }
+    # 32-bit halves: the window number is the tags' epoch (issue 33).
+    assert all(p4.registers[n][0] == model.p4.registers[n].width == 64 for n in pairs)
     reg = model.p4.registers["SwitchEgress.occupancy_window"]
-    assert reg.split(0x00020001) == {"id": 2, "packets": 1}
-    assert reg.pack({"id": 2, "packets": 1}) == 0x00020001
+    assert reg.split(0x0001000500000001) == {"id": 0x00010005, "packets": 1}
+    assert reg.pack({"id": 0x00010005, "packets": 1}) == 0x0001000500000001
 
 
 def test_refresh_epoch_bits_match_the_p4() -> None:

@@ -54,7 +54,7 @@ CONGESTION_POINT = f"{EG}.congestion_point"
 MONITOR = f"{EG}.monitor"
 BP_UPSTREAM = f"{EG}.bp_upstream"
 TO_UPSTREAM = f"{EG}.to_upstream"
-# Pairs (two 16-bit halves updated by one RegisterAction).
+# Pairs (two 32-bit halves updated by one RegisterAction).
 OCCUPANCY_WINDOW = f"{EG}.occupancy_window"
 VQ_OCCUPANCY = f"{EG}.vq_occupancy"
 CONGESTED_VQ = f"{EG}.congested_vq"

@@ -84,9 +84,6 @@ def sat_sub_u32(a: int, b: int) -> int:
     return max(a - b, 0)
 
 
-U16 = 0xFFFF
-
-
 @dataclass
 class BfccBridged(Header):
     bp_degree: int = bits(8)
@@ -283,15 +280,17 @@ class Bfcc(TnaProgram):
             )
         )
         cps = BFCC_CONGESTION_POINTS
-        # Pairs: bfcc_window_t {id, packets}, bfcc_tagged_key_t {window_id, key}.
+        # Pairs of 32-bit halves: bfcc_window_t {id, packets},
+        # bfcc_tagged_key_t {window_id, key}. The window number is 32 bits so
+        # a stale tag aliases only after 2^32 windows, not 2^16 (440 us).
         self.occupancy_window = p4.register(
-            Register(f"{eg}.occupancy_window", 32, cps, members=("id", "packets"))
+            Register(f"{eg}.occupancy_window", 64, cps, members=("id", "packets"))
         )
         self.vq_occupancy = p4.register(
-            Register(f"{eg}.vq_occupancy", 32, BFCC_VQ_SLOTS, members=("window_id", "key"))
+            Register(f"{eg}.vq_occupancy", 64, BFCC_VQ_SLOTS, members=("window_id", "key"))
         )
         self.congested_vq = p4.register(
-            Register(f"{eg}.congested_vq", 32, cps, members=("window_id", "key"))
+            Register(f"{eg}.congested_vq", 64, cps, members=("window_id", "key"))
         )
         self.bp_last_sent = p4.register(Register(f"{eg}.bp_last_sent", 16, cps))
         self.monitor = Action(
@@ -458,9 +457,9 @@ class Bfcc(TnaProgram):
         w = self.occupancy_window.split(self.occupancy_window.read(index))
         if w["packets"] == 0 or w["packets"] >= md.window_packets:
             w["packets"] = 1
-            w["id"] = (w["id"] + 1) & U16
+            w["id"] = (w["id"] + 1) & U32
         else:
-            w["packets"] = (w["packets"] + 1) & U16
+            w["packets"] = (w["packets"] + 1) & U32
         self.occupancy_window.write(index, self.occupancy_window.pack(w))
         return w["id"]
 
@@ -472,7 +471,7 @@ class Bfcc(TnaProgram):
     def vq_occupancy_step(self, index: int, md: EgMd) -> int:
         v = self.vq_occupancy.split(self.vq_occupancy.read(index))
         if v["window_id"] == md.window_id:
-            v["key"] = (v["key"] - BFCC_KEY_ONE_COUNT) & U16
+            v["key"] = (v["key"] - BFCC_KEY_ONE_COUNT) & U32
         else:
             v["key"] = md.vq_first_key
         v["window_id"] = md.window_id

@@ -49,12 +49,12 @@ const bit<8> BFCC_DEGREE_SEVERE = 3;
 /* Written into occupancy_window.packets by a non-congested departure: no
  * window is longer (window_packets is 8 bits), so the next congested
  * departure opens a new window. */
-const bit<16> BFCC_WINDOW_CLOSED = 0xff;
+const bit<32> BFCC_WINDOW_CLOSED = 0xff;
 /* A group's first departure in a window: occupancy key ~1 ++ group. Keys
  * are ~count ++ group, so the smallest key is the largest count, ties to
  * the lower group id, and the group is the key's low byte. */
 const bit<8> BFCC_KEY_FIRST_COUNT = 0xfe;
-const bit<16> BFCC_KEY_ONE_COUNT = 0x100;
+const bit<32> BFCC_KEY_ONE_COUNT = 0x100;
 
 typedef bit<4>  cp_id_t;
 /* Sender groups: 8 bits, the low byte of the shared class_id_t. */
@@ -62,17 +62,20 @@ typedef bit<8>  group_t;
 typedef bit<12> vq_index_t;   /* cp_id ++ group */
 typedef bit<7>  qid_index_t;  /* QueueId_t of either chip */
 
-/* Two 16-bit halves of one register entry, updated by one RegisterAction.
+/* Two 32-bit halves of one register entry, updated by one RegisterAction.
  * The control plane sees them as <register>.<member>; the model packs them
- * as first member << 16 | second member. */
+ * as first member << 32 | second member. The window number is the tags'
+ * epoch: at 32 bits a stale tag aliases the current window only after 2^32
+ * windows (29 s of minimum-size packets at 100 Gb/s), where 16 bits wrapped
+ * in 440 us. */
 struct bfcc_window_t {
-    bit<16> id;        /* window number */
-    bit<16> packets;   /* congested departures in it, BFCC_WINDOW_CLOSED = closed */
+    bit<32> id;        /* window number */
+    bit<32> packets;   /* congested departures in it, BFCC_WINDOW_CLOSED = closed */
 }
 
 struct bfcc_tagged_key_t {
-    bit<16> window_id; /* window the key belongs to */
-    bit<16> key;       /* ~count ++ group */
+    bit<32> window_id; /* window the key belongs to */
+    bit<32> key;       /* ~count ++ group in the low 16 bits */
 }
 
 struct ig_md_t {
@@ -111,18 +114,18 @@ struct eg_md_t {
     bit<32>     congestion_threshold_cells;
     bit<32>     t_min_ns;
     bit<32>     t_max_ns;
-    bit<16>     window_packets;
+    bit<32>     window_packets;
     bit<32>     bp_epoch_ns;      /* global_tstamp & refresh_mask */
     /* threshold - measure: bit 31 set <=> measure > threshold (both < 2^31) */
     bit<32>     depth_margin_cells;
     bit<32>     t_min_margin_ns;
     bit<32>     t_max_margin_ns;
     bit<8>      degree;
-    bit<16>     window_id;
+    bit<32>     window_id;
     vq_index_t  vq_index;
-    bit<16>     vq_first_key;
-    bit<16>     vq_key;
-    bit<16>     best_key;
+    bit<32>     vq_first_key;
+    bit<32>     vq_key;
+    bit<32>     best_key;
     bit<8>      bp_tag;           /* refresh epoch (6 bits) ++ degree (2 bits) */
     bit<1>      bp_report;
     group_t     bp_group;
@@ -494,8 +497,8 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     /* Last message sent: group ++ refresh epoch ++ degree, 0 = clear. */
     Register<bit<16>, cp_id_t>(BFCC_CONGESTION_POINTS, 0) bp_last_sent;
 
-    RegisterAction<bfcc_window_t, cp_id_t, bit<16>>(occupancy_window) occupancy_window_count = {
-        void apply(inout bfcc_window_t w, out bit<16> window_id) {
+    RegisterAction<bfcc_window_t, cp_id_t, bit<32>>(occupancy_window) occupancy_window_count = {
+        void apply(inout bfcc_window_t w, out bit<32> window_id) {
             /* packets 0: never used since reset, i.e. closed, so the first
              * window is 1 and no register's initial window 0 looks current. */
             if (w.packets == 0 || w.packets >= eg_md.window_packets) {
@@ -515,8 +518,8 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     };
 
     /* A key from an older window restarts at count 1. */
-    RegisterAction<bfcc_tagged_key_t, vq_index_t, bit<16>>(vq_occupancy) vq_occupancy_step = {
-        void apply(inout bfcc_tagged_key_t v, out bit<16> key) {
+    RegisterAction<bfcc_tagged_key_t, vq_index_t, bit<32>>(vq_occupancy) vq_occupancy_step = {
+        void apply(inout bfcc_tagged_key_t v, out bit<32> key) {
             if (v.window_id == eg_md.window_id) {
                 v.key = v.key - BFCC_KEY_ONE_COUNT;
             } else {
@@ -530,8 +533,8 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     /* Running best (smallest key) of the window. The first departure of a
      * window overwrites the previous window's best, so a group that stopped
      * sending cannot hold it. */
-    RegisterAction<bfcc_tagged_key_t, cp_id_t, bit<16>>(congested_vq) congested_vq_step = {
-        void apply(inout bfcc_tagged_key_t b, out bit<16> best) {
+    RegisterAction<bfcc_tagged_key_t, cp_id_t, bit<32>>(congested_vq) congested_vq_step = {
+        void apply(inout bfcc_tagged_key_t b, out bit<32> best) {
             if (b.window_id != eg_md.window_id || eg_md.vq_key < b.key) {
                 b.key = eg_md.vq_key;
             }
@@ -542,8 +545,8 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
 
     /* A clear names the group the last message named: the best key holds
      * it, since every update of the best also sends or records a message. */
-    RegisterAction<bfcc_tagged_key_t, cp_id_t, bit<16>>(congested_vq) congested_vq_read = {
-        void apply(inout bfcc_tagged_key_t b, out bit<16> best) {
+    RegisterAction<bfcc_tagged_key_t, cp_id_t, bit<32>>(congested_vq) congested_vq_read = {
+        void apply(inout bfcc_tagged_key_t b, out bit<32> best) {
             best = b.key;
         }
     };
@@ -567,11 +570,11 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         /* Here rather than in classify(): with the group in the low byte of
          * a 16-bit class_id, classify's stage had no room left for them. */
         eg_md.vq_index = cp_id ++ hdr.bridged.class_id[7:0];
-        eg_md.vq_first_key = BFCC_KEY_FIRST_COUNT ++ hdr.bridged.class_id[7:0];
+        eg_md.vq_first_key = 16w0 ++ BFCC_KEY_FIRST_COUNT ++ hdr.bridged.class_id[7:0];
         eg_md.congestion_threshold_cells = congestion_threshold_cells;
         eg_md.t_min_ns = t_min_ns;
         eg_md.t_max_ns = t_max_ns;
-        eg_md.window_packets = window_packets;
+        eg_md.window_packets = (bit<32>)window_packets;
         eg_md.bp_epoch_ns = eg_prsr_md.global_tstamp[31:0] & refresh_mask;
     }
 
