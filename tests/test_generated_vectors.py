@@ -14,22 +14,24 @@ from pathlib import Path
 
 import pytest
 
-from hw_profiles import load_profile, safe_yaml
+from hw_profiles import load_profile
 from models.switch.registry import PROGRAMS, make_model
 from models.switch.target import ModelTarget
-from models.vectors.format import DEFAULT_VECTOR_ROOT, Vector, VectorFile, load_vector_file
+from models.vectors.format import (
+    DEFAULT_VECTOR_ROOT,
+    Vector,
+    VectorFile,
+    generated_files,
+    known_differences,
+    load_vector_file,
+)
 from models.vectors.runner import run_vector
 
-GENERATED = sorted(DEFAULT_VECTOR_ROOT.glob("*/generated/*/p4testgen.yaml"))
+GENERATED = generated_files(DEFAULT_VECTOR_ROOT)
 
 
 def _known(path: Path) -> dict[str, str]:
-    side = path.parent / "known_differences.yaml"
-    if not side.is_file():
-        return {}
-    raw = safe_yaml.load_file(side) or {}
-    assert isinstance(raw, dict), f"{side}: expected {{vector name: reason}}"
-    return {str(k): str(v) for k, v in raw.items()}
+    return known_differences(path)
 
 
 def _cases() -> list[object]:
