@@ -36,9 +36,10 @@ sde_compiler() {
 have_sde() { [[ -x ${SDE:-/nonexistent}/run_tofino_model.sh ]] && sde_compiler >/dev/null; }
 
 veths() {
-  # 8 PTF ports -> veth0..15, plus veth250/251 (run_p4_tests.sh's CPU veth).
-  if ! ip link show veth0 >/dev/null 2>&1; then
-    sudo "$SDE_INSTALL/bin/veth_setup.sh" 16 || {
+  # 16 PTF ports (ptf_tests/ports.json) -> veth0..31, plus veth250/251
+  # (run_p4_tests.sh's CPU veth); veth31, not veth0, says the set is complete.
+  if ! ip link show veth31 >/dev/null 2>&1; then
+    sudo "$SDE_INSTALL/bin/veth_setup.sh" 32 || {
       echo "entrypoint: veth_setup.sh failed: run the container with --privileged" >&2
       exit 1
     }

@@ -392,3 +392,27 @@ def vector_files(root: str | Path, program: str | None = None) -> list[Path]:
     root = Path(root)
     pattern = f"{program}/*.yaml" if program else "*/*.yaml"
     return sorted(root.glob(pattern))
+
+
+def generated_files(
+    root: str | Path, program: str | None = None, chip: str | None = None
+) -> list[Path]:
+    """p4testgen's files, <program>/generated/<chip>/p4testgen.yaml
+    (scripts/testgen.py), optionally for one program and one chip."""
+    pattern = f"{program or '*'}/generated/{chip or '*'}/p4testgen.yaml"
+    return sorted(Path(root).glob(pattern))
+
+
+def known_differences(generated: str | Path) -> dict[str, str]:
+    """{vector name: why the model does not reproduce it} from the
+    known_differences.yaml beside a generated file ({} if there is none)."""
+    side = Path(generated).parent / "known_differences.yaml"
+    if not side.is_file():
+        return {}
+    try:
+        raw = safe_yaml.load_file(side) or {}
+    except safe_yaml.YamlFileError as exc:
+        raise VectorFormatError(str(exc)) from None
+    if not isinstance(raw, dict):
+        raise VectorFormatError(f"{side}: expected {{vector name: reason}}")
+    return {str(k): str(v) for k, v in raw.items()}

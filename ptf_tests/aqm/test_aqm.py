@@ -17,23 +17,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from ptf_tests.common.vector_tests import (
-    UNDER_PYTEST,
-    load_program_vectors,
-    make_ptf_classes,
-    skip_reason,
-)
+from ptf_tests.common.vector_tests import install_vector_tests
 
-PROGRAM = "aqm"
-
-if UNDER_PYTEST:
-    import pytest
-
-    CASES = load_program_vectors(PROGRAM)
-
-    @pytest.mark.sde
-    @pytest.mark.parametrize("vector", [v for _, v in CASES], ids=[v.name for _, v in CASES])
-    def test_on_switch(vector: object) -> None:
-        pytest.skip(skip_reason())
-else:
-    make_ptf_classes(PROGRAM, globals())
+install_vector_tests("aqm", globals())

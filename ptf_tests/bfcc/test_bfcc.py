@@ -21,8 +21,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from ptf_tests.common.vector_tests import (
     UNDER_PYTEST,
-    load_program_vectors,
-    skip_reason,
+    Case,
+    chip_under_test,
+    load_cases,
+    ptf_class,
+    pytest_cases,
+    skip_case,
 )
 
 PROGRAM = "bfcc"
@@ -31,7 +35,6 @@ PROGRAM = "bfcc"
 def make_bfcc_ptf_classes(namespace: dict[str, Any]) -> int:
     """ptf_tests.common.vector_tests.make_ptf_classes, with a target that can
     name the recirculation port and without the model-only vectors."""
-    import ptf.testutils as testutils  # type: ignore[import-not-found]
     from bfruntime_client_base_tests import BfRuntimeTest  # type: ignore[import-not-found]
 
     from hw_profiles import load_profile
@@ -45,39 +48,39 @@ def make_bfcc_ptf_classes(namespace: dict[str, Any]) -> int:
             # The vectors' ports are all in pipe `self.pipe`; recirculate there.
             return int(self.model.profile.recirculation_ports[self.pipe])
 
-    arch = testutils.test_param_get("arch", default="tofino")
-    chip = "tofino2" if arch in ("tofino2", "tf2") else "tofino"
+    chip = chip_under_test()
     info = PROGRAMS[PROGRAM]
-    cases = [(f, v) for f, v in load_program_vectors(PROGRAM) if not v.model_only]
-    for vfile, vector in cases:
+    cases = [c for c in load_cases(PROGRAM, chip) if not c.vector.model_only]
+    for case in cases:
 
         def set_up(self: Any) -> None:
             BfRuntimeTest.setUp(self, 0, PROGRAM)
             self.bfrt_info = self.interface.bfrt_info_get(PROGRAM)
 
-        def run_test(self: Any, vfile: VectorFile = vfile, vector: Vector = vector) -> None:
+        def run_test(
+            self: Any, vfile: VectorFile = case.vfile, vector: Vector = case.vector
+        ) -> None:
             target = BfccBfrtTarget(self, self.bfrt_info, make_model(PROGRAM, load_profile(chip)))
             try:
                 run_vector(target, vfile, vector, info.queue_hook)
             finally:
                 target.reset()
 
-        name = f"{PROGRAM.capitalize()}_{vector.name}"
-        namespace[name] = type(name, (BfRuntimeTest,), {"setUp": set_up, "runTest": run_test})
-    print(f"{PROGRAM}: {len(cases)} vectors for the switch (model-only ones left out)")
+        ptf_class(
+            BfRuntimeTest, case, namespace, PROGRAM.capitalize(), setUp=set_up, runTest=run_test
+        )
+    print(f"{PROGRAM} on {chip}: {len(cases)} vectors for the switch (model-only ones left out)")
     return len(cases)
 
 
 if UNDER_PYTEST:
     import pytest
 
-    CASES = load_program_vectors(PROGRAM)
-
     @pytest.mark.sde
-    @pytest.mark.parametrize("vector", [v for _, v in CASES], ids=[v.name for _, v in CASES])
-    def test_on_switch(vector: Any) -> None:
-        if vector.model_only:
+    @pytest.mark.parametrize("case", pytest_cases(PROGRAM))
+    def test_on_switch(case: Case) -> None:
+        if case.vector.model_only:
             pytest.skip("model only: sets the switch clock, which tofino-model cannot")
-        pytest.skip(skip_reason())
+        skip_case(case)
 else:
     make_bfcc_ptf_classes(globals())

@@ -184,10 +184,16 @@ class BfrtTarget:
         return None
 
     def send_and_expect(
-        self, port: int, data: bytes, expected: list[tuple[int, bytes]], context: str
+        self,
+        port: int,
+        data: bytes,
+        expected: list[tuple[int, bytes]],
+        context: str,
+        masks: list[bytes | None] | None = None,
     ) -> None:
         """Every packet out compared as a multiset, not one verify_packet per
-        port in vector order (see dataplane.py)."""
+        port in vector order (see dataplane.py); under `masks` (p4testgen's
+        do-not-care bits) only an expected packet's masked-in bits count."""
         testutils.send_packet(self.test, port, data)
         expect_outputs(
             self._poll,
@@ -195,4 +201,5 @@ class BfrtTarget:
             context,
             timeout_s=ptf.ptfutils.default_timeout,
             quiet_s=ptf.ptfutils.default_negative_timeout,
+            masks=masks,
         )

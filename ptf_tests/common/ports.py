@@ -32,7 +32,9 @@ from hw_profiles import HwProfile
 from models.vectors.format import KeyMatch, TableEntrySpec
 
 # Veth pairs per port in a PTF port file: device port n-th <-> veth 2n / 2n+1.
-PTF_PORTS = 8
+# 16: p4testgen's tests use pipe 0's first 16 front-panel ports
+# (scripts/testgen.py --port-ranges 0:15 on Tofino, 8:23 on Tofino2).
+PTF_PORTS = 16
 
 
 def device_port(profile: HwProfile, vector_port: int) -> int:
@@ -136,10 +138,18 @@ class PortMappedTarget:
         self.inner.add_mirror_session(sid, device, max_pkt_len, direction)
 
     def send_and_expect(
-        self, port: int, data: bytes, expected: list[tuple[int, bytes]], context: str
+        self,
+        port: int,
+        data: bytes,
+        expected: list[tuple[int, bytes]],
+        context: str,
+        masks: list[bytes | None] | None = None,
     ) -> None:
         moved = [(self.port(p), d) for p, d in expected]
-        self.inner.send_and_expect(self.port(port), data, moved, context)
+        if masks is None:
+            self.inner.send_and_expect(self.port(port), data, moved, context)
+        else:
+            self.inner.send_and_expect(self.port(port), data, moved, context, masks=masks)
 
 
 def main() -> None:
