@@ -293,3 +293,107 @@ def test_the_reproducer_still_reproduces() -> None:
     assert "vector::_M_range_check" in custom.stdout + custom.stderr
     predefined = _repro(binary, "-DPREDEFINED")
     assert predefined.returncode == 0, predefined.stderr[-2000:]
+
+
+# What p4testgen --print-coverage prints after each test (p4c 34b86e9,
+# lib/test_backend.cpp and the coverage printer): the running figure, then
+# the statements still uncovered, each "\t<file>\<line>: <statement>".
+_COVERAGE_OUTPUT = """\
+============ Test 1: Nodes covered: 0.5 (2/4) ============
+Not covered program nodes:
+\ttna/p4qcn/p4qcn.p4\\188: pkt.extract<fb_mirror_h>(hdr.fb_mirror);
+\ttna/p4qcn/../include/feedback.p4\\14: hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;
+\ttna/p4qcn/p4qcn.p4\\282: hdr.ipv4.ecn = 3;
+tna/p4qcn/p4qcn.p4(260): warning: Key TaintedExpression(bit<5>) of table x is tainted.
+    table feedback_probability {
+============ Test 2: Nodes covered: 0.75 (3/4) ============
+Not covered program nodes:
+\ttna/p4qcn/p4qcn.p4\\188: pkt.extract<fb_mirror_h>(hdr.fb_mirror);
+\ttna/p4qcn/../include/feedback.p4\\14: hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;
+"""
+
+
+def test_coverage_is_the_last_tests() -> None:
+    cov = tg.parse_coverage(_COVERAGE_OUTPUT)
+    assert cov is not None
+    assert (cov.covered, cov.statements) == (3, 4)
+    assert [(u.file, u.line) for u in cov.uncovered] == [
+        ("tna/p4qcn/p4qcn.p4", 188),
+        ("tna/include/feedback.p4", 14),
+    ]
+    assert tg.parse_coverage("no report here") is None
+
+
+def test_enclosing_blocks_by_braces_not_comments() -> None:
+    src = (
+        "/* control Fake { */\n"
+        "parser P(packet_in pkt) {\n"
+        "    state start {\n"
+        "        pkt.extract(h);  // {\n"
+        "    }\n"
+        "}\n"
+        "control C(inout h_t h)(bit<4> t) {\n"
+        "    RegisterAction<bit<32>, bit<8>, bit<1>>(r) ra = {\n"
+        "        void apply(inout bit<32> v) {\n"
+        "            if (v == 0) {\n"
+        "                v = 1;\n"
+        "            }\n"
+        "        }\n"
+        "    };\n"
+        "    apply { }\n"
+        "}\n"
+    )
+    blocks = tg.enclosing_blocks(src)
+    assert blocks[4] == ["parser P", "state start"]
+    assert blocks[6] == ["parser P"]
+    assert blocks[11] == ["control C", "RegisterAction ra"]
+    assert blocks[15] == ["control C"]
+    assert blocks[17] == []
+
+
+def test_every_p4qcn_mirror_statement_has_its_blocker() -> None:
+    """The blockers are found in the real sources: p4qcn's feedback-copy
+    state and FeedbackRebuild are p4testgen's Mirror.emit no-op; a statement
+    elsewhere has none."""
+    p4qcn = (REPO / "tna" / "p4qcn" / "p4qcn.p4").read_text().splitlines()
+    copy_line = next(i for i, t in enumerate(p4qcn, 1) if "pkt.extract(hdr.fb_mirror)" in t)
+    mark_line = next(i for i, t in enumerate(p4qcn, 1) if "hdr.ipv4.ecn = ECN_CE" in t)
+    feedback = (REPO / "tna" / "include" / "feedback.p4").read_text().splitlines()
+    rebuild_line = next(i for i, t in enumerate(feedback, 1) if "hdr.udp.setValid()" in t)
+    for file, line, blocked in [
+        ("tna/p4qcn/p4qcn.p4", copy_line, True),
+        ("tna/include/feedback.p4", rebuild_line, True),
+        ("tna/p4qcn/p4qcn.p4", mark_line, False),
+    ]:
+        u = tg.Uncovered(file, line, "s")
+        b = tg.blocker_for("p4qcn", u, tg.enclosing_blocks_of(file).get(line, []))
+        assert (b is not None) == blocked, (file, line)
+        # Only for the program it was written for.
+        assert tg.blocker_for("aqm", u, tg.enclosing_blocks_of(file).get(line, [])) is None
+
+
+def test_generate_writes_the_coverage_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "vectors"
+    fake = _fake_p4testgen(tmp_path, SAMPLE.read_text())
+    out = tmp_path / "out.txt"
+    out.write_text(_COVERAGE_OUTPUT)
+    fake.write_text(fake.read_text() + f"print(open({str(out)!r}).read())\n")
+    monkeypatch.setenv("P4TESTGEN", str(fake))
+    monkeypatch.setenv("P4TESTGEN_INCLUDE", str(tmp_path))
+    assert tg.main(["p4qcn", "--chip", "tofino", "--root", str(root)]) == 0
+    report = safe_yaml.load_file(root / "p4qcn" / "generated" / "tofino" / "coverage.yaml")
+    assert (report["statements"], report["covered"], report["coverage"]) == (4, 3, 0.75)
+    assert [r["blocked_by"] for r in report["uncovered"]] == ["Mirror.emit is a no-op"] * 2
+    assert "no-op" in report["blockers"]["Mirror.emit is a no-op"]
+    assert (
+        "--path-selection GREEDY_STATEMENT_SEARCH"
+        in (root / "p4qcn" / "generated" / "tofino" / "p4testgen.yaml").read_text()
+    )
+    assert tg.main(["p4qcn", "--chip", "tofino", "--root", str(root), "--check"]) == 0
+    # A run that reports other statements fails the check on coverage.yaml.
+    out.write_text(_COVERAGE_OUTPUT.replace("\\188:", "\\189:"))
+    capsys.readouterr()
+    assert tg.main(["p4qcn", "--chip", "tofino", "--root", str(root), "--check"]) == 1
+    assert "coverage.yaml: differs from a fresh p4testgen run" in capsys.readouterr().err

@@ -155,7 +155,7 @@ class Aqm(TnaProgram):
                 f"{eg}.aqm_queue",
                 [
                     KeyField("eg_intr_md.egress_port", 9, "exact"),
-                    KeyField("eg_intr_md.egress_qid", profile.queue_id_bits, "exact"),
+                    KeyField("eg_intr_md.egress_qid", profile.queue_id_bits, "ternary"),
                 ],
                 [self.set_red, self.set_codel, self.no_aqm],
                 (self.no_aqm.name, {}),

@@ -141,7 +141,7 @@ class Dadctcp(TnaProgram):
                 f"{eg}.queue_threshold",
                 [
                     KeyField("eg_intr_md.egress_port", 9, "exact"),
-                    KeyField("eg_intr_md.egress_qid", profile.queue_id_bits, "exact"),
+                    KeyField("eg_intr_md.egress_qid", profile.queue_id_bits, "ternary"),
                 ],
                 [self.set_threshold, self.not_monitored],
                 (self.not_monitored.name, {}),

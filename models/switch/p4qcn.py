@@ -184,7 +184,7 @@ class P4qcn(TnaProgram):
                 f"{eg}.feedback_probability",
                 [
                     KeyField("eg_intr_md.egress_port", 9, "exact"),
-                    KeyField("eg_intr_md.egress_qid", profile.queue_id_bits, "exact"),
+                    KeyField("eg_intr_md.egress_qid", profile.queue_id_bits, "ternary"),
                     KeyField("eg_md.queue.depth_cells", 32, "ternary"),
                 ],
                 [self.set_level, self.no_feedback],

@@ -69,10 +69,18 @@ class BfrtTarget:
         """Pipe 0's recirculation port, where the vectors' ports are."""
         return self.profile.recirculation_ports[self.pipe]
 
-    def _key(self, table: Any, key: dict[str, KeyMatch], priority: int | None) -> Any:
+    def _key(
+        self, table: Any, table_name: str, key: dict[str, KeyMatch], priority: int | None
+    ) -> Any:
         fields = []
+        spec = self.model.table(table_name).keys
         for name, k in key.items():
-            if k.mask is not None:
+            field = spec.get(name)
+            if k.mask is None and field is not None and field.match == "ternary":
+                # A bare value on a ternary key is that value exactly, as on
+                # the model; BF-Runtime refuses a ternary field without a mask.
+                fields.append(gc.KeyTuple(name, k.value, mask=(1 << field.bits) - 1))
+            elif k.mask is not None:
                 fields.append(gc.KeyTuple(name, k.value, mask=k.mask))
             elif k.prefix_len is not None:
                 fields.append(gc.KeyTuple(name, k.value, prefix_len=k.prefix_len))
@@ -106,13 +114,13 @@ class BfrtTarget:
             t.default_entry_set(self.target, data)
             return
         prio = entry.priority if self._needs_priority(entry.table) else None
-        t.entry_add(self.target, [self._key(t, entry.key, prio)], [data])
+        t.entry_add(self.target, [self._key(t, entry.table, entry.key, prio)], [data])
 
     @_named_errors
     def delete_entry(self, table: str, key: dict[str, KeyMatch]) -> None:
         t = self.bfrt_info.table_get(table)
         prio = 0 if self._needs_priority(table) else None
-        t.entry_del(self.target, [self._key(t, key, prio)])
+        t.entry_del(self.target, [self._key(t, table, key, prio)])
 
     def _register_fields(self, name: str, value: int) -> dict[str, int]:
         """BF-Runtime data fields of a register entry: f1, or one per member

@@ -147,3 +147,30 @@ def test_bfrt_target_names_the_grpc_status(bfrt_target_module: tuple[Any, FakeBf
         target.add_entry(entry)
     assert "INTERNAL: Error getting BfRtInfo" in str(err.value)
     assert "Error(s):" not in str(err.value)
+
+
+def test_bfrt_target_writes_a_ternary_key_given_as_a_value_with_a_full_mask(
+    bfrt_target_module: tuple[Any, FakeBfrtGrpc], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vector's bare value on a ternary key means that value exactly, as on
+    the model (aqm's egress_qid, ternary for p4testgen's sake: issue 32).
+    BF-Runtime refuses a ternary key field without a mask."""
+    module, _ = bfrt_target_module
+    fake = FakeBfrtGrpc("aqm", load_profile("tofino"))
+    monkeypatch.setattr(module, "gc", fake)
+    profile = load_profile("tofino")
+    client = fake.ClientInterface("localhost:50052", client_id=0, device_id=0)
+    client.bind_pipeline_config("aqm")
+    target = module.BfrtTarget(
+        make_test([]), client.bfrt_info_get("aqm"), make_model("aqm", profile), profile
+    )
+    entry = TableEntrySpec(
+        table="SwitchEgress.aqm_queue",
+        key={"eg_intr_md.egress_port": {"value": 2}, "eg_intr_md.egress_qid": {"value": 3}},
+        action="SwitchEgress.no_aqm",
+    )
+    target.add_entry(entry)
+    [ident] = fake.entries("SwitchEgress.aqm_queue")
+    assert ("eg_intr_md.egress_qid", "t", 3, 0x1F) in ident
+    target.delete_entry("SwitchEgress.aqm_queue", entry.key)
+    assert not fake.entries("SwitchEgress.aqm_queue")

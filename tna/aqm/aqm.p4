@@ -225,10 +225,17 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.tail_step_ticks = 0;
     }
 
+    /* The queue is a ternary key the controller always writes in full
+     * (a full mask: one queue per entry, as an exact key would be):
+     * p4testgen's Tofino target treats egress_qid as a value outside its
+     * control and gives up on a table with such an exact key, leaving all
+     * of RED and CoDel unexplored; a ternary key it matches with mask 0
+     * (issue 32). 512 entries of 14 (Tofino2: 16) bits are one TCAM unit;
+     * the table's place in the egress does not change. */
     table aqm_queue {
         key = {
             eg_intr_md.egress_port : exact;
-            eg_intr_md.egress_qid  : exact;
+            eg_intr_md.egress_qid  : ternary;
         }
         actions = { set_red; set_codel; no_aqm; }
         default_action = no_aqm();

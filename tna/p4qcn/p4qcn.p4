@@ -257,10 +257,15 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.interval_ticks = 0;
     }
 
+    /* The queue is ternary like the depth, and the controller writes it
+     * in full (a full mask): p4testgen's Tofino target treats egress_qid
+     * as a value outside its control and gives up on a table with such an
+     * exact key; a ternary key it matches with mask 0 (issue 32). The
+     * table is ternary either way, so this costs nothing. */
     table feedback_probability {
         key = {
             eg_intr_md.egress_port  : exact;
-            eg_intr_md.egress_qid   : exact;
+            eg_intr_md.egress_qid   : ternary;
             eg_md.queue.depth_cells : ternary;
         }
         actions = { set_level; no_feedback; }
