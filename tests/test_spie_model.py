@@ -421,7 +421,8 @@ def test_the_flow_with_the_smallest_count_is_never_large() -> None:
     rng = random.Random(5)
     for _ in range(40_000):
         m = rng.randrange(16, 3000)
-        others = [rng.randrange(m, m + 1 + m // rng.choice((1, 4, 64))) for _ in range(rng.randrange(1, 64))]
+        spread = m // rng.choice((1, 4, 64))
+        others = [rng.randrange(m, m + 1 + spread) for _ in range(rng.randrange(1, 64))]
         counts = [m, *others]
         total = sum(counts)
         s_before = (sum(c * c for c in counts) - total) // 2
