@@ -453,7 +453,9 @@ class Spie(TnaProgram):
         md.hash0 &= md.column_mask
         md.hash1 &= md.column_mask
         md.hash2 &= md.column_mask
-        md.random = self.random_hook.apply(ig_intr_md)
+        # The second pass reads no random value (the P4 draws one and uses
+        # none of it); the model keeps one draw per arrival.
+        md.random = 0 if resubmitted else self.random_hook.apply(ig_intr_md)
         md.sample_bits = md.random & md.sample_mask
         counted = md.sample_bits == 0
 
