@@ -52,7 +52,7 @@ from .tables import (
     LogEntry,
     TermEntry,
     epoch_mask,
-    large_drop_entries,
+    large_min_count,
     log_count_entries,
     log_entries,
     log_res_entries,
@@ -226,28 +226,24 @@ class SpieApp(IntendedStateApp):
                 op="default",
             )
         )
+        # A sampled sketch judges a flow only from more counts (tables.py).
+        writes += _log_writes(
+            n.LOG_RES, n.K_M_BEFORE, n.SET_LOG_RES, log_res_entries(large_min_count(u))
+        )
         return writes
 
     def static_writes(self) -> list[Write]:
         """What depends on nothing tunable: the log tables, the update ports,
         the mirror sessions."""
         writes: list[Write] = []
-        writes += _log_writes(n.LOG_RES, n.K_M_BEFORE, n.SET_LOG_RES, log_res_entries())
         # log_count gives log (m_count_before - 1), log_sumsq log 2 S_b
-        # (plus the strict-excess margin): m_before (m_count_b - 1) > 2 S_b.
+        # plus the margin beyond the logs' rounding: large <=> m_before
+        # (m_count_b - 1) > 2 S_b by that margin <=> the looked-up margin
+        # is not negative.
         writes += _log_writes(n.LOG_COUNT, n.K_M_COUNT_BEFORE, n.SET_LOG_COUNT, log_count_entries())
         writes += _log_writes(
             n.LOG_SUMSQ, n.K_SUMSQ, n.SET_LOG_SUMSQ, log_entries(0, 2, LARGE_MARGIN_LOG16)
         )
-        writes += [
-            EntryWrite(
-                n.LARGE_DROP,
-                {n.K_LARGE_MARGIN: Match(e.margin)},
-                n.SET_LARGE_DROP,
-                {"minus_q": e.minus_q},
-            )
-            for e in large_drop_entries()
-        ]
         for rp in self.profile.recirculation_ports:
             writes.append(
                 EntryWrite(n.UPDATE_PORTS, {n.K_INGRESS_PORT: Match(rp)}, n.ACCEPT_UPDATE)
@@ -255,7 +251,7 @@ class SpieApp(IntendedStateApp):
         return writes
 
     def static_tables(self) -> frozenset[str]:
-        return frozenset({n.LOG_RES, n.LOG_COUNT, n.LOG_SUMSQ, n.LARGE_DROP})
+        return frozenset({n.LOG_COUNT, n.LOG_SUMSQ})
 
     def intended_writes(self) -> list[Write]:
         return self._writes_for(self.effective)

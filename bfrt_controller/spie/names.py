@@ -27,8 +27,6 @@ LOG_COUNT = f"{IG}.log_count"
 SET_LOG_COUNT = f"{IG}.set_log_count"
 LOG_SUMSQ = f"{IG}.log_sumsq"
 SET_LOG_SUMSQ = f"{IG}.set_log_sumsq"
-LARGE_DROP = f"{IG}.large_drop"
-SET_LARGE_DROP = f"{IG}.set_large_drop"
 LARGE_FLOW_DROPS = f"{IG}.large_flow_drops"
 RANDOM_DROPS = f"{IG}.random_drops"
 REJECTED_UPDATES = f"{IG}.rejected_updates"
@@ -52,7 +50,6 @@ K_D_OLD = "eg_md.d_old"
 K_M_BEFORE = "ig_md.m_before"
 K_M_COUNT_BEFORE = "ig_md.m_count_before"
 K_SUMSQ = "ig_md.sumsq"
-K_LARGE_MARGIN = "ig_md.large_margin"
 
 ALL_TABLES = (
     IPV4_LPM,
@@ -64,7 +61,6 @@ ALL_TABLES = (
     LOG_RES,
     LOG_COUNT,
     LOG_SUMSQ,
-    LARGE_DROP,
     PI_PORT,
     ALPHA_HI,
     ALPHA_LO,

@@ -54,7 +54,6 @@ SPIE_SLOTS = 256
 SPIE_SKETCH_COLUMNS = 4096
 SPIE_LOG_ENTRIES = 512
 SPIE_TERM_ENTRIES = 272
-SPIE_DROP_ENTRIES = 1024
 SPIE_MODE_NONE = 0
 SPIE_MODE_PIE = 1
 SPIE_MODE_SPIE = 2
@@ -182,7 +181,6 @@ class IgMd:
     log_count: int = 0
     log_threshold: int = 0
     large_margin: int = 0
-    large_prob_margin: int = 0
     fresh: int = 0
     congested: int = 0
     prob: int = 0
@@ -325,16 +323,6 @@ class Spie(TnaProgram):
             p4, f"{ig}.log_count", "ig_md.m_count_before", self.set_log_count, LOG_NEVER
         )
         self.log_sumsq = log_table(p4, f"{ig}.log_sumsq", "ig_md.sumsq", self.set_log_sumsq, 0)
-        self.set_large_drop = Action(f"{ig}.set_large_drop", (("minus_q", 32),))
-        self.large_drop = p4.table(
-            Table(
-                f"{ig}.large_drop",
-                [KeyField("ig_md.large_margin", 16, "exact")],
-                [self.set_large_drop],
-                (self.set_large_drop.name, {"minus_q": 0}),
-                size=SPIE_DROP_ENTRIES,
-            )
-        )
 
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
@@ -395,6 +383,13 @@ class Spie(TnaProgram):
             reg.write(index, (c + 1) & U32_MASK)
         return d
 
+    def tagged_undo(self, reg: Register, index: int, epoch_base: int) -> None:
+        """SPIE_TAGGED_UNDO / m_count_undo: a counted packet that was dropped
+        is taken back out; an earlier epoch's counter is left alone."""
+        c = reg.read(index)
+        if (c - epoch_base) & U32_MASK < EPOCH_COUNT_LIMIT:
+            reg.write(index, (c - 1) & U32_MASK)
+
     def sumsq_add(self, slot: int, md: IgMd, counted: bool) -> int:
         """sumsq_add (saturating) or sumsq_read: S before this packet."""
         before = self.sumsq.read(slot)
@@ -416,13 +411,28 @@ class Spie(TnaProgram):
 
     # ---- ingress ----------------------------------------------------
     def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:
+        """A counted packet of an S-PIE port that is dropped is resubmitted
+        (undo_large / undo_random) and its second pass, with the digest,
+        takes its count back out: the counts are of admitted packets."""
+        result, undo_sum = self.ingress_pass(ig_intr_md, data, None)
+        if undo_sum is not None:
+            result, _ = self.ingress_pass(ig_intr_md, data, undo_sum)
+        return result
+
+    def ingress_pass(
+        self, ig_intr_md: IngressIntrinsic, data: bytes, resubmitted_sum: int | None
+    ) -> tuple[IngressResult, int | None]:
+        """One pass of SwitchIngress: the first (resubmitted_sum None) or the
+        second of a resubmitted packet (the digest's sum_added). Returns the
+        result and, if the packet is resubmitted, its digest."""
+        resubmitted = resubmitted_sum is not None
         hdr = SpieHeaders()
         md = IgMd()
         pkt = Cursor(data)
         try:
             header_parser(pkt, hdr, md.parsed)
         except ParserError:
-            return IngressResult(drop=True)  # TNA drops on an ingress parser error
+            return IngressResult(drop=True), None  # TNA drops on a parser error
 
         in_port = ig_intr_md.ingress_port
         hdr.bridged.set_valid()
@@ -443,7 +453,9 @@ class Spie(TnaProgram):
         md.hash0 &= md.column_mask
         md.hash1 &= md.column_mask
         md.hash2 &= md.column_mask
-        md.random = self.random_hook.apply(ig_intr_md)
+        # The second pass reads no random value (the P4 draws one and uses
+        # none of it); the model keeps one draw per arrival.
+        md.random = 0 if resubmitted else self.random_hook.apply(ig_intr_md)
         md.sample_bits = md.random & md.sample_mask
         counted = md.sample_bits == 0
 
@@ -477,7 +489,11 @@ class Spie(TnaProgram):
                     hdr.aqm_bridged.now_ticks + r.data["minus_stale_ticks"]
                 ) & U32_MASK
 
-        if not md.forged and not md.spoofed and hdr.ipv4.is_valid():
+        if resubmitted:
+            for reg, column in zip(self.rows, (md.hash0, md.hash1, md.hash2), strict=True):
+                self.tagged_undo(reg, column, md.epoch_base)
+            md.row0 = resubmitted_sum or 0  # undo_amount()
+        elif not md.forged and not md.spoofed and hdr.ipv4.is_valid():
             md.row0 = self.tagged_insert(self.rows[0], md.hash0, md.epoch_base, counted)
             md.row1 = self.tagged_insert(self.rows[1], md.hash1, md.epoch_base, counted)
             md.row2 = self.tagged_insert(self.rows[2], md.hash2, md.epoch_base, counted)
@@ -487,36 +503,49 @@ class Spie(TnaProgram):
             md.congested = self.congested_read(md.slot, md)
             if md.fresh == 0:
                 hdr.bridged.class_id = SPIE_BRIDGED_IDLE  # mark_idle()
-            md.m_count_before = self.tagged_insert(self.m_count, md.slot, md.epoch_base, counted)
-            md.sumsq = self.sumsq_add(md.slot, md, counted)
+            if resubmitted:
+                self.tagged_undo(self.m_count, md.slot, md.epoch_base)
+                self.sumsq.write(md.slot, max(self.sumsq.read(md.slot) - md.row0, 0))
+            else:
+                md.m_count_before = self.tagged_insert(
+                    self.m_count, md.slot, md.epoch_base, counted
+                )
+                md.sumsq = self.sumsq_add(md.slot, md, counted)
         md.prob_margin = (md.random - md.prob) & U32_MASK
         md.row01 = min(md.row0, md.row1)
         md.m_before = min(md.row01, md.row2)
         # Algorithm 2: congested in S-PIE mode, a large flow's packet is
-        # dropped with the probability that keeps its admitted count at the
-        # threshold; every other packet is subject to PIE's p.
+        # dropped; every other packet is subject to PIE's p. A counted packet
+        # of an S-PIE port that is dropped is resubmitted to be uncounted.
         spie_congested = md.mode == SPIE_MODE_SPIE and md.congested == 1
-        if spie_congested:
+        if spie_congested and not resubmitted:
             # The P4 looks the logs up for every packet; only this branch
             # reads them (the evaluation runs millions of packets).
             self.large_test(md)
-        if spie_congested and md.large_prob_margin >> 31 == 1:
-            drop = True
+        undo = md.mode == SPIE_MODE_SPIE and counted
+        if resubmitted:
+            drop = True  # drop_undone()
+        elif spie_congested and md.large_margin >> 15 == 0:
             self.large_flow_drops.count(egress_port, len(data))
-        elif md.mode != SPIE_MODE_NONE and md.fresh == 1 and md.prob_margin >> 31 == 1:
+            if undo:
+                return IngressResult(drop=True), md.row0  # undo_large()
             drop = True
+        elif md.mode != SPIE_MODE_NONE and md.fresh == 1 and md.prob_margin >> 31 == 1:
             self.random_drops.count(egress_port, len(data))
+            if undo:
+                return IngressResult(drop=True), md.row0  # undo_random()
+            drop = True
         if drop:
-            return IngressResult(drop=True)
+            return IngressResult(drop=True), None
         out = emit(
             hdr.bridged, hdr.aqm_bridged, hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback
         )
-        return IngressResult(drop=False, egress_port=egress_port, data=out + pkt.payload)
+        return IngressResult(drop=False, egress_port=egress_port, data=out + pkt.payload), None
 
     def large_test(self, md: IgMd) -> None:
         """log_count, then log_sumsq's and log_res's actions, each taking its
-        difference: log 2S - log m_count, then log m_before - that; then
-        large_drop's -q added to the random value."""
+        difference: log 2S (plus the margin) - log m_count, then log m_before
+        - that; not negative (bit 15 clear) <=> large."""
         md.log_count = self.log_count.lookup({"ig_md.m_count_before": md.m_count_before}).data[
             "log16"
         ]
@@ -524,8 +553,6 @@ class Spie(TnaProgram):
         md.log_threshold = (log_sumsq - md.log_count) & U16_MASK
         log_res = self.log_res.lookup({"ig_md.m_before": md.m_before}).data["log16"]
         md.large_margin = (log_res - md.log_threshold) & U16_MASK
-        minus_q = self.large_drop.lookup({"ig_md.large_margin": md.large_margin}).data["minus_q"]
-        md.large_prob_margin = (md.random + minus_q) & U32_MASK
 
     # ---- egress register actions ------------------------------------
     def tick_check(self, slot: int, md: EgMd, now_ticks: int) -> int:

@@ -38,11 +38,16 @@
  *   G_k >= G_threshold <=> m_before m_count >= 2 S, tested on 4-bit
  *   fixed-point log2 lookups;
  *   if the last update is fresh and said congested, and the mode is
- *   S-PIE: a large flow's packet is dropped with probability
- *   1 - threshold/m_res beyond a rounding allowance (Algorithm 2 lines
- *   10-13 with the printed comparison corrected, on arrival counts: see
- *   tna/spie/README.md); any packet not dropped so is dropped with
- *   probability p.
+ *   S-PIE: a large flow's packet (beyond a rounding allowance) is
+ *   dropped (Algorithm 2 lines 10-13 with the printed comparison
+ *   corrected); any packet not dropped so is dropped with probability p.
+ * Only admitted packets stay counted (Algorithm 2 lines 7-8, 16-17): the
+ * rows, m_count and S count a packet before its verdict (a register is
+ * read once, in a stage before the verdict it feeds), so an S-PIE
+ * port's counted packet that is dropped is resubmitted instead, and its
+ * second pass takes the count back out (the rows and m_count less one,
+ * S less the row-0 count the first pass added, carried in the resubmit
+ * digest), then drops it.
  */
 #include "../include/arch.p4"
 #include "../include/headers.p4"
@@ -57,7 +62,6 @@
 #define SPIE_SKETCH_COLUMNS 4096
 #define SPIE_LOG_ENTRIES 512
 #define SPIE_TERM_ENTRIES 272
-#define SPIE_DROP_ENTRIES 1024
 
 const bit<2> SPIE_MODE_NONE = 0;
 const bit<2> SPIE_MODE_PIE = 1;
@@ -66,6 +70,19 @@ const class_id_t SPIE_BRIDGED_IDLE = 1;
 
 typedef bit<8> spie_slot_t;
 typedef bit<12> spie_column_t;
+
+const bit<3> SPIE_RESUBMIT_UNDO = 1;
+
+/* The resubmit digest of a dropped, counted packet: what its first pass
+ * added to S. 8 bytes on Tofino, 16 on Tofino2 (the chip's digest size). */
+header spie_undo_h {
+    bit<32> sum_added;
+#ifdef TOFCC_TOFINO2
+    bit<96> pad;
+#else
+    bit<32> pad;
+#endif
+}
 
 struct ig_md_t {
     parsed_md_t   parsed;
@@ -92,8 +109,9 @@ struct ig_md_t {
     bit<32>       sumsq;               /* S: m_before summed over the epoch */
     bit<16>       log_count;
     bit<16>       log_threshold;       /* log 2S - log m_count */
-    bit<16>       large_margin;        /* 16 log2(m_before m_count / 2S) */
-    bit<32>       large_prob_margin;   /* random - q(margin): bit 31 set <=> drop */
+    bit<16>       large_margin;        /* 16 log2(m_before m_count / 2S) - allowance:
+                                          bit 15 clear <=> large */
+    spie_undo_h   undo;                /* the resubmit digest (second pass) */
     bit<1>        fresh;               /* an update within the staleness limit */
     bit<1>        congested;           /* ... and it said del_cur >= del_ref/3 */
     bit<32>       prob;
@@ -136,13 +154,34 @@ struct eg_md_t {
     bit<8>        mirror_congested;
 }
 
+/* A resubmitted packet (the second pass of a dropped, counted one) has the
+ * resubmit digest where a first pass has the port metadata. */
 parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
-    IngressPrefixParser() prefix_parser;
     HeaderParser() header_parser;
 
     state start {
-        prefix_parser.apply(pkt, ig_intr_md);
+        pkt.extract(ig_intr_md);
+        transition select(ig_intr_md.resubmit_flag) {
+            1: parse_undo;
+            default: parse_port_metadata;
+        }
+    }
+
+    state parse_port_metadata {
+        pkt.advance(PORT_METADATA_SIZE);
+        transition parse_headers;
+    }
+
+    state parse_undo {
+        pkt.extract(ig_md.undo);
+#ifdef TOFCC_TOFINO2
+        pkt.advance(64);  /* Tofino2 pads the digest to the port metadata's size */
+#endif
+        transition parse_headers;
+    }
+
+    state parse_headers {
         header_parser.apply(pkt, hdr, ig_md.parsed);
         transition accept;
     }
@@ -377,7 +416,10 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * SPIE_COUNT_CAP - 1 (2^16 - 1 < 2^k): it can never reach the next
      * epoch's start, so an earlier epoch's counter is never read as this
      * one's. Out: the count before this packet. _insert counts the packet,
-     * _read (a packet the sample skips) only reads, or restarts. */
+     * _read (a packet the sample skips) only reads, or restarts, _undo (the
+     * second pass of a counted packet that was dropped) takes the count
+     * back out; a counter that is an earlier epoch's by then (the epoch
+     * turned between the passes) is left for the next packet to restart. */
 #define SPIE_COUNT_CAP 0x0000FFFF
 #define SPIE_TAGGED_INSERT(reg, name) \
     RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
@@ -404,12 +446,23 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             } \
         } \
     }
+#define SPIE_TAGGED_UNDO(reg, name) \
+    RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
+        void apply(inout bit<32> c) { \
+            if (c - ig_md.epoch_base < 0x01000000) { \
+                c = c - 1; \
+            } \
+        } \
+    }
     SPIE_TAGGED_INSERT(sketch_row0, row0_insert);
     SPIE_TAGGED_INSERT(sketch_row1, row1_insert);
     SPIE_TAGGED_INSERT(sketch_row2, row2_insert);
     SPIE_TAGGED_READ(sketch_row0, row0_read);
     SPIE_TAGGED_READ(sketch_row1, row1_read);
     SPIE_TAGGED_READ(sketch_row2, row2_read);
+    SPIE_TAGGED_UNDO(sketch_row0, row0_undo);
+    SPIE_TAGGED_UNDO(sketch_row1, row1_undo);
+    SPIE_TAGGED_UNDO(sketch_row2, row2_undo);
 
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_insert = {
         void apply(inout bit<32> c, out bit<32> before) {
@@ -432,6 +485,14 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                 c = ig_md.epoch_base + 1;
             } else {
                 before = c - ig_md.epoch_base;
+            }
+        }
+    };
+
+    RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_undo = {
+        void apply(inout bit<32> c) {
+            if (c - ig_md.epoch_base < 0x01000000) {
+                c = c - 1;
             }
         }
     };
@@ -471,6 +532,19 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         }
     };
 
+    /* The second pass of a dropped, counted packet: less what its first pass
+     * added (ig_md.row0 holds the digest's sum_added then, so the register
+     * keeps its two PHV inputs). */
+    RegisterAction<bit<32>, spie_slot_t, bit<32>>(sumsq) sumsq_undo = {
+        void apply(inout bit<32> s) {
+            s = s |-| ig_md.row0;
+        }
+    };
+
+    action undo_amount() {
+        ig_md.row0 = ig_md.undo.sum_added;
+    }
+
     action take_min01() {
         ig_md.row01 = min(ig_md.row0, ig_md.row1);
     }
@@ -486,8 +560,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * as m_count_before 0 (no entry) and 1 do in log_count: either is
      * never large. */
     /* The log_sumsq and log_res actions also take the difference, each
-     * saving the stage a separate subtraction would cost. Logs are in
-     * -1024..528: the margin's bit 15 is its sign. */
+     * saving the stage a separate subtraction would cost. log_sumsq's
+     * entries hold 16 log2(2 S_b) plus the margin a flow must exceed the
+     * weighted average by (a strict excess beyond the three logs'
+     * rounding: bfrt_controller/spie/tables.py), so the flow is large
+     * exactly when the result is not negative. Logs are in -1024..532:
+     * the margin's bit 15 is its sign, and the verdict. */
     action set_log_count(bit<16> log16) { ig_md.log_count = log16; }
     action set_log_sumsq(bit<16> log16) { ig_md.log_threshold = log16 - ig_md.log_count; }
     action set_log_res(bit<16> log16) { ig_md.large_margin = log16 - ig_md.log_threshold; }
@@ -513,25 +591,6 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         size = SPIE_LOG_ENTRIES;
     }
 
-    /* Algorithm 2 admits a large flow's packet once its admitted count is
-     * back at the threshold; counting arrivals (a register is read before
-     * the verdict it feeds), the equivalent is to admit it with probability
-     * threshold / m_res = 2^(-margin/16): the drop probability
-     * q = 1 - 2^(-(margin - allowance)/16) in 2^-31 units, 0 up to the
-     * logs' rounding allowance (bfrt_controller/spie/tables.py), so equal
-     * flows are never dropped. Entries hold -q (action data can only be
-     * added); a margin with no entry (negative) drops nothing. */
-    action set_large_drop(bit<32> minus_q) {
-        ig_md.large_prob_margin = ig_md.random + minus_q;
-    }
-
-    table large_drop {
-        key = { ig_md.large_margin : exact; }
-        actions = { set_large_drop; }
-        default_action = set_large_drop(0);
-        size = SPIE_DROP_ENTRIES;
-    }
-
     /* Both below 2^31: bit 31 set <=> random < p, drop. */
     action random_margin() {
         ig_md.prob_margin = ig_md.random - ig_md.prob;
@@ -545,6 +604,28 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     action drop_random() {
         ig_dprsr_md.drop_ctl = 1;
         random_drops.count(ig_tm_md.ucast_egress_port);
+    }
+
+    /* A counted packet of an S-PIE port is not admitted: counted as dropped
+     * now, resubmitted so that its second pass takes its count back out
+     * (it is not forwarded: a resubmitted packet goes back to the parser). */
+    action undo_large() {
+        ig_dprsr_md.resubmit_type = SPIE_RESUBMIT_UNDO;
+        ig_md.undo.sum_added = ig_md.row0;
+        ig_md.undo.pad = 0;
+        large_flow_drops.count(ig_tm_md.ucast_egress_port);
+    }
+
+    action undo_random() {
+        ig_dprsr_md.resubmit_type = SPIE_RESUBMIT_UNDO;
+        ig_md.undo.sum_added = ig_md.row0;
+        ig_md.undo.pad = 0;
+        random_drops.count(ig_tm_md.ucast_egress_port);
+    }
+
+    /* The second pass: its count is out again, and it was never admitted. */
+    action drop_undone() {
+        ig_dprsr_md.drop_ctl = 1;
     }
 
     /* No update for the staleness limit: the queue was empty, so the PI
@@ -603,8 +684,15 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         /* Every routed IPv4 packet is counted in the sketch (its gate needs
          * nothing from spie_port, which saves a stage): a flow to a port
          * without S-PIE only shares counters with S-PIE flows through
-         * collisions, as any other flow does. */
-        if (!ig_md.forged && ig_md.spoofed == 0 && hdr.ipv4.isValid() &&
+         * collisions, as any other flow does. A second pass (resubmitted:
+         * the packet was counted, then dropped) takes its count back out;
+         * it hashes to the same columns and routes to the same slot. */
+        if (ig_intr_md.resubmit_flag == 1) {
+            row0_undo.execute((spie_column_t)ig_md.hash0);
+            row1_undo.execute((spie_column_t)ig_md.hash1);
+            row2_undo.execute((spie_column_t)ig_md.hash2);
+            undo_amount();
+        } else if (!ig_md.forged && ig_md.spoofed == 0 && hdr.ipv4.isValid() &&
                 ig_md.sample_bits == 0) {
             ig_md.row0 = row0_insert.execute((spie_column_t)ig_md.hash0);
             ig_md.row1 = row1_insert.execute((spie_column_t)ig_md.hash1);
@@ -622,12 +710,16 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 0) {
             mark_idle();
         }
-        if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
+        if (ig_intr_md.resubmit_flag == 1 && ig_md.mode != SPIE_MODE_NONE) {
+            m_count_undo.execute(ig_md.slot);
+        } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
             ig_md.m_count_before = m_count_insert.execute(ig_md.slot);
         } else if (ig_md.mode != SPIE_MODE_NONE) {
             ig_md.m_count_before = m_count_read.execute(ig_md.slot);
         }
-        if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
+        if (ig_intr_md.resubmit_flag == 1 && ig_md.mode != SPIE_MODE_NONE) {
+            sumsq_undo.execute(ig_md.slot);
+        } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
             ig_md.sumsq = sumsq_add.execute(ig_md.slot);
         } else if (ig_md.mode != SPIE_MODE_NONE) {
             ig_md.sumsq = sumsq_read.execute(ig_md.slot);
@@ -638,26 +730,42 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         log_count.apply();
         log_sumsq.apply();
         log_res.apply();
-        large_drop.apply();
         /* Algorithm 2: congested (del_cur >= del_ref/3) in S-PIE mode, a
-         * large flow's packet is dropped with the probability that keeps
-         * its admitted count at the threshold; every packet is also subject
-         * to PIE's p (README departure 12: Algorithm 2 admits small flows
-         * while congested, which with equal flows is no AQM at all). One
-         * random value for both: a large flow loses max(q, p). */
-        if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1 &&
-                ig_md.large_prob_margin[31:31] == 1) {
-            drop_large();
+         * large flow's packet is dropped; every packet is also subject to
+         * PIE's p (README departure 12: Algorithm 2 admits small flows
+         * while congested, which with equal flows is no AQM at all). A
+         * dropped packet that was counted on an S-PIE port goes round once
+         * more to be uncounted: the counts are of admitted packets, so a
+         * large flow is dropped only until the others' admissions raise
+         * the threshold past its count (lines 10-17). */
+        if (ig_intr_md.resubmit_flag == 1) {
+            drop_undone();
+        } else if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1 &&
+                ig_md.large_margin[15:15] == 0) {
+            if (ig_md.sample_bits == 0) {
+                undo_large();
+            } else {
+                drop_large();
+            }
         } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 1 &&
                    ig_md.prob_margin[31:31] == 1) {
-            drop_random();
+            if (ig_md.mode == SPIE_MODE_SPIE && ig_md.sample_bits == 0) {
+                undo_random();
+            } else {
+                drop_random();
+            }
         }
     }
 }
 
 control SwitchIngressDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t ig_md,
                               in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Resubmit() resubmit;
+
     apply {
+        if (ig_dprsr_md.resubmit_type == SPIE_RESUBMIT_UNDO) {
+            resubmit.emit(ig_md.undo);
+        }
         pkt.emit(hdr.bridged);
         pkt.emit(hdr.aqm_bridged);
         pkt.emit(hdr.ethernet);
