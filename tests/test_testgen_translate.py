@@ -397,3 +397,18 @@ def test_generate_writes_the_coverage_report(
     capsys.readouterr()
     assert tg.main(["p4qcn", "--chip", "tofino", "--root", str(root), "--check"]) == 1
     assert "coverage.yaml: differs from a fresh p4testgen run" in capsys.readouterr().err
+
+
+def test_resubmission_becomes_the_drop_it_is_from_outside() -> None:
+    """p4testgen cannot step Resubmit.emit; S-PIE's copy drops on the first
+    pass instead, line for line, and a program without resubmission is run
+    as it is."""
+    original = (REPO / "tna" / "spie" / "spie.p4").read_text()
+    rewritten, notes = tg.p4testgen_copy(original)
+    assert "resubmit_type = " not in rewritten
+    assert "resubmit.emit" not in rewritten
+    assert len(rewritten.splitlines()) == len(original.splitlines())
+    assert any(n.startswith("resubmit_type = ... -> drop_ctl = 1") for n in notes)
+    assert any(n.startswith("resubmit.emit(...) -> ;") for n in notes)
+    pmqecn = (REPO / "tna" / "pmqecn" / "pmqecn.p4").read_text()
+    assert tg.p4testgen_copy(pmqecn) == (pmqecn, [])
