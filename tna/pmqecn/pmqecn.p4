@@ -320,8 +320,8 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     /* The frame in a 32-bit field, in two steps: an ALU operation's sources
      * sit in containers of its destination's size, so `(bit<32>)total_len +
-     * 14` in one action does not compile; the widening move alone lets the
-     * compiler place total_len in a 32-bit container. (An identity Hash did
+     * 14` in one action does not compile; the widening move alone does
+     * (p4c-barefoot 9.13.4, 9/3 stages on Tofino). (An identity Hash did
      * the widening before: p4testgen cannot evaluate a Hash, so every path
      * through the virtual queue was unknown to it, ptf_tests/README.md.) */
     action ip_length() {
