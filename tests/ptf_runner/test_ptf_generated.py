@@ -143,10 +143,13 @@ def test_ptf_classes_carry_the_chip_under_tests_generated_vectors(
     # No generated test is a known difference today: list the first of each
     # file as one, so the expected-failure path is exercised.
     reason = "listed here as a known difference"
+    files = {
+        path: load_vector_file(path) for path in generated_files(DEFAULT_VECTOR_ROOT, "pmqecn")
+    }
 
     def with_one_known(path: Path) -> dict[str, str]:
         listed = dict(known_differences(path))
-        listed.setdefault(load_vector_file(path).vectors[0].name, reason)
+        listed.setdefault(files[path].vectors[0].name, reason)
         return listed
 
     monkeypatch.setattr(vector_tests, "known_differences", with_one_known)
@@ -154,10 +157,11 @@ def test_ptf_classes_carry_the_chip_under_tests_generated_vectors(
     count = vector_tests.make_ptf_classes("pmqecn", namespace)
     names = {n.removeprefix("Pmqecn_") for n in namespace}
     assert count == len(namespace)
+    listed = {path: with_one_known(path) for path in files}
     generated = {
-        f"generated_{path.parent.name}_{v.name}": with_one_known(path).get(v.name)
-        for path in generated_files(DEFAULT_VECTOR_ROOT, "pmqecn")
-        for v in load_vector_file(path).vectors
+        f"generated_{path.parent.name}_{v.name}": listed[path].get(v.name)
+        for path, vfile in files.items()
+        for v in vfile.vectors
     }
     mine = {n: r for n, r in generated.items() if n.startswith(f"generated_{chip}_")}
     assert any(r == reason for r in mine.values())
