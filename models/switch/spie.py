@@ -269,12 +269,13 @@ class Spie(TnaProgram):
         self.state = p4.register(Register(f"{ig}.state", 32, SPIE_SLOTS))
         self.congested = p4.register(Register(f"{ig}.congested", 32, SPIE_SLOTS))
         self.accept_update = Action(f"{ig}.accept_update")
+        self.refuse_update = Action(f"{ig}.refuse_update")
         self.update_ports = p4.table(
             Table(
                 f"{ig}.update_ports",
                 [KeyField("ig_intr_md.ingress_port", 9, "exact")],
-                [self.accept_update, Action("NoAction")],
-                ("NoAction", {}),
+                [self.accept_update, self.refuse_update],
+                (self.refuse_update.name, {}),
                 size=16,
             )
         )
@@ -462,14 +463,18 @@ class Spie(TnaProgram):
         md.forged = self.trust.apply(hdr, in_port, len(data))
         md.spoofed = self.source_guard.apply(hdr, in_port, len(data))
         md.mode = SPIE_MODE_NONE
+        update_port = (
+            self.update_ports.lookup({"ig_intr_md.ingress_port": in_port}).action
+            == self.accept_update.name
+        )
         drop = False
         egress_port = 0
         if md.forged:
             drop = True
         elif hdr.feedback.is_valid() and hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE:
-            drop = True  # accept_update() or reject_update()
+            drop = True  # drop_update() or reject_update()
             slot = hdr.feedback.class_id & 0xFF
-            if self.update_ports.lookup({"ig_intr_md.ingress_port": in_port}).hit:
+            if update_port:
                 self.prob.write(slot, hdr.feedback.rate)
                 self.state.write(slot, hdr.feedback.target_rate)
                 self.congested.write(

@@ -112,6 +112,7 @@ struct ig_md_t {
     bit<16>       large_margin;        /* 16 log2(m_before m_count / 2S) - allowance:
                                           bit 15 clear <=> large */
     spie_undo_h   undo;                /* the resubmit digest (second pass) */
+    bit<1>        update_port;         /* arrived on a recirculation port */
     bit<1>        fresh;               /* an update within the staleness limit */
     bit<1>        congested;           /* ... and it said del_cur >= del_ref/3 */
     bit<32>       prob;
@@ -250,7 +251,18 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) state;
     Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) congested;
 
+    /* update_ports runs for every packet and only says whether the port may
+     * carry updates; the chain below drops an update and the writes after
+     * it take it in. */
     action accept_update() {
+        ig_md.update_port = 1;
+    }
+
+    action refuse_update() {
+        ig_md.update_port = 0;
+    }
+
+    action drop_update() {
         ig_dprsr_md.drop_ctl = 1;
     }
 
@@ -263,8 +275,8 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * switch is trusted for backpressure, not to set this switch's p. */
     table update_ports {
         key = { ig_intr_md.ingress_port : exact; }
-        actions = { accept_update; NoAction; }
-        default_action = NoAction();
+        actions = { accept_update; refuse_update; }
+        default_action = refuse_update();
         size = 16;
     }
 
@@ -660,18 +672,13 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
          * gate on `mode` rather than one nested block (Tofino runs one
          * next-table chain per gress: tna/README.md, "Stages"). */
         ig_md.mode = SPIE_MODE_NONE;
+        update_ports.apply();
         if (ig_md.forged) {
             /* already dropped and counted by trust */
         } else if (hdr.feedback.isValid() &&
                    hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE) {
-            if (update_ports.apply().hit) {
-                prob_write.execute(hdr.feedback.class_id[7:0]);
-                state_write.execute(hdr.feedback.class_id[7:0]);
-                if (hdr.feedback.degree == 1) {
-                    congested_set.execute(hdr.feedback.class_id[7:0]);
-                } else {
-                    congested_clear.execute(hdr.feedback.class_id[7:0]);
-                }
+            if (ig_md.update_port == 1) {
+                drop_update();
             } else {
                 reject_update();
             }
@@ -680,6 +687,30 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         } else {
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
             spie_port.apply();
+        }
+        /* The update's writes sit outside the chain above: bf-p4c on Tofino
+         * places the rest of a chain it has started before the tables beside
+         * it, and these writes must share stage 3 with the reads (one
+         * register, one stage). Inside the chain they held the random hook
+         * and the epoch back a stage, and the verdict with them: 10 ingress
+         * stages on Tofino instead of 9 (tna/spie/README.md, "Stages"). */
+        if (!ig_md.forged && hdr.feedback.isValid() &&
+                hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE && ig_md.update_port == 1) {
+            prob_write.execute(hdr.feedback.class_id[7:0]);
+            state_write.execute(hdr.feedback.class_id[7:0]);
+        }
+        if (!ig_md.forged && hdr.feedback.isValid() &&
+                hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE && ig_md.update_port == 1 &&
+                hdr.feedback.degree == 1) {
+            congested_set.execute(hdr.feedback.class_id[7:0]);
+        } else if (!ig_md.forged && hdr.feedback.isValid() &&
+                hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE && ig_md.update_port == 1) {
+            congested_clear.execute(hdr.feedback.class_id[7:0]);
+        }
+        if (ig_md.mode != SPIE_MODE_NONE) {
+            ig_md.prob = prob_read.execute(ig_md.slot);
+            ig_md.fresh = state_read.execute(ig_md.slot);
+            ig_md.congested = congested_read.execute(ig_md.slot);
         }
         /* Every routed IPv4 packet is counted in the sketch (its gate needs
          * nothing from spie_port, which saves a stage): a flow to a port
@@ -701,11 +732,6 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             ig_md.row0 = row0_read.execute((spie_column_t)ig_md.hash0);
             ig_md.row1 = row1_read.execute((spie_column_t)ig_md.hash1);
             ig_md.row2 = row2_read.execute((spie_column_t)ig_md.hash2);
-        }
-        if (ig_md.mode != SPIE_MODE_NONE) {
-            ig_md.prob = prob_read.execute(ig_md.slot);
-            ig_md.fresh = state_read.execute(ig_md.slot);
-            ig_md.congested = congested_read.execute(ig_md.slot);
         }
         if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 0) {
             mark_idle();
