@@ -161,13 +161,29 @@ class Blocker:
     reason: str
 
 
-_MIRROR_IS_A_NO_OP = (
-    "p4testgen's Tofino target implements Mirror.emit as a no-op "
-    "(targets/tofino/shared_expr_stepper.cpp, MIRROR_EMIT: 'Currently implemented "
-    "as no-op'), so no mirrored copy ever enters the egress: the egress only parses "
-    "what the ingress deparser emitted, whose pkt_type is PKT_TYPE_BRIDGED. The "
-    "feedback copy's parser state and the rebuild it leads to are covered by the "
-    "hand-written vectors instead (ptf_tests/vectors/p4qcn/congestion_point.yaml)."
+def _mirror_is_a_no_op(copy: str, vectors: str) -> str:
+    """The Mirror.emit blocker's reason, naming the program's own copy and the
+    hand-written vectors that cover it."""
+    return (
+        "p4testgen's Tofino target implements Mirror.emit as a no-op "
+        "(targets/tofino/shared_expr_stepper.cpp, MIRROR_EMIT: 'Currently implemented "
+        "as no-op'), so no mirrored copy ever enters the egress: the egress only parses "
+        "what the deparser emitted, whose pkt_type is PKT_TYPE_BRIDGED. "
+        f"{copy} is covered by the hand-written vectors instead ({vectors})."
+    )
+
+
+_P4QCN_MIRROR = _mirror_is_a_no_op(
+    "The feedback copy's parser state and the rebuild it leads to",
+    "ptf_tests/vectors/p4qcn/congestion_point.yaml",
+)
+_PMQECN_MIRROR = _mirror_is_a_no_op(
+    "The feedback copy's parser state and the rebuild it leads to",
+    "ptf_tests/vectors/pmqecn/marking.yaml",
+)
+_SPIE_MIRROR = _mirror_is_a_no_op(
+    "The state update's copy (its parser state and the action that builds it)",
+    "ptf_tests/vectors/spie/spie.yaml",
 )
 
 _NO_RESUBMISSION = (
@@ -185,17 +201,17 @@ BLOCKERS: tuple[Blocker, ...] = (
         "p4qcn.p4",
         "state parse_feedback_copy",
         "Mirror.emit is a no-op",
-        _MIRROR_IS_A_NO_OP,
+        _P4QCN_MIRROR,
     ),
     Blocker(
         "p4qcn",
         "feedback.p4",
         "control FeedbackRebuild",
         "Mirror.emit is a no-op",
-        _MIRROR_IS_A_NO_OP,
+        _P4QCN_MIRROR,
     ),
     *(
-        Blocker("spie", "spie.p4", block, "Mirror.emit is a no-op", _MIRROR_IS_A_NO_OP)
+        Blocker("spie", "spie.p4", block, "Mirror.emit is a no-op", _SPIE_MIRROR)
         for block in ("state parse_update_copy", "action build_update")
     ),
     *(
@@ -213,14 +229,14 @@ BLOCKERS: tuple[Blocker, ...] = (
         "parsers.p4",
         "state parse_feedback_copy",
         "Mirror.emit is a no-op",
-        _MIRROR_IS_A_NO_OP,
+        _PMQECN_MIRROR,
     ),
     Blocker(
         "pmqecn",
         "feedback.p4",
         "control FeedbackRebuild",
         "Mirror.emit is a no-op",
-        _MIRROR_IS_A_NO_OP,
+        _PMQECN_MIRROR,
     ),
 )
 
