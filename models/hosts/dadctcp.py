@@ -27,6 +27,11 @@ How we read Algorithm 1 (its branches, lines 5-21, are ambiguous as printed):
   avoidance's one segment per window).
 * A cut sets ssthresh to the new window (leaving slow start), never below
   two segments; g = 1/16 (DCTCP's, Eq. 2).
+* alpha starts at 0; seed 004 names no initial value. DCTCP's starts at 1
+  (ns-3's DctcpAlphaOnInit, Linux's dctcp_alpha_on_init), which here
+  removes the fat-tree's slow-start drops but, with persistence read from
+  alpha itself (line 5 above), cuts a long flow every window for the ~32
+  windows alpha takes to decay (docs/evaluation.md, `dadctcp-fattree`).
 
 Rates and sizes in bytes, times in ns.
 """
