@@ -303,9 +303,16 @@ def write_missing_conf(compiler: str, outdir: Path, program: str, target: str) -
 
 
 def build_one(
-    compiler: str, program: str, target: str, production: bool, spare_stages: int
+    compiler: str,
+    program: str,
+    target: str,
+    production: bool,
+    spare_stages: int,
+    outdir_name: str | None = None,
 ) -> BuildResult:
-    outdir = REPO / "build" / target / program
+    """Compile one program for one chip into build/<target>/<outdir_name or
+    program>/."""
+    outdir = REPO / "build" / target / (outdir_name or program)
     shutil.rmtree(outdir, ignore_errors=True)
     outdir.mkdir(parents=True)
     cmd = [
@@ -334,7 +341,8 @@ def build_one(
     )
     mau_stages = load_profile(target).mau_stages
     resources = read_resources(outdir)
-    result = BuildResult(program, target, False, "", resources)
+    label = f"{program} (production)" if production else program
+    result = BuildResult(label, target, False, "", resources)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-15:])
         result.message = (
@@ -439,6 +447,12 @@ def main() -> int:
     parser.add_argument("--target", choices=sorted(TARGETS), action="append")
     parser.add_argument("--production", action="store_true", help="compile the queue test hook out")
     parser.add_argument(
+        "--with-production",
+        action="store_true",
+        help="build each program both ways: with the test hooks, and without them into "
+        "build/<target>/<program>-production/ (the two can place tables differently)",
+    )
+    parser.add_argument(
         "--spare-stages",
         type=int,
         default=3,
@@ -469,9 +483,15 @@ def main() -> int:
     results: list[BuildResult] = []
     for program in selected:
         for target in args.target or sorted(TARGETS):
-            result = build_one(compiler, program, target, args.production, args.spare_stages)
-            print(f"{program:10s} {target:8s} {result.message}", flush=True)
-            results.append(result)
+            builds = [(args.production, None)]
+            if args.with_production and not args.production:
+                builds.append((True, f"{program}-production"))
+            for production, outdir_name in builds:
+                result = build_one(
+                    compiler, program, target, production, args.spare_stages, outdir_name
+                )
+                print(f"{result.program:10s} {target:8s} {result.message}", flush=True)
+                results.append(result)
     if args.update_readme:
         update_readme(
             REPO / "tna" / "README.md", resource_table(results, compiler_version(compiler))

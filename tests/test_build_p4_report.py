@@ -159,3 +159,34 @@ def test_an_sde_install_without_a_compiler_is_an_error(tmp_path: Path) -> None:
 def test_no_compiler_named_is_a_skip_that_says_so() -> None:
     r = _build_p4({})
     assert r.returncode == 0 and "SKIPPED" in r.stdout and "NOT compile-checked" in r.stdout
+
+
+def test_with_production_builds_both_ways_and_fails_on_either(
+    build_p4: ModuleType, monkeypatch: Any
+) -> None:
+    # The two builds place tables differently (S-PIE's Tofino ingress once
+    # fitted with the hooks and not without), so each is checked on its own.
+    calls: list[tuple[bool, str | None]] = []
+
+    def fake_build(
+        compiler: str,
+        program: str,
+        target: str,
+        production: bool,
+        spare: int,
+        outdir_name: str | None = None,
+    ) -> Any:
+        calls.append((production, outdir_name))
+        label = f"{program} (production)" if production else program
+        return build_p4.BuildResult(label, target, not production, "x")
+
+    monkeypatch.setattr(build_p4, "find_compiler", lambda: "fake-p4c")
+    monkeypatch.setattr(build_p4, "build_one", fake_build)
+    argv = ["build_p4", "spie", "--target", "tofino", "--with-production"]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert build_p4.main() == 1  # the production build failed
+    assert calls == [(False, None), (True, "spie-production")]
+    calls.clear()
+    monkeypatch.setattr(sys, "argv", ["build_p4", "spie", "--target", "tofino"])
+    assert build_p4.main() == 0
+    assert calls == [(False, None)]

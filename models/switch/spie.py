@@ -229,6 +229,8 @@ class IngressRandomHook:
         self.rng = random.Random(seed)
 
     def apply(self, ig_intr_md: IngressIntrinsic) -> int:
+        # The P4 draws 31 bits (Random<bit<31>>); the low 31 of 32 are as
+        # uniform, and keep the evaluation's streams what they were.
         value = self.rng.getrandbits(32) & RANDOM_31_MASK
         r = self.random_override.lookup({"ig_intr_md.ingress_port": ig_intr_md.ingress_port})
         if r.action == self.inject.name:

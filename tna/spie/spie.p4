@@ -191,15 +191,18 @@ parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
 /* The chip's random number, 31 bits, or the value a test pins for packets
  * arriving on a port (tofino-model's draws cannot be predicted). */
 control IngressRandomHook(in ingress_intrinsic_metadata_t ig_intr_md, out bit<32> value) {
-    Random<bit<32>>() rng;
+    /* A 31-bit draw cast up, not a 32-bit one masked: the mask is a 32-bit
+     * constant the compiler loads in a stage of its own, which put the
+     * draw, and the sketch's sample behind it, one stage later. */
+    Random<bit<31>>() rng;
 
     action draw() {
-        value = rng.get() & 0x7FFFFFFF;
+        value = (bit<32>)rng.get();
     }
 
 #ifdef TOFCC_TEST_HOOKS
     action inject(bit<32> random_value) {
-        value = random_value & 0x7FFFFFFF;
+        value = (bit<32>)random_value[30:0];
     }
 
     table random_override {
@@ -240,7 +243,16 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * is not tied to the timestamp's bit positions. */
     Hash<bit<32>>(HashAlgorithm_t.IDENTITY) clock_to_header;
 
+    /* The bridged header is filled here rather than in a table of its own:
+     * left to itself bf-p4c placed that table late, and the routing table
+     * (which rewrites the MACs this copies) had to wait for it. */
     action bridge_clock() {
+        hdr.bridged.setValid();
+        hdr.bridged.pkt_type = PKT_TYPE_BRIDGED;
+        hdr.bridged.class_id = 0;
+        hdr.bridged.ingress_port = ig_intr_md.ingress_port;
+        hdr.bridged.orig_src_mac = hdr.ethernet.src_addr;
+        hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr;
         hdr.aqm_bridged.setValid();
         hdr.aqm_bridged.now_ticks = clock_to_header.get({ig_md.now_ticks});
         hdr.aqm_bridged.arrival_ns = ig_intr_md.ingress_mac_tstamp[31:0];
@@ -648,12 +660,6 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     }
 
     apply {
-        hdr.bridged.setValid();
-        hdr.bridged.pkt_type = PKT_TYPE_BRIDGED;
-        hdr.bridged.class_id = 0;
-        hdr.bridged.ingress_port = ig_intr_md.ingress_port;
-        hdr.bridged.orig_src_mac = hdr.ethernet.src_addr;
-        hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr;
         clock.apply(ig_intr_md, ig_md.now_ticks);
         bridge_clock();
         sketch_config.apply();
