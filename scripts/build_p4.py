@@ -483,7 +483,7 @@ def main() -> int:
     results: list[BuildResult] = []
     for program in selected:
         for target in args.target or sorted(TARGETS):
-            builds = [(args.production, None)]
+            builds: list[tuple[bool, str | None]] = [(args.production, None)]
             if args.with_production and not args.production:
                 builds.append((True, f"{program}-production"))
             for production, outdir_name in builds:
