@@ -704,14 +704,11 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                 hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE && ig_md.update_port == 1) {
             prob_write.execute(hdr.feedback.class_id[7:0]);
             state_write.execute(hdr.feedback.class_id[7:0]);
-        }
-        if (!ig_md.forged && hdr.feedback.isValid() &&
-                hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE && ig_md.update_port == 1 &&
-                hdr.feedback.degree == 1) {
-            congested_set.execute(hdr.feedback.class_id[7:0]);
-        } else if (!ig_md.forged && hdr.feedback.isValid() &&
-                hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE && ig_md.update_port == 1) {
-            congested_clear.execute(hdr.feedback.class_id[7:0]);
+            if (hdr.feedback.degree == 1) {
+                congested_set.execute(hdr.feedback.class_id[7:0]);
+            } else {
+                congested_clear.execute(hdr.feedback.class_id[7:0]);
+            }
         }
         if (ig_md.mode != SPIE_MODE_NONE) {
             ig_md.prob = prob_read.execute(ig_md.slot);
