@@ -14,7 +14,6 @@ import ipaddress
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
-from typing import TypeVar
 
 from .ports import canonical_fec, canonical_speed, same_port
 from .switch import (
@@ -29,7 +28,6 @@ from .switch import (
     TmQueueWrite,
     TmShapingWrite,
     Write,
-    as_hardware_holds,
 )
 
 
@@ -197,8 +195,8 @@ def diff_one(switch: Switch, w: Write) -> Difference | None:
 
 def _diff_pool(switch: Switch, w: TmPoolWrite) -> Difference | None:
     """The pool's size and the iCoS limits the write sets, against the switch,
-    as the TM keeps them (PFC limits in 8-cell units: as_hardware_holds)."""
-    w = _as_held(w)
+    as the target reads them back (Switch.holds: an ASIC keeps PFC limits in 8-cell units)."""
+    w = switch.holds(w)
     held = switch.read_tm_pool(w.pool)
     limits = dict(held.pfc_limit_cells)
     now = TmPoolWrite(
@@ -212,8 +210,8 @@ def _diff_pool(switch: Switch, w: TmPoolWrite) -> Difference | None:
 
 
 def _diff_ppg(switch: Switch, w: TmPpgWrite) -> Difference | None:
-    # The hysteresis (xoff - xon) reads back in the TM's 8-cell units.
-    w = _as_held(w)
+    # On an ASIC the hysteresis (xoff - xon) reads back in the TM's 8-cell units.
+    w = switch.holds(w)
     held = switch.read_tm_ppg(w.port, w.ppg_id)
     where = f"tm ppg {w.ppg_id} port {w.port}"
     if w.delete:
@@ -241,15 +239,6 @@ def _diff_pfc(switch: Switch, w: TmPfcWrite) -> Difference | None:
         return f"tx {v[0]}, cos_to_icos {cos_map}, queue cos {cos}"
 
     return Difference("change", f"tm port {w.port} PFC", fmt(got), fmt(want))
-
-
-_Held = TypeVar("_Held", TmPoolWrite, TmPpgWrite)
-
-
-def _as_held(w: _Held) -> _Held:
-    held = as_hardware_holds(w)
-    assert isinstance(held, type(w))
-    return held
 
 
 def diff_writes(switch: Switch, writes: Sequence[Write]) -> list[Difference]:

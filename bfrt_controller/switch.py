@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Literal
+from typing import Literal, TypeVar
 
 from hw_profiles import HwProfile
 from models.switch.core import Match
@@ -328,6 +328,9 @@ def as_hardware_holds(w: TmPpgWrite | TmPoolWrite) -> TmPpgWrite | TmPoolWrite:
     return replace(w, xon_cells=w.xoff_cells - hw_hysteresis_cells(w.xoff_cells - w.xon_cells))
 
 
+_Held = TypeVar("_Held", TmPpgWrite, TmPoolWrite)
+
+
 @dataclass(frozen=True)
 class PortWrite:
     """A front-panel port in BF-Runtime's `$PORT` table: added (or changed) with
@@ -402,9 +405,25 @@ class EntryState:
 class Switch(ABC):
     """A switch running one tofino-cc program."""
 
+    # Whether a TM read returns the value as the hardware keeps it (PFC limits
+    # and PPG hysteresis in 8-cell units) or as written. The SDE rounds only
+    # on an ASIC: its reads go to the registers when TM_IS_TARGET_ASIC
+    # (open-p4studio traffic_mgr/common/tm_ctx.h line 260; tm_ig_ppg.c
+    # bf_tm_ppg_get_ppg_hyst line 296, tm_ig_pools.c line 352), and
+    # tofino-model answers from the driver's copy of what was written.
+    rounds_tm_reads: bool = True
+
     def __init__(self, program: str, profile: HwProfile) -> None:
         self.program = program
         self.profile = profile
+
+    def holds(self, w: _Held) -> _Held:
+        """`w` as a read of it returns after it is written, on this target."""
+        if not self.rounds_tm_reads:
+            return w
+        held = as_hardware_holds(w)
+        assert isinstance(held, type(w))
+        return held
 
     @abstractmethod
     def connect(self) -> None:

@@ -178,7 +178,7 @@ def sync_with_switch(app: SyncedApp) -> SyncReport:
         if loc is not None and _read(switch, w) is None:
             missing.append(loc)
     if missing:
-        # A switch that lost its tables holds defaults (a TM weight of 1), not
+        # A switch that lost its tables holds defaults (a TM weight of 1023), not
         # values anyone chose: adopting them would push the defaults back.
         report.missing = len(missing)
         report.pushed = len(app.intended_writes())

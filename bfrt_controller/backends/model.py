@@ -44,6 +44,11 @@ from ..switch import (
     hw_pfc_limit_cells,
 )
 
+# Every queue's DWRR weight at power-on: open-p4studio 1f97778f
+# traffic_mgr/api/tm_api_sch.c line 64 ("Default: Queue scheduling weights
+# set to 1023"), written by tm_tofino_default.c line 756 / tm_tof2_default.c line 928.
+POWER_ON_DWRR_WEIGHT = 1023
+
 
 class ModelSwitch(Switch):
     def __init__(self, program: str, profile: HwProfile) -> None:
@@ -220,15 +225,31 @@ class ModelSwitch(Switch):
         if refused is not None:
             raise P4ModelError(f"$PORT {w.dev_port}: {refused[1]}")
         up = w.enable and w.dev_port not in self.link_down
-        pfc_map = w.pfc_map
-        if self.profile.chip == "tofino2" and pfc_map not in (0, 0xFF):
-            # bf_port_flow_control_pfc_set refuses it and the server only
-            # logs that: the port keeps the maps it had.
-            held = self.ports.get(w.dev_port)
-            pfc_map = held.pfc_map if held is not None else 0
+        held = self.ports.get(w.dev_port)
+        if self.profile.chip == "tofino2" and w.pfc_map not in (0, 0xFF):
+            # bf_port_flow_control_pfc_set refuses it and the server only logs
+            # that: the port keeps the maps it had, and BfrtSwitch, reading the
+            # port back after the write, refuses the batch. So does the model.
+            kept = held.pfc_map if held is not None else 0
+            raise P4ModelError(
+                f"$PORT {w.dev_port}: the switch reported the write done but reads back "
+                f"PFC map 0x{kept:02x} (a sub-call failed; the port manager only logs it)"
+            )
+        if held is None:
+            self._port_added(w.dev_port)
+        # A port the switch had and replaces (a mode change) gets its TM
+        # settings back from BfrtSwitch (backends/bfrt/ports.py): unchanged here.
         self.ports[w.dev_port] = PortState(
-            w.speed, w.fec, w.autoneg, w.lanes, w.enable, up, pfc_map
+            w.speed, w.fec, w.autoneg, w.lanes, w.enable, up, w.pfc_map
         )
+
+    def _port_added(self, dev_port: int) -> None:
+        """What a port add does to the TM (backends/bfrt/tm.py
+        PORT_ADD_RESETS): PFC generation off; shapers left on run at the
+        port's rate, which shapes nothing."""
+        self.tm_flowcontrol.pop(dev_port, None)
+        for at in [at for at in self.tm_shaping if at[0] == dev_port]:
+            del self.tm_shaping[at]
 
     def read_port(self, dev_port: int) -> PortState | None:
         return self.ports.get(dev_port)
@@ -353,7 +374,7 @@ class ModelSwitch(Switch):
         return None
 
     def read_tm_weight(self, port: int, queue: int) -> int:
-        return self.tm_weights.get((port, queue), 1)
+        return self.tm_weights.get((port, queue), POWER_ON_DWRR_WEIGHT)
 
     def read_tm_priority(self, port: int, queue: int) -> int:
         return self.tm_priorities.get((port, queue), 0)

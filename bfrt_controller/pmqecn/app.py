@@ -120,6 +120,12 @@ class _Counters:
     packets: dict[int, int] = field(default_factory=dict)
 
 
+# DWRR weight of the egress ports' queues that carry no class: the least the
+# TM takes, so those queues get the smallest share and the classes' shares
+# stay what the optimiser chose.
+OTHER_QUEUE_WEIGHT = 1
+
+
 class PmqecnApp(IntendedStateApp):
     def __init__(self, switch: Switch, config: PmqecnConfig) -> None:
         check_chip(config.chip, switch.profile)
@@ -230,7 +236,20 @@ class PmqecnApp(IntendedStateApp):
         totals: dict[int | None, int] = defaultdict(int)
         for d in self.config.classes:
             totals[d.port] += self.live[d.id].weight
+        # The DWRR also serves the port's queues no class uses, whenever they
+        # are backlogged: their weight is part of every class's share.
+        others = len(self._other_queues()) * OTHER_QUEUE_WEIGHT
+        for port in totals:
+            totals[port] += others
         return totals
+
+    def _other_queues(self) -> list[int]:
+        """The TM queues of the egress ports that carry no class (tm_dwrr)."""
+        sched = self.config.scheduling
+        if sched.mode != "tm_dwrr" or not sched.egress_ports:
+            return []
+        used = {c.queue for c in self.config.classes}
+        return [q for q in range(self.switch.profile.min_queues_per_port) if q not in used]
 
     def drain_table_writes(self) -> list[Write]:
         """The two drain tables every class shares (drain.py); they hold the
@@ -279,6 +298,11 @@ class PmqecnApp(IntendedStateApp):
                 # The emulation is WRR only if the TM serves level 0 strictly first.
                 for port in cfg.scheduling.egress_ports:
                     writes.append(TmQueueWrite(port, qid, max_priority=len(levels) - 1 - level))
+        for port in cfg.scheduling.egress_ports:
+            # Power-on weight is 1023 (open-p4studio tm_api_sch.c line 64):
+            # left there, an idle-class queue that fills would take most of
+            # the port from classes weighted 1-16, which the drain would not see.
+            writes.extend(TmQueueWrite(port, q, OTHER_QUEUE_WEIGHT) for q in self._other_queues())
         port_weights = self._port_weights()
         for c in cfg.classes:
             writes.extend(self._class_writes(c, port_weights))

@@ -24,7 +24,7 @@ from bfrt_controller.bfcc.app import (
 from bfrt_controller.bfcc.config import DEFAULT_CONFIG, load_config, parse_config
 from bfrt_controller.errors import ConfigError, WriteError
 from bfrt_controller.supervisor import Supervisor
-from bfrt_controller.switch import EntryWrite, Write
+from bfrt_controller.switch import EntryWrite, PortWrite, Write
 from doubles.configs import bfcc_on_tofino2 as on_tofino2
 from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
@@ -590,6 +590,9 @@ def test_port_tx_bytes_on_the_bfrt_backend() -> None:
     fake = FakeBfrtGrpc("bfcc", profile)
     sw = BfrtSwitch("bfcc", profile, client_module=fake)
     sw.connect()
+    with pytest.raises(ControllerError, match="not added"):
+        sw.read_port_tx_bytes(3)  # bf_pm_port_stat_direct_get: BF_INVALID_ARG
+    sw.write([PortWrite(3, "BF_SPEED_25G", "BF_FEC_TYP_NONE", "PM_AN_DEFAULT", 1)])
     assert sw.read_port_tx_bytes(3) == 0
     fake.transmit(3, 1500)
     assert sw.read_port_tx_bytes(3) == 1500

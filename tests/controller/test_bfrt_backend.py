@@ -298,8 +298,8 @@ def test_tm_weight_goes_to_the_ports_pg_queue(chip: str) -> None:
     tf = "tf2" if chip == "tofino2" else "tf1"
     assert (call.table, call.op, call.pipe) == (f"{tf}.tm.queue.sched_cfg", "MODIFY", 1)
     assert sw.read_tm_weight(port, 3) == 77
-    assert sw.read_tm_weight(port, 2) == 1
-    assert fake.tm_weight(pipe, pg_id, pg_queue - 1) == 1
+    assert sw.read_tm_weight(port, 2) == 1023  # power-on (tm_api_sch.c line 64)
+    assert fake.tm_weight(pipe, pg_id, pg_queue - 1) == 1023
 
 
 def test_tm_queue_the_port_lacks_is_refused_before_any_write(
@@ -457,7 +457,7 @@ def test_client_is_imported_from_sde_install(
 def test_tm_priority_is_written_alone_and_rolled_back(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None:
     sw.write([TmQueueWrite(port=4, queue=0, max_priority=7)])
     assert sw.read_tm_priority(4, 0) == 7
-    assert sw.read_tm_weight(4, 0) == 1  # the weight was not touched
+    assert sw.read_tm_weight(4, 0) == 1023  # the weight was not touched (power-on)
     fake.fail_write(table=rates(1, 1).table, after=0)
     with pytest.raises(WriteError):
         sw.write([TmQueueWrite(port=4, queue=0, max_priority=2), rates(1, 5)])

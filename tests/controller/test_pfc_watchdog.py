@@ -52,7 +52,8 @@ class Paused:
 
 
 def backends() -> list[tuple[Switch, FakeBfrtGrpc | None]]:
-    return both_backends("p4qcn")
+    # The PFC ports, added as the deployment's front panel adds them.
+    return both_backends("p4qcn", ports=(4, 5))
 
 
 def test_pfc_is_off_unless_configured() -> None:

@@ -115,7 +115,7 @@ def test_a_refused_batch_puts_pfc_back() -> None:
 
 
 def test_received_pause_time_per_cos() -> None:
-    for sw, fake in backends("tofino"):
+    for sw, fake in both_backends(PROGRAM, "tofino", ports=(4,)):
         assert sw.read_port_rx_pause_us(4, 3) == 0
         if fake is not None:
             fake.rx_paused(4, 3, 1500)
@@ -166,7 +166,7 @@ def test_pause_time_is_read_from_the_mac_not_the_shadow() -> None:
     refreshed every 1000 ms (bf_pm.h line 28; bf_rt_port_table_impl.cpp
     line 1846). The fake's shadow moves only on poll_port_stats(): a read
     that sees the pause time at once came from the MAC."""
-    _, (sw, fake) = backends("tofino")
+    _, (sw, fake) = both_backends(PROGRAM, "tofino", ports=(4,))
     assert fake is not None
     fake.rx_paused(4, 3, 1500)
     fake.transmit(4, 9000)

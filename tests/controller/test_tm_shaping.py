@@ -56,7 +56,7 @@ def test_queue_shaping_goes_to_the_ports_pg_queue() -> None:
             assert fake.tm_row("tm.queue.sched_shaping", pipe, pg_id, pg_queue)["max_rate"] == 5000
             assert fake.tm_queue(pipe, pg_id, pg_queue)["max_rate_enable"] is True
             # Enabling the shaper left the queue's scheduling alone.
-            assert fake.tm_queue(pipe, pg_id, pg_queue)["dwrr_weight"] == 1
+            assert fake.tm_queue(pipe, pg_id, pg_queue)["dwrr_weight"] == 1023
 
 
 @pytest.mark.parametrize(

@@ -94,8 +94,11 @@ ALL_PIPES = 0xFFFF
 # bfruntime_pb2.WriteRequest.Atomicity
 CONTINUE_ON_ERROR = 0
 ROLLBACK_ON_ERROR = 1
-# The same power-on weight the model backend reports.
-DEFAULT_DWRR_WEIGHT = 1
+# Power-on DWRR weight of every queue: open-p4studio 1f97778f
+# traffic_mgr/api/tm_api_sch.c line 64 ("Default: Queue scheduling weights
+# set to 1023"); the defaults tm_tofino_default.c line 756 and
+# tm_tof2_default.c line 928 write. The model backend reports the same.
+DEFAULT_DWRR_WEIGHT = 1023
 # tm.queue.sched_cfg priorities as bf_rt_tm_tf1.json declares them.
 TM_PRIORITY_CHOICES = ("LOW", "0", "1", "2", "3", "4", "5", "6", "7", "HIGH")
 # Power-on scheduling of every queue: equal weights, lowest priority. The
@@ -143,6 +146,28 @@ MAX_DWRR_WEIGHT = 1023
 # bfrt_controller/switch.py as_hardware_holds for the SDE lines).
 HW_UNIT_CELLS = 8
 MIN_PPG_HYSTERESIS_CELLS = 32
+# Distinct PPG (WAC) hysteresis values a pipe can hold: the offset profile
+# table has 32 entries (traffic_mgr/init/tm_tofino.h line 66
+# BF_TM_TOFINO_HYSTERESIS_PROFILES, tm_tof2.h line 67); one more distinct
+# value fails with BF_NO_SYS_RESOURCES (hw_intf/tm_tofino_hw_intf.c line 489).
+HYSTERESIS_PROFILES = 32
+# A port add's TM settings (traffic_mgr/common/tm_port.c bf_tm_add_new_port):
+# the port rate in kb/s by speed (lines 910-948; any other speed, 100G's),
+# a 9216-byte burst (line 950), PFC generation and honouring off (lines
+# 953-956); every queue's max rate the port rate and min rate 0
+# (hw_intf/tm_tofino_hw_intf.c lines 6425-6426, tm_tof2_hw_intf.c lines 9176-9177).
+PORT_RATE_KBPS = {
+    "BF_SPEED_1G": 1_000_000,
+    "BF_SPEED_10G": 10_000_000,
+    "BF_SPEED_25G": 25_000_000,
+    "BF_SPEED_40G": 40_000_000,
+    "BF_SPEED_40G_R2": 40_000_000,
+    "BF_SPEED_50G": 50_000_000,
+    "BF_SPEED_50G_CONS": 50_000_000,
+    "BF_SPEED_100G": 100_000_000,
+    "BF_SPEED_400G": 400_000_000,
+}
+PORT_ADD_BURST_BYTES = 9216
 # tm.ppg.cfg (bf_rt_tm_tf1.json, tf2 the same): PPGs 1..255 allocated per
 # pipe by entry add, at most 128 a pipe; each for one dev_port of that pipe.
 PPG_POOL_CHOICES = ("IG_APP_POOL_0", "IG_APP_POOL_1", "IG_APP_POOL_2", "IG_APP_POOL_3")
@@ -1025,10 +1050,16 @@ def _priority_name(number: int) -> str:
 class FakeSwitch:
     """State and checks of the device; FakeBfrtGrpc is its public face."""
 
-    def __init__(self, program: str, profile: HwProfile, address: str) -> None:
+    def __init__(self, program: str, profile: HwProfile, address: str, asic: bool = True) -> None:
         self.program = program
         self.profile = profile
         self.address = address
+        # An ASIC reads TM thresholds back as its registers hold them; the
+        # SDE on tofino-model answers with what was written (tm_ctx.h line 260).
+        self.asic = asic
+        # `$PORT` fields whose set sub-call fails: the server logs it and
+        # reports success (bf_rt_port_table_impl.cpp line 413).
+        self.ignored_port_fields: set[str] = set()
         self.specs = build_specs(program, profile)
         self._by_name: dict[str, TableSpec] = {}
         ambiguous: set[str] = set()
@@ -1502,9 +1533,10 @@ class FakeSwitch:
                 StatusCode.INVALID_ARGUMENT,
                 f"{name} {cells} above the buffer's {self.profile.buffer_cells} cells",
             )
-        if name == "pfc_limit_cells":
+        if name == "pfc_limit_cells" and self.asic:
             # The register holds 8-cell units (tm_tofino_hw_intf.c line 2957,
-            # tm_tof2_hw_intf.c line 4540: `val >> 3`) and a read returns it.
+            # tm_tof2_hw_intf.c line 4540: `val >> 3`) and a read on an ASIC
+            # returns it; tofino-model returns what was written.
             cells = cells // HW_UNIT_CELLS * HW_UNIT_CELLS
         self.state[spec.name][row] = cells
 
@@ -1634,7 +1666,20 @@ class FakeSwitch:
         # 4 (tm_tofino_hw_intf.c lines 409-416, tm_tof2_hw_intf.c lines
         # 313-320), and a read returns that (line 627 / 572).
         hyst = current["hysteresis_cells"] // HW_UNIT_CELLS * HW_UNIT_CELLS
-        current["hysteresis_cells"] = max(hyst, MIN_PPG_HYSTERESIS_CELLS)
+        held_hyst = max(hyst, MIN_PPG_HYSTERESIS_CELLS)
+        profiles = {
+            max(p["hysteresis_cells"] // HW_UNIT_CELLS * HW_UNIT_CELLS, MIN_PPG_HYSTERESIS_CELLS)
+            for (p_pipe, p_id), p in ppgs.items()
+            if p_pipe == pipe and p_id != ppg_id
+        }
+        if len(profiles | {held_hyst, MIN_PPG_HYSTERESIS_CELLS}) > HYSTERESIS_PROFILES:
+            raise _Refused(
+                StatusCode.RESOURCE_EXHAUSTED,
+                f"pipe {pipe}: no free hysteresis profile ({HYSTERESIS_PROFILES} distinct "
+                "values in use; BF_NO_SYS_RESOURCES)",
+            )
+        if self.asic:
+            current["hysteresis_cells"] = held_hyst
         port = current["dev_port"]
         port_pipe, *_ = self.port_cfg(port)
         if port_pipe != pipe:
@@ -1663,6 +1708,7 @@ class FakeSwitch:
         if op == "DELETE":
             ports.pop(dev_port, None)  # bf_pm_port_delete: BF_SUCCESS when not added
             return
+        fresh = op in ("INSERT", "INSERT_OR_MODIFY") and dev_port not in ports
         if data is None:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "port data is required")
         values = {n: self._field_value(spec.fields[n], t) for n, t in data.field_dict.items()}
@@ -1712,6 +1758,9 @@ class FakeSwitch:
             if refused is not None:
                 raise _Refused(StatusCode.INVALID_ARGUMENT, f"dev_port {dev_port}: {refused[1]}")
             port["$FEC"] = canonical_fec(values["$FEC"])
+        # A failed sub-call is logged and the write still succeeds (line 413).
+        for name in self.ignored_port_fields:
+            values.pop(name, None)
         for name in ("$AUTO_NEGOTIATION", "$PORT_ENABLE"):
             if name in values:
                 port[name] = values[name]
@@ -1719,6 +1768,32 @@ class FakeSwitch:
             port["$TX_PFC_EN_MAP"] = values["$TX_PFC_EN_MAP"]
             port["$RX_PFC_EN_MAP"] = values["$RX_PFC_EN_MAP"]
         ports[dev_port] = port
+        if fresh:
+            self._tm_port_added(dev_port, port["$SPEED"])
+
+    def _tm_port_added(self, dev_port: int, speed: str) -> None:
+        """What bf_tm_add_new_port does to the port's TM rows (PORT_RATE_KBPS)."""
+        tf = "tf2" if self.profile.chip == "tofino2" else "tf1"
+        rate = PORT_RATE_KBPS.get(speed, PORT_RATE_KBPS["BF_SPEED_100G"])
+        pipe, pg_id, _, queues = self.port_cfg(dev_port)
+
+        def set_row(table: str, key: tuple[int, ...], values: dict[str, Any]) -> None:
+            spec = self.spec(f"{tf}.{table}")
+            rows = self.state[spec.name]
+            row = {**rows.get(key, dict(spec.tm_defaults)), **values}
+            if row == dict(spec.tm_defaults):
+                rows.pop(key, None)
+            else:
+                rows[key] = row
+
+        set_row("tm.port.flowcontrol", (pipe, dev_port), {"mode_tx": "NONE", "mode_rx": "NONE"})
+        set_row(
+            "tm.port.sched_shaping",
+            (pipe, dev_port),
+            {"unit": "BPS", "max_rate": rate, "max_burst_size": PORT_ADD_BURST_BYTES},
+        )
+        for q in queues:
+            set_row("tm.queue.sched_shaping", (pipe, pg_id, q), {"max_rate": rate, "min_rate": 0})
 
     def _read_port(self, table: FakeTable, key: _Key, fields: list[str] | None = None) -> _Data:
         dev_port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
@@ -1842,6 +1917,10 @@ class FakeSwitch:
         if spec.kind == "port_stat":
             port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
             self.port_cfg(port)  # NOT_FOUND for a port the device lacks
+            if port not in self.state["$PORT"]:
+                # bf_pm_intf.c bf_pm_port_stat_direct_get line 10449 (and the
+                # shadow's bf_pm_port_all_stats_get): BF_INVALID_ARG.
+                raise _Refused(StatusCode.INVALID_ARGUMENT, f"dev_port {port} is not added")
             # Without from_hw: the shadow of the last stats poll (bf_rt_port_table_impl.cpp
             # line 1846); with it: the MAC's counters now (line 1902).
             counts = st if from_hw else self.port_stat_shadow
@@ -1908,8 +1987,16 @@ class FakeBfrtGrpc:
         )
     )
 
-    def __init__(self, program: str, profile: HwProfile, address: str = "localhost:50052") -> None:
-        self.switch = FakeSwitch(program, profile, address)
+    def __init__(
+        self,
+        program: str,
+        profile: HwProfile,
+        address: str = "localhost:50052",
+        asic: bool = True,
+    ) -> None:
+        """`asic`: a switch (TM reads rounded as the registers hold them) or
+        tofino-model (TM reads return what was written)."""
+        self.switch = FakeSwitch(program, profile, address, asic)
 
     def ClientInterface(  # named like the real module's class
         self,
@@ -2013,6 +2100,12 @@ class FakeBfrtGrpc:
     def set_front_panel(self, names: Mapping[str, int]) -> None:
         """The box's own front-panel map (`$PORT_STR_INFO`): name -> dev_port."""
         self.switch.front_panel = dict(names)
+
+    def ignore_port_field(self, name: str) -> None:
+        """Setting `$PORT` field `name` fails in the port manager: the server
+        logs it and reports the write done (bf_rt_port_table_impl.cpp
+        tableEntryMod_internal, line 413), leaving the field as it was."""
+        self.switch.ignored_port_fields.add(name)
 
     def fail_port_field(self, name: str) -> None:
         """Reading `$PORT` field `name` fails on the switch (a serdes or

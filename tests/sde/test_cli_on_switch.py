@@ -31,7 +31,7 @@ TARGET = "grpc://localhost:50052"
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeBfrtGrpc:
     f = FakeBfrtGrpc("pmqecn", load_profile("tofino"))
-    monkeypatch.setattr(bfrt, "load_bfrt_client", lambda: f)
+    monkeypatch.setattr(bfrt.client, "load_bfrt_client", lambda: f)
     return f
 
 
@@ -113,7 +113,7 @@ def test_carriers_map_live_values_to_entry_fields(fake: FakeBfrtGrpc) -> None:
 
 def test_bfcc_set_adopts_live_params(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     fake = FakeBfrtGrpc("bfcc", load_profile("tofino"))
-    monkeypatch.setattr(bfrt, "load_bfrt_client", lambda: fake)
+    monkeypatch.setattr(bfrt.client, "load_bfrt_client", lambda: fake)
     cfg = parse_bfcc(load_yaml(BFCC_DEFAULT), str(BFCC_DEFAULT))
     sw = BfrtSwitch("bfcc", load_profile("tofino"), client_module=fake)
     sw.connect()

@@ -27,7 +27,7 @@ RAW = yaml.safe_load(DEFAULT_CONFIG.read_text())
 @pytest.fixture
 def fake(monkeypatch: pytest.MonkeyPatch) -> FakeBfrtGrpc:
     f = FakeBfrtGrpc("p4qcn", load_profile("tofino"))
-    monkeypatch.setattr(bfrt, "load_bfrt_client", lambda: f)
+    monkeypatch.setattr(bfrt.client, "load_bfrt_client", lambda: f)
     return f
 
 

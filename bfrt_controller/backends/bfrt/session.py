@@ -1,0 +1,217 @@
+"""One BF-Runtime session: connect, bind, RPCs, reads, and the client's key
+and data objects. Every writer of this backend works through one."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import queue
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ...errors import ControllerError, SwitchBusy, SwitchUnavailable
+from .client import ALL_PIPES, CODE_NOT_FOUND, GONE_HINTS, busy_message, message
+
+
+class Session:
+    """A client of one program on one device.
+
+    One writer per program: the server lets one client bind a program
+    (bf_rt_server_mgr.cpp forwardingConfigBind: ALREADY_EXISTS for a second)
+    and refuses a second subscription with a client id in use. A writer binds
+    with its `client_id`; `read_only=True` opens an independent client
+    (perform_subscribe=False) that binds nothing and names the program in
+    each read, so `tofcc status` works while a controller holds the switch.
+    """
+
+    def __init__(
+        self,
+        gc: Any,
+        program: str,
+        address: str,
+        device_id: int,
+        client_id: int,
+        read_only: bool,
+    ) -> None:
+        self.gc = gc
+        self.program = program
+        self.address = address
+        self.device_id = device_id
+        self.client_id = client_id
+        self.read_only = read_only
+        self.client: Any = None
+        self.info: Any = None
+
+    def connect(self) -> None:
+        # A stale session would keep our client id taken on the server.
+        self.close()
+        try:
+            client = self.gc.ClientInterface(
+                self.address,
+                client_id=self.client_id,
+                device_id=self.device_id,
+                perform_subscribe=not self.read_only,
+            )
+        except Exception as exc:
+            # The server refuses a subscription whose client id is in use; the
+            # client reports any failed subscription as RuntimeError.
+            raise SwitchUnavailable(
+                f"cannot subscribe to BF-Runtime at {self.address} (device {self.device_id}) "
+                f"as client id {self.client_id}: {message(exc)} (another client may hold "
+                "this id: give a different --client-id)"
+            ) from exc
+        try:
+            info = client.bfrt_info_get(self.program)
+            if not self.read_only:
+                client.bind_pipeline_config(self.program)
+        except Exception as exc:
+            self._tear_down(client)
+            code = getattr(getattr(exc, "grpc_error", None), "code", lambda: None)()
+            if getattr(code, "name", None) == "ALREADY_EXISTS":
+                raise SwitchBusy(busy_message(self.program, self.address, message(exc))) from exc
+            raise SwitchUnavailable(
+                f"BF-Runtime at {self.address} cannot bind program '{self.program}': {message(exc)}"
+            ) from exc
+        self.client, self.info = client, info
+
+    def close(self) -> None:
+        client, self.client, self.info = self.client, None, None
+        if client is not None:
+            self._tear_down(client)
+
+    @staticmethod
+    def _tear_down(client: Any) -> None:
+        # The session may already be dead; there is nothing left to release then.
+        # An independent client has no stream, only its channel.
+        if getattr(client, "is_independent", False):
+            with contextlib.suppress(Exception):
+                client.channel.close()
+            return
+        with contextlib.suppress(Exception):
+            client.tear_down_stream()
+
+    def read_args(self) -> dict[str, Any]:
+        # An independent client is not bound: every read names the program.
+        return {"p4_name": self.program} if self.read_only else {}
+
+    def bfrt(self) -> Any:
+        if self.info is None:
+            raise SwitchUnavailable(f"not connected to BF-Runtime at {self.address}; connect()")
+        return self.info
+
+    def table(self, name: str) -> Any:
+        return self.bfrt().table_get(name)
+
+    def target(self, pipe: int = ALL_PIPES) -> Any:
+        return self.gc.Target(device_id=self.device_id, pipe_id=pipe)
+
+    def _stream_died(self) -> bool:
+        q = getattr(self.client, "exception_q", None)
+        return isinstance(q, queue.Queue) and not q.empty()
+
+    def _gone(self, exc: BaseException) -> bool:
+        rpc = getattr(exc, "grpc_error", None)
+        code = rpc.code() if rpc is not None and hasattr(rpc, "code") else None
+        if getattr(code, "name", None) == "UNAVAILABLE":
+            return True
+        details = rpc.details() if rpc is not None and hasattr(rpc, "details") else ""
+        text = f"{details} {exc}".lower()
+        return any(h in text for h in GONE_HINTS) or self._stream_died()
+
+    def rpc(self, fn: Callable[[], Any]) -> Any:
+        """Run one RPC; a vanished switch becomes SwitchUnavailable."""
+        try:
+            return fn()
+        except Exception as exc:
+            if self._gone(exc):
+                raise SwitchUnavailable(
+                    f"lost BF-Runtime at {self.address}: {message(exc)}; reconnect"
+                ) from exc
+            raise
+
+    @staticmethod
+    def not_found(exc: BaseException) -> bool:
+        subs = getattr(exc, "errors", None) or []
+        if any(getattr(e, "canonical_code", None) == CODE_NOT_FOUND for _, e in subs):
+            return True
+        rpc = getattr(exc, "grpc_error", None)
+        code = rpc.code() if rpc is not None and hasattr(rpc, "code") else None
+        return getattr(code, "name", None) == "NOT_FOUND" or "not found" in str(exc).lower()
+
+    def get(
+        self,
+        table: str,
+        key: Any,
+        pipe: int = ALL_PIPES,
+        from_hw: bool = False,
+        fields: Sequence[str] = (),
+    ) -> Any:
+        """The entry's data object, or None when the switch has no such entry.
+        `fields` names the data fields wanted (all when empty): the server
+        reads only those (client.py entry_get required_data)."""
+        t = self.table(table)
+        wanted: dict[str, Any] = {}
+        if fields:
+            wanted["required_data"] = t.make_data([self.gc.DataTuple(n) for n in fields], get=True)
+
+        def read() -> Any:
+            flags = {"from_hw": from_hw}
+            for item in t.entry_get(self.target(pipe), [key], flags, **wanted, **self.read_args()):
+                return item[0]
+            return None
+
+        try:
+            return self.rpc(read)
+        except SwitchUnavailable:
+            raise
+        except Exception as exc:
+            if self.not_found(exc):
+                return None
+            raise ControllerError(f"reading {table} failed: {message(exc)}") from exc
+
+    def get_default(self, table: str) -> Any:
+        t = self.table(table)
+
+        def read() -> Any:
+            for item in t.default_entry_get(self.target(), **self.read_args()):
+                return item[0]
+            return None
+
+        try:
+            return self.rpc(read)
+        except SwitchUnavailable:
+            raise
+        except Exception as exc:
+            raise ControllerError(f"reading the default of {table} failed: {exc}") from exc
+
+    # -- keys, data, calls -----------------------------------------------------
+    def data_tuple(self, name: str, value: Any) -> Any:
+        if isinstance(value, bool):
+            return self.gc.DataTuple(name, bool_val=value)
+        if isinstance(value, str):
+            return self.gc.DataTuple(name, str_val=value)
+        if isinstance(value, list | tuple):
+            return self.gc.DataTuple(name, int_arr_val=[int(v) for v in value])
+        return self.gc.DataTuple(name, int(value))
+
+    def make_data(self, table: str, values: Mapping[str, Any], action: str | None) -> Any:
+        t = self.table(table)
+        return t.make_data([self.data_tuple(n, v) for n, v in values.items()], action)
+
+    def make_key(self, table: str, **fields: Any) -> Any:
+        return self.table(table).make_key([self.gc.KeyTuple(n, v) for n, v in fields.items()])
+
+    def continue_on_error(self) -> Any:
+        return self.gc.bfruntime_pb2.WriteRequest.CONTINUE_ON_ERROR
+
+    def call_one(
+        self, table: str, call: str, key: Any, data: Any = None, pipe: int = ALL_PIPES
+    ) -> None:
+        """One update on one entry, outside any transaction (ports, TM rows)."""
+        t = self.table(table)
+        atomic = self.continue_on_error()
+        if call == "entry_del":
+            self.rpc(functools.partial(t.entry_del, self.target(pipe), [key], atomicity=atomic))
+            return
+        fn = getattr(t, call)
+        self.rpc(functools.partial(fn, self.target(pipe), [key], [data], atomicity=atomic))
