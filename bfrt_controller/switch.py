@@ -9,7 +9,7 @@ refused one.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal, TypeVar
 
@@ -308,6 +308,11 @@ class TmPoolWrite:
 #   is 4 in tm_tofino.h / tm_tof2.h).
 HW_UNIT_CELLS = 8
 MIN_PPG_HYSTERESIS_CELLS = 4 * HW_UNIT_CELLS
+# Distinct PPG hysteresis values one pipe holds: its WAC offset-profile table
+# has 32 entries (tm_tofino.h line 66 BF_TM_TOFINO_HYSTERESIS_PROFILES,
+# tm_tof2.h line 67), the power-on value among them; one more distinct value
+# is BF_NO_SYS_RESOURCES (tm_tofino_hw_intf.c line 489).
+HYSTERESIS_PROFILES = 32
 
 
 def hw_pfc_limit_cells(cells: int) -> int:
@@ -316,6 +321,19 @@ def hw_pfc_limit_cells(cells: int) -> int:
 
 def hw_hysteresis_cells(cells: int) -> int:
     return max(cells // HW_UNIT_CELLS * HW_UNIT_CELLS, MIN_PPG_HYSTERESIS_CELLS)
+
+
+def hysteresis_profile_refusal(held: Iterable[TmPpgWrite], w: TmPpgWrite) -> str | None:
+    """Why `w` finds no hysteresis profile in its pipe beside `held` (the
+    pipe's other PPGs), or None."""
+    values = {hw_hysteresis_cells(p.xoff_cells - p.xon_cells) for p in held}
+    values |= {hw_hysteresis_cells(w.xoff_cells - w.xon_cells), MIN_PPG_HYSTERESIS_CELLS}
+    if len(values) <= HYSTERESIS_PROFILES:
+        return None
+    return (
+        f"pipe {w.port >> 7}: no free hysteresis profile ({HYSTERESIS_PROFILES} distinct "
+        "xoff - xon values a pipe, the power-on one among them)"
+    )
 
 
 def as_hardware_holds(w: TmPpgWrite | TmPoolWrite) -> TmPpgWrite | TmPoolWrite:

@@ -1,4 +1,9 @@
-"""`--target model` or `--target grpc://HOST:PORT` -> a Switch."""
+"""`--target model`, `grpc://HOST:PORT` or `tofino-model://HOST:PORT` -> a Switch.
+
+`grpc://` is BF-Runtime on a switch; `tofino-model://` is BF-Runtime in
+front of Intel's tofino-model, whose TM reads return what was written where
+an ASIC returns what its registers keep (Switch.rounds_tm_reads): BF-Runtime
+has no table that tells the two apart, so the target says it."""
 
 from __future__ import annotations
 
@@ -19,17 +24,29 @@ def open_switch(
         from .backends.model import ModelSwitch
 
         return ModelSwitch(program, profile)
-    if target.startswith("grpc://"):
-        address = target.removeprefix("grpc://")
+    scheme, sep, address = target.partition("://")
+    if sep and scheme in BFRT_SCHEMES:
         host, _, port = address.rpartition(":")
         # ASCII digits only: str.isdigit() and int() also take "５" and "²".
         if not host or not re.fullmatch(r"[0-9]{1,5}", port) or not 1 <= int(port) <= 65535:
             raise ConfigError(
-                "--target", f"expected grpc://HOST:PORT with PORT 1..65535, got {target!r}"
+                "--target", f"expected {scheme}://HOST:PORT with PORT 1..65535, got {target!r}"
             )
         from .backends.bfrt import BfrtSwitch
 
         return BfrtSwitch(
-            program, profile, address=address, client_id=client_id, read_only=read_only
+            program,
+            profile,
+            address=address,
+            client_id=client_id,
+            read_only=read_only,
+            asic=scheme == "grpc",
         )
-    raise ConfigError("--target", f"expected 'model' or grpc://HOST:PORT, got {target!r}")
+    raise ConfigError(
+        "--target",
+        f"expected 'model', grpc://HOST:PORT or tofino-model://HOST:PORT, got {target!r}",
+    )
+
+
+# BF-Runtime targets: a switch, or tofino-model behind bf_switchd.
+BFRT_SCHEMES = ("grpc", "tofino-model")

@@ -42,6 +42,7 @@ from ..switch import (
     Write,
     as_hardware_holds,
     hw_pfc_limit_cells,
+    hysteresis_profile_refusal,
 )
 
 # Every queue's DWRR weight at power-on: open-p4studio 1f97778f
@@ -187,6 +188,10 @@ class ModelSwitch(Switch):
                 raise P4ModelError(
                     f"tm.ppg.cfg: dev_port {w.port} icos already in ppg {other.ppg_id}"
                 )
+        others = [p for (pipe, i), p in self.tm_ppgs.items() if pipe == slot[0] and i != w.ppg_id]
+        refused = hysteresis_profile_refusal(others, w)
+        if refused is not None:
+            raise P4ModelError(f"tm.ppg.cfg: {refused}")
         # Kept as the TM keeps it: hysteresis in 8-cell units (switch.as_hardware_holds).
         held_now = as_hardware_holds(w)
         assert isinstance(held_now, TmPpgWrite)

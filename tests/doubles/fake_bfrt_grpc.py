@@ -62,6 +62,29 @@ Read from open-p4studio (pkgsrc/bf-drivers) and modelled here:
   tableEntryGet_internal from line 911; fail_port_field()); a read that asks
   for fields (required_data) reads only those.
 
+What the SDE does after a call (issue 42; open-p4studio 1f97778f):
+- a `$PORT` add of a port that was not added runs the TM's port add
+  (traffic_mgr/common/tm_init.c tm_add_port, tm_port.c bf_tm_add_new_port):
+  tm.port.flowcontrol mode_tx and mode_rx become NONE (tm_port.c lines
+  953-956), the port shaper runs at the port rate with a 9216-byte burst
+  (lines 910-950), and every queue's max rate is the port rate and its min
+  rate 0 (hw_intf/tm_tofino_hw_intf.c lines 6425-6426, tm_tof2_hw_intf.c
+  lines 9176-9177). Weights and priorities are kept;
+- `$PORT_STAT` of a port that is not added is BF_INVALID_ARG (bf_pm/
+  bf_pm_intf.c bf_pm_port_stat_direct_get line 10449);
+- every queue's DWRR weight is 1023 at power-on (traffic_mgr/api/
+  tm_api_sch.c line 64);
+- TM reads of PFC limits and PPG hysteresis come from the registers, in
+  8-cell units, only on an ASIC (common/tm_ctx.h line 260
+  TM_IS_TARGET_ASIC, tm_ig_ppg.c line 296): `FakeBfrtGrpc(..., asic=False)`
+  is tofino-model, which returns what was written;
+- a pipe has 32 PPG hysteresis profiles (init/tm_tofino.h line 66, tm_tof2.h
+  line 67); one more distinct value is BF_NO_SYS_RESOURCES
+  (tm_tofino_hw_intf.c line 489), RESOURCE_EXHAUSTED here;
+- a `$PORT` write whose sub-call fails (autonegotiation, PFC map, enable)
+  is logged and reported as success (bf_rt/bf_rt_port/
+  bf_rt_port_table_impl.cpp line 413): ignore_port_field().
+
 Not modelled: ids, protobuf encoding,
 annotations, idle timeouts, action profiles, learn/digest, most TM fields.
 Stricter than a switch in one place: a MAT write must give every parameter
