@@ -210,6 +210,7 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
         if spec.front_panel is not None:
             board = check_ports(spec.front_panel, profile, f"{at}.front_panel")
             check_pfc_priorities(config, spec.front_panel, board, profile, at)
+            check_polled_ports(config, spec.front_panel, board, at)
             unguarded = _unguarded(spec.front_panel, board, config)
             if unguarded and cfg.strict_source_guard:
                 raise ConfigError(
@@ -274,6 +275,34 @@ def check_pfc_priorities(
                 f"{fp.port} (device port {port}) honours pauses on CoS {ignore}, where the "
                 "lossless queues go while pauses are ignored (pfc.ignore_cos): leave it out "
                 "of pfc_priorities so the MAC drops pauses on it",
+            )
+
+
+def polled_ports(config: Any) -> dict[int, str]:
+    """Device ports whose `$PORT_STAT` counters the program's loops read,
+    with the field that names each: the PFC watchdog's ports (pause time)
+    and BFCC's reaction points (bytes sent, for shaping)."""
+    out: dict[int, str] = {}
+    pfc = getattr(config, "pfc", None)
+    for i, port in enumerate(getattr(pfc, "ports", None) or ()):
+        out.setdefault(port, f"pfc.ports[{i}]")
+    for i, rp in enumerate(getattr(config, "reaction_points", None) or ()):
+        out.setdefault(rp.port, f"reaction_points[{i}].port")
+    return out
+
+
+def check_polled_ports(config: Any, ports: PortsConfig, board: BoardProfile, at: str) -> None:
+    """Every port a loop polls must be one the front panel adds: the SDE
+    refuses `$PORT_STAT` on a port that is not added (open-p4studio
+    bf_pm_intf.c bf_pm_port_stat_direct_get line 10449, BF_INVALID_ARG), so
+    the watchdog or the shaper would fail every cycle."""
+    added = {board.dev_port(p.port) for p in ports.ports}
+    for port, field in polled_ports(config).items():
+        if port not in added:
+            raise ConfigError(
+                f"{at}.config.{field}",
+                f"device port {port} is not in front_panel: the switch refuses its "
+                "counters until it is added (add it to front_panel.ports)",
             )
 
 

@@ -13,6 +13,8 @@ from open-p4studio 1f97778f, and the controller surviving it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from bfrt_controller.backends.bfrt import BfrtSwitch
@@ -282,3 +284,54 @@ def test_switch_truth_a_failed_pfc_map_on_modify_restores_the_port() -> None:
     with pytest.raises(WriteError, match="reads back"):
         sw.write([p25(4, pfc_map=0xFF)])
     assert fake.snapshot() == before
+
+
+# -- 2 (controller): ports a loop polls must be added ------------------------------
+def _deployment(program: str, config: dict[str, object], lanes: list[str]) -> dict[str, object]:
+    return {
+        "targets": [
+            {
+                "name": "s1",
+                "target": "grpc://10.0.0.1:50052",
+                "program": program,
+                "config": config,
+                "front_panel": {
+                    "board": "tofino-32q",
+                    "ports": [{"port": p, "speed": "25G", "pfc_priorities": [COS]} for p in lanes],
+                },
+            }
+        ]
+    }
+
+
+def test_switch_truth_bfcc_reaction_port_outside_the_front_panel_is_refused() -> None:
+    """BFCC's shaper reads `$PORT_STAT` of each reaction point (device port
+    3 = 32/3 here): a port the front panel does not add is refused at check."""
+    import yaml
+
+    from bfrt_controller.errors import ConfigError
+    from bfrt_controller.service import resolve
+
+    root = Path(__file__).resolve().parents[2]
+    raw = yaml.safe_load((root / "examples" / "bfcc-two-tier-s1.yaml").read_text())
+    resolve(_deployment("bfcc", raw, ["32/1", "32/3"]), "d.yaml", root)
+    with pytest.raises(ConfigError, match="not in front_panel") as err:
+        resolve(_deployment("bfcc", raw, ["32/1"]), "d.yaml", root)
+    assert err.value.field.endswith("config.reaction_points[0].port")
+
+
+def test_switch_truth_pfc_port_outside_the_front_panel_is_refused() -> None:
+    """The PFC watchdog reads each PFC port's pause time: same rule."""
+    import yaml
+
+    from bfrt_controller.errors import ConfigError
+    from bfrt_controller.service import resolve
+
+    root = Path(__file__).resolve().parents[2]
+    raw = yaml.safe_load((root / "bfrt_controller" / "defaults" / "p4qcn.yaml").read_text())
+    raw["pfc"] = {"ports": [1, 2], "xoff_cells": 182, "headroom_cells": 52}
+    raw["traffic_classes"] = [{"dscp": 26, "queue": 0, "icos": COS}]
+    resolve(_deployment("p4qcn", raw, ["32/1", "32/2"]), "d.yaml", root)
+    with pytest.raises(ConfigError, match="not in front_panel") as err:
+        resolve(_deployment("p4qcn", raw, ["32/1"]), "d.yaml", root)
+    assert err.value.field.endswith("config.pfc.ports[1]")
