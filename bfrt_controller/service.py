@@ -297,10 +297,10 @@ def check_polled_ports(config: Any, ports: PortsConfig, board: BoardProfile, at:
     bf_pm_intf.c bf_pm_port_stat_direct_get line 10449, BF_INVALID_ARG), so
     the watchdog or the shaper would fail every cycle."""
     added = {board.dev_port(p.port) for p in ports.ports}
-    for port, field in polled_ports(config).items():
+    for port, name in polled_ports(config).items():
         if port not in added:
             raise ConfigError(
-                f"{at}.config.{field}",
+                f"{at}.config.{name}",
                 f"device port {port} is not in front_panel: the switch refuses its "
                 "counters until it is added (add it to front_panel.ports)",
             )
