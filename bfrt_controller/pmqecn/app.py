@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import math
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -23,20 +23,18 @@ from ..common import (
     by_table,
     check_chip,
     host_feedback_writes,
-    port_guard_row,
     ternary,
 )
 from ..errors import ConfigError
 from ..logs import logfmt_value
-from ..switch import EntryWrite, RegisterWrite, Switch, TmQueueWrite, Write
+from ..switch import EntryWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
 from .config import ClassSpec, PmqecnConfig, check_against, max_weight, weight_refusal
 from .drain import exp_entries, log_entries, rate_log2_q7
-from .sampling import next_sample_log2, sample_mask, samples_taken
-
-# status() sections.
-CLASSES = "classes"
+from .measure import ClassMeter, Sample
+from .sampling import sample_mask
+from .status import status_rows
 
 log = logging.getLogger("tofcc.pmqecn")
 
@@ -64,47 +62,6 @@ class ClassLive:
     sojourn_ns: float = 0.0  # W_i as last measured
 
 
-@dataclass(frozen=True)
-class Sample:
-    """One interval's measurement of one class."""
-
-    class_id: int
-    packets: int
-    rate_pps: float
-    mean_sojourn_ns: float
-    backlog_packets: float = 0.0  # the class's queue at the end of the interval (estimate)
-
-
-# A mean sojourn below this share of deq_timedelta's range is taken at its word.
-_RESOLVED_SOJOURN_SHARE = 0.5
-
-
-def backlog_packets(
-    previous: float,
-    arrived: int,
-    departed: int,
-    mean_sojourn_ns: float,
-    rate_pps: float,
-    saturation_ns: int,
-    capacity_packets: int,
-) -> float:
-    """A class's standing queue (packets) at the end of an interval.
-
-    Little's law gives lambda_i W_i, but W_i is the mean of deq_timedelta,
-    which saturates (2^18 ns on Tofino: less than one packet time on a 10 Mb/s
-    link), so it only counts where the mean sojourn sits well inside the
-    field's range.  Otherwise the queue is the last estimate plus what arrived
-    (ingress counter) less what left (egress sojourn count), at least
-    lambda_i W_i: tail drops make that an over-estimate, so it is capped at the
-    buffer (capacity_packets) and re-anchored once sojourns are resolvable.
-    """
-    little = rate_pps * mean_sojourn_ns * 1e-9
-    if mean_sojourn_ns < _RESOLVED_SOJOURN_SHARE * saturation_ns:
-        return little
-    counted = max(0.0, previous + arrived - departed)
-    return min(max(little, counted), float(capacity_packets))
-
-
 @dataclass
 class Change:
     class_id: int
@@ -112,12 +69,6 @@ class Change:
     old: int
     new: int
     why: str
-
-
-@dataclass
-class _Counters:
-    time_s: float
-    packets: dict[int, int] = field(default_factory=dict)
 
 
 # DWRR weight of the egress ports' queues that carry no class: the least the
@@ -135,12 +86,9 @@ class PmqecnApp(IntendedStateApp):
         self.live: dict[int, ClassLive] = {
             c.id: ClassLive(c.threshold_cells, c.weight, c.target_rate_pps) for c in config.classes
         }
-        self._last: _Counters | None = None
         self.unchanged_because: str | None = None
-        self._backlog: dict[int, float] = {}
-        # k per class (sampling.py): derived from the last reading, so not
-        # saved; after a restart every class starts summed whole again.
-        self._sample_log2: dict[int, int] = {c.id: 0 for c in config.classes}
+        # Counters, sojourn sums and k per class (sampling.py): measure.py.
+        self.meter = ClassMeter(switch, config)
 
     # ---- intended state --------------------------------------------
     def _class_writes(
@@ -181,7 +129,7 @@ class PmqecnApp(IntendedStateApp):
             n.SOJOURN_SAMPLING,
             {n.K_CLASS_ID: Match(class_id)},
             n.SET_SOJOURN_SAMPLING,
-            {"sample_mask": sample_mask(self._sample_log2[class_id])},
+            {"sample_mask": sample_mask(self.meter.sample_log2[class_id])},
         )
 
     def _threshold_write(
@@ -422,72 +370,8 @@ class PmqecnApp(IntendedStateApp):
         log.debug("event=measuring since_s=%.6f", now_s)
 
     def sample(self, now_s: float) -> list[Sample]:
-        """lambda_i from the class counters (delta over the interval) and W_i
-        from the sojourn accumulators, which are read and cleared."""
-        ids = [c.id for c in self.config.classes]
-        counted = self.switch.read_counters(n.CLASS_COUNTERS, ids)
-        packets = {cid: pkts for cid, (pkts, _) in zip(ids, counted, strict=True)}
-        totals = self.switch.read_registers(n.SOJOURN_SUM_NS, ids)
-        counts = self.switch.read_registers(n.SOJOURN_PKTS, ids)
-        sojourn = dict(zip(ids, zip(totals, counts, strict=True), strict=True))
-        taken_at = dict(self._sample_log2)
-        # The next interval's k goes in with the clears, one batch, so each
-        # interval's sum is taken at one k.
-        clears: list[Write] = []
-        for cid in ids:
-            self._sample_log2[cid] = next_sample_log2(taken_at[cid], sojourn[cid][0])
-            clears += [
-                RegisterWrite(n.SOJOURN_SUM_NS, cid, 0),
-                RegisterWrite(n.SOJOURN_PKTS, cid, 0),
-            ]
-            if self._sample_log2[cid] != taken_at[cid]:
-                clears.append(self._sampling_write(cid))
-        try:
-            self.switch.write(by_table(clears))
-        except Exception:
-            self._sample_log2 = taken_at
-            raise
-        last, self._last = self._last, _Counters(now_s, packets)
-        samples = []
-        for c in self.config.classes:
-            total, count = sojourn[c.id]
-            summed = samples_taken(count, taken_at[c.id])
-            w = total / summed if summed else 0.0
-            # >=: BF-Runtime sums the per-pipe cells, which may exceed one cell's max.
-            saturated = total >= U32_MAX
-            if saturated:
-                log.warning(
-                    "event=sojourn_saturated class=%d sample_log2=%d next_sample_log2=%d",
-                    c.id,
-                    taken_at[c.id],
-                    self._sample_log2[c.id],
-                )
-            if last is None or now_s <= last.time_s:
-                rate = 0.0
-                delta = 0
-            else:
-                prev = last.packets.get(c.id, 0)
-                # A counter that went backwards was reset by a switch restart.
-                restarted = packets[c.id] < prev
-                delta = packets[c.id] if restarted else packets[c.id] - prev
-                rate = delta / (now_s - last.time_s)
-                if restarted:
-                    self._backlog[c.id] = 0.0
-            backlog = backlog_packets(
-                self._backlog.get(c.id, 0.0),
-                delta,
-                count,
-                # A pinned sum gives only a lower bound of W_i: the backlog
-                # is then counted, as for a saturated deq_timedelta.
-                float(self.profile.max_timedelta_ns) if saturated else w,
-                rate,
-                self.profile.max_timedelta_ns,
-                self.config.optimizer.capacity_packets,
-            )
-            self._backlog[c.id] = backlog
-            samples.append(Sample(c.id, delta, rate, w, backlog))
-            self.live[c.id].sojourn_ns = w
-        return samples
+        """lambda_i and W_i of every class over the interval (measure.py)."""
+        return self.meter.sample(now_s, self.live, self._sampling_write)
 
     # ---- optimisation ----------------------------------------------
     def packets_to_cells(self, packets: float) -> int:
@@ -502,54 +386,8 @@ class PmqecnApp(IntendedStateApp):
 
     # ---- what the switch holds ------------------------------------
     def status(self) -> list[dict[str, object]]:
-        """Per class, then per port (trust, source binding, what each guard
-        dropped), as read back from the switch (not from the intended state)."""
-        cfg = self.config
-        ports = sorted(
-            {r.port for r in cfg.routes}
-            | set(cfg.trusted_ports)
-            | {ps.port for ps in cfg.ports}
-            | {b.port for b in cfg.source_bindings}
-        )
-        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-        return [
-            *self._class_rows(),
-            *(port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports),
-        ]
-
-    def _class_rows(self) -> list[dict[str, object]]:
-        rows: list[dict[str, object]] = []
-        sched = self.config.scheduling
-        for c in self.config.classes:
-            key = {n.K_CLASS_ID: Match(c.id)}
-            thr = self.switch.read_entry(n.ECN_THRESHOLD, key)
-            rates = self.switch.read_entry(n.CLASS_RATES, key)
-            if sched.mode == "p4_wrr":
-                w = self.switch.read_entry(n.VQ_WEIGHT, {n.K_VQ_ID: Match(c.vq)})
-                weight = w.data["weight"] if w else None
-            else:
-                weight = self.switch.read_tm_weight(sched.egress_ports[0], c.queue)
-            packets, nbytes = self.switch.read_counter(n.CLASS_COUNTERS, c.id)
-            rows.append(
-                {
-                    "section": CLASSES,
-                    "name": c.name,
-                    "id": c.id,
-                    "qos": c.qos,
-                    "queue": c.queue,
-                    "threshold_cells": thr.data["threshold_bytes"] // self.profile.cell_bytes
-                    if thr
-                    else None,
-                    "mark_original": bool(thr.data["mark_original"]) if thr else None,
-                    "weight": weight,
-                    "rate_pps": rates.data["rate"] if rates else None,
-                    "target_rate_pps": rates.data["target_rate"] if rates else None,
-                    "sojourn_ns": self.live[c.id].sojourn_ns,
-                    "packets": packets,
-                    "bytes": nbytes,
-                }
-            )
-        return rows
+        """Per class, then per port, as read back from the switch (status.py)."""
+        return status_rows(self)
 
     def optimize_once(self, now_s: float) -> list[Change]:
         """One cycle of Fig. 3: measure lambda_i and W_i, solve, write K_i,
@@ -565,7 +403,7 @@ class PmqecnApp(IntendedStateApp):
             self.unchanged_because = "optimizer.enabled is false in the config"
             log.debug("event=optimizer-skipped reason=disabled")
             return []
-        if self._last is None:
+        if self.meter.last is None:
             log.warning("no baseline sample (start() not called): this cycle only takes one")
         samples = self.sample(now_s)
         if not any(s.rate_pps > 0 for s in samples):

@@ -11,7 +11,7 @@ max-min share of u Gamma (u = optimizer.target_utilisation, weights the
 classes' current scheduling weights), the same rule the optimiser's floor
 follows (models.optimize.share_targets); K_i and weights stay as they are
 until the model applies again.  Either way a standing queue (the classes'
-backlogs, see app.backlog_packets) that the 1 - u headroom cannot clear
+backlogs, see measure.backlog_packets) that the 1 - u headroom cannot clear
 within one interval lowers the port's total
 (models.optimize.problem.port_target).
 """

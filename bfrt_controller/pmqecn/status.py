@@ -3,8 +3,18 @@
 
 from __future__ import annotations
 
-from ..common import PORT_GUARD_COLUMNS, PORTS_SECTION
-from .app import CLASSES
+from typing import TYPE_CHECKING
+
+from models.switch.core import Match
+
+from ..common import PORT_GUARD_COLUMNS, PORTS_SECTION, port_guard_row
+from . import names as n
+
+if TYPE_CHECKING:
+    from .app import PmqecnApp
+
+# The section of the class rows.
+CLASSES = "classes"
 
 SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
@@ -24,3 +34,55 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ),
     (PORTS_SECTION, PORT_GUARD_COLUMNS),
 )
+
+
+def status_rows(app: PmqecnApp) -> list[dict[str, object]]:
+    """Per class, then per port (trust, source binding, what each guard
+    dropped), as read back from the switch (not from the intended state)."""
+    cfg = app.config
+    ports = sorted(
+        {r.port for r in cfg.routes}
+        | set(cfg.trusted_ports)
+        | {ps.port for ps in cfg.ports}
+        | {b.port for b in cfg.source_bindings}
+    )
+    bindings = {b.port: b.prefixes for b in cfg.source_bindings}
+    return [
+        *_class_rows(app),
+        *(port_guard_row(app.switch, p, bindings.get(p, [])) for p in ports),
+    ]
+
+
+def _class_rows(app: PmqecnApp) -> list[dict[str, object]]:
+    rows: list[dict[str, object]] = []
+    sched = app.config.scheduling
+    for c in app.config.classes:
+        key = {n.K_CLASS_ID: Match(c.id)}
+        thr = app.switch.read_entry(n.ECN_THRESHOLD, key)
+        rates = app.switch.read_entry(n.CLASS_RATES, key)
+        if sched.mode == "p4_wrr":
+            w = app.switch.read_entry(n.VQ_WEIGHT, {n.K_VQ_ID: Match(c.vq)})
+            weight = w.data["weight"] if w else None
+        else:
+            weight = app.switch.read_tm_weight(sched.egress_ports[0], c.queue)
+        packets, nbytes = app.switch.read_counter(n.CLASS_COUNTERS, c.id)
+        rows.append(
+            {
+                "section": CLASSES,
+                "name": c.name,
+                "id": c.id,
+                "qos": c.qos,
+                "queue": c.queue,
+                "threshold_cells": thr.data["threshold_bytes"] // app.profile.cell_bytes
+                if thr
+                else None,
+                "mark_original": bool(thr.data["mark_original"]) if thr else None,
+                "weight": weight,
+                "rate_pps": rates.data["rate"] if rates else None,
+                "target_rate_pps": rates.data["target_rate"] if rates else None,
+                "sojourn_ns": app.live[c.id].sojourn_ns,
+                "packets": packets,
+                "bytes": nbytes,
+            }
+        )
+    return rows

@@ -257,7 +257,7 @@ def test_duplicate_level_queue_is_refused() -> None:
 
 
 def test_backlog_from_little_while_sojourns_are_resolvable() -> None:
-    from bfrt_controller.pmqecn.app import backlog_packets
+    from bfrt_controller.pmqecn.measure import backlog_packets
 
     # 1000 pkt/s waiting 20 us on average: 0.02 packets queued, whatever came before.
     assert backlog_packets(50.0, 100, 100, 20_000, 1000.0, 262_143, 200) == pytest.approx(0.02)
@@ -266,7 +266,7 @@ def test_backlog_from_little_while_sojourns_are_resolvable() -> None:
 def test_backlog_counts_arrivals_less_departures_once_sojourns_saturate() -> None:
     """On a 10 Mb/s link every wait saturates Tofino's 18-bit deq_timedelta:
     the queue is then what came in less what went out, capped at the buffer."""
-    from bfrt_controller.pmqecn.app import backlog_packets
+    from bfrt_controller.pmqecn.measure import backlog_packets
 
     sat = 262_143
     q = backlog_packets(0.0, 500, 250, sat, 2500.0, sat, 200)
