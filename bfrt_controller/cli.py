@@ -499,14 +499,26 @@ def demo() -> None:
     run_demo(console)
 
 
-def _add_eval() -> None:
-    # The evaluation harness lives with the models; its command joins tofcc.
-    from evaluation.cli import eval_group
+# Command groups other packages add to tofcc (the evaluation's `eval`), found
+# as installed entry points the way click plugins are: the controller imports
+# nothing above it, and a package installed beside it can add a group.
+PLUGIN_GROUP = "tofcc.commands"
 
-    cli.add_command(eval_group)
+
+def _add_plugins() -> None:
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda e: e.name):
+        try:
+            command = ep.load()
+        except Exception as exc:  # a broken plugin must not take tofcc down with it
+            print_error(f"command group {ep.name!r} ({ep.value}) failed to load: {exc}")
+            continue
+        if isinstance(command, click.Command) and ep.name not in cli.commands:
+            cli.add_command(command, ep.name)
 
 
-_add_eval()
+_add_plugins()
 
 
 for _name in PROGRAMS:

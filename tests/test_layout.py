@@ -24,7 +24,8 @@ ALLOWED: dict[str, set[str]] = {
     "tofcc_common": set(),
     "hw_profiles": set(),
     "models": {"tofcc_common", "hw_profiles"},
-    "bfrt_controller": {"tofcc_common", "hw_profiles", "models", "evaluation"},
+    # `tofcc eval` comes from evaluation's entry point (pyproject), not an import.
+    "bfrt_controller": {"tofcc_common", "hw_profiles", "models"},
     "evaluation": {"tofcc_common", "hw_profiles", "models", "bfrt_controller"},
     "ptf_tests": {"tofcc_common", "hw_profiles", "models", "bfrt_controller"},
 }
@@ -124,6 +125,18 @@ def test_packages_import_only_downward(package: str) -> None:
         if target in MODULES and target.split(".")[0] not in {package, *ALLOWED[package]}
     )
     assert wrong == []
+
+
+def test_tofcc_finds_eval_as_a_plugin() -> None:
+    """The controller names no package above it: `tofcc eval` is an entry
+    point of the installed distribution."""
+    from importlib.metadata import entry_points
+
+    from bfrt_controller.cli import PLUGIN_GROUP, cli
+
+    found = {ep.name: ep.value for ep in entry_points(group=PLUGIN_GROUP)}
+    assert found == {"eval": "evaluation.cli:eval_group"}
+    assert "eval" in cli.commands
 
 
 def test_product_imports_no_test_double() -> None:

@@ -11,15 +11,12 @@ import logging
 import math
 from collections import defaultdict
 from dataclasses import asdict, dataclass, replace
-from typing import Annotated, Any
-
-from pydantic import Field
+from typing import Any
 
 from models.switch.core import Match
 
 from ..common import (
     IntendedStateApp,
-    Strict,
     by_table,
     check_chip,
     host_feedback_writes,
@@ -32,6 +29,7 @@ from ..validation import parse_model
 from . import names as n
 from .config import ClassSpec, PmqecnConfig, check_against, max_weight, weight_refusal
 from .drain import exp_entries, log_entries, rate_log2_q7
+from .live import ClassLive, SavedClass
 from .measure import ClassMeter, Sample
 from .sampling import sample_mask
 from .status import status_rows
@@ -39,27 +37,6 @@ from .status import status_rows
 log = logging.getLogger("tofcc.pmqecn")
 
 U32_MAX = 0xFFFFFFFF
-
-
-class SavedClass(Strict):
-    """One class's ClassLive as the model target's state file holds it."""
-
-    threshold_cells: Annotated[int, Field(ge=0)]
-    weight: Annotated[int, Field(ge=1, le=0xFFFF)]
-    target_rate_pps: Annotated[int, Field(ge=0, le=U32_MAX)]
-    rate_pps: Annotated[int, Field(ge=0, le=U32_MAX)] = 0
-    sojourn_ns: Annotated[float, Field(ge=0)] = 0.0
-
-
-@dataclass
-class ClassLive:
-    """What can change at run time for one class."""
-
-    threshold_cells: int
-    weight: int
-    target_rate_pps: int
-    rate_pps: int = 0  # lambda_i as last measured, echoed in feedback
-    sojourn_ns: float = 0.0  # W_i as last measured
 
 
 @dataclass
@@ -387,7 +364,7 @@ class PmqecnApp(IntendedStateApp):
     # ---- what the switch holds ------------------------------------
     def status(self) -> list[dict[str, object]]:
         """Per class, then per port, as read back from the switch (status.py)."""
-        return status_rows(self)
+        return status_rows(self.switch, self.config, self.live)
 
     def optimize_once(self, now_s: float) -> list[Change]:
         """One cycle of Fig. 3: measure lambda_i and W_i, solve, write K_i,

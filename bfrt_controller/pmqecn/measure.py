@@ -7,16 +7,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from ..common import by_table
 from ..switch import EntryWrite, RegisterWrite, Switch, Write
 from . import names as n
 from .config import PmqecnConfig
+from .live import ClassLive
 from .sampling import next_sample_log2, samples_taken
-
-if TYPE_CHECKING:
-    from .app import ClassLive
 
 log = logging.getLogger("tofcc.pmqecn")
 

@@ -3,15 +3,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from models.switch.core import Match
 
 from ..common import PORT_GUARD_COLUMNS, PORTS_SECTION, port_guard_row
+from ..switch import Switch
 from . import names as n
-
-if TYPE_CHECKING:
-    from .app import PmqecnApp
+from .config import PmqecnConfig
+from .live import ClassLive
 
 # The section of the class rows.
 CLASSES = "classes"
@@ -36,10 +34,12 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
 )
 
 
-def status_rows(app: PmqecnApp) -> list[dict[str, object]]:
+def status_rows(
+    switch: Switch, config: PmqecnConfig, live: dict[int, ClassLive]
+) -> list[dict[str, object]]:
     """Per class, then per port (trust, source binding, what each guard
     dropped), as read back from the switch (not from the intended state)."""
-    cfg = app.config
+    cfg = config
     ports = sorted(
         {r.port for r in cfg.routes}
         | set(cfg.trusted_ports)
@@ -48,24 +48,26 @@ def status_rows(app: PmqecnApp) -> list[dict[str, object]]:
     )
     bindings = {b.port: b.prefixes for b in cfg.source_bindings}
     return [
-        *_class_rows(app),
-        *(port_guard_row(app.switch, p, bindings.get(p, [])) for p in ports),
+        *_class_rows(switch, config, live),
+        *(port_guard_row(switch, p, bindings.get(p, [])) for p in ports),
     ]
 
 
-def _class_rows(app: PmqecnApp) -> list[dict[str, object]]:
+def _class_rows(
+    switch: Switch, config: PmqecnConfig, live: dict[int, ClassLive]
+) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
-    sched = app.config.scheduling
-    for c in app.config.classes:
+    sched = config.scheduling
+    for c in config.classes:
         key = {n.K_CLASS_ID: Match(c.id)}
-        thr = app.switch.read_entry(n.ECN_THRESHOLD, key)
-        rates = app.switch.read_entry(n.CLASS_RATES, key)
+        thr = switch.read_entry(n.ECN_THRESHOLD, key)
+        rates = switch.read_entry(n.CLASS_RATES, key)
         if sched.mode == "p4_wrr":
-            w = app.switch.read_entry(n.VQ_WEIGHT, {n.K_VQ_ID: Match(c.vq)})
+            w = switch.read_entry(n.VQ_WEIGHT, {n.K_VQ_ID: Match(c.vq)})
             weight = w.data["weight"] if w else None
         else:
-            weight = app.switch.read_tm_weight(sched.egress_ports[0], c.queue)
-        packets, nbytes = app.switch.read_counter(n.CLASS_COUNTERS, c.id)
+            weight = switch.read_tm_weight(sched.egress_ports[0], c.queue)
+        packets, nbytes = switch.read_counter(n.CLASS_COUNTERS, c.id)
         rows.append(
             {
                 "section": CLASSES,
@@ -73,14 +75,14 @@ def _class_rows(app: PmqecnApp) -> list[dict[str, object]]:
                 "id": c.id,
                 "qos": c.qos,
                 "queue": c.queue,
-                "threshold_cells": thr.data["threshold_bytes"] // app.profile.cell_bytes
+                "threshold_cells": thr.data["threshold_bytes"] // switch.profile.cell_bytes
                 if thr
                 else None,
                 "mark_original": bool(thr.data["mark_original"]) if thr else None,
                 "weight": weight,
                 "rate_pps": rates.data["rate"] if rates else None,
                 "target_rate_pps": rates.data["target_rate"] if rates else None,
-                "sojourn_ns": app.live[c.id].sojourn_ns,
+                "sojourn_ns": live[c.id].sojourn_ns,
                 "packets": packets,
                 "bytes": nbytes,
             }
