@@ -338,6 +338,9 @@ def test_a_name_resolving_to_several_addresses_is_one_switch_with_each(
     assert leaf.same_switch(switch_identity("grpc://10.0.0.9:50052"))
     assert not leaf.same_switch(switch_identity("grpc://10.0.0.2:50052"))
     assert not leaf.same_switch(switch_identity("grpc://10.0.0.1:50053"))
+    # tofino-model:// is BF-Runtime too: the same bf_switchd at that address.
+    model = switch_identity("tofino-model://127.0.0.1:50052")
+    assert model.same_switch(switch_identity("grpc://[::ffff:127.0.0.1]:50052"))
     # Not resolvable here: only its own spelling (case aside) is the same switch.
     other = switch_identity("grpc://leaf2.example:50052")
     assert other.same_switch(switch_identity("grpc://LEAF2.example.:50052"))
