@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import ipaddress
 import logging
+import math
+import re
+import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
 
 from hw_profiles import HwProfile
 from models.switch.core import Match
@@ -49,6 +53,75 @@ SOURCE_BINDINGS_SIZE = 1024
 ANY_SOURCE = "0.0.0.0/0"
 
 MAC_PATTERN = r"^[0-9a-fA-F]{2}(:[0-9a-fA-F]{2}){5}$"
+
+# The shortest controller cycle, in seconds. Every cycle ends in a read-back
+# of what the switch holds over BF-Runtime (PMQECN: each class's counters and
+# sojourn registers; DA-DCTCP: two register arrays; BFCC's shaper: bp_state),
+# each a gRPC round trip served by the switch's CPU (bf_switchd), and a full
+# switch's PMQECN cycle takes 20-50 ms on the controller itself (README,
+# benchmarks/control_loop.py). Below 10 ms the loop is back-to-back reads
+# that load the switch's CPU and measure nothing new (issue 44: 1e-9 s gave
+# ~4,000 cycles/s). The evaluation's simulated controllers, on a simulated
+# clock with no switch to read, may run faster (evaluation/schemes.py).
+MIN_CYCLE_INTERVAL_S = 0.01
+CYCLE_INTERVAL_DOC = (
+    "seconds between two controller cycles, each a read-back of the switch: at least "
+    f"{MIN_CYCLE_INTERVAL_S:g} s (a cycle's gRPC reads take milliseconds on the switch's CPU)"
+)
+
+
+def check_cycle_interval(field: str, seconds: float, max_s: float) -> float:
+    """A command line's --interval against the configs' bounds."""
+    if not (math.isfinite(seconds) and MIN_CYCLE_INTERVAL_S <= seconds <= max_s):
+        raise ConfigError(
+            field,
+            f"must be a number of seconds in [{MIN_CYCLE_INTERVAL_S:g}, {max_s:g}] (each cycle "
+            f"reads the switch back: below {MIN_CYCLE_INTERVAL_S:g} s it only loads the "
+            f"switch's CPU), got {seconds:g}",
+        )
+    return seconds
+
+
+def cycle_interval(max_s: float) -> FieldInfo:
+    """The Field of a controller cycle's interval, MIN_CYCLE_INTERVAL_S..max_s."""
+    return Field(ge=MIN_CYCLE_INTERVAL_S, le=max_s, description=CYCLE_INTERVAL_DOC)
+
+
+# A name an operator types (`set-threshold voice=20`) and reads in metric
+# labels and `status`: ASCII letters, digits, `_` and `-`, starting with a
+# letter or `_`, so never all digits (a number reads as an id), never an
+# option (`-x`), never two names that look alike (`vоice` with a Cyrillic
+# `о`, a zero-width joiner, a space). Names must also differ after case
+# folding (`Voice`, `voice`): `no_repeats_folded`.
+NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+NAME_DOC = "ASCII letters, digits, _ and -, starting with a letter or _, at most 64"
+
+
+def operator_name(value: str) -> str:
+    if NAME_RE.fullmatch(value):
+        return value
+    odd = next((c for c in value if not c.isascii()), None)
+    # Say which character: `vоice` and `voice` look the same in the message.
+    why = (
+        f" (U+{ord(odd):04X} {unicodedata.name(odd, 'unnamed')} at {value.index(odd)})"
+        if odd is not None
+        else ""
+    )
+    raise ValueError(f"a name is {NAME_DOC}{why}, got {value!r}")
+
+
+Name = Annotated[str, AfterValidator(operator_name), Field(description=NAME_DOC)]
+
+
+def repeated_name(names: Sequence[str]) -> tuple[int, int] | None:
+    """(i, j): names[j] is names[i] up to case, j > i; None when all differ."""
+    seen: dict[str, int] = {}
+    for j, name in enumerate(names):
+        folded = name.casefold()
+        if folded in seen:
+            return seen[folded], j
+        seen[folded] = j
+    return None
 
 
 class Strict(BaseModel):

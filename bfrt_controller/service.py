@@ -59,7 +59,7 @@ from pydantic import Field, field_validator, model_validator
 from hw_profiles import HwProfile, load_profile
 from hw_profiles.boards import BoardProfile
 
-from .common import Strict, by_table
+from .common import Strict, by_table, cycle_interval, repeated_name
 from .errors import ConfigError, ControllerError, SwitchUnavailable, WriteError
 from .logs import logfmt_value
 from .ports import (
@@ -82,7 +82,7 @@ from .switch import (
     Write,
 )
 from .sync import holds_state, sync_with_switch
-from .targets import open_switch
+from .targets import SwitchIdentity, open_switch, switch_identity
 from .validation import load_yaml, parse_model
 
 log = logging.getLogger("tofcc.service")
@@ -122,7 +122,7 @@ class TargetSpec(Strict):
     # The program's config: a path (relative to the deployment file) or inline.
     config: str | dict[str, Any] | None = None
     client_id: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0
-    interval_s: Annotated[float, Field(gt=0, le=86_400)] | None = None
+    interval_s: Annotated[float, cycle_interval(86_400)] | None = None
     front_panel: PortsConfig | None = None
 
 
@@ -144,6 +144,14 @@ class ServiceConfig(Strict):
                     f"targets[{i}].name {t.name!r} repeats targets[{seen[t.name]}].name"
                 )
             seen[t.name] = i
+        # `Leaf1` beside `leaf1`: two switches a dashboard cannot tell apart.
+        same = repeated_name([t.name for t in self.targets])
+        if same is not None:
+            i, j = same
+            raise ValueError(
+                f"targets[{j}].name {self.targets[j].name!r} repeats targets[{i}].name "
+                f"{self.targets[i].name!r} up to case: names must differ in more than case"
+            )
         return self
 
 
@@ -226,19 +234,28 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
                 f"expected 'model' or grpc://HOST:PORT with PORT 1..65535, got {spec.target!r}",
             )
         out.append(ResolvedTarget(spec, program, config, profile, board, unguarded))
-    endpoints: dict[tuple[str, str], int] = {}
-    for i, t in enumerate(out):
-        # One writer per program on a switch: two targets binding the same
-        # program on one address would lock each other out.
-        if t.spec.target != "model":
-            ep = (t.spec.target, t.spec.program)
-            if ep in endpoints:
+    _one_writer_per_switch(out, source)
+    return cfg, out
+
+
+def _one_writer_per_switch(targets: list[ResolvedTarget], source: str) -> None:
+    """One writer per program on a switch: two targets binding the same
+    program on one switch would lock each other out. A switch is its
+    address and port as resolved (targets.switch_identity), not the text:
+    `127.0.0.1`, `localhost`, `127.1` and `[::ffff:127.0.0.1]` are one."""
+    seen: list[tuple[int, SwitchIdentity]] = []
+    for i, t in enumerate(targets):
+        if t.spec.target == "model":
+            continue
+        ident = switch_identity(t.spec.target)
+        for j, other in seen:
+            if targets[j].spec.program == t.spec.program and ident.same_switch(other):
                 raise ConfigError(
                     f"{source}: targets[{i}].target",
-                    f"{t.spec.program} on {t.spec.target} is already targets[{endpoints[ep]}]",
+                    f"{t.spec.program} on {t.spec.target} is already targets[{j}] "
+                    f"({targets[j].spec.target}): {ident.shared_with(other)}",
                 )
-            endpoints[ep] = i
-    return cfg, out
+        seen.append((i, ident))
 
 
 def check_pfc_priorities(

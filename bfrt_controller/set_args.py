@@ -16,9 +16,11 @@ from .errors import ConfigError
 # int, float, bool, or the words a value may be.
 Kind = type | tuple[str, ...]
 
+# No leading zero anywhere (`007`, `000000000001.5`, `0003/0000`): a digit
+# lost or slipped, refused as parse_signed_int and the YAML reader refuse it.
 _INT = re.compile(r"0|[1-9][0-9]{0,9}")
-_NUMBER = re.compile(r"[0-9]{1,12}(\.[0-9]{1,12})?")
-_QUEUE = re.compile(r"([0-9]{1,4})/([0-9]{1,4})")
+_NUMBER = re.compile(r"(0|[1-9][0-9]{0,11})(\.[0-9]{1,12})?")
+_QUEUE = re.compile(r"(0|[1-9][0-9]{0,3})/(0|[1-9][0-9]{0,3})")
 _BOOL = {"true": True, "false": False}
 # Plain ASCII decimal: int() would also take "1_000", " 5", "٣" and "²" (via isdigit).
 DECIMAL = re.compile(r"-?[0-9]+")
@@ -38,7 +40,7 @@ def refuse_options(program: str, **given: object) -> None:
 
 def parse_int(field: str, text: str) -> int:
     if not _INT.fullmatch(text):
-        raise ConfigError(field, f"expected a non-negative integer, got {text!r}")
+        raise ConfigError(field, f"expected a non-negative integer (no leading zero), got {text!r}")
     return int(text)
 
 
@@ -53,7 +55,7 @@ def parse_signed_int(field: str, text: str) -> int:
 
 def parse_number(field: str, text: str) -> float:
     if not _NUMBER.fullmatch(text):
-        raise ConfigError(field, f"expected a non-negative number, got {text!r}")
+        raise ConfigError(field, f"expected a non-negative number (no leading zero), got {text!r}")
     return float(text)
 
 
@@ -90,7 +92,9 @@ def parse_queues(texts: tuple[str, ...]) -> list[tuple[int, int]]:
     for text in texts:
         m = _QUEUE.fullmatch(text)
         if m is None:
-            raise ConfigError("--queue", f"expected PORT/QUEUE, got {text!r}")
+            raise ConfigError(
+                "--queue", f"expected PORT/QUEUE, two integers without leading zeros, got {text!r}"
+            )
         q = (int(m.group(1)), int(m.group(2)))
         if q in out:
             raise ConfigError("--queue", f"{text} given twice")

@@ -20,6 +20,7 @@ from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.bfcc.app import BfccApp
 from bfrt_controller.bfcc.config import param_warnings, saturation_reports
 from bfrt_controller.bfcc.config import parse_config as parse_bfcc
+from bfrt_controller.common import MIN_CYCLE_INTERVAL_S
 from bfrt_controller.dadctcp.app import DadctcpApp
 from bfrt_controller.dadctcp.config import parse_config as parse_dadctcp
 from bfrt_controller.pmqecn.app import PmqecnApp
@@ -184,7 +185,7 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
         },
         "classes": classes,
         "optimizer": {
-            "interval_s": p.optimizer_interval_s or 1.0,
+            "interval_s": max(p.optimizer_interval_s or 1.0, MIN_CYCLE_INTERVAL_S),
             "capacity_packets": s.buffer_packets,
             "service_rate_pps": service_pps,
             "arrival_cap_pps": service_pps * max(1, len(classes)),
@@ -196,6 +197,12 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
         },
     }
     cfg = parse_pmqecn(raw, f"{s.name}:{switch}")
+    # The controller's floor on a cycle (common.MIN_CYCLE_INTERVAL_S) spares
+    # a real switch's CPU back-to-back read-backs; here the clock is simulated
+    # and the model switch is read in no time, so the scenario's interval
+    # (bounded by scenario.py) replaces the floored one once the rest passed.
+    opt = cfg.optimizer.model_copy(update={"interval_s": p.optimizer_interval_s or 1.0})
+    cfg = cfg.model_copy(update={"optimizer": opt})
     sw = ModelSwitch("pmqecn", profile)
     app = PmqecnApp(sw, cfg)
     app.push_all()
@@ -441,7 +448,7 @@ def dadctcp_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Dadctc
         "source_bindings": _source_bindings(topo, switch),
         "mode": p.mode,
         "packet_bytes": _packet_bytes(topo),
-        "interval_s": p.interval_s,
+        "interval_s": max(p.interval_s, MIN_CYCLE_INTERVAL_S),
         "dscp_queues": [{"dscp": d, "queue": d} for d in range(1, p.queues)],
         "ports": [
             {
@@ -453,6 +460,9 @@ def dadctcp_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Dadctc
         ],
     }
     cfg = parse_dadctcp(raw, f"{s.name}:{switch}")
+    # A simulated clock: the scenario's interval, below the controller's
+    # floor if it says so (as PMQECN's, above).
+    cfg = cfg.model_copy(update={"interval_s": p.interval_s})
     sw = ModelSwitch("dadctcp", profile)
     app = DadctcpApp(sw, cfg)
     app.push_all()

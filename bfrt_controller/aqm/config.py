@@ -28,7 +28,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
-from .levels import LEVEL_ALWAYS, codel_entries, red_entries
+from .levels import LEVEL_ALWAYS, TICK_NS, codel_entries, red_entries
 
 Mode = Literal["red", "codel"]
 # The block sum (N x depth) must fit the 32-bit register: 2^19 cells x 2^12.
@@ -39,6 +39,11 @@ MAX_TARGET_US = 2_000_000.0
 # Times are compared by the sign of a 32-bit difference of 64 ns ticks
 # (275 s around): an interval up to 60 s leaves room for the episode.
 MAX_INTERVAL_US = 60_000_000.0
+# The least the data plane tells apart: the target is written in whole ns
+# (below 1 ns it would be 0: every packet late), the interval in 64 ns
+# ticks (rounded up: below one tick it would be written as one).
+MIN_TARGET_US = 0.001
+MIN_INTERVAL_US = TICK_NS / 1000
 MAX_COUNT_CAP = 256
 
 
@@ -67,8 +72,8 @@ class QueueSpec(Strict):
     # w_q = 2^-w_q_shift: the average is the mean of blocks of 2^w_q_shift packets.
     w_q_shift: Annotated[int, Field(ge=0, le=MAX_BLOCK_SHIFT)] = 9
     # CoDel
-    target_us: Annotated[float, Field(gt=0, lt=MAX_TARGET_US)] = 5000.0
-    interval_us: Annotated[float, Field(gt=0, le=MAX_INTERVAL_US)] = 100_000.0
+    target_us: Annotated[float, Field(ge=MIN_TARGET_US, lt=MAX_TARGET_US)] = 5000.0
+    interval_us: Annotated[float, Field(ge=MIN_INTERVAL_US, le=MAX_INTERVAL_US)] = 100_000.0
     # Drops whose spacing follows interval/sqrt(count); later ones keep
     # interval/sqrt(count_cap).
     count_cap: Annotated[int, Field(ge=1, le=MAX_COUNT_CAP)] = 64

@@ -4,11 +4,11 @@
 
 from __future__ import annotations
 
-import math
 import time
 
 import click
 
+from ..common import MIN_CYCLE_INTERVAL_S, check_cycle_interval
 from ..console import cell, console, print_changes
 from ..context import Context
 from ..errors import ConfigError
@@ -55,7 +55,11 @@ def set_command(
     help="BFCC reduction shaping: shape each reaction point's port (or low queue) in the TM "
     "to RT/(RT+1) while the switch holds backpressure, unshape it after."
 )
-@click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
+@click.option(
+    "--interval",
+    type=float,
+    help=f"run a cycle every SECONDS ({MIN_CYCLE_INTERVAL_S:g} or more) until interrupted",
+)
 @click.option(
     "--count",
     type=click.IntRange(min=0),
@@ -65,10 +69,8 @@ def set_command(
 @click.pass_obj
 def shape(obj: Context, interval: float | None, count: int | None) -> None:
     obj.require("bfcc")
-    if interval is not None and not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
-        raise ConfigError(
-            "--interval", f"must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {interval}"
-        )
+    if interval is not None:
+        check_cycle_interval("--interval", interval, MAX_INTERVAL_S)
     if count is not None and interval is None:
         raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
     app = obj.bfcc()

@@ -15,6 +15,7 @@ paper's unit) and written as cells: K1 = K x cells per packet and K2 = 2 K1
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,9 @@ log = logging.getLogger("tofcc.dadctcp")
 
 QUEUES = "queues"
 SETTABLE = ("mode", "k_port_packets", "drop_not_ect")
+# What live_state writes: the whole saved state, and each port's.
+LIVE_KEYS = frozenset({"mode", "ports"})
+PORT_LIVE_KEYS = frozenset({"k_port_packets", "drop_not_ect", "k_packets"})
 
 
 @dataclass
@@ -125,7 +129,11 @@ class DadctcpApp(IntendedStateApp):
         }
 
     def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
-        """Validate the whole saved state first, then take it (never half)."""
+        """Validate the whole saved state first, then take it (never half).
+        It holds what live_state writes and nothing else: an unknown key, a
+        port written " 4" or a count written "18" is a corrupt file, refused
+        naming the field rather than read as something it does not say."""
+        _known_keys(source, state, LIVE_KEYS)
         mode = state.get("mode", self.mode)
         if mode not in MODES:
             raise ConfigError(f"{source}.mode", f"must be one of {', '.join(MODES)}, got {mode!r}")
@@ -137,9 +145,10 @@ class DadctcpApp(IntendedStateApp):
         drop = dict(self.drop_not_ect)
         for key, saved in ports.items():
             field = f"{source}.ports.{key}"
-            port = _int(field, key)
+            port = _key(field, key)
             if port not in self.k_port or not isinstance(saved, dict):
                 raise ConfigError(field, "not a port of the config, or not a mapping")
+            _known_keys(field, saved, PORT_LIVE_KEYS)
             kp = _int(f"{field}.k_port_packets", saved.get("k_port_packets"))
             check_k_port(f"{field}.k_port_packets", kp, self.config.packet_bytes, self.profile)
             k_port[port] = kp
@@ -149,12 +158,15 @@ class DadctcpApp(IntendedStateApp):
             drop[port] = d
             ks = saved.get("k_packets", {})
             queues = {q for (pp, q) in self.k_packets if pp == port}
-            if not isinstance(ks, dict) or {_int(f"{field}.k_packets", q) for q in ks} != queues:
+            if not isinstance(ks, dict):
+                raise ConfigError(f"{field}.k_packets", "must be a mapping of queue to packets")
+            by_queue = {_key(f"{field}.k_packets.{q}", q): k for q, k in ks.items()}
+            if set(by_queue) != queues or len(by_queue) != len(ks):
                 raise ConfigError(
-                    f"{field}.k_packets", f"must give every queue of {sorted(queues)}"
+                    f"{field}.k_packets", f"must give every queue of {sorted(queues)} once"
                 )
-            for q, k in ks.items():
-                k_packets[(port, int(q))] = _int(f"{field}.k_packets.{q}", k, minimum=1)
+            for q, k in by_queue.items():
+                k_packets[(port, q)] = _int(f"{field}.k_packets.{q}", k, minimum=1)
             total = sum(k for (pp, _), k in k_packets.items() if pp == port)
             if total != kp:
                 raise ConfigError(f"{field}.k_packets", f"sum to {total}, not {kp} (Eq. 11a)")
@@ -313,13 +325,31 @@ class DadctcpApp(IntendedStateApp):
 
 
 def _int(field: str, value: object, minimum: int = 0) -> int:
-    try:
-        v = int(value) if isinstance(value, str) else value
-    except ValueError:
-        v = value
-    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+    """A saved count: an integer, never a string that int() would take."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ConfigError(field, f"must be an integer >= {minimum}, got {value!r}")
-    return v
+    return value
+
+
+# A port or queue as live_state writes it (str(n)), or as YAML reads an
+# unquoted one (an int); not " 4", "04", "+4" or "٤", which int() takes.
+_DECIMAL_KEY = re.compile(r"0|[1-9][0-9]{0,9}")
+
+
+def _key(field: str, key: object) -> int:
+    if isinstance(key, str) and _DECIMAL_KEY.fullmatch(key):
+        return int(key)
+    if isinstance(key, int) and not isinstance(key, bool) and key >= 0:
+        return key
+    raise ConfigError(field, f"expected a port or queue number, got {key!r}")
+
+
+def _known_keys(field: str, saved: dict[Any, Any], known: frozenset[str]) -> None:
+    unknown = sorted(str(k) for k in saved if k not in known)
+    if unknown:
+        raise ConfigError(
+            f"{field}.{unknown[0]}", f"not a saved setting (known: {', '.join(sorted(known))})"
+        )
 
 
 def _scaled(weights: list[int], total: int) -> list[int]:

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from hw_profiles import HwProfile, load_profile
+from models.dadctcp_thresholds import TICK_NS
 from models.switch.dadctcp import DADCTCP_QUEUE_SLOTS
 
 from ..common import (
@@ -24,6 +25,7 @@ from ..common import (
     check_port,
     check_routes,
     check_source_bindings,
+    cycle_interval,
     no_repeats,
 )
 from ..errors import ConfigError
@@ -40,6 +42,9 @@ DEFAULT_INTERVAL_S = 0.1
 # packets: about queues x MTU / port rate under round robin (6 x 1500 B at
 # 100 Mb/s: 0.72 ms; at 10 Gb/s: 7.2 us).
 DEFAULT_IDLE_AGE_US = 2000.0
+# The departure stamps count the clock's ticks: an idle age below one tick
+# would be written as one tick (what the switch can tell apart).
+MIN_IDLE_AGE_US = TICK_NS / 1000
 
 
 class QueueSpec(Strict):
@@ -75,8 +80,8 @@ class DadctcpConfig(Strict):
     # dctcp: mark when q > K, thresholds fixed (the paper's baseline).
     mode: Mode = "dadctcp"
     packet_bytes: Annotated[int, Field(ge=64, le=9216)] = 1500
-    interval_s: Annotated[float, Field(gt=0, le=60)] = DEFAULT_INTERVAL_S
-    idle_age_us: Annotated[float, Field(gt=0, le=60e6)] = DEFAULT_IDLE_AGE_US
+    interval_s: Annotated[float, cycle_interval(60)] = DEFAULT_INTERVAL_S
+    idle_age_us: Annotated[float, Field(ge=MIN_IDLE_AGE_US, le=60e6)] = DEFAULT_IDLE_AGE_US
     dscp_queues: list[DscpQueue] = []
     ports: Annotated[list[PortSpec], Field(min_length=1)]
 

@@ -39,6 +39,8 @@ TICK_NS = 1 << CLOCK_TICK_SHIFT
 MAX_FEEDBACK_INTERVAL_US = 1_000_000.0
 # The paper gives N no value; DCQCN's CNP interval (models/baselines/p4qcn_cp.py).
 DEFAULT_FEEDBACK_INTERVAL_US = 50.0
+# One tick of the clock N is counted in: shorter would be written as one tick.
+MIN_FEEDBACK_INTERVAL_US = TICK_NS / 1000
 Mode = Literal["two_point", "three_point"]
 
 
@@ -61,9 +63,9 @@ class QueueSpec(Strict):
     # P per cell above Q_min; None: 1 / (Q_max - Q_min), so P reaches 1 at Q_max.
     alpha_per_cell: Annotated[float, Field(gt=0, le=1)] | None = None
     mode: Mode = "two_point"
-    feedback_interval_us: Annotated[float, Field(gt=0, le=MAX_FEEDBACK_INTERVAL_US)] = (
-        DEFAULT_FEEDBACK_INTERVAL_US
-    )
+    feedback_interval_us: Annotated[
+        float, Field(ge=MIN_FEEDBACK_INTERVAL_US, le=MAX_FEEDBACK_INTERVAL_US)
+    ] = DEFAULT_FEEDBACK_INTERVAL_US
 
     @model_validator(mode="after")
     def _order(self) -> QueueSpec:

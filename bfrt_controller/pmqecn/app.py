@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections import defaultdict
 from dataclasses import asdict, dataclass, replace
 from typing import Any
@@ -35,6 +36,8 @@ from .sampling import sample_mask
 from .status import status_rows
 
 log = logging.getLogger("tofcc.pmqecn")
+# A class id as live_state writes it (str(id)).
+_CLASS_KEY = re.compile(r"[1-9][0-9]{0,9}")
 
 U32_MAX = 0xFFFFFFFF
 
@@ -247,7 +250,8 @@ class PmqecnApp(IntendedStateApp):
         naming the field, never half-restored), then take them all."""
         restored: dict[int, ClassLive] = {}
         for key, values in state.items():
-            cid = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() else None
+            # As live_state writes it: "007" is not class 7's key.
+            cid = int(key) if isinstance(key, str) and _CLASS_KEY.fullmatch(key) else None
             if cid is None or cid not in self.live:
                 raise ConfigError(
                     f"{source}.{key}", f"not a class id of the config (known: {sorted(self.live)})"

@@ -1,20 +1,20 @@
 """tofcc for PMQECN: `set-threshold` and `set-weight` retune classes by name
-or id, all in one batch; `optimize` runs the M/M/1/N cycle once or every
-interval (`tofcc run` does it for a deployment).
+(never by id), all in one batch; `optimize` runs the M/M/1/N cycle once or
+every interval (`tofcc run` does it for a deployment).
 """
 
 from __future__ import annotations
 
-import math
 import time
 
 import click
 from rich.table import Table
 
+from ..common import MIN_CYCLE_INTERVAL_S, check_cycle_interval
 from ..console import console
 from ..context import Context
 from ..errors import ConfigError
-from ..set_args import DECIMAL, MAX_DIGITS, parse_signed_int
+from ..set_args import parse_signed_int
 from ..supervisor import Supervisor
 from ..sync import holds_state
 from . import app as pmqecn_app
@@ -29,9 +29,14 @@ def _parse_pairs(app: pmqecn_app.PmqecnApp, pairs: tuple[str, ...], what: str) -
         cls, sep, value = pair.partition("=")
         if not sep:
             raise ConfigError(what, f"expected CLASS=VALUE, got {pair!r}")
-        cid = int(cls) if DECIMAL.fullmatch(cls) and len(cls) <= MAX_DIGITS else by_name.get(cls)
+        # By name only: `3=99` once retuned the class with id 3 where another
+        # was named "3" (issue 44). Names are ASCII and differ beyond case
+        # (config.ClassSpec), so the name typed is the one meant.
+        cid = by_name.get(cls)
         if cid is None or cid not in app.live:
-            raise ConfigError(what, f"unknown class {cls!r} (known: {', '.join(by_name)})")
+            raise ConfigError(
+                what, f"unknown class {cls!r}: classes are named {', '.join(by_name)}"
+            )
         name = app.config.class_by_id(cid).name
         if cid in given:
             # Two values for one class in one command: which one was meant?
@@ -77,7 +82,11 @@ def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
 
 @click.command(help="Measure, solve the M/M/1/N model, write K_i, weights and lambda_i*.")
 @click.option("--once", is_flag=True, help="one cycle (default when --interval is absent)")
-@click.option("--interval", type=float, help="run a cycle every SECONDS until interrupted")
+@click.option(
+    "--interval",
+    type=float,
+    help=f"run a cycle every SECONDS ({MIN_CYCLE_INTERVAL_S:g} or more) until interrupted",
+)
 @click.option(
     "--count",
     type=click.IntRange(min=0),
@@ -86,10 +95,8 @@ def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
 )
 @click.pass_obj
 def optimize(obj: Context, once: bool, interval: float | None, count: int | None) -> None:
-    if interval is not None and not (math.isfinite(interval) and 0 < interval <= MAX_INTERVAL_S):
-        raise ConfigError(
-            "--interval", f"must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {interval}"
-        )
+    if interval is not None:
+        check_cycle_interval("--interval", interval, MAX_INTERVAL_S)
     if count is not None and (interval is None or once):
         raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
     count = count or 0

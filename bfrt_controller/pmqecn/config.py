@@ -19,6 +19,7 @@ from models.optimize.solution import ThresholdRule
 
 from ..common import (
     FeedbackPort,
+    Name,
     PortNumber,
     Prefix,
     Route,
@@ -27,7 +28,9 @@ from ..common import (
     as_tuple,
     check_host_feedback,
     check_port,
+    cycle_interval,
     no_repeats,
+    repeated_name,
 )
 from ..errors import ConfigError
 from ..switch import MAX_DWRR_WEIGHT, MAX_TM_PRIORITY
@@ -62,7 +65,9 @@ class ClassMatch(Strict):
 
 class ClassSpec(Strict):
     id: Annotated[int, Field(ge=1, le=MAX_CLASSES)]
-    name: Annotated[str, Field(min_length=1)]
+    # What `set-threshold NAME=...`, `status` and the metrics' labels call the
+    # class: an operator's name (common.NAME_DOC), never a number.
+    name: Name
     match: ClassMatch
     # The classify entry's $MATCH_PRIORITY, a uint32 in BF-Runtime: beyond,
     # the switch refused the write after every other check had passed.
@@ -117,7 +122,7 @@ class Optimizer(Strict):
     # false: the daemon still pushes, watches and reads back the switch, but
     # no cycle rewrites K_i, weights or lambda_i*: the config's values stay.
     enabled: bool = True
-    interval_s: Annotated[float, Field(gt=0, le=MAX_INTERVAL_S)] = 1.0
+    interval_s: Annotated[float, cycle_interval(MAX_INTERVAL_S)] = 1.0
     # At most the chip's buffer (checked against the profile): a packet takes a cell or more.
     capacity_packets: Annotated[int, Field(ge=2)] = 1000
     service_rate_pps: Rate
@@ -162,6 +167,15 @@ class PmqecnConfig(Strict):
                 if v in seen:
                     raise ValueError(f"classes[{i}].{attr} {v!r} repeats classes[{seen[v]}].{attr}")
                 seen[v] = i
+        # `Voice` beside `voice`: two classes an operator cannot tell apart
+        # on a command line or in a dashboard.
+        same = repeated_name([c.name for c in self.classes])
+        if same is not None:
+            i, j = same
+            raise ValueError(
+                f"classes[{j}].name {self.classes[j].name!r} repeats classes[{i}].name "
+                f"{self.classes[i].name!r} up to case: names must differ in more than case"
+            )
         return self
 
     def class_by_id(self, class_id: int) -> ClassSpec:

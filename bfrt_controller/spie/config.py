@@ -54,6 +54,11 @@ MAX_TIMER_US = 60_000_000.0
 MAX_DEL_REF_US = (D_LIMIT - 1) * DELAY_UNIT_S * 1e6
 MIRROR_SESSION_MAX = 1015
 CLOCK_TICK_NS = 1 << CLOCK_TICK_SHIFT
+# The least the data plane tells apart: timers count 64 ns ticks (below half
+# a tick `ticks` would write one), delays the PI tables' 1024 ns units (below
+# half a unit del_ref would be 0).
+MIN_TIMER_US = CLOCK_TICK_NS / 1000
+MIN_DEL_REF_US = DELAY_UNIT_S * 1e6
 # A minimum-size Ethernet frame on the wire: 64 bytes, 8 of preamble, 12 of
 # inter-frame gap.
 MIN_WIRE_BYTES = 84
@@ -74,11 +79,11 @@ class PieParams(Strict):
     # Gains in 1/s (RFC 8033: p += alpha (qdelay - ref) + beta (qdelay - old), delays in s).
     alpha_per_s: Annotated[float, Field(ge=0, le=1000)] = 0.125
     beta_per_s: Annotated[float, Field(ge=0, le=1000)] = 1.25
-    del_ref_us: Annotated[float, Field(gt=0)] = 15_000.0
-    t_update_us: Annotated[float, Field(gt=0, le=MAX_TIMER_US)] = 15_000.0
+    del_ref_us: Annotated[float, Field(ge=MIN_DEL_REF_US)] = 15_000.0
+    t_update_us: Annotated[float, Field(ge=MIN_TIMER_US, le=MAX_TIMER_US)] = 15_000.0
     # An update older than this reads as "queue empty": p and the
     # congestion flag are ignored (no departures, no updates).
-    stale_after_us: Annotated[float, Field(gt=0, le=MAX_TIMER_US)] = 60_000.0
+    stale_after_us: Annotated[float, Field(ge=MIN_TIMER_US, le=MAX_TIMER_US)] = 60_000.0
 
     @model_validator(mode="after")
     def _stale_after_update(self) -> PieParams:

@@ -52,7 +52,8 @@ def test_status_shows_each_ports_guards_as_the_switch_holds_them(tmp_path: Path)
 
 
 def test_set_threshold_persists_on_the_model_target(tmp_path: Path) -> None:
-    code, out = run(tmp_path, "set-threshold", "voice=33", "3=70")
+    # By name: "3=70" once meant class id 3 (issue 44 item 7 refuses ids).
+    code, out = run(tmp_path, "set-threshold", "voice=33", "bulk=70")
     assert code == 0, out
     assert "threshold_cells" in out
     assert [r["threshold_cells"] for r in status(tmp_path)] == [33, 40, 70]

@@ -28,18 +28,20 @@ def test_a_config_path_with_markup_is_applied_and_printed_as_is(
     assert "[/x]ok.yaml" in capsys.readouterr().out
 
 
-def test_a_class_named_like_markup_does_not_break_status(
+def test_a_class_named_like_markup_is_refused_and_printed_as_is(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A class name is an ASCII identifier since issue 44 (item 7), so "[/x]"
+    no longer reaches `status`; the refusal must still print it as written."""
     raw = yaml.safe_load(PMQECN_DEFAULT.read_text())
     raw["classes"][0]["name"] = "[/x]"
     cfg = tmp_path / "c.yaml"
     cfg.write_text(yaml.safe_dump(raw))
     state = tmp_path / "s.yaml"
-    assert run(["--state", str(state), "apply", str(cfg)]) == 0
-    assert run(["--state", str(state), "set-threshold", "[/x]=30"]) == 0
-    assert run(["--state", str(state), "status"]) == 0
-    assert "[/x]" in capsys.readouterr().out
+    assert run(["--state", str(state), "apply", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "classes[0].name" in err and "'[/x]'" in err, err
+    assert not state.exists()
 
 
 def test_errors_go_to_stderr_and_data_to_stdout(

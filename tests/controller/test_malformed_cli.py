@@ -150,7 +150,7 @@ CASES = [
     Case("threshold-negative", ("set-threshold", "voice=-4"), 2, ("threshold_cells",)),
     Case("threshold-too-deep", ("set-threshold", "bulk=9999999"), 2, ("threshold_cells",)),
     Case("threshold-2-40", ("set-threshold", f"voice={2**40}"), 2, ("threshold_cells",)),
-    Case("threshold-twice", ("set-threshold", "voice=5", "1=6"), 2, ("voice", "twice")),
+    Case("threshold-twice", ("set-threshold", "voice=5", "voice=6"), 2, ("voice", "twice")),
     Case("threshold-on-bfcc", ("--program", "bfcc", "set-threshold", "voice=5"), 2, ("--program",)),
     Case("weight-zero", ("set-weight", "voice=0"), 2, ("weight",)),
     Case("weight-too-big", ("set-weight", "voice=65536"), 2, ("weight",)),
