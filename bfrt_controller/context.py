@@ -84,9 +84,10 @@ class Context:
         holds and re-pushes everything if it lost the program's state (sync.py)."""
         saved = None
         if self.is_model:
-            # Held until the command ends, so its read and its save are one step.
-            # A read-only command creates no directory for it.
-            self._held.enter_context(state_lock(self.state_path, create=not read_only))
+            if not read_only:
+                # Held until the command ends, so its read and its save are one step.
+                # A reader takes none (state.py): the file is only replaced whole.
+                self._held.enter_context(state_lock(self.state_path))
             saved = load_state(self.state_path)
             self.check_state_program(saved)
         if saved is not None and self.config_path is None:

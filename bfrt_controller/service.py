@@ -45,6 +45,7 @@ import contextlib
 import gc
 import ipaddress
 import logging
+import os
 import re
 import signal
 import threading
@@ -849,45 +850,88 @@ def _event(event: str, level: int = logging.INFO, **fields: object) -> None:
     log.log(level, " ".join(parts))
 
 
+def _run_lock_dirs() -> list[tuple[str, Path]]:
+    """Where `tofcc run` may keep its lock, best first: the runtime directory
+    systemd made for the unit, the user's runtime directory, tofcc's state
+    directory. Never /tmp: there any user could plant the lock's name first."""
+    from .state import state_dir
+
+    found: list[tuple[str, Path]] = []
+    for var in ("RUNTIME_DIRECTORY", "XDG_RUNTIME_DIR"):
+        # systemd lists several RuntimeDirectory= as a:b; the first is ours.
+        value = os.environ.get(var, "").split(":")[0]
+        if os.path.isabs(value):
+            found.append((var, Path(value)))
+    with contextlib.suppress(RuntimeError, KeyError):  # no home directory
+        found.append(("the state directory", state_dir()))
+    return found
+
+
+def _open_run_lock(name: str) -> int | None:
+    """The lock file `name` opened in the first usable lock directory; None
+    when none can be made. A directory another user can write, or a lock
+    path that is a symlink, is refused (exit 2), not stepped around."""
+    from . import paths
+
+    for source, where in _run_lock_dirs():
+        try:
+            with paths.private_dir(where) as dir_fd:
+                return paths.open_lock(dir_fd, where / name)
+        except paths.PathError as exc:
+            if exc.unsafe:
+                why = exc.reason if exc.path == str(where) else str(exc)
+                raise ConfigError(
+                    f"lock directory {where} ({source})",
+                    f"{why}; give tofcc a directory only it can write "
+                    "(RUNTIME_DIRECTORY, XDG_RUNTIME_DIR or XDG_STATE_HOME)",
+                ) from None
+            _event("run-lock-dir-unusable", level=logging.DEBUG, dir=where, why=exc.reason)
+    return None
+
+
 @contextlib.contextmanager
 def claim_deployment(path: Path) -> Iterator[bool]:
     """Hold a lock named after the deployment file for the daemon's life;
     yields False (and warns) when another `tofcc run` holds it: two daemons
     on one file fight over its switches, and with `--metrics-port 0` nothing
-    else showed that both were running."""
+    else showed that both were running.
+
+    The lock lives where no other user can write (_run_lock_dirs) and is
+    opened without following a symlink or truncating: the PID is written
+    only once the lock is ours and the file is a regular file we own."""
     import fcntl
     import hashlib
-    import os
-    import tempfile
 
     digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-    base = Path(os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir())
-    try:
-        handle = open(base / f"tofcc-run-{digest}.lock", "a+")  # noqa: SIM115 - held for the run
-    except OSError:
+    fd = _open_run_lock(f"tofcc-run-{digest}.lock")
+    if fd is None:
+        _event(
+            "deployment-unguarded",
+            level=logging.WARNING,
+            config=path,
+            why="no private directory for the run lock (set RUNTIME_DIRECTORY or XDG_RUNTIME_DIR)",
+        )
         yield True  # nowhere to keep the lock: run unguarded rather than not at all
         return
     try:
         try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-            handle.seek(0)
-            handle.truncate()
-            handle.write(str(os.getpid()))
-            handle.flush()
-            alone = True
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
-            handle.seek(0)
             _event(
                 "deployment-already-running",
                 level=logging.WARNING,
                 config=path,
-                pid=handle.read().strip() or "?",
+                pid=os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?",
                 why="another tofcc run drives the same switches",
             )
-            alone = False
-        yield alone
+            yield False
+            return
+        if os.fstat(fd).st_uid == os.geteuid():  # never rewrite a file someone else owns
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield True
     finally:
-        handle.close()
+        os.close(fd)
 
 
 @contextlib.contextmanager

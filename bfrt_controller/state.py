@@ -5,11 +5,18 @@ command, so the model target saves the config and the live per-class
 values to a small YAML file and replays them on the next command.
 
 Several commands may run at once (a supervisor loop beside one-shot
-changes), so a command holds an exclusive lock on `<state>.lock` from the
-read to the write, writes through a unique temporary file that is synced
-before it replaces the state, and treats a state file it cannot read as an
-error naming it: taking it as "no state" would silently revert the switch
-to the default config.
+changes), so a command that writes holds an exclusive lock on
+`<state>.lock` from its read to its write, writes through a new temporary
+file that is synced before it replaces the state, and treats a state file
+it cannot read as an error naming it: taking it as "no state" would
+silently revert the switch to the default config. A command that only
+reads takes no lock: the file is only ever replaced whole, so a reader sees
+one complete state, never waits for a writer (`optimize --interval` holds
+the lock for its whole loop) and needs no write access to the directory.
+
+The state and its lock live only in a directory no other user can write
+(paths.private_dir; the default one is made 0700), and neither is ever
+opened through a symlink.
 """
 
 from __future__ import annotations
@@ -18,7 +25,6 @@ import contextlib
 import errno
 import fcntl
 import os
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,7 +34,9 @@ import yaml
 
 from hw_profiles import safe_yaml
 
+from . import paths
 from .errors import ConfigError, ControllerError
+from .paths import PathError
 
 STATE_KEYS = {"program", "config", "live"}
 LOCK_WAIT_S = 120.0
@@ -43,16 +51,35 @@ class StateBusy(ControllerError):
     exit_code = 6
 
 
+def state_dir() -> Path:
+    """tofcc's own state directory: $XDG_STATE_HOME/tofcc, else
+    ~/.local/state/tofcc (a relative XDG_STATE_HOME is ignored, as the XDG
+    spec says)."""
+    base = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(base):
+        base = str(Path.home() / ".local" / "state")
+    return Path(base) / "tofcc"
+
+
 def default_state_path(program: str) -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "tofcc" / f"model-{program}.yaml"
+    return state_dir() / f"model-{program}.yaml"
+
+
+def _state_error(path: Path, doing: str, exc: PathError) -> ConfigError:
+    """`exc` as the state file's error; the path is repeated only when it is
+    another one (its directory, a file in the way)."""
+    why = exc.reason if exc.path == str(path) else str(exc)
+    return ConfigError(f"state file {path}", f"{doing}: {why}")
 
 
 def load_state(path: Path) -> dict[str, Any] | None:
     """The saved state, or None when there is none yet; anything unreadable
     or malformed is a ConfigError naming the file."""
-    if not path.exists() and not path.is_symlink():
-        return None
+    try:
+        if not paths.lexists(path):
+            return None
+    except PathError as exc:
+        raise _state_error(path, "cannot be read", exc) from None
     try:
         data = safe_yaml.load_file(path)
     except safe_yaml.YamlFileError as exc:
@@ -74,64 +101,29 @@ def load_state(path: Path) -> dict[str, Any] | None:
 def save_state(path: Path, program: str, config: dict[str, Any], live: dict[str, Any]) -> None:
     text = yaml.safe_dump({"program": program, "config": config, "live": live}, sort_keys=False)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise ConfigError(f"state file {path}", f"cannot be written: {_why(path, exc)}") from None
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise ConfigError(f"state file {path}", f"cannot be written: {_why(path, exc)}") from None
-    with contextlib.suppress(OSError):  # make the rename itself durable
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-
-
-def _why(path: Path, exc: OSError) -> str:
-    """The reason, in the user's terms: mkdir under a file says "File exists"."""
-    if isinstance(exc, (FileExistsError, NotADirectoryError)):
-        for parent in path.parents:
-            if parent.exists() and not parent.is_dir():
-                return f"{parent} is a file, not a directory"
-    return str(exc.strerror or exc)
+        paths.replace_file(path, text.encode(), mode=0o600, private=True)
+    except PathError as exc:
+        raise _state_error(path, "cannot be written", exc) from None
 
 
 @contextlib.contextmanager
-def state_lock(path: Path, wait_s: float | None = None, create: bool = True) -> Iterator[None]:
+def state_lock(path: Path, wait_s: float | None = None) -> Iterator[None]:
     """Hold the exclusive lock beside `path` for one read-modify-write.
 
-    `create=False` (a command that only reads): no directory is made for the
-    lock; where there is none there is no state to guard, so none is taken."""
+    Only a command that writes takes it (and so creates the directory, 0700,
+    and the lock file); one that only reads takes none."""
     lock_path = path.with_name(path.name + ".lock")
-    if not create and not lock_path.parent.is_dir():
-        if lock_path.parent.exists() or any(
-            p.exists() and not p.is_dir() for p in lock_path.parents
-        ):
-            raise ConfigError(
-                f"state file {path}", f"cannot be locked: {_why(path, NotADirectoryError())}"
-            )
-        yield
-        return
     try:
-        lock_path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(lock_path, "a")  # noqa: SIM115 - held open for the lock's lifetime
-    except OSError as exc:
-        raise ConfigError(f"state file {path}", f"cannot be locked: {_why(path, exc)}") from None
+        with paths.private_dir(path.parent) as dir_fd:
+            fd = paths.open_lock(dir_fd, lock_path)
+    except PathError as exc:
+        raise _state_error(path, "cannot be locked", exc) from None
     try:
         wait_s = LOCK_WAIT_S if wait_s is None else wait_s
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
@@ -146,4 +138,4 @@ def state_lock(path: Path, wait_s: float | None = None, create: bool = True) -> 
                 time.sleep(0.02)
         yield
     finally:
-        handle.close()  # closing releases the lock
+        os.close(fd)  # closing releases the lock

@@ -8,13 +8,15 @@ import os
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
+
+from bfrt_controller.console import print_error
+from bfrt_controller.paths import make_dir
 
 from .scenario import SCHEMES, Scenario, ScenarioError, bundled_scenarios, load_scenario
 
@@ -30,6 +32,13 @@ EXIT_BAD_SCENARIO = 2
 EXIT_NO_NS3 = 7
 
 
+def _fail(message: object, code: int) -> NoReturn:
+    """One line on stderr, however long the path in it (rich wraps at 80
+    columns on a pipe), then exit `code`."""
+    print_error(message)
+    sys.exit(code)
+
+
 def _load(ref: str):  # type: ignore[no-untyped-def]
     from .schemes import check_buildable
 
@@ -38,8 +47,7 @@ def _load(ref: str):  # type: ignore[no-untyped-def]
         check_buildable(s, ref)
         return s
     except ScenarioError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        sys.exit(EXIT_BAD_SCENARIO)
+        _fail(exc, EXIT_BAD_SCENARIO)
 
 
 @click.group("eval", help="ns-3 evaluation: each mechanism against its paper's baselines.")
@@ -106,27 +114,20 @@ def run(
     known = {n for s in loaded for n in s.schemes.enabled()}
     unknown = [n for n in only if n not in known]
     if unknown:
-        console.print(
-            "[red]error:[/red] "
-            + escape(
-                f"--scheme {', '.join(unknown)}: no such scheme in "
-                f"{', '.join(s.name for s in loaded)} ({', '.join(sorted(known))})"
-            ),
-            highlight=False,
+        _fail(
+            f"--scheme {', '.join(unknown)}: no such scheme in "
+            f"{', '.join(s.name for s in loaded)} ({', '.join(sorted(known))})",
+            EXIT_BAD_SCENARIO,
         )
-        sys.exit(EXIT_BAD_SCENARIO)
     for s in loaded:
         # Before minutes of simulation, not after: the reports must have a home.
         try:
             (out_root / s.name).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            console.print(
-                "[red]error:[/red] "
-                + escape(f"--out {out_root}: cannot create {out_root / s.name}: ")
-                + escape(str(exc.strerror or exc)),
-                highlight=False,
+            _fail(
+                f"--out {out_root}: cannot create {out_root / s.name}: {exc.strerror or exc}",
+                EXIT_BAD_SCENARIO,
             )
-            sys.exit(EXIT_BAD_SCENARIO)
     if logging.getLogger().getEffectiveLevel() > logging.INFO:
         # The simulated controllers log every refused optimiser cycle; that is
         # for `tofcc -v eval run`, not for the progress bars.
@@ -140,8 +141,7 @@ def run(
         with console.status("loading ns-3 (cppyy compiles its headers: 10-20 s)"):
             ns3_env.ns3()
     except ns3_env.Ns3Unavailable as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-        sys.exit(EXIT_NO_NS3)
+        _fail(exc, EXIT_NO_NS3)
 
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     for s in loaded:
@@ -159,7 +159,7 @@ def run(
         seed_dirs = []
         for sk in seeded:
             d = out_root / s.name / f"seed-{sk.seed}"
-            d.mkdir(exist_ok=True)
+            make_dir(d)
             write_report(sk, [r for r in results if r.seed == sk.seed], d)
             seed_dirs.append(d)
         md = write_summary(s.name, seed_dirs, out_root / s.name)

@@ -24,6 +24,8 @@ from typing import Any
 
 from scipy.stats import wilcoxon
 
+from bfrt_controller import paths
+
 from .scenario import NO_CONTROL
 
 SUMMARY_MD = "repeats.md"
@@ -249,7 +251,9 @@ def write_summary(name: str, seed_dirs: list[Path], out_dir: Path) -> Path:
     for d in seed_dirs:
         runs += json.loads((d / "results.json").read_text())["runs"]
     s = summarise(runs)
-    (out_dir / SUMMARY_JSON).write_text(json.dumps(as_json(name, s), indent=2) + "\n")
+    paths.replace_file(
+        out_dir / SUMMARY_JSON, (json.dumps(as_json(name, s), indent=2) + "\n").encode()
+    )
     md = out_dir / SUMMARY_MD
-    md.write_text(markdown(name, s))
+    paths.replace_file(md, markdown(name, s).encode())
     return md

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import json
 import math
 import re
@@ -21,6 +22,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display on servers and CI
 import matplotlib.pyplot as plt
 import numpy as np
+
+from bfrt_controller import paths
 
 from .metrics import HEADLINE, Metrics, compute_metrics, relative_change_pct
 from .records import RunResult
@@ -202,8 +205,10 @@ def _suffix(variant: str) -> str:
 
 
 def _save(fig: Any, path: Path) -> Path:
-    fig.savefig(path, dpi=100, bbox_inches="tight")
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=100, bbox_inches="tight")
     plt.close(fig)
+    paths.replace_file(path, png.getvalue())
     return path
 
 
@@ -539,12 +544,14 @@ def _jsonable(x: Any) -> Any:
 
 def write_report(scenario: Scenario, runs: list[RunResult], out_dir: Path) -> ReportPaths:
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    paths.make_dir(out_dir)
     metrics = {(r.scheme, r.variant): compute_metrics(r, scenario) for r in runs}
     rows = claim_rows(scenario.claims, metrics, _variants(runs))
 
+    # Every file through paths.replace_file: a symlink planted in the output
+    # directory is replaced, never written through.
     csv_path = out_dir / "metrics.csv"
-    with csv_path.open("w", newline="") as fh:
+    with io.StringIO(newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["scenario", "scheme", "variant", "seed", *HEADLINE])
         for r in runs:
@@ -558,6 +565,7 @@ def write_report(scenario: Scenario, runs: list[RunResult], out_dir: Path) -> Re
                     *("" if h[k] is None else h[k] for k in HEADLINE),
                 ]
             )
+        paths.replace_file(csv_path, fh.getvalue().encode())
 
     results = {
         "scenario": scenario.name,
@@ -578,12 +586,14 @@ def write_report(scenario: Scenario, runs: list[RunResult], out_dir: Path) -> Re
         "claims": [dataclasses.asdict(row) for row in rows],
     }
     json_path = out_dir / "results.json"
-    json_path.write_text(json.dumps(_jsonable(results), sort_keys=True, indent=2) + "\n")
+    paths.replace_file(
+        json_path, (json.dumps(_jsonable(results), sort_keys=True, indent=2) + "\n").encode()
+    )
     timing_path = out_dir / "timing.json"
     timing = {f"{r.scheme}/{r.variant}" if r.variant else r.scheme: r.wall_s for r in runs}
-    timing_path.write_text(json.dumps(timing, sort_keys=True, indent=2) + "\n")
+    paths.replace_file(timing_path, (json.dumps(timing, sort_keys=True, indent=2) + "\n").encode())
 
     plots = _plots(runs, metrics, out_dir)
     md_path = out_dir / "report.md"
-    md_path.write_text(_markdown(scenario, runs, metrics, rows))
+    paths.replace_file(md_path, _markdown(scenario, runs, metrics, rows).encode())
     return ReportPaths(out_dir, csv_path, json_path, timing_path, md_path, plots, rows)

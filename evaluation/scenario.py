@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from bfrt_controller import paths
 from hw_profiles import safe_yaml
 from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 
@@ -873,9 +874,13 @@ def parse_scenario(raw: object, source: str = "") -> Scenario:
 
 def _resolve(ref: str | Path) -> Path:
     path = Path(ref)
-    if not path.exists() and not str(ref).endswith((".yaml", ".yml")):
-        path = SCENARIO_DIR / f"{ref}.yaml"
-    if not path.exists():
+    try:
+        if not paths.exists(path) and not str(ref).endswith((".yaml", ".yml")):
+            path = SCENARIO_DIR / f"{ref}.yaml"
+        found = paths.exists(path)
+    except paths.PathError as exc:  # a name too long, a directory we may not search
+        raise ScenarioError(exc.path, "scenario", exc.reason) from None
+    if not found:
         known = ", ".join(sorted(p.stem for p in SCENARIO_DIR.glob("*.yaml")))
         raise ScenarioError(str(ref), "scenario", f"no such file or bundled scenario ({known})")
     return path
@@ -896,7 +901,9 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> object:
     try:
         # A file next to this one, else a bundled scenario's name.
         near = path.parent / base_ref
-        base_path = near if near.is_file() else _resolve(base_ref)
+        base_path = near if paths.is_file(near) else _resolve(base_ref)
+    except paths.PathError as exc:
+        raise ScenarioError(str(path), "extends", str(exc)) from None
     except ScenarioError as exc:
         raise ScenarioError(str(path), "extends", str(exc).split(": ", 1)[-1]) from None
     if base_path.resolve() in seen:
