@@ -35,6 +35,7 @@ from tofcc_common import registry
 
 from .console import cell, console, print_error
 from .context import Context
+from .documents import DeploymentDocument, require_deployment
 from .errors import ConfigError, ControllerError
 from .logs import LOG_LEVELS, configure_logging
 from .programs import PROGRAMS
@@ -201,34 +202,30 @@ def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
     if dry_run:
         _show_diff(obj, config_file)
         return
-    if _apply_deployment(obj, config_file):
+    doc = obj.document(config_file)
+    if isinstance(doc, DeploymentDocument):
+        _apply_deployment(doc)
         return
-    from .validation import load_yaml
-
-    obj.adopt_program(load_yaml(config_file))
-    cfg = obj.program.load_config(config_file)
+    obj.adopt(doc)
     obj.config_path = config_file
     app = obj.open_app()
     if not obj.is_model:
         app.push_all()
     obj.save(app)
-    console.print(f"applied {config_file}: {len(app.intended_writes())} writes ({cfg.program})")
+    console.print(
+        f"applied {config_file}: {len(app.intended_writes())} writes ({doc.program.name})"
+    )
 
 
-def _apply_deployment(obj: Context, path: Path) -> bool:
+def _apply_deployment(doc: DeploymentDocument) -> None:
     """Apply a deployment file: every switch gets its ports and its program's
     state, one batch each. A switch that refuses keeps its state (rolled
     back) and the others are still written; the first error is the exit
-    code. False when `path` is a program config, not a deployment file."""
-    from .service import is_service_config, make_target_app, resolve
-    from .validation import load_yaml
+    code. The whole file was validated when it was read, before any write."""
+    from .service import make_target_app
 
-    raw = load_yaml(path)
-    if not is_service_config(raw):
-        return False
-    _, targets = resolve(raw, str(path), path.parent)  # the whole file, before any write
     failed: ControllerError | None = None
-    for t in targets:
+    for t in doc.targets:
         switch = open_switch(t.spec.target, t.spec.program, t.profile, client_id=t.spec.client_id)
         try:
             switch.connect()
@@ -243,7 +240,6 @@ def _apply_deployment(obj: Context, path: Path) -> bool:
             switch.close()
     if failed is not None:
         raise failed
-    return True
 
 
 def _live_model(obj: Context, profile: Any) -> Any:
@@ -268,14 +264,12 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
     would write."""
     from .diff import as_json as diff_json
     from .diff import diff_writes, summarise
-    from .service import TargetApp, is_service_config, make_target_app, resolve
-    from .validation import load_yaml
+    from .service import TargetApp, make_target_app
 
-    raw = load_yaml(config_file)
+    doc = obj.document(config_file)
     plans: list[tuple[str, Any, Any]] = []  # (switch name, switch, app)
-    if is_service_config(raw):
-        _, targets = resolve(raw, str(config_file), config_file.parent)
-        for t in targets:
+    if isinstance(doc, DeploymentDocument):
+        for t in doc.targets:
             if t.spec.target == "model":
                 sw = open_switch("model", t.spec.program, t.profile)
             else:
@@ -286,8 +280,8 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
             target_app.resolve_front_panel()
             plans.append((t.name, sw, target_app))
     else:
-        obj.adopt_program(raw)
-        cfg = obj.program.load_config(config_file)
+        obj.adopt(doc)
+        cfg = doc.config
         profile = load_profile(cfg.chip)
         if obj.is_model:
             sw = _live_model(obj, profile)
@@ -301,11 +295,11 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
     for name, sw, app in plans:
         writes = app.intended_writes()
         listed, summaries = summarise(diff_writes(sw, writes), app.static_tables())
-        doc = diff_json(len(writes), listed, summaries)
-        changes = doc["changes"]
+        summary_doc = diff_json(len(writes), listed, summaries)
+        changes = summary_doc["changes"]
         assert isinstance(changes, int)
         changed += changes
-        report[name] = doc
+        report[name] = summary_doc
         if as_json:
             continue
         if not listed and not summaries:
@@ -337,11 +331,12 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
 @click.pass_obj
 def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
     from .ports import PORT_STATUS_COLUMNS, port_rows, resolve_front_panel
-    from .service import load_service_config
+    from .service import warn_unguarded
 
-    _, targets = load_service_config(deploy_file)
+    doc = require_deployment(obj.document(deploy_file), "--config")
+    warn_unguarded(doc.targets, str(deploy_file))
     out: dict[str, list[dict[str, object]]] = {}
-    for t in targets:
+    for t in doc.targets:
         if t.spec.front_panel is None or t.board is None:
             out[t.name] = []
             continue
@@ -449,17 +444,12 @@ def run_service(
 @click.option("--config", "config_file", type=click.Path(path_type=Path), required=True)
 @click.pass_obj
 def check(obj: Context, config_file: Path) -> None:
-    from .service import is_service_config, resolve
-    from .validation import load_yaml
-
-    raw = load_yaml(config_file)
-    if is_service_config(raw):
-        _, targets = resolve(raw, str(config_file), config_file.parent)
-        for t in targets:
+    doc = obj.document(config_file)
+    if isinstance(doc, DeploymentDocument):
+        for t in doc.targets:
             click.echo(f"{t.name}: {t.spec.program} on {t.spec.target} ({t.profile.chip}): ok")
         return
-    obj.adopt_program(raw)
-    cfg = obj.program.load_config(config_file)
+    cfg = doc.config
     click.echo(f"{config_file}: {cfg.program} ({cfg.chip}): ok")
 
 

@@ -13,28 +13,15 @@ from hw_profiles import load_profile
 
 from .bfcc import app as bfcc_app
 from .console import console
+from .documents import Document, ProgramDocument, read_document, require_program_config
 from .errors import ConfigError
 from .pmqecn import app as pmqecn_app
-from .programs import PROGRAMS, App, get_program
+from .programs import App, get_program
 from .state import default_state_path, load_state, save_state, state_lock
 from .sync import sync_with_switch
 from .targets import open_switch
-from .validation import load_yaml
 
 DEFAULT_PROGRAM = "pmqecn"
-
-
-def _program_of(config: Path | None) -> str | None:
-    """The `program:` of a config file, if it names a known one (the file is
-    validated in full later; an unreadable one is reported then)."""
-    if config is None:
-        return None
-    try:
-        raw = load_yaml(config)
-    except ConfigError:
-        return None
-    name = raw.get("program") if isinstance(raw, dict) else None
-    return name if isinstance(name, str) and name in PROGRAMS else None
 
 
 class Context:
@@ -48,12 +35,15 @@ class Context:
     ) -> None:
         self.target = target
         # --program / TOFCC_PROGRAM when given; else the config's own
-        # `program:` (--config now, or the file a command names: adopt_program).
+        # `program:` (--config now, or the file a command names: adopt).
         self.explicit_program = program is not None
         self._state = state
         self.config_path = config
         self.client_id = client_id
-        self.program = get_program(program or _program_of(config) or DEFAULT_PROGRAM)
+        self._named_program = program
+        # Each file a command names, read once (documents.py).
+        self._documents: dict[Path, Document] = {}
+        self.program = get_program(program or self._program_of(config) or DEFAULT_PROGRAM)
         # The state-file lock and every switch session the command opened,
         # released when it ends: a BF-Runtime client id and bind are free for
         # the next writer at once, not when the process is reaped.
@@ -63,14 +53,37 @@ class Context:
     def state_path(self) -> Path:
         return self._state or default_state_path(self.program.name)
 
-    def adopt_program(self, raw: object) -> None:
+    def document(self, path: Path) -> Document:
+        """`path` read and validated, once per command (documents.py)."""
+        doc = self._documents.get(path)
+        if doc is None:
+            doc = read_document(path, self._named_program, DEFAULT_PROGRAM)
+            self._documents[path] = doc
+        return doc
+
+    def _program_of(self, config: Path | None) -> str | None:
+        """The program of --config's file, if it is a program config that
+        reads (an unreadable one is reported by the command that uses it)."""
+        if config is None:
+            return None
+        try:
+            doc = self.document(config)
+        except ConfigError:
+            return None
+        return doc.program.name if isinstance(doc, ProgramDocument) else None
+
+    def adopt(self, doc: ProgramDocument) -> None:
         """A config file a command was given decides the program, unless the
-        user named one (then the file is validated against that one)."""
-        if self.explicit_program or not isinstance(raw, dict):
-            return
-        name = raw.get("program")
-        if isinstance(name, str) and name in PROGRAMS:
-            self.program = get_program(name)
+        user named one (then the file was validated against that one)."""
+        if not self.explicit_program:
+            self.program = doc.program
+
+    def program_config(self) -> Any:
+        """The program's config: --config's, else the program's shipped default."""
+        if self.config_path is None:
+            return self.program.load_config(self.program.default_config)
+        doc = require_program_config(self.document(self.config_path), "--config")
+        return doc.config
 
     def close(self) -> None:
         self._held.close()
@@ -96,7 +109,7 @@ class Context:
             )
         else:
             saved = None
-            cfg = self.program.load_config(self.config_path or self.program.default_config)
+            cfg = self.program_config()
         switch = open_switch(
             self.target,
             self.program.name,

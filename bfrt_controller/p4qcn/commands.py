@@ -76,7 +76,7 @@ def thresholds(
     cable = parse_number("--cable-m", cable_m)
     processing = parse_number("--processing-ns", processing_ns)
     ports = None if n_ports is None else parse_int("--ports", n_ports)
-    cfg = obj.program.load_config(obj.config_path or obj.program.default_config)
+    cfg = obj.program_config()
     try:
         t = p4qcn_thresholds(load_profile(cfg.chip), speed, cable, processing, ports)
     except ThresholdError as exc:
