@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Literal, get_args
 
@@ -75,10 +76,12 @@ def parse_rate(text: str) -> int:
     m = _RATE.match(text)
     if not m:
         raise ValueError(f"not a rate like '10Mbps': {text!r}")
-    bps = float(m.group(1)) * _RATE_SCALE[m.group(2)]
+    # Exact decimal arithmetic: as floats 4.1 * 1e9 is 4099999999.9999995,
+    # and "4.1Gbps" was refused as a fraction of a bit per second.
+    bps = Fraction(m.group(1)) * _RATE_SCALE[m.group(2)]
     if bps < 1:
         raise ValueError(f"rate must be at least 1bps: {text!r}")
-    if bps != int(bps):
+    if bps.denominator != 1:
         raise ValueError(f"rate must be a whole number of bits per second: {text!r}")
     return int(bps)
 
