@@ -93,7 +93,9 @@ def _version() -> str:
     default="model",
     show_default=True,
     envvar="TOFCC_TARGET",
-    help="'model' (reference model, no SDE), grpc://HOST:PORT (BF-Runtime on a switch) or tofino-model://HOST:PORT (BF-Runtime on tofino-model: TM reads exact, not rounded); env TOFCC_TARGET",
+    help="'model' (reference model, no SDE), grpc://HOST:PORT (BF-Runtime on a switch) "
+    "or tofino-model://HOST:PORT (BF-Runtime on tofino-model: TM reads exact, not "
+    "rounded); env TOFCC_TARGET",
 )
 @click.option(
     "--program",
