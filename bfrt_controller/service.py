@@ -90,7 +90,7 @@ log = logging.getLogger("tofcc.service")
 
 DEFAULT_INTERVAL_S = 1.0
 # What targets.open_switch takes (ASCII digits: int() would also take "５").
-_GRPC = re.compile(r"grpc://[^\s/]+:([0-9]{1,5})")
+_GRPC = re.compile(r"(?:grpc|tofino-model)://[^\s/]+:([0-9]{1,5})")
 # Backoff for a switch that cannot be reached: doubles from the first to the
 # last, so a dead switch costs one connect attempt per MAX_BACKOFF_S.
 FIRST_BACKOFF_S = 1.0
@@ -232,7 +232,8 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
         if spec.target != "model" and (m is None or not 1 <= int(m.group(1)) <= 65535):
             raise ConfigError(
                 f"{at}.target",
-                f"expected 'model' or grpc://HOST:PORT with PORT 1..65535, got {spec.target!r}",
+                "expected 'model', grpc://HOST:PORT or tofino-model://HOST:PORT with PORT "
+                f"1..65535, got {spec.target!r}",
             )
         out.append(ResolvedTarget(spec, program, config, profile, board, unguarded))
     _one_writer_per_switch(out, source)

@@ -335,3 +335,14 @@ def test_switch_truth_pfc_port_outside_the_front_panel_is_refused() -> None:
     with pytest.raises(ConfigError, match="not in front_panel") as err:
         resolve(_deployment("p4qcn", raw, ["32/1"]), "d.yaml", root)
     assert err.value.field.endswith("config.pfc.ports[1]")
+
+
+def test_switch_truth_a_deployment_may_name_a_tofino_model_target() -> None:
+    from bfrt_controller.service import resolve
+
+    root = Path(__file__).resolve().parents[2]
+    raw = {
+        "targets": [{"name": "m", "target": "tofino-model://127.0.0.1:50052", "program": "pmqecn"}]
+    }
+    _, (t,) = resolve(raw, "d.yaml", root)
+    assert t.spec.target.startswith("tofino-model://")
