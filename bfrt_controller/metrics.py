@@ -16,10 +16,8 @@ import json
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -27,6 +25,7 @@ from prometheus_client.registry import Collector
 
 from .errors import ConfigError
 from .ports import PORT_STATUS_SECTION
+from .scrape_server import Limits, ScrapeServer
 
 if TYPE_CHECKING:
     from .service import Daemon, Target
@@ -418,74 +417,41 @@ def registry_for(daemon: Daemon) -> CollectorRegistry:
     return registry
 
 
-# A scrape is one small request: a client that has not sent it in this long
-# is gone or hostile, and holds a worker until then.
+# A scrape is one small request: one not whole (request line, headers and
+# body) this long after its connection was accepted is dropped; the same
+# bound on writing the response to a client that does not read it.
 REQUEST_TIMEOUT_S = 5.0
-# Concurrent requests served; more wait in the listen backlog (not a thread each).
-WORKERS = 8
+# Threads that build responses. A slow client holds none: requests are read
+# and responses written by the server's one I/O thread (scrape_server.py).
+WORKERS = 4
 LISTEN_BACKLOG = 256
+# Requests still arriving from one client address (an IPv6 /64): one more
+# closes that address's oldest, so its slow clients cannot lock out a scrape.
+MAX_PENDING_PER_CLIENT = 4
+# Open connections in all, below the process's file descriptor limit.
+MAX_CONNECTIONS = 256
 
 
-class _Handler(WSGIRequestHandler):
-    timeout = REQUEST_TIMEOUT_S  # socket timeout for the whole request (StreamRequestHandler)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass  # a scrape every few seconds is not news
-
-
-class BoundedWSGIServer(WSGIServer):
-    """prometheus_client's server serves each connection on a new thread with
-    no timeout and a listen backlog of 5: 2,000 idle connections were 2,000
-    threads, and 27 of 200 concurrent scrapes timed out. This one serves from
-    a fixed pool, times out partial requests and queues the rest in a deep
-    backlog."""
-
-    daemon_threads = True
-    request_queue_size = LISTEN_BACKLOG
-
-    def __init__(self, address: tuple[str, int], family: socket.AddressFamily) -> None:
-        self.address_family = family
-        # Before the bind: a failed bind calls server_close().
-        self._pool = ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="tofcc-metrics")
-        self._slots = threading.BoundedSemaphore(WORKERS)
-        super().__init__(address, _Handler)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        # Blocks the accept loop while every worker is busy: the kernel's
-        # backlog holds the next connections instead of new threads.
-        self._slots.acquire()
-        self._pool.submit(self._serve_one, request, client_address)
-
-    def _serve_one(self, request: Any, client_address: Any) -> None:
-        try:
-            self.finish_request(request, client_address)
-        except Exception:
-            self.handle_error(request, client_address)
-        finally:
-            self.shutdown_request(request)
-            self._slots.release()
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up or timed out: nothing to report
-
-    def server_close(self) -> None:
-        super().server_close()
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-def serve(daemon: Daemon, address: str, port: int, field: str = "metrics") -> WSGIServer:
+def serve(daemon: Daemon, address: str, port: int, field: str = "metrics") -> ScrapeServer:
     """Serve /metrics on a thread; port 0 takes a free one (server.server_port).
+    `shutdown()` then `server_close()` stop it, closing every connection.
 
     A bind that fails (the port in use, an address not on this machine) is a
     ConfigError naming `field`: exit 2, not a traceback."""
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    limits = Limits(
+        request_timeout_s=REQUEST_TIMEOUT_S,
+        workers=WORKERS,
+        backlog=LISTEN_BACKLOG,
+        pending_per_client=MAX_PENDING_PER_CLIENT,
+        connections=MAX_CONNECTIONS,
+    )
     try:
-        server = BoundedWSGIServer((address, port), family)
+        server = ScrapeServer((address, port), family, make_wsgi_app(registry_for(daemon)), limits)
     except OSError as exc:
         raise ConfigError(
             field, f"cannot serve metrics on {address}:{port}: {exc.strerror or exc}"
         ) from None
-    server.set_app(make_wsgi_app(registry_for(daemon)))
     thread = threading.Thread(target=server.serve_forever, name="tofcc-metrics", daemon=True)
     thread.start()
     return server

@@ -261,8 +261,7 @@ def test_the_metrics_default_address_is_loopback() -> None:
 
 @pytest.fixture
 def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setattr(metrics, "REQUEST_TIMEOUT_S", 0.5)
-    monkeypatch.setattr(metrics._Handler, "timeout", 0.5)
+    monkeypatch.setattr(metrics, "REQUEST_TIMEOUT_S", 0.5)  # the deadline per request
     path = write_deploy(tmp_path / "d.yaml", pmqecn_target())
     d = Daemon(path, recording_factory({}), Clock())
     d.step()
