@@ -24,8 +24,10 @@ BFCC: the supervisor's restart check) then a read-back of what the switch
 holds, which the metrics serve. A switch that cannot be reached is retried
 on a backoff of its own while the others go on.
 
-Reload (SIGHUP, `Daemon.request_reload`): the new file is validated whole;
-if it is invalid nothing changes. Each target still in it gets one batch:
+Reload (SIGHUP, `Daemon.request_reload`): the new file is read and validated
+whole on a thread of its own, every switch cycling on schedule meanwhile (a
+stop abandons it); if it is invalid nothing changes. Once it is read, the
+loop applies it: each target still in it gets one batch:
 its ports, the removal of entries and mirror sessions the old config had
 and the new one has not, and the new intended state; a switch that refuses
 the batch keeps its old state (the backend rolls the batch back) and its old
@@ -576,6 +578,32 @@ def settle_heap() -> None:
     gc.freeze()
 
 
+Loaded = tuple[ServiceConfig, list[ResolvedTarget]]
+
+
+class ReloadParse:
+    """A reload's read and validation of the deployment file, on a thread of
+    its own: a big or hostile file took the one control loop (every switch's
+    cycle) for 17 s, and SIGTERM waited for it. A daemon thread, so a stop
+    during the parse abandons it."""
+
+    def __init__(self, path: Path, wake: threading.Event) -> None:
+        self.done = threading.Event()
+        self.loaded: Loaded | None = None
+        self.error: Exception | None = None
+        self._wake = wake
+        threading.Thread(target=self._run, args=(path,), name="tofcc-reload", daemon=True).start()
+
+    def _run(self, path: Path) -> None:
+        try:
+            self.loaded = load_service_config(path)
+        except Exception as exc:  # the loop refuses the reload with it
+            self.error = exc
+        finally:
+            self.done.set()
+            self._wake.set()  # a plain thread, not a signal handler: the loop takes it next
+
+
 class Daemon:
     """The fleet's control loop. `run()` until `stop()`; `step()` is one pass."""
 
@@ -599,6 +627,9 @@ class Daemon:
         # once hung the daemon forever). The loop turns them into events.
         self._stop_signalled = False
         self._reload_signalled = False
+        # The reload whose file is being read; a request during it is kept
+        # (`_reload` stays set) for one more once it is applied.
+        self._parse: ReloadParse | None = None
         self.reloads_ok = 0
         self.reloads_failed = 0
         self.reload_batches_refused = 0
@@ -720,13 +751,24 @@ class Daemon:
         finally:
             t.stats.last_cycle_s = self.clock() - began
 
-    def step(self) -> float:
-        """Handle a pending reload, run every switch whose cycle is due, and
-        return the seconds until the next one is."""
+    def step(self, reload_wait_s: float | None = None) -> float:
+        """Start a requested reload, apply one whose file is read, run every
+        switch whose cycle is due, and return the seconds until the next one is.
+
+        The file is read and validated off the loop (ReloadParse); this pass
+        waits for it at most `reload_wait_s` (None: until it is read, so a
+        caller stepping by hand sees the reload in the pass that asked for
+        it). run() waits not at all: the parse wakes the loop when done."""
         self._take_signals()
-        if self._reload.is_set():
+        if self._parse is None and self._reload.is_set():
             self._reload.clear()
-            self.reload()
+            self._parse = ReloadParse(self.config_path, self._wake)
+        if self._parse is not None and self._parse.done.wait(reload_wait_s):
+            parse, self._parse = self._parse, None
+            if parse.loaded is None:
+                self._refuse_reload(parse.error or RuntimeError("no result"))
+            else:
+                self._apply_reload(*parse.loaded)
         now = self.clock()
         ran = False
         for t in list(self.targets.values()):
@@ -745,20 +787,27 @@ class Daemon:
         _event("started", config=self.config_path, switches=",".join(self.targets))
         steps = 0
         while not self.stopping:
-            timeout_s = self.step()
+            timeout_s = self.step(reload_wait_s=0.0)
             steps += 1
             if max_steps and steps >= max_steps:
                 break
             self._take_signals()
             if self.stopping:
                 break
-            self._wake.clear()
-            if not self._reload.is_set():
+            self._wake.clear()  # before the check: a parse ending after it sets it again
+            if not self._reload_actionable():
                 self._wait(self._wake, timeout_s)
         self.close()
         _event("stopped")
 
+    def _reload_actionable(self) -> bool:
+        """Whether the next pass has reload work: a parse to apply or to start."""
+        if self._parse is not None:
+            return self._parse.done.is_set()
+        return self._reload.is_set()
+
     def close(self) -> None:
+        self._parse = None  # a parse still running is abandoned with its thread
         for t in self.targets.values():
             with contextlib.suppress(Exception):
                 t.switch.close()
@@ -766,21 +815,38 @@ class Daemon:
 
     # -- reload ----------------------------------------------------------------
     def reload(self) -> bool:
-        """Take the config file again (see the module doc); False if it was refused."""
+        """Take the config file again, here and now (see the module doc; the
+        loop reads it off the loop instead); False if it was refused."""
         try:
-            config, resolved = load_service_config(self.config_path)
+            loaded = load_service_config(self.config_path)
+        except Exception as exc:
+            return self._refuse_reload(exc)
+        return self._apply_reload(*loaded)
+
+    def _refuse_reload(self, exc: Exception) -> bool:
+        # Whatever the file does (a NUL in a path, a hw profile that will
+        # not load, a bug in a loader), the daemon keeps running on what it
+        # has: under systemd a raise here is a crash loop, the file being
+        # still bad at every restart.
+        self.reloads_failed += 1
+        why = exc if isinstance(exc, ControllerError) else repr(exc)
+        _event(
+            "reload-refused",
+            level=logging.ERROR,
+            file=self.config_path,
+            why=why,
+            kept="running config",
+        )
+        return False
+
+    def _apply_reload(self, config: ServiceConfig, resolved: list[ResolvedTarget]) -> bool:
+        """Apply a read and validated file to the fleet, on the loop's thread."""
+        try:
             # Every new app and switch object first, before anything is written:
             # an app that refuses its config (or a missing SDE) refuses the reload.
             plans = [(r, self.targets.get(r.name), self._plan(r)) for r in resolved]
         except Exception as exc:
-            # Whatever the file does (a NUL in a path, a hw profile that will
-            # not load, a bug in a loader), the daemon keeps running on what it
-            # has: under systemd a raise here is a crash loop, the file being
-            # still bad at every restart.
-            self.reloads_failed += 1
-            why = exc if isinstance(exc, ControllerError) else repr(exc)
-            _event("reload-refused", level=logging.ERROR, why=why, kept="running config")
-            return False
+            return self._refuse_reload(exc)
         now = self.clock()
         new_targets: dict[str, Target] = {}
         refused = 0
