@@ -229,6 +229,36 @@ def test_past_the_total_the_oldest_request_arriving_is_closed(
     assert not any(s.closed(within_s=0.05) for s in slow[1:])
 
 
+@pytest.mark.parametrize(
+    ("host", "key"),
+    [
+        ("127.0.0.1", "127.0.0.1"),
+        ("::ffff:127.0.0.2", "127.0.0.2"),  # a dual-stack listener's IPv4 client
+        ("2001:db8:1:2:aaaa::1", "2001:db8:1:2::/64"),  # one host holds a whole /64
+        ("2001:db8:1:2:bbbb::9", "2001:db8:1:2::/64"),
+        ("fe80::1%eth0", "fe80::/64"),
+    ],
+)
+def test_clients_are_counted_by_address_and_ipv6_by_64(host: str, key: str) -> None:
+    from bfrt_controller.scrape_server import client_key
+
+    assert client_key(host) == key
+
+
+def test_an_ipv6_listener_serves_and_counts_its_clients(tmp_path: Path) -> None:
+    d = Daemon(write_deploy(tmp_path / "d.yaml", pmqecn_target()), recording_factory({}), Clock())
+    d.step()
+    server = metrics.serve(d, "::1", 0)
+    try:
+        conn = http.client.HTTPConnection("::1", server.server_port, timeout=5)
+        conn.request("GET", "/metrics")
+        resp = conn.getresponse()
+        assert resp.status == 200 and b"tofcc_cycles_total" in resp.read()
+        conn.close()
+    finally:
+        stop_serving(server)
+
+
 # ---- what the server refuses, and answers ---------------------------------------------
 
 
