@@ -224,7 +224,7 @@ def _apply_deployment(doc: DeploymentDocument) -> None:
     state, one batch each. A switch that refuses keeps its state (rolled
     back) and the others are still written; the first error is the exit
     code. The whole file was validated when it was read, before any write."""
-    from .service import make_target_app
+    from .fleet import make_target_app
 
     failed: ControllerError | None = None
     for t in doc.targets:
@@ -266,7 +266,7 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
     would write."""
     from .diff import as_json as diff_json
     from .diff import diff_writes, summarise
-    from .service import TargetApp, make_target_app
+    from .fleet import TargetApp, make_target_app
 
     doc = obj.document(config_file)
     plans: list[tuple[str, Any, Any]] = []  # (switch name, switch, app)
@@ -332,8 +332,8 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_obj
 def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
+    from .deployment import warn_unguarded
     from .ports import PORT_STATUS_COLUMNS, port_rows, resolve_front_panel
-    from .service import warn_unguarded
 
     doc = require_deployment(obj.document(deploy_file), "--config")
     warn_unguarded(doc.targets, str(deploy_file))
@@ -414,7 +414,8 @@ class DifferencesFound(ControllerError):
 def run_service(
     obj: Context, deploy_file: Path, metrics_port: int | None, cycles: int | None
 ) -> None:
-    from .service import Daemon, claim_deployment, early_signals, signal_handlers
+    from .runtime import claim_deployment, early_signals, signal_handlers
+    from .service import Daemon
 
     tofcc_log = logging.getLogger("tofcc")
     # Handlers first: a SIGHUP while a slow file loads must not kill the daemon.

@@ -515,6 +515,18 @@ class IntendedStateApp(ABC):
             if not (isinstance(w, EntryWrite) and w.table in static)
         ]
 
+    # The service's hooks (bfrt_controller/service.py): what the daemon runs
+    # when it has connected and brought the switch to the intended state,
+    # and every cycle after (returning how many changes it wrote). A program
+    # with no periodic step of its own is still watched: the supervisor
+    # re-pushes a restarted switch, and each cycle reads back what it holds.
+    def service_start(self, now_s: float) -> None:  # noqa: B027 - optional hook
+        """The daemon connected and pushed; `now_s` is its clock."""
+
+    def service_cycle(self, now_s: float) -> int:
+        """One periodic step; the number of changes written."""
+        return 0
+
     def push_all(self) -> None:
         writes = self.intended_writes()
         self.switch.write(writes)

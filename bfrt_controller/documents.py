@@ -19,7 +19,7 @@ from .programs import PROGRAMS, Program, get_program
 from .validation import load_yaml
 
 if TYPE_CHECKING:  # the service is imported only when a deployment is read
-    from .service import ResolvedTarget, ServiceConfig
+    from .deployment import ResolvedTarget, ServiceConfig
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def read_document(path: Path, program: str | None = None, default: str = "pmqecn
     """Parse `path` once and validate it whole. `program`: the one the user
     named (--program), against which a program config is validated; else
     the file's own `program:`, else `default`."""
-    from .service import is_service_config, resolve
+    from .deployment import is_service_config, resolve
 
     raw = load_yaml(path)
     if is_service_config(raw):

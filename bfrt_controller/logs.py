@@ -13,7 +13,7 @@ import sys
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
-# A message already made of key=value fields (service._event and the apps'
+# A message already made of key=value fields (log_event and the apps'
 # `event=...` lines).
 _FIELDS = re.compile(r'^[a-z_]+=("([^"\\]|\\.)*"|\S*)( [a-z_]+=("([^"\\]|\\.)*"|\S*))*$')
 
@@ -24,6 +24,12 @@ def logfmt_value(value: object) -> str:
     if text and not any(c.isspace() or c in '"=' for c in text):
         return text
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def log_event(log: logging.Logger, event: str, level: int = logging.INFO, **fields: object) -> None:
+    """One structured line: event=NAME key=value ..., each value as logfmt_value quotes it."""
+    parts = [f"event={event}", *(f"{k}={logfmt_value(v)}" for k, v in fields.items())]
+    log.log(level, " ".join(parts))
 
 
 class LogfmtFormatter(logging.Formatter):

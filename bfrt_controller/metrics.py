@@ -28,7 +28,8 @@ from .ports import PORT_STATUS_SECTION
 from .scrape_server import Limits, ScrapeServer
 
 if TYPE_CHECKING:
-    from .service import Daemon, Target
+    from .fleet import Target
+    from .service import Daemon
 
 PREFIX = "tofcc_"
 

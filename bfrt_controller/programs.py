@@ -46,6 +46,10 @@ class App(Protocol):
         """Take the saved run-time changes; ConfigError naming `source`'s field if corrupt."""
         ...
 
+    def service_start(self, now_s: float) -> None: ...
+
+    def service_cycle(self, now_s: float) -> int: ...
+
 
 @dataclass(frozen=True)
 class Program:

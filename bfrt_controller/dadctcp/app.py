@@ -208,6 +208,10 @@ class DadctcpApp(IntendedStateApp):
                     )
         return self._commit(new_k, changes)
 
+    def service_cycle(self, now_s: float) -> int:
+        # Algorithm 2 every config.interval_s: each threshold moved is a write.
+        return len(self.cycle(now_s))
+
     def cycle(self, now_s: float) -> list[Change]:
         """The daemon's periodic step: a round of Algorithm 2 once
         `interval_s` has passed since the last one (the first at once)."""

@@ -212,6 +212,10 @@ class P4qcnApp(IntendedStateApp):
             for p in pfc.ports
         ]
 
+    def service_cycle(self, now_s: float) -> int:
+        # The PFC watchdog: each storm broken or restored is a write.
+        return len(self.watchdog_once(now_s))
+
     def watchdog_once(self, now_s: float) -> list[WatchdogEvent]:
         """One poll of the PFC watchdog (none configured: nothing)."""
         return [] if self.watchdog is None else self.watchdog.poll(now_s)

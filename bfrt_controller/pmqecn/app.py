@@ -370,6 +370,12 @@ class PmqecnApp(IntendedStateApp):
         """Per class, then per port, as read back from the switch (status.py)."""
         return status_rows(self.switch, self.config, self.live)
 
+    def service_start(self, now_s: float) -> None:
+        self.start(now_s)
+
+    def service_cycle(self, now_s: float) -> int:
+        return len(self.optimize_once(now_s))
+
     def optimize_once(self, now_s: float) -> list[Change]:
         """One cycle of Fig. 3: measure lambda_i and W_i, solve, write K_i,
         weights and lambda_i* as one batch. An idle interval keeps the current

@@ -18,7 +18,6 @@ from bfrt_controller.dadctcp import names as n
 from bfrt_controller.dadctcp.app import QUEUES, DadctcpApp
 from bfrt_controller.dadctcp.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.errors import ConfigError, WriteError
-from bfrt_controller.service import CYCLES
 from bfrt_controller.switch import Write
 from doubles.flaky_model import FlakyModelSwitch
 from models.switch.core import Match
@@ -142,10 +141,10 @@ def test_dctcp_mode_never_reallocates() -> None:
 def test_daemon_cycle_waits_for_the_interval() -> None:
     app = _app()
     _set_depths(app, [60, 30, 0, 0])
-    assert CYCLES["dadctcp"](app, 0.0) > 0
+    assert app.service_cycle(0.0) > 0
     _set_depths(app, [0, 0, 60, 30])
-    assert CYCLES["dadctcp"](app, 0.05) == 0  # interval_s 0.1 not yet over
-    assert CYCLES["dadctcp"](app, 0.1) > 0
+    assert app.service_cycle(0.05) == 0  # interval_s 0.1 not yet over
+    assert app.service_cycle(0.1) > 0
 
 
 @pytest.mark.parametrize(

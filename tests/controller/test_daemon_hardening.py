@@ -252,7 +252,7 @@ def test_a_metrics_address_that_is_not_an_ip_is_refused_before_anything_starts(
 
 
 def test_the_metrics_default_address_is_loopback() -> None:
-    from bfrt_controller.service import MetricsSpec
+    from bfrt_controller.deployment import MetricsSpec
 
     assert MetricsSpec().address == "127.0.0.1"
     for doc in ("README.md", "deploy/README.md", "deploy/fleet.yaml"):

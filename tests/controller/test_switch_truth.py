@@ -309,8 +309,8 @@ def test_switch_truth_bfcc_reaction_port_outside_the_front_panel_is_refused() ->
     3 = 32/3 here): a port the front panel does not add is refused at check."""
     import yaml
 
+    from bfrt_controller.deployment import resolve
     from bfrt_controller.errors import ConfigError
-    from bfrt_controller.service import resolve
 
     root = Path(__file__).resolve().parents[2]
     raw = yaml.safe_load((root / "examples" / "bfcc-two-tier-s1.yaml").read_text())
@@ -324,8 +324,8 @@ def test_switch_truth_pfc_port_outside_the_front_panel_is_refused() -> None:
     """The PFC watchdog reads each PFC port's pause time: same rule."""
     import yaml
 
+    from bfrt_controller.deployment import resolve
     from bfrt_controller.errors import ConfigError
-    from bfrt_controller.service import resolve
 
     root = Path(__file__).resolve().parents[2]
     raw = yaml.safe_load((root / "bfrt_controller" / "defaults" / "p4qcn.yaml").read_text())
@@ -338,7 +338,7 @@ def test_switch_truth_pfc_port_outside_the_front_panel_is_refused() -> None:
 
 
 def test_switch_truth_a_deployment_may_name_a_tofino_model_target() -> None:
-    from bfrt_controller.service import resolve
+    from bfrt_controller.deployment import resolve
 
     root = Path(__file__).resolve().parents[2]
     raw = {
