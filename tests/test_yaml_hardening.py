@@ -24,7 +24,7 @@ import pytest
 
 from bfrt_controller.cli import run
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG
-from evaluation.scenario import ScenarioError, load_scenario
+from evaluation.scenario import SCENARIO_DIR, ScenarioError, load_scenario
 from hw_profiles import safe_yaml
 from models.vectors.format import VectorFormatError, load_vector_file
 
@@ -347,3 +347,34 @@ def test_the_pure_python_parser_stands_in_the_same(
     assert safe_yaml.loads(text) == expected
     with pytest.raises(safe_yaml.YamlFileError, match=r"p\.yaml: line 2, column 4: !!int 'x'"):
         safe_yaml.loads("a: 1\nb: !!int x\n", "p.yaml")
+
+
+# ---- extends chains -------------------------------------------------------------------
+
+
+def _chain(root: Path, files: int) -> Path:
+    """s0.yaml extends s1.yaml ... extends the bundled smoke scenario."""
+    for i in range(files - 1):
+        (root / f"s{i}.yaml").write_text(f"extends: s{i + 1}.yaml\nname: s{i}\n")
+    (root / f"s{files - 1}.yaml").write_text((SCENARIO_DIR / "bfcc-smoke.yaml").read_text())
+    return root / "s0.yaml"
+
+
+def test_an_extends_chain_too_long_names_both_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    start = _chain(tmp_path, 1_500)
+    cut = tmp_path / "s15.yaml"
+    with pytest.raises(ScenarioError) as err:
+        load_scenario(start)
+    assert err.value.field == "extends"
+    assert str(err.value) == (
+        f"{start}: extends: a chain of more than 16 files, cut at {cut} (extends 's16.yaml')"
+    )
+    code, _, text = _cli(["eval", "check", str(start)], capsys)
+    assert code == 2 and len(text.splitlines()) == 1, text
+    assert str(start) in text and str(cut) in text
+
+
+def test_a_chain_of_16_files_is_read(tmp_path: Path) -> None:
+    assert load_scenario(_chain(tmp_path, 16)).name == "s0"
