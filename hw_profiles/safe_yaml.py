@@ -337,7 +337,7 @@ class _Composer:
         if kind is yaml.ScalarEvent and event.tag is None and event.anchor is None:
             # Most nodes of any file: the short way, half the cost of scalar().
             tag = self.plain(event.value) if event.implicit[0] else STR
-            if tag is not _TIMESTAMP:
+            if tag != _TIMESTAMP:
                 return ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
         if kind is yaml.AliasEvent:
             return self.alias(event)
@@ -516,7 +516,9 @@ def loads(text: str, source: str | Path = "<string>", hex_ints: bool = False) ->
     events: _Events | None = None
     # A graph of 100,000 nodes sets off the cycle collector's full passes over
     # everything it allocates; nothing here makes a cycle the collector would
-    # have to free, so it waits until the file is read (and it halves the time).
+    # have to free, so it waits until the file is read (this halves the time).
+    # Process-wide, and restored as found: a thread reading meanwhile at most
+    # delays a collection.
     collecting = gc.isenabled()
     gc.disable()
     try:
