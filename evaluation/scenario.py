@@ -889,9 +889,15 @@ def _resolve(ref: str | Path) -> Path:
     return path
 
 
-def _read(path: Path, seen: tuple[Path, ...] = ()) -> object:
+# Scenarios ship extending at most 3 deep: a chain is a variant of a variant,
+# and without a bound a chain of 1,500 files ran out of Python's stack.
+MAX_EXTENDS_DEPTH = 16
+
+
+def _read(path: Path, chain: tuple[Path, ...] = ()) -> object:
     """The file's YAML, with `extends: <scenario>` resolved: the named
-    scenario's top-level fields, each replaced by this file's where it gives one."""
+    scenario's top-level fields, each replaced by this file's where it gives one.
+    `chain`: the files that extend this one, the one named on the command first."""
     try:
         raw = safe_yaml.load_file(path)
     except safe_yaml.YamlFileError as exc:
@@ -909,9 +915,16 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> object:
         raise ScenarioError(str(path), "extends", str(exc)) from None
     except ScenarioError as exc:
         raise ScenarioError(str(path), "extends", str(exc).split(": ", 1)[-1]) from None
-    if base_path.resolve() in seen:
+    if base_path.resolve() in {p.resolve() for p in (*chain, path)}:
         raise ScenarioError(str(path), "extends", f"'{base_ref}' extends itself")
-    base = _read(base_path, (*seen, path.resolve()))
+    if len(chain) + 1 >= MAX_EXTENDS_DEPTH:
+        start = chain[0] if chain else path
+        raise ScenarioError(
+            str(start),
+            "extends",
+            f"a chain of more than {MAX_EXTENDS_DEPTH} files, cut at {path} (extends '{base_ref}')",
+        )
+    base = _read(base_path, (*chain, path))
     if not isinstance(base, dict):
         raise ScenarioError(str(path), "extends", f"'{base_ref}' is not a scenario mapping")
     return {**base, **raw}
@@ -920,7 +933,7 @@ def _read(path: Path, seen: tuple[Path, ...] = ()) -> object:
 def load_scenario(ref: str | Path) -> Scenario:
     """A path to a YAML file, or the name of a bundled scenario."""
     path = _resolve(ref)
-    return parse_scenario(_read(path, (path.resolve(),)), str(path))
+    return parse_scenario(_read(path), str(path))
 
 
 def bundled_scenarios() -> list[str]:
