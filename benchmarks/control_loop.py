@@ -13,8 +13,11 @@ model between cycles so every class has a measured rate.
 
 Configurations: 1 and 64 ports with the paper's three classes each; 64
 ports with 8 classes each (512 classes, the issue's full switch); and the
-optimiser alone for 64 ports x 8 classes. Prints figures, asserts nothing
-(targets belong here, not in timed tests).
+optimiser alone for 64 ports x 8 classes. Then DA-DCTCP's cycle on
+BF-Runtime (the test suite's fake SDE, 4 pipes, which counts every request):
+read requests and cells per cycle for 4 to 1024 queue slots (issue 50: one
+request per register). Prints figures, asserts nothing (targets belong
+here, not in timed tests).
 
     python benchmarks/control_loop.py [--cycles 7]
 """
@@ -22,18 +25,26 @@ optimiser alone for 64 ports x 8 classes. Prints figures, asserts nothing
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import gc
 import statistics
+import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
+from bfrt_controller.backends.bfrt import BfrtSwitch
 from bfrt_controller.backends.model import ModelSwitch
+from bfrt_controller.dadctcp.app import DadctcpApp
+from bfrt_controller.dadctcp.config import DEFAULT_CONFIG as DADCTCP_DEFAULT
+from bfrt_controller.dadctcp.config import parse_config as parse_dadctcp
 from bfrt_controller.pmqecn import solver
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config
@@ -162,6 +173,35 @@ def optimiser_alone(
     return times[1:]  # the first compiles the structure
 
 
+def dadctcp_reads(queue_ports: int, cycles: int) -> tuple[float, float]:
+    """(read requests, cells read) per DA-DCTCP cycle with 8 queues on each
+    of `queue_ports` ports (pipes 0 and 1), on the fake SDE."""
+    # The fake SDE is the test suite's double (tests/doubles), not shipped.
+    tests = str(Path(__file__).resolve().parents[1] / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    from doubles.fake_bfrt_grpc import FakeBfrtGrpc
+
+    raw = copy.deepcopy(yaml.safe_load(DADCTCP_DEFAULT.read_text()))
+    ports = [*range(64), *range(128, 192)][:queue_ports]
+    raw["ports"] = [
+        {"port": p, "k_port_packets": 80, "drop_not_ect": False,
+         "queues": [{"queue": q, "k_packets": 10} for q in range(8)]}
+        for p in ports
+    ]  # fmt: skip
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("dadctcp", profile)
+    switch = BfrtSwitch("dadctcp", profile, client_module=fake)
+    switch.connect()
+    app = DadctcpApp(switch, parse_dadctcp(raw))
+    app.push_all()
+    before = len(fake.calls)
+    for k in range(cycles):
+        app.cycle(k * app.config.interval_s)
+    reads = [c for c in fake.calls[before:] if c.rpc == "read"]
+    return len(reads) / cycles, sum(c.count for c in reads) / cycles
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=7)
@@ -184,6 +224,12 @@ def main() -> None:
     with ParallelSolver(2) as two:
         rows = [optimiser_alone(64, 8, args.cycles, s) for s in (one_by_one, solve_many, two)]
     print(_row("64 ports x 8, optimiser alone", rows))
+    print()
+    print(f"{'DA-DCTCP cycle (BF-Runtime, 4 pipes)':40} {'reads/cycle':>12} {'cells/cycle':>12}")
+    for ports in (1, 16, 64, 128):
+        requests, cells = dadctcp_reads(ports, args.cycles)
+        label = f"{ports} ports x 8 queues ({8 * ports} slots)"
+        print(f"{label:40} {requests:>12.0f} {cells:>12.0f}")
 
 
 def _row(label: str, runs: list[list[float]]) -> str:

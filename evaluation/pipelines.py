@@ -103,7 +103,8 @@ class TnaPipeline(Pipeline):
     def ingress(self, port: int, frame: bytes, now_ns: int) -> Forward | None:
         p = self.program
         p.now_ns = now_ns
-        r = p.ingress(IngressIntrinsic(port, now_ns), frame)
+        # In the arrival port's pipe when the model runs several (tna.py).
+        r = p.ingress_in_pipe(IngressIntrinsic(port, now_ns), frame)
         extra = []
         if r.mirror is not None:
             made = p.ingress_mirror_copy(r.mirror, frame)
@@ -124,7 +125,7 @@ class TnaPipeline(Pipeline):
             global_tstamp_ns=now_ns,
             deq_qdepth=min(d.deq_qdepth_cells, self.profile.max_qdepth_cells),
         )
-        r = p.egress(md, d.frame)
+        r = p.egress_in_pipe(md, d.frame)
         out = EgressOut(None if r.drop else r.data)
         if self._tx is not None and not r.drop:
             self._tx[port] = self._tx.get(port, 0) + len(r.data)

@@ -44,6 +44,8 @@ class HwProfile:
     mirror_header_max_bytes: int
     bridged_metadata_max_bytes: int
     recirculation_ports: tuple[int, ...]
+    # What one pipe's recirculation port carries, Gb/s (its recirculation budget).
+    recirculation_port_gbps: int
     pktgen_ports: tuple[int, ...]
     max_port_gbps: int
     capacity_gbps: int  # switching capacity: ports at a speed = capacity / speed
@@ -125,6 +127,7 @@ _MAX_VALUE = {
     "mau_stages": 64,
     "cell_bytes": 4096,
     "max_port_gbps": 10_000,
+    "recirculation_port_gbps": 10_000,
     "capacity_gbps": 1_000_000,
 }
 _MAX_INT = 1 << 32

@@ -40,6 +40,14 @@ class BoardProfile:
     def connectors(self) -> int:
         return len(self.dev_ports)
 
+    @property
+    def pipes(self) -> int:
+        """The pipes the board's ports use, as a power of two (a 32-port
+        Tofino wires pipes 0 and 1: 2; a 64-port one all 4): what the switch
+        runs, so the reference model runs as many (models/switch/tna.py)."""
+        used = max(port >> 7 for port in self.dev_ports) + 1
+        return 1 << (used - 1).bit_length()
+
     def speeds_of(self, connector: int) -> tuple[str, ...]:
         return self.connector_speeds.get(connector, self.speeds)
 

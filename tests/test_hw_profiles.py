@@ -60,6 +60,11 @@ def _write(tmp_path: Path, mutate) -> Path:  # type: ignore[no-untyped-def]
         (lambda r: r.update(cell_bytes=True), "key 'cell_bytes' must be an integer"),
         (lambda r: r.update(buffer_cells=0), "key 'buffer_cells' must be positive"),
         (lambda r: r.update(mau_stages=-12), "key 'mau_stages' must be positive"),
+        (lambda r: r.pop("recirculation_port_gbps"), "missing key 'recirculation_port_gbps'"),
+        (
+            lambda r: r.update(recirculation_port_gbps=10**6),
+            "key 'recirculation_port_gbps' must be at most 10000",
+        ),
         (lambda r: r.update(chip="tofino9"), "key 'chip' must be one of"),
         (lambda r: r.update(pktgen_ports=[68, "x"]), "key 'pktgen_ports' must hold"),
         (lambda r: r.update(recirculation_ports=[9999]), "key 'recirculation_ports' port 9999"),

@@ -39,7 +39,7 @@ CASES = _cases()
     ids=[f"{p.parent.name}/{p.stem}/{v.name}" for p, _, v in CASES],
 )
 def test_vector(chip: str, path: Path, vfile: VectorFile, vector: Vector) -> None:
-    model = make_model(vfile.program, load_profile(chip))
+    model = make_model(vfile.program, load_profile(chip), vector.pipes)
     run_vector(ModelTarget(model), vfile, vector, PROGRAMS[vfile.program].queue_hook)
 
 

@@ -52,9 +52,15 @@ POWER_ON_DWRR_WEIGHT = 1023
 
 
 class ModelSwitch(Switch):
-    def __init__(self, program: str, profile: HwProfile) -> None:
+    """The reference model as a switch. `pipes`: how many pipes it runs (1, 2
+    or 4, as the chip and board have; models/switch/tna.py): registers and
+    counters per pipe, read as BfrtSwitch reads them (a register summed over
+    the pipes unless a pipe is named, read_register_pipes every pipe's value,
+    counters summed) and written to every pipe."""
+
+    def __init__(self, program: str, profile: HwProfile, pipes: int = 1) -> None:
         super().__init__(program, profile)
-        self.model: TnaProgram = make_model(program, profile)
+        self.model: TnaProgram = make_model(program, profile, pipes)
         self.tm_weights: dict[tuple[int, int], int] = {}
         self.tm_priorities: dict[tuple[int, int], int] = {}
         # Shaped ports (queue None) and queues: (max_rate_kbps, max_burst_bytes).
@@ -115,7 +121,7 @@ class ModelSwitch(Switch):
             else:
                 table.add_or_modify(dict(w.key), w.action or "", dict(w.data), w.priority)
         elif isinstance(w, RegisterWrite):
-            m.register(w.register).write(w.index, w.value)
+            m.register(w.register).write_all(w.index, w.value)
         elif isinstance(w, MirrorSessionWrite):
             if w.delete:
                 m.mirror_session_delete(w.sid)
@@ -311,13 +317,13 @@ class ModelSwitch(Switch):
         elif isinstance(w, RegisterWrite):
             register = m.register(w.register)
             try:
-                old = register.read(w.index)
+                old = register.read_pipes(w.index)
             except P4ModelError:
                 return  # the write is refused before it changes anything
             index = w.index
 
             def put_cell_back() -> None:
-                register.values[index] = old
+                register.put_pipes(index, old)
 
             undo.append(put_cell_back)
         elif isinstance(w, MirrorSessionWrite):
@@ -353,8 +359,18 @@ class ModelSwitch(Switch):
                 self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
-    def read_register(self, name: str, index: int) -> int:
-        return self.model.register(name).read(index)
+    def read_register_pipes(self, name: str, index: int) -> list[int]:
+        """The cell's value in every pipe, in pipe order."""
+        return self.model.register(name).read_pipes(index)
+
+    def read_register(self, name: str, index: int, pipe: int | None = None) -> int:
+        """The sum over the pipes, or `pipe`'s value (BfrtSwitch.read_register)."""
+        register = self.model.register(name)
+        if pipe is not None:
+            return register.read_pipe(pipe, index)
+        if register.pipes == 1:
+            return register.read(index)
+        return sum(register.read_pipes(index))
 
     def read_counter(self, name: str, index: int) -> tuple[int, int]:
         return self.model.counter(name).read(index)
@@ -362,7 +378,9 @@ class ModelSwitch(Switch):
     def read_registers(self, name: str, indices: Sequence[int]) -> list[int]:
         # One lookup of the register for all cells; each index is still checked.
         register = self.model.register(name)
-        return [register.read(i) for i in indices]
+        if register.pipes == 1:
+            return [register.read(i) for i in indices]
+        return [sum(register.read_pipes(i)) for i in indices]
 
     def read_counters(self, name: str, indices: Sequence[int]) -> list[tuple[int, int]]:
         counter = self.model.counter(name)

@@ -47,6 +47,7 @@ from .config import (
     check_against,
     check_param_name,
     check_params,
+    check_recirculation_budget,
     check_shaping_rates,
     param_warnings,
     recirculation_port,
@@ -237,6 +238,7 @@ class BfccApp(IntendedStateApp):
             return
         p = parse_model(Params, state["params"], f"{source}.params")
         check_params(p, self.profile, f"{source}.params.")
+        check_recirculation_budget(self.config, p, self.profile, f"{source}.params")
         self.params = p
 
     # ---- operator changes ------------------------------------------
@@ -248,6 +250,13 @@ class BfccApp(IntendedStateApp):
         new = parse_model(Params, {**self.params.model_dump(), **changes})
         check_params(new, self.profile, changed=changes)
         check_shaping_rates(self.config, new, "")
+        # A lower RT or fakes instead of shaping can take the pipe past its
+        # recirculation capacity: named by the parameter set.
+        budget_field = next(
+            (f for f in ("rt1_packets", "rt2_packets", "rt3_packets", "reduction") if f in changes),
+            None,
+        )
+        check_recirculation_budget(self.config, new, self.profile, budget_field)
         if new.sender_reaction == "match_switch":
             try:
                 sender_notify_targets(self.config)

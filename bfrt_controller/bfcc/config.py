@@ -226,6 +226,92 @@ def recirculation_port(cfg: BfccConfig, profile: HwProfile) -> int | None:
 _no_repeats = no_repeats
 
 
+@dataclass(frozen=True)
+class RecirculationLoad:
+    """The worst case a pipe's recirculation port carries: every reaction
+    point whose fakes' originals recirculate through it, at its line rate,
+    at the degree that recirculates most (1/(RT+1) of its slots; RT 1 at
+    severe: half), against what the port carries (hw profile)."""
+
+    pipe: int
+    port: int
+    load_gbps: float
+    capacity_gbps: float
+    # (index in reaction_points, the port's worst share in Gb/s), in order.
+    shares: tuple[tuple[int, float], ...]
+    rt_packets: int
+
+    @property
+    def over(self) -> bool:
+        return self.load_gbps > self.capacity_gbps
+
+
+def line_rate_gbps(rp: ReactionPoint, profile: HwProfile) -> float:
+    """A reaction port's speed: its rate_mbps, else the chip's fastest port
+    (the worst case a port of unknown speed can be)."""
+    return rp.rate_mbps / 1000 if rp.rate_mbps is not None else float(profile.max_port_gbps)
+
+
+def recirculation_loads(cfg: BfccConfig, p: Params, profile: HwProfile) -> list[RecirculationLoad]:
+    """Each pipe's worst-case recirculation (tna/bfcc/README.md, "Recirculation
+    bandwidth"); none when nothing recirculates (no reaction point, or
+    reduction shaping: the TM cuts the port, no fakes)."""
+    port = recirculation_port(cfg, profile)
+    if port is None or p.reduction != "fakes":
+        return []
+    rt = min(p.rate_thresholds().values())
+    share = 1 / (rt + 1)
+    shares = tuple(
+        (i, line_rate_gbps(rp, profile) * share) for i, rp in enumerate(cfg.reaction_points)
+    )
+    # One session, so every reaction point's originals take this one port
+    # (check_against keeps them in its pipe).
+    return [
+        RecirculationLoad(
+            pipe_of(port, profile),
+            port,
+            sum(g for _, g in shares),
+            float(profile.recirculation_port_gbps),
+            shares,
+            rt,
+        )
+    ]
+
+
+def _gbps(value: float) -> str:
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def check_recirculation_budget(
+    cfg: BfccConfig, p: Params, profile: HwProfile, field: str | None = None
+) -> None:
+    """Refuse reaction points whose worst-case recirculation exceeds their
+    pipe's recirculation port: past it the port drops the fakes' originals,
+    and each dropped original is a lost data packet (issue 50, finding 3).
+    The error names the reaction point that crosses the capacity (or
+    `field`, the parameter a `set` changed), the pipe and the load."""
+    for load in recirculation_loads(cfg, p, profile):
+        if not load.over:
+            continue
+        running = 0.0
+        first_over = load.shares[-1][0]
+        for i, gbps in load.shares:
+            running += gbps
+            if running > load.capacity_gbps:
+                first_over = i
+                break
+        ports = ", ".join(str(cfg.reaction_points[i].port) for i, _ in load.shares)
+        raise ConfigError(
+            field or f"reaction_points[{first_over}].port",
+            f"pipe {load.pipe}'s recirculation port {load.port} would carry up to "
+            f"{_gbps(load.load_gbps)} Gb/s against its {_gbps(load.capacity_gbps)} Gb/s: "
+            f"reaction ports {ports} each recirculate 1/(RT+1) = 1/{load.rt_packets + 1} of "
+            "their line rate (rate_mbps, else the chip's fastest port) at the degree with "
+            f"the lowest RT ({load.rt_packets}). Raise that RT, give the ports' rate_mbps, "
+            "take reaction points off, or use reduction: shaping",
+        )
+
+
 UNIT_WHY = {
     "threshold_packets": "the paper's CONGESTION_THRESHOLD counts packets; the controller "
     "converts it to cells with packet_bytes and the chip's cell size",
@@ -570,6 +656,7 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
 
     check_params(cfg.params, profile, "params.")
     check_shaping_rates(cfg, cfg.params)
+    check_recirculation_budget(cfg, cfg.params, profile)
     if cfg.params.sender_reaction == "match_switch":
         sender_notify_targets(cfg)
 

@@ -367,7 +367,13 @@ class Table:
 
 
 class Register:
-    """A Register<bit<width>, I>(size, initial); one value per index (one pipe).
+    """A Register<bit<width>, I>(size, initial); one value per index in each pipe.
+
+    Every pipe holds its own copy (Tofino's registers are per pipe); the
+    data plane reads and writes `values`, the copy of the pipe running the
+    packet (select_pipe), and the control plane writes every pipe
+    (write_all) as BF-Runtime does with the all-pipes target. One pipe, the
+    default, is the single-pipe model every program was written against.
 
     A register whose entry is a struct of equal halves (a pair, updated by one
     RegisterAction) names its `members`; its value packs them, first member
@@ -387,6 +393,8 @@ class Register:
         self.initial = initial
         self.members = members
         self.values = [initial] * size
+        self._pipes: list[list[int]] = [self.values]
+        self._pipe = 0
 
     @property
     def member_width(self) -> int:
@@ -411,6 +419,26 @@ class Register:
     def max(self) -> int:
         return (1 << self.width) - 1
 
+    # -- pipes -----------------------------------------------------------
+    @property
+    def pipes(self) -> int:
+        return len(self._pipes)
+
+    def set_pipes(self, pipes: int) -> None:
+        """`pipes` copies, each at the initial value (as the program loads)."""
+        self._pipes = [[self.initial] * self.size for _ in range(pipes)]
+        self._pipe = 0
+        self.values = self._pipes[0]
+
+    def select_pipe(self, pipe: int) -> None:
+        """The data plane's reads and writes go to `pipe`'s copy from now on."""
+        self._pipe = pipe
+        self.values = self._pipes[pipe]
+
+    def _check_pipe(self, pipe: int) -> None:
+        if isinstance(pipe, bool) or not isinstance(pipe, int) or not 0 <= pipe < len(self._pipes):
+            raise P4ModelError(f"{self.name}: no pipe {pipe!r} (the switch has {self.pipes})")
+
     def _check_index(self, index: int) -> None:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < self.size:
             raise P4ModelError(f"{self.name}: index {index!r} outside 0..{self.size - 1}")
@@ -424,12 +452,49 @@ class Register:
         _check_width(f"{self.name}[{index}]", value, self.width)
         self.values[index] = value
 
+    def read_pipe(self, pipe: int, index: int) -> int:
+        """One pipe's copy of a cell, whichever pipe the data plane runs."""
+        self._check_pipe(pipe)
+        self._check_index(index)
+        return self._pipes[pipe][index]
+
+    def read_pipes(self, index: int) -> list[int]:
+        """The cell in every pipe, in pipe order (BF-Runtime's register read)."""
+        self._check_index(index)
+        return [values[index] for values in self._pipes]
+
+    def write_all(self, index: int, value: int) -> None:
+        """A control-plane write: every pipe's copy (the all-pipes target)."""
+        self._check_index(index)
+        _check_width(f"{self.name}[{index}]", value, self.width)
+        for values in self._pipes:
+            values[index] = value
+
+    def put_pipes(self, index: int, values: list[int]) -> None:
+        """Each pipe's copy back as read_pipes gave it (an undo)."""
+        for copy, value in zip(self._pipes, values, strict=True):
+            copy[index] = value
+
+    def copies(self) -> list[list[int]]:
+        """Every pipe's values, copied (a snapshot)."""
+        return [list(values) for values in self._pipes]
+
+    def restore_copies(self, copies: list[list[int]]) -> None:
+        self._pipes = [list(values) for values in copies]
+        self._pipe = min(self._pipe, len(self._pipes) - 1)
+        self.values = self._pipes[self._pipe]
+
     def clear(self) -> None:
-        self.values = [self.initial] * self.size
+        self._pipes = [[self.initial] * self.size for _ in self._pipes]
+        self.values = self._pipes[self._pipe]
 
 
 class Counter:
-    """An indirect Counter of packets and bytes (BF-Runtime reads 64-bit values)."""
+    """An indirect Counter of packets and bytes (BF-Runtime reads 64-bit values).
+
+    Per pipe like a register: the data plane counts into the running pipe's
+    copy (`packets`, `bytes`), a read returns the sum over the pipes (as
+    BF-Runtime reads a counter over all pipes) and a write sets every pipe."""
 
     def __init__(
         self, name: str, size: int, kind: Literal["packets", "bytes", "packets_and_bytes"]
@@ -439,6 +504,21 @@ class Counter:
         self.kind = kind
         self.packets = [0] * size
         self.bytes = [0] * size
+        self._pipes: list[tuple[list[int], list[int]]] = [(self.packets, self.bytes)]
+        self._pipe = 0
+
+    @property
+    def pipes(self) -> int:
+        return len(self._pipes)
+
+    def set_pipes(self, pipes: int) -> None:
+        self._pipes = [([0] * self.size, [0] * self.size) for _ in range(pipes)]
+        self._pipe = 0
+        self.packets, self.bytes = self._pipes[0]
+
+    def select_pipe(self, pipe: int) -> None:
+        self._pipe = pipe
+        self.packets, self.bytes = self._pipes[pipe]
 
     def _check_index(self, index: int) -> None:
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < self.size:
@@ -451,16 +531,38 @@ class Counter:
 
     def read(self, index: int) -> tuple[int, int]:
         self._check_index(index)
-        return self.packets[index], self.bytes[index]
+        if len(self._pipes) == 1:
+            return self.packets[index], self.bytes[index]
+        return (
+            sum(packets[index] for packets, _ in self._pipes),
+            sum(nbytes[index] for _, nbytes in self._pipes),
+        )
+
+    def read_pipe(self, pipe: int, index: int) -> tuple[int, int]:
+        """One pipe's count (BF-Runtime reads it with that pipe as the target)."""
+        self._check_index(index)
+        if isinstance(pipe, bool) or not isinstance(pipe, int) or not 0 <= pipe < len(self._pipes):
+            raise P4ModelError(f"{self.name}: no pipe {pipe!r} (the switch has {self.pipes})")
+        packets, nbytes = self._pipes[pipe]
+        return packets[index], nbytes[index]
 
     def write(self, index: int, packets: int, nbytes: int) -> None:
         self._check_index(index)
-        self.packets[index] = packets
-        self.bytes[index] = nbytes
+        for pipe_packets, pipe_bytes in self._pipes:
+            pipe_packets[index] = packets
+            pipe_bytes[index] = nbytes
+
+    def copies(self) -> list[tuple[list[int], list[int]]]:
+        return [(list(packets), list(nbytes)) for packets, nbytes in self._pipes]
+
+    def restore_copies(self, copies: list[tuple[list[int], list[int]]]) -> None:
+        self._pipes = [(list(packets), list(nbytes)) for packets, nbytes in copies]
+        self._pipe = min(self._pipe, len(self._pipes) - 1)
+        self.packets, self.bytes = self._pipes[self._pipe]
 
     def clear(self) -> None:
-        self.packets = [0] * self.size
-        self.bytes = [0] * self.size
+        self._pipes = [([0] * self.size, [0] * self.size) for _ in self._pipes]
+        self.packets, self.bytes = self._pipes[self._pipe]
 
 
 @dataclass

@@ -33,8 +33,12 @@ def _info(spec: registry.ProgramSpec) -> ProgramInfo:
 PROGRAMS: dict[str, ProgramInfo] = {name: _info(spec) for name, spec in registry.PROGRAMS.items()}
 
 
-def make_model(program: str, profile: HwProfile) -> TnaProgram:
+def make_model(program: str, profile: HwProfile, pipes: int = 1) -> TnaProgram:
+    """The program's model running `pipes` pipes (tna.py: one register set each)."""
     try:
-        return PROGRAMS[program].model(profile)
+        model = PROGRAMS[program].model(profile)
     except KeyError:
         raise ValueError(f"unknown program '{program}' (known: {', '.join(PROGRAMS)})") from None
+    if pipes != 1:
+        model.set_pipes(pipes)
+    return model

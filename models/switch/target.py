@@ -14,8 +14,16 @@ def to_match(k: KeyMatch) -> Match:
 
 
 class ModelTarget:
-    def __init__(self, program: TnaProgram) -> None:
+    """`pipe`: the pipe the vector's ports are in (a port mapper moves them
+    there): its recirculation port, and its copy of each register, are the
+    ones the vector names. Writes go to every pipe, counters read summed
+    over the pipes, as the PTF target does on a switch."""
+
+    def __init__(self, program: TnaProgram, pipe: int = 0) -> None:
+        if not 0 <= pipe < program.pipes:
+            raise ValueError(f"pipe {pipe}: the model runs {program.pipes} pipe(s)")
         self.program = program
+        self.pipe = pipe
 
     def reset(self) -> None:
         self.program.reset()
@@ -26,8 +34,8 @@ class ModelTarget:
         self.program.now_ns = time_ns
 
     def recirculation_port(self) -> int:
-        """Pipe 0's recirculation port, where the vectors' ports are."""
-        return self.program.profile.recirculation_ports[0]
+        """The recirculation port of the vector's pipe (pipe 0 unless moved)."""
+        return self.program.profile.recirculation_ports[self.pipe]
 
     def add_entry(self, entry: TableEntrySpec) -> None:
         table = self.program.table(entry.table)
@@ -41,15 +49,16 @@ class ModelTarget:
         self.program.table(table).delete({name: to_match(k) for name, k in key.items()})
 
     def write_register(self, name: str, index: int, value: int) -> None:
-        self.program.register(name).write(index, value)
+        self.program.register(name).write_all(index, value)
 
     def add_mirror_session(self, sid: int, port: int, max_pkt_len: int, direction: str) -> None:
         self.program.mirror_session_add(
             MirrorSession(sid, port, direction=direction, max_pkt_len=max_pkt_len)  # type: ignore[arg-type]
         )
 
-    def read_register(self, name: str, index: int) -> int:
-        return self.program.register(name).read(index)
+    def read_register(self, name: str, index: int, pipe: int | None = None) -> int:
+        """The cell in `pipe` (default: the vector's pipe)."""
+        return self.program.register(name).read_pipe(self.pipe if pipe is None else pipe, index)
 
     def read_counter(self, name: str, index: int) -> tuple[int, int]:
         return self.program.counter(name).read(index)

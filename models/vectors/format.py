@@ -110,12 +110,19 @@ class TableEntrySpec(Strict):
         return self
 
 
+# Pipes a switch may run (models/switch/tna.py VALID_PIPES).
+PipeCount = Literal[1, 2, 4]
+
+
 class RegisterSpec(Strict):
     # `register` would shadow a BaseModel attribute; files still say "register".
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
     name: str = Field(alias="register")
     index: NonNeg
     value: IntValue
+    # The pipe whose copy is checked (a vector of several pipes); None: the
+    # pipe the vector's ports are in. A write always goes to every pipe.
+    pipe: Annotated[int, Field(ge=0, le=3)] | None = None
 
 
 class CounterSpec(Strict):
@@ -142,6 +149,15 @@ class Setup(Strict):
     tables: list[TableEntrySpec] = []
     registers: list[RegisterSpec] = []
     mirror_sessions: list[MirrorSessionSpec] = []
+
+    @model_validator(mode="after")
+    def _writes_every_pipe(self) -> Setup:
+        for n, r in enumerate(self.registers):
+            if r.pipe is not None:
+                raise ValueError(
+                    f"registers.{n}.pipe: a setup write goes to every pipe (the controller's)"
+                )
+        return self
 
 
 class EthSpec(Strict):
@@ -306,10 +322,32 @@ class Vector(Strict):
     # True: tofino-model cannot replay this vector (e.g. it sets the clock
     # with time_ns); PTF modules leave it out, the model runs it.
     model_only: bool = False
+    # The pipes the switch runs for this vector (ports may then be in any
+    # of them, pipe p's port n being p * 128 + n). PTF moves every port into
+    # one pipe, so a vector of several pipes is model_only.
+    pipes: PipeCount = 1
     setup: Setup = Setup()
     steps: Annotated[list[Step], Field(min_length=1)]
     registers: list[RegisterSpec] = []
     counters: list[CounterSpec] = []
+
+    @model_validator(mode="after")
+    def _pipes_model_only(self) -> Vector:
+        if self.pipes > 1 and not self.model_only:
+            raise ValueError(f"pipes {self.pipes}: a vector of several pipes is model_only")
+        last_pipe = max(
+            (
+                r.pipe
+                for r in [*self.registers, *(r for s in self.steps for r in s.registers)]
+                if r.pipe is not None
+            ),
+            default=0,
+        )
+        if last_pipe >= self.pipes:
+            raise ValueError(
+                f"a register check names pipe {last_pipe}; the vector runs {self.pipes}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _clock_only_forward(self) -> Vector:

@@ -126,11 +126,24 @@ def _set_queue(
     return current
 
 
+def _read_register(target: VectorTarget, r: RegisterSpec, where: str) -> int:
+    if r.pipe is None:
+        return target.read_register(r.name, r.index)
+    # Optional keyword: only a target of several pipes (the model) reads one.
+    try:
+        return target.read_register(r.name, r.index, pipe=r.pipe)  # type: ignore[call-arg]
+    except TypeError as exc:
+        if "pipe" not in str(exc):
+            raise
+        raise VectorMismatch(f"{where}: this target cannot read one pipe's copy") from None
+
+
 def check_registers(target: VectorTarget, specs: list[RegisterSpec], where: str) -> None:
     for r in specs:
-        got = target.read_register(r.name, r.index)
+        got = _read_register(target, r, where)
         if got != r.value:
-            raise VectorMismatch(f"{where}: {r.name}[{r.index}] = {got}, expected {r.value}")
+            pipe = "" if r.pipe is None else f" in pipe {r.pipe}"
+            raise VectorMismatch(f"{where}: {r.name}[{r.index}]{pipe} = {got}, expected {r.value}")
 
 
 def check_counters(target: VectorTarget, specs: list[CounterSpec], where: str) -> None:

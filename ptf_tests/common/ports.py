@@ -37,8 +37,11 @@ from models.vectors.format import KeyMatch, TableEntrySpec
 PTF_PORTS = 16
 
 
-def device_port(profile: HwProfile, vector_port: int) -> int:
-    return profile.front_panel_port(vector_port)
+def device_port(profile: HwProfile, vector_port: int, pipe: int = 0) -> int:
+    """Vector port n: pipe 0's n-th front-panel port, or with `pipe` that
+    pipe's (the same local port, its pipe number above the local bits)."""
+    local_bits = profile.port_id_bits - (profile.pipes - 1).bit_length()
+    return (pipe << local_bits) + profile.front_panel_port(vector_port)
 
 
 def port_file(profile: HwProfile, count: int = PTF_PORTS) -> dict[str, Any]:
@@ -73,10 +76,13 @@ def _is_port_param(name: str) -> bool:
 class PortMappedTarget:
     """A vector target whose vector ports are the chip's front-panel ports."""
 
-    def __init__(self, inner: Any, profile: HwProfile, model: Any) -> None:
+    def __init__(self, inner: Any, profile: HwProfile, model: Any, pipe: int = 0) -> None:
         self.inner = inner
         self.profile = profile
         self.model = model  # a TnaProgram: which registers/counters are per port
+        # The pipe the vector's ports move into (the model runs a vector in
+        # any pipe of several: tests/test_multipipe.py).
+        self.pipe = pipe
         self._recirculation: int | None = None
 
     def __getattr__(self, name: str) -> Any:
@@ -84,7 +90,7 @@ class PortMappedTarget:
         return getattr(self.inner, name)
 
     def port(self, vector_port: int) -> int:
-        return device_port(self.profile, vector_port)
+        return device_port(self.profile, vector_port, self.pipe)
 
     def _key(self, key: dict[str, KeyMatch]) -> dict[str, KeyMatch]:
         out = {}
@@ -122,8 +128,11 @@ class PortMappedTarget:
     def write_register(self, name: str, index: int, value: int) -> None:
         self.inner.write_register(name, self._index("register", name, index), value)
 
-    def read_register(self, name: str, index: int) -> int:
-        return int(self.inner.read_register(name, self._index("register", name, index)))
+    def read_register(self, name: str, index: int, pipe: int | None = None) -> int:
+        moved = self._index("register", name, index)
+        if pipe is None:
+            return int(self.inner.read_register(name, moved))
+        return int(self.inner.read_register(name, moved, pipe=pipe))
 
     def read_counter(self, name: str, index: int) -> tuple[int, int]:
         pkts, nbytes = self.inner.read_counter(name, self._index("counter", name, index))

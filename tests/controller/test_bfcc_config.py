@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import copy
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from bfrt_controller.bfcc.app import BfccApp
 from bfrt_controller.bfcc.config import (
     DEFAULT_CONFIG,
     Params,
     load_config,
     param_warnings,
     parse_config,
+    recirculation_loads,
     recirculation_port,
     refresh_mask,
     refresh_period_ns,
@@ -23,6 +27,7 @@ from bfrt_controller.bfcc.config import (
 )
 from bfrt_controller.errors import ConfigError
 from doubles.configs import bfcc_on_tofino2 as on_tofino2
+from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 
 RAW: dict[str, Any] = yaml.safe_load(DEFAULT_CONFIG.read_text())
@@ -400,3 +405,123 @@ def test_default_threshold_is_the_papers_15_packets_of_128_bytes() -> None:
     assert cfg.params.packet_bytes == 128
     assert threshold_cells(cfg.params, load_profile("tofino")) == 30
     assert threshold_cells(cfg.params, load_profile("tofino2")) == 15
+
+
+# ---- the recirculation budget (issue 50, deliver 3) ------------------------
+
+
+def _reaction_ports(raw: dict[str, Any], ports: list[int], rate_mbps: int | None = None) -> None:
+    """`ports` (trusted, switch-facing) as the reaction points."""
+    raw["trusted_ports"] = sorted({*raw["trusted_ports"], *ports})
+    raw["reaction_points"] = [
+        {"port": p, "high_qid": 2, "low_qid": 1}
+        | ({} if rate_mbps is None else {"rate_mbps": rate_mbps})
+        for p in ports
+    ]
+
+
+def _budget_raw(ports: list[int], rate_mbps: int | None = 100_000, **params: Any) -> dict[str, Any]:
+    raw = copy.deepcopy(RAW)
+    _reaction_ports(raw, ports, rate_mbps)
+    raw["params"].update(params)
+    return raw
+
+
+def test_multipipe_bfcc_budget_two_severe_100g_ports_fill_the_recirculation_port() -> None:
+    """Severe (RT 1) recirculates half a port's rate: two 100G reaction
+    ports need the pipe's whole 100G recirculation port, which is allowed."""
+    cfg = parse_config(_budget_raw([3, 5]))
+    (load,) = recirculation_loads(cfg, cfg.params, load_profile("tofino"))
+    assert (load.pipe, load.port, load.load_gbps, load.capacity_gbps) == (0, 68, 100.0, 100.0)
+    assert not load.over
+
+
+def test_multipipe_bfcc_budget_three_severe_100g_ports_refused() -> None:
+    with pytest.raises(ConfigError) as exc:
+        parse_config(_budget_raw([3, 5, 6]), "cfg.yaml")
+    msg = str(exc.value)
+    assert msg.startswith("cfg.yaml: reaction_points[2].port: ")
+    assert "pipe 0" in msg and "port 68" in msg and "150 Gb/s against its 100 Gb/s" in msg
+
+
+@pytest.mark.parametrize(("ports", "ok"), [(10, True), (11, False)])
+def test_multipipe_bfcc_budget_mild_alone_fills_it_at_ten_ports(ports: int, ok: bool) -> None:
+    """With RT 9 at every degree (mild's 1/10), ten 100G ports fill the
+    recirculation port and an eleventh is refused."""
+    raw = _budget_raw([3, *range(5, 5 + ports - 1)], rt1_packets=9, rt2_packets=9, rt3_packets=9)
+    if ok:
+        parse_config(raw)
+        return
+    with pytest.raises(ConfigError, match=r"reaction_points\[10\].port: pipe 0.*110 Gb/s"):
+        parse_config(raw)
+
+
+def test_multipipe_bfcc_budget_counts_each_ports_rate() -> None:
+    """Four 25G ports at severe recirculate 50G; the same ports without a
+    rate_mbps count as the chip's fastest (100G): 200G, refused."""
+    cfg = parse_config(_budget_raw([3, 5, 6, 7], rate_mbps=25_000))
+    (load,) = recirculation_loads(cfg, cfg.params, load_profile("tofino"))
+    assert load.load_gbps == 50.0
+    with pytest.raises(ConfigError, match="200 Gb/s"):
+        parse_config(_budget_raw([3, 5, 6, 7], rate_mbps=None))
+
+
+def test_multipipe_bfcc_budget_shaping_recirculates_nothing() -> None:
+    """reduction: shaping cuts the port in the TM: no fakes, no budget."""
+    ports = [3, *range(5, 20)]
+    cfg = parse_config(_budget_raw(ports, reduction="shaping"))
+    assert recirculation_loads(cfg, cfg.params, load_profile("tofino")) == []
+
+
+def test_multipipe_bfcc_budget_names_the_reaction_points_pipe_on_tofino2() -> None:
+    """Reaction points in Tofino2's pipe 2 recirculate through its port 262."""
+    raw = copy.deepcopy(RAW)
+    on_tofino2(raw)
+    _reaction_ports(raw, [264, 265, 266], 400_000)
+    with pytest.raises(ConfigError, match=r"pipe 2's recirculation port 262 .* 600 Gb/s"):
+        parse_config(raw)
+
+
+def test_multipipe_bfcc_budget_set_that_lowers_rt_is_refused_and_writes_nothing() -> None:
+    """Three 100G ports fit at RT 3 (75G); `set rt3_packets=1` would make it
+    150G: refused naming the parameter, nothing written."""
+    cfg = parse_config(_budget_raw([3, 5, 6], rt3_packets=3))
+    switch = FlakyModelSwitch("bfcc")
+    app = BfccApp(switch, cfg)
+    app.push_all()
+    batches = list(switch.batches)
+    with pytest.raises(ConfigError, match=r"rt3_packets: pipe 0.*150 Gb/s"):
+        app.set_params({"rt3_packets": 1})
+    assert switch.batches == batches and app.params.rt3_packets == 3
+    with pytest.raises(ConfigError, match=r"reduction: pipe 0"):
+        BfccApp(
+            FlakyModelSwitch("bfcc"), parse_config(_budget_raw([3, 5, 6], reduction="shaping"))
+        ).set_params({"reduction": "fakes"})
+
+
+def test_multipipe_bfcc_budget_check_exits_2_naming_pipe_and_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bfrt_controller import cli as cli_module
+
+    path = tmp_path / "bfcc.yaml"
+    path.write_text(yaml.safe_dump(_budget_raw([3, 5, 6])))
+    argv = ["tofcc", "--state", str(tmp_path / "s.yaml"), "--program", "bfcc", "check"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--config", str(path)])
+    with pytest.raises(SystemExit) as exc:
+        cli_module.main()
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert str(path) in err and "pipe 0" in err and "150 Gb/s against its 100 Gb/s" in err
+
+
+@pytest.mark.parametrize(
+    "path",
+    [DEFAULT_CONFIG, *sorted((Path(__file__).resolve().parents[2] / "examples").glob("bfcc-*"))],
+    ids=lambda p: p.name,
+)
+def test_multipipe_bfcc_budget_shipped_configs_are_within(path: Path) -> None:
+    cfg = load_config(path)
+    for load in recirculation_loads(cfg, cfg.params, load_profile(cfg.chip)):
+        assert not load.over, load

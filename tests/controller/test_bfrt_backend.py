@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bfrt_controller.backends.bfrt import READ_BATCH, BfrtSwitch
+from bfrt_controller.backends.bfrt import READ_BATCH, BfrtSwitch, p4tables
 from bfrt_controller.errors import SdeMissing, SwitchUnavailable, WriteError
 from bfrt_controller.switch import (
     EntryState,
@@ -328,11 +328,14 @@ def test_counter_reads_sum_the_pipes(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None
     assert sw.read_counter("SwitchIngress.trust.untrusted_feedback_drops", 1) == (0, 0)
 
 
-def test_many_cells_are_read_in_batched_requests(sw: BfrtSwitch, fake: FakeBfrtGrpc) -> None:
-    # A control cycle reads every class's cells: one request per READ_BATCH
-    # keys, not one per cell, each cell still the sum over the pipes.
+def test_many_cells_are_read_in_one_request_per_table(
+    sw: BfrtSwitch, fake: FakeBfrtGrpc, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A control cycle reads every class's cells: one request per table (the
+    # largest table fits one; issue 50 item 5), not one per cell, each cell
+    # still the sum over the pipes; past READ_BATCH keys, one per batch.
     indices = list(range(1, 1000, 2))[::-1] + list(range(1000, 1023))
-    assert len(indices) > READ_BATCH
+    assert len(indices) <= READ_BATCH
     for i in (1, 999, 1002):
         fake.count(CLASS_COUNTERS, i, packets=i, nbytes=2 * i, pipe=1)
     fake.set_register(VQ_USED, 999, 40, pipe=3)
@@ -341,10 +344,8 @@ def test_many_cells_are_read_in_batched_requests(sw: BfrtSwitch, fake: FakeBfrtG
     regs = sw.read_registers(VQ_USED, indices)
     reads = [c for c in fake.calls[before:] if c.rpc == "read"]
     assert [(c.table, c.count) for c in reads] == [
-        (f"pipe.{CLASS_COUNTERS}", READ_BATCH),
-        (f"pipe.{CLASS_COUNTERS}", len(indices) - READ_BATCH),
-        (f"pipe.{VQ_USED}", READ_BATCH),
-        (f"pipe.{VQ_USED}", len(indices) - READ_BATCH),
+        (f"pipe.{CLASS_COUNTERS}", len(indices)),
+        (f"pipe.{VQ_USED}", len(indices)),
     ]
     by_index = dict(zip(indices, got, strict=True))
     assert by_index[999] == (999, 1998)
@@ -352,6 +353,11 @@ def test_many_cells_are_read_in_batched_requests(sw: BfrtSwitch, fake: FakeBfrtG
     assert by_index[3] == (0, 0)
     assert dict(zip(indices, regs, strict=True))[999] == 40
     assert sum(regs) == 40
+    monkeypatch.setattr(p4tables, "READ_BATCH", 256)
+    before = len(fake.calls)
+    assert sw.read_registers(VQ_USED, indices) == regs
+    reads = [c for c in fake.calls[before:] if c.rpc == "read"]
+    assert [c.count for c in reads] == [256, 256, len(indices) - 512]
 
 
 def test_a_batched_read_refuses_an_index_before_any_request(

@@ -13,13 +13,16 @@ import yaml
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
+from bfrt_controller.backends.bfrt import BfrtSwitch
 from bfrt_controller.cli import run
 from bfrt_controller.dadctcp import names as n
 from bfrt_controller.dadctcp.app import QUEUES, DadctcpApp
 from bfrt_controller.dadctcp.config import DEFAULT_CONFIG, parse_config
 from bfrt_controller.errors import ConfigError, WriteError
 from bfrt_controller.switch import Write
+from doubles.fake_bfrt_grpc import FakeBfrtGrpc
 from doubles.flaky_model import FlakyModelSwitch
+from hw_profiles import load_profile
 from models.switch.core import Match
 from models.switch.headers import ECN_CE
 from models.switch.tna import EgressIntrinsic, IngressIntrinsic
@@ -322,3 +325,42 @@ def test_no_departure_for_a_whole_interval_reads_idle() -> None:
     k = dict(app.k_packets)
     assert app.reallocate_once() == []  # same stamps: idle, whatever the depths say
     assert app.k_packets == k
+
+
+def _big_raw(ports: list[int], queues: int) -> dict[str, object]:
+    """`queues` queues on each of `ports`: ports x queues register slots."""
+    raw = copy.deepcopy(RAW)
+    raw["ports"] = [
+        {
+            "port": p,
+            "k_port_packets": 10 * queues,
+            "drop_not_ect": False,
+            "queues": [{"queue": q, "k_packets": 10} for q in range(queues)],
+        }
+        for p in ports
+    ]
+    return raw
+
+
+@pytest.mark.parametrize("ports", [4, 128])
+def test_a_cycle_reads_each_register_in_one_request(ports: int) -> None:
+    """Issue 50 item 5: Algorithm 2's round reads last_depth and
+    last_departure for every queue slot (up to all 1024, ports in two pipes
+    of a 4-pipe switch) as one bulk request each, never cell by cell or in
+    batches; the values are the sum over the pipes (each queue departs in
+    its port's pipe only)."""
+    profile = load_profile("tofino")
+    fake = FakeBfrtGrpc("dadctcp", profile)
+    switch = BfrtSwitch("dadctcp", profile, client_module=fake)
+    switch.connect()
+    panel = [*range(64), *range(128, 192)][:ports]
+    app = DadctcpApp(switch, parse_config(_big_raw(panel, 8)))
+    app.push_all()
+    for t in (0.0, 0.1, 0.2):
+        before = len(fake.calls)
+        app.cycle(t)
+        reads = [(c.table, c.count) for c in fake.calls[before:] if c.rpc == "read"]
+        assert reads == [
+            (f"pipe.{n.LAST_DEPTH}", 8 * ports),
+            (f"pipe.{n.LAST_DEPARTURE}", 8 * ports),
+        ]

@@ -61,7 +61,7 @@ class Spy(ModelTarget):
 )
 def test_vector_on_tofino2_front_panel_ports(path: Path, vfile: VectorFile, vector: Vector) -> None:
     profile = load_profile("tofino2")
-    model = make_model(vfile.program, profile)
+    model = make_model(vfile.program, profile, vector.pipes)
     spy = Spy(model)
     run_vector(
         PortMappedTarget(spy, profile, model), vfile, vector, PROGRAMS[vfile.program].queue_hook

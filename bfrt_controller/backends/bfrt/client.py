@@ -38,10 +38,13 @@ MAX_MIRROR_PKT_LEN = 0x3FFF
 MATCH_PRIORITY_BITS = 32
 # google.rpc.Code.NOT_FOUND, as carried in per-update errors.
 CODE_NOT_FOUND = 5
-# Keys per read request when a cycle reads many cells of one table: one
-# round trip per batch, well inside gRPC's 4 MB message limit (a register
-# cell answers in well under 100 bytes per pipe).
-READ_BATCH = 512
+# Keys per read request when a cycle reads many cells of one table. At least
+# the largest register or counter of any program (4096 cells: BFCC's
+# vq_occupancy, S-PIE's sketch rows), so a cycle's read of one register is one
+# request, whatever it reads (DA-DCTCP's 1024 queue slots in 4 pipes were four
+# requests a cycle at 512; issue 50). Well inside gRPC's 4 MB message limit: a
+# cell answers in well under 100 bytes per pipe, 4096 x 4 pipes under 2 MB.
+READ_BATCH = 4096
 # Text of gRPC errors that mean the switch, not the request, is the problem.
 GONE_HINTS = (
     "connection reset",
