@@ -18,13 +18,11 @@ from models.switch.core import Match
 from models.switch.headers import FEEDBACK_TYPE_BACKPRESSURE, FEEDBACK_TYPE_BACKPRESSURE_CLEAR
 
 from ..common import (
-    PORTS_SECTION,
     IntendedStateApp,
     by_table,
     check_chip,
     lpm,
     mac_to_int,
-    port_guard_row,
     route_writes,
     source_binding_writes,
     trusted_port_writes,
@@ -52,12 +50,15 @@ from .config import (
     param_warnings,
     recirculation_port,
     refresh_mask,
-    refresh_period_ns,
     saturation_reports,
     sender_notify_targets,
     shaped_rate_kbps,
     sojourn_thresholds,
     threshold_cells,
+)
+from .rows import (
+    bp_key,
+    status_rows,
 )
 
 # tm.queue.sched_cfg max_priority of a reaction point's two queues.
@@ -66,13 +67,6 @@ LOW_PRIORITY = 0
 
 log = logging.getLogger("tofcc.bfcc")
 
-# Status sections: rows carry one of these under "section".
-CONGESTION_POINTS = "congestion points"
-REACTION_POINTS = "reaction points"
-RATE_THRESHOLDS = "rate thresholds"
-GROUPS = "groups"
-PORTS = PORTS_SECTION
-
 
 @dataclass
 class Change:
@@ -80,14 +74,6 @@ class Change:
     old: int | str
     new: int | str
     why: str
-
-
-def _bp_key(key: int, degree_mask: int = 0xFF) -> tuple[int | None, int | None]:
-    """group ++ degree as (group, degree); (None, None) for 0, i.e. nothing/clear.
-    bp_last_sent keeps the refresh epoch above the degree's 2 bits."""
-    if key == 0:
-        return None, None
-    return key >> 8, key & degree_mask
 
 
 class BfccApp(IntendedStateApp):
@@ -317,7 +303,7 @@ class BfccApp(IntendedStateApp):
                 line_kbps = rp.rate_mbps * 1000
                 if p.shaping_base == "carried":
                     self._measure(rp.port, now_s)
-                group, degree = _bp_key(self.switch.read_register(n.BP_STATE, rp.port))
+                group, degree = bp_key(self.switch.read_register(n.BP_STATE, rp.port))
                 if group and degree in rts:
                     if p.shaping_base == "line":
                         rate = shaped_rate_kbps(rp.rate_mbps, rts[degree])
@@ -364,136 +350,5 @@ class BfccApp(IntendedStateApp):
 
     # ---- what the switch holds ------------------------------------
     def status(self) -> list[dict[str, object]]:
-        """Rows by section, as read back from the switch (not from the intended state)."""
-        return [
-            *self._congestion_point_rows(),
-            *self._reaction_point_rows(),
-            *self._rate_threshold_rows(),
-            *self._group_rows(),
-            *self._port_rows(),
-        ]
-
-    def _congestion_point_rows(self) -> list[dict[str, object]]:
-        rows: list[dict[str, object]] = []
-        p = self.params
-        for cp_id, cp in enumerate(self.config.congestion_points):
-            e = self.switch.read_entry(n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(cp.port)})
-            d = e.data if e else {}
-            # Only meaningful when the entry is there: cp_id indexes the registers.
-            group, degree = _bp_key(self.switch.read_register(n.BP_LAST_SENT, cp_id), 0x3)
-            t = sojourn_thresholds(p, cp.rate_mbps, self.switch.profile)
-            rows.append(
-                {
-                    "section": CONGESTION_POINTS,
-                    "port": cp.port,
-                    "cp_id": d.get("cp_id"),
-                    "rate_mbps": cp.rate_mbps or p.reference_rate_mbps,
-                    "threshold_packets": p.threshold_packets,
-                    "threshold_cells": d.get("congestion_threshold_cells"),
-                    "t_min_ns": d.get("t_min_ns"),
-                    "t_max_ns": d.get("t_max_ns"),
-                    # Derived thresholds the chip cannot measure: shown, not hidden.
-                    "saturated": ", ".join(t.saturated) or "-",
-                    "window_packets": d.get("window_packets"),
-                    "refresh_ns": refresh_period_ns(p) if d.get("refresh_mask") else 0,
-                    "signalled_group": group,
-                    "signalled_degree": degree,
-                }
-            )
-        return rows
-
-    def _reaction_point_rows(self) -> list[dict[str, object]]:
-        rows: list[dict[str, object]] = []
-        for rp in self.config.reaction_points:
-            e = self.switch.read_entry(n.REACTION_POINT, {n.K_UCAST_EGRESS_PORT: Match(rp.port)})
-            d = e.data if e else {}
-            group, degree = _bp_key(self.switch.read_register(n.BP_STATE, rp.port))
-            rows.append(
-                {
-                    "section": REACTION_POINTS,
-                    "port": rp.port,
-                    "high_qid": d.get("high_qid"),
-                    "low_qid": d.get("low_qid"),
-                    "expiry_ns": d.get("bp_expiry_ns"),
-                    "named_group_only": d.get("named_group_only"),
-                    "slowed_group": group,
-                    "slowed_degree": degree,
-                    "recorded_ns": self.switch.read_register(n.BP_RECORDED_NS, rp.port),
-                    "backpressure_received": self.switch.read_counter(
-                        n.BACKPRESSURE_RECEIVED, rp.port
-                    )[0],
-                    "flagged_departures": self.switch.read_counter(n.FLAGGED_DEPARTURES, rp.port)[
-                        0
-                    ],
-                    "fakes_sent": self.switch.read_counter(n.FAKES_SENT, rp.port)[0],
-                    # reduction shaping: the TM max rate on the port or its low queue.
-                    "shaped_kbps": self.switch.read_tm_shaping(rp.port)
-                    or self.switch.read_tm_shaping(rp.port, rp.low_qid),
-                }
-            )
-        return rows
-
-    def _rate_threshold_rows(self) -> list[dict[str, object]]:
-        rows: list[dict[str, object]] = []
-        if not self.config.reaction_points:
-            return rows
-        for degree in self.params.rate_thresholds():
-            e = self.switch.read_entry(n.RATE_THRESHOLD, {n.K_BP_DEGREE: Match(degree)})
-            rows.append(
-                {
-                    "section": RATE_THRESHOLDS,
-                    "degree": degree,
-                    # No RT under reduction shaping (the entry is no_rate_threshold).
-                    "rt_packets": e.data.get("rt_packets") if e else None,
-                    "recirculation_session": e.data.get("recirculation_session") if e else None,
-                    # Mirror sessions are not read back through Switch: the profile's port.
-                    "recirculation_port": self.recirculation_port,
-                }
-            )
-        return rows
-
-    def _group_rows(self) -> list[dict[str, object]]:
-        rows: list[dict[str, object]] = []
-        for g in self.config.groups:
-            installed = []
-            for s in g.senders:
-                e = self.switch.read_entry(n.SENDER_GROUP, {n.K_SRC_ADDR: lpm(s)})
-                if e is not None and e.data.get("group") == g.id:
-                    installed.append(s)
-            u = self.switch.read_entry(n.BP_UPSTREAM, {n.K_BP_GROUP: Match(g.id)})
-            relay = self.switch.read_entry(
-                n.SENDER_NOTIFY,
-                {n.K_FB_MSG_TYPE: Match(FEEDBACK_TYPE_BACKPRESSURE), n.K_FB_CLASS_ID: Match(g.id)},
-            )
-            rows.append(
-                {
-                    "section": GROUPS,
-                    "group": g.id,
-                    "senders": ", ".join(installed),
-                    "upstream_port": g.upstream_port,
-                    "mirror_session": u.data["session_id"] if u else None,
-                    # The host port its senders are told on (match_switch), as the switch holds it.
-                    "notify_port": relay.data["port"]
-                    if relay and relay.action == n.NOTIFY_SENDERS
-                    else None,
-                }
-            )
-        return rows
-
-    def _port_rows(self) -> list[dict[str, object]]:
-        cfg = self.config
-        ports = sorted(
-            {r.port for r in cfg.routes}
-            | set(cfg.trusted_ports)
-            | {u.port for u in cfg.upstream_ports}
-            | {cp.port for cp in cfg.congestion_points}
-            | {rp.port for rp in cfg.reaction_points}
-            | {b.port for b in cfg.source_bindings}
-        )
-        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-        rows: list[dict[str, object]] = []
-        for port in ports:
-            row = port_guard_row(self.switch, port, bindings.get(port, []))
-            row["fake_drops"] = self.switch.read_counter(n.FAKE_DROPS, port)[0]
-            rows.append(row)
-        return rows
+        """Rows by section, as read back from the switch (rows.py)."""
+        return status_rows(self.switch, self.config, self.params, self.recirculation_port)

@@ -4,11 +4,11 @@
 from __future__ import annotations
 
 from ..common import PORT_GUARD_COLUMNS
-from . import app
+from . import rows
 
 SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     (
-        app.CONGESTION_POINTS,
+        rows.CONGESTION_POINTS,
         (
             ("port", "port"),
             ("cp", "cp_id"),
@@ -25,7 +25,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ),
     ),
     (
-        app.REACTION_POINTS,
+        rows.REACTION_POINTS,
         (
             ("port", "port"),
             ("high qid", "high_qid"),
@@ -41,7 +41,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ),
     ),
     (
-        app.RATE_THRESHOLDS,
+        rows.RATE_THRESHOLDS,
         (
             ("degree", "degree"),
             ("RT packets", "rt_packets"),
@@ -50,7 +50,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         ),
     ),
     (
-        app.GROUPS,
+        rows.GROUPS,
         (
             ("group", "group"),
             ("senders", "senders"),
@@ -59,5 +59,5 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("notify port", "notify_port"),
         ),
     ),
-    (app.PORTS, (*PORT_GUARD_COLUMNS, ("fake drops", "fake_drops"))),
+    (rows.PORTS, (*PORT_GUARD_COLUMNS, ("fake drops", "fake_drops"))),
 )

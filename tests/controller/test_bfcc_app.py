@@ -13,15 +13,15 @@ from scapy.layers.l2 import Ether
 
 from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.bfcc import names as n
-from bfrt_controller.bfcc.app import (
+from bfrt_controller.bfcc.app import BfccApp
+from bfrt_controller.bfcc.config import DEFAULT_CONFIG, load_config, parse_config
+from bfrt_controller.bfcc.rows import (
     CONGESTION_POINTS,
     GROUPS,
     PORTS,
     RATE_THRESHOLDS,
     REACTION_POINTS,
-    BfccApp,
 )
-from bfrt_controller.bfcc.config import DEFAULT_CONFIG, load_config, parse_config
 from bfrt_controller.errors import ConfigError, WriteError
 from bfrt_controller.supervisor import Supervisor
 from bfrt_controller.switch import EntryWrite, PortWrite, Write

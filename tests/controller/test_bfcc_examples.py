@@ -10,8 +10,9 @@ from scapy.layers.inet import IP, UDP
 from scapy.layers.l2 import Ether
 
 from bfrt_controller.backends.model import ModelSwitch
-from bfrt_controller.bfcc.app import CONGESTION_POINTS, REACTION_POINTS, BfccApp
+from bfrt_controller.bfcc.app import BfccApp
 from bfrt_controller.bfcc.config import load_config
+from bfrt_controller.bfcc.rows import CONGESTION_POINTS, REACTION_POINTS
 from bfrt_controller.switch import EntryWrite
 from hw_profiles import load_profile
 from models.switch.bfcc import ETHERTYPE_TOFCC_FAKE
