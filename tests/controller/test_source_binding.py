@@ -16,7 +16,8 @@ from scapy.layers.l2 import Ether
 
 from bfrt_controller import common
 from bfrt_controller.bfcc import config as bfcc_config
-from bfrt_controller.bfcc.app import PORTS, BfccApp
+from bfrt_controller.bfcc.app import BfccApp
+from bfrt_controller.bfcc.rows import PORTS
 from bfrt_controller.errors import ConfigError
 from bfrt_controller.pmqecn import config as pmqecn_config
 from bfrt_controller.pmqecn import names as pn
