@@ -36,6 +36,40 @@ from hw_profiles import load_profile  # noqa: E402
 from models.switch.registry import PROGRAMS, make_model  # noqa: E402
 
 TARGETS = {"tofino": "tna", "tofino2": "t2na"}
+# The compiler's bf-rt.json of every build, committed: the fake SDE
+# (tests/doubles/fake_bfrt_grpc.py) takes its P4 tables from these, and the
+# model's names are checked against them, so CI without a compiler still
+# tests against what the compiler declares. Each build here compares them
+# with a fresh compile (--update-schemas rewrites them).
+SCHEMA_DIR = REPO / "tests" / "data" / "bfrt"
+
+
+def schema_path(program: str, target: str, production: bool) -> Path:
+    return SCHEMA_DIR / target / f"{program}{'-production' if production else ''}.json"
+
+
+def normalised_schema(bfrt_json: Path) -> str:
+    """bf-rt.json as committed: parsed and written back sorted and indented,
+    so a diff shows a change of the schema, not of the writer's layout."""
+    return json.dumps(json.loads(bfrt_json.read_text()), indent=1, sort_keys=True) + "\n"
+
+
+def schema_check(bfrt_json: Path, committed: Path, update: bool) -> str | None:
+    """Why the committed schema does not match this build (None: it does, or
+    it was just written)."""
+    fresh = normalised_schema(bfrt_json)
+    if update:
+        committed.parent.mkdir(parents=True, exist_ok=True)
+        committed.write_text(fresh)
+        return None
+    if not committed.exists():
+        return f"no committed {committed.relative_to(REPO)} (run with --update-schemas)"
+    if committed.read_text() != fresh:
+        return (
+            f"{committed.relative_to(REPO)} is stale: it differs from this compile's "
+            "bf-rt.json (run with --update-schemas and commit it)"
+        )
+    return None
 
 
 # The drivers an SDE install may have, in the order they are looked for: Intel's
@@ -309,6 +343,7 @@ def build_one(
     production: bool,
     spare_stages: int,
     outdir_name: str | None = None,
+    update_schemas: bool = False,
 ) -> BuildResult:
     """Compile one program for one chip into build/<target>/<outdir_name or
     program>/."""
@@ -365,6 +400,10 @@ def build_one(
     if missing:
         result.message = f"bf-rt.json lacks names the model uses: {', '.join(missing)}"
         return result
+    stale = schema_check(bfrt, schema_path(program, target, production), update_schemas)
+    if stale:
+        result.message = stale
+        return result
     conf_note = write_missing_conf(compiler, outdir, program, target)
     problem = conf_problem(outdir, program)
     if problem:
@@ -378,7 +417,10 @@ def build_one(
         result.message = f"does not fit with {spare_stages} stages spare: {'; '.join(over)}"
         return result
     result.ok = True
-    result.message = f"ok in {seconds:.0f}s, {describe(resources, mau_stages)}"
+    result.message = (
+        f"ok in {seconds:.0f}s, {describe(resources, mau_stages)}, "
+        f"bf-rt.json {'written' if update_schemas else 'fresh'}"
+    )
     if conf_note:
         result.message += f"; {conf_note}"
     return result
@@ -459,6 +501,11 @@ def main() -> int:
         help="MAU stages every gress must leave free on each chip (default 3)",
     )
     parser.add_argument(
+        "--update-schemas",
+        action="store_true",
+        help="write each build's bf-rt.json to tests/data/bfrt/<target>/ (commit them)",
+    )
+    parser.add_argument(
         "--update-readme",
         action="store_true",
         help="rewrite the resource table in tna/README.md from this build",
@@ -488,7 +535,13 @@ def main() -> int:
                 builds.append((True, f"{program}-production"))
             for production, outdir_name in builds:
                 result = build_one(
-                    compiler, program, target, production, args.spare_stages, outdir_name
+                    compiler,
+                    program,
+                    target,
+                    production,
+                    args.spare_stages,
+                    outdir_name,
+                    args.update_schemas,
                 )
                 print(f"{result.program:10s} {target:8s} {result.message}", flush=True)
                 results.append(result)

@@ -190,3 +190,21 @@ def test_with_production_builds_both_ways_and_fails_on_either(
     monkeypatch.setattr(sys, "argv", ["build_p4", "spie", "--target", "tofino"])
     assert build_p4.main() == 0
     assert calls == [(False, None)]
+
+
+def test_the_committed_schema_is_checked_against_a_fresh_compile(
+    tmp_path: Path, build_p4: ModuleType
+) -> None:
+    """scripts/build_p4.py compares each build's bf-rt.json with the one
+    committed under tests/data/bfrt (layout aside), and says which is stale."""
+    fresh = tmp_path / "bf-rt.json"
+    fresh.write_text('{"tables": [{"name": "pipe.a", "size": 1}], "schema_version": "1.0.0"}')
+    committed = tmp_path / "committed.json"
+    assert "no committed" in str(build_p4.schema_check(fresh, committed, update=False))
+    assert build_p4.schema_check(fresh, committed, update=True) is None
+    assert committed.read_text().startswith("{\n")  # sorted and indented
+    assert build_p4.schema_check(fresh, committed, update=False) is None
+    fresh.write_text('{"schema_version": "1.0.0", "tables": [{"size": 1, "name": "pipe.a"}]}')
+    assert build_p4.schema_check(fresh, committed, update=False) is None  # layout only
+    fresh.write_text('{"tables": [{"name": "pipe.a", "size": 2}], "schema_version": "1.0.0"}')
+    assert "stale" in str(build_p4.schema_check(fresh, committed, update=False))
