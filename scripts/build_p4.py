@@ -54,6 +54,10 @@ def normalised_schema(bfrt_json: Path) -> str:
     return json.dumps(json.loads(bfrt_json.read_text()), indent=1, sort_keys=True) + "\n"
 
 
+def _shown(path: Path) -> str:
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
 def schema_check(bfrt_json: Path, committed: Path, update: bool) -> str | None:
     """Why the committed schema does not match this build (None: it does, or
     it was just written)."""
@@ -63,10 +67,10 @@ def schema_check(bfrt_json: Path, committed: Path, update: bool) -> str | None:
         committed.write_text(fresh)
         return None
     if not committed.exists():
-        return f"no committed {committed.relative_to(REPO)} (run with --update-schemas)"
+        return f"no committed {_shown(committed)} (run with --update-schemas)"
     if committed.read_text() != fresh:
         return (
-            f"{committed.relative_to(REPO)} is stale: it differs from this compile's "
+            f"{_shown(committed)} is stale: it differs from this compile's "
             "bf-rt.json (run with --update-schemas and commit it)"
         )
     return None

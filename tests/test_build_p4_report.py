@@ -175,6 +175,7 @@ def test_with_production_builds_both_ways_and_fails_on_either(
         production: bool,
         spare: int,
         outdir_name: str | None = None,
+        update_schemas: bool = False,
     ) -> Any:
         calls.append((production, outdir_name))
         label = f"{program} (production)" if production else program
