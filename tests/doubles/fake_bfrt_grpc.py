@@ -443,6 +443,38 @@ def _int_fields(*pairs: tuple[str, int]) -> dict[str, FieldSpec]:
     return {n: FieldSpec(n, bits) for n, bits in pairs}
 
 
+# Where each fixed table's fields are declared: open-p4studio 1f97778f,
+# pkgsrc/bf-drivers/src/bf_rt/<dir>/<file>, lines for tf1 / tf2 (table: field line).
+# bf_rt_tm/bf_rt_tm_tf{1,2}.json:
+#   tm.port.cfg 1132/1132: dev_port 1140/1140, pg_id 1162/1162, pg_port_nr 1175/1175,
+#     egress_qid_queues 1214/1214
+#   tm.queue.sched_cfg 2388/2492: pg_id 2396/2500, pg_queue 2408/2512, dwrr_weight 2479/2583,
+#     max_priority 2465/2569, max_rate_enable 2452/2556
+#   tm.queue.sched_shaping 2531/2680: unit 2568/2717, provisioning 2582/2731, max_rate 2622/2771,
+#     max_burst_size 2635/2784, min_rate 2596/2745, min_burst_size 2609/2758
+#   tm.port.sched_shaping 2765/2944: dev_port 2773/2952, unit 2795/2974, provisioning 2809/2988,
+#     max_rate 2823/3002, max_burst_size 2836/3015
+#   tm.port.sched_cfg 2674/2823: dev_port 2682/2831, max_rate_enable 2704/2853
+#   tm.port.flowcontrol 1444/1431: dev_port 1452/1439, mode_tx 1474/1461, mode_rx 1488/1475,
+#     cos_to_icos 1502/1489
+#   tm.ppg.cfg 466/466: ppg_id 474/474, dev_port 488/488, pfc_enable 508/508, pfc_skid_max_cells
+#     521/521, icos_0 543/543, guaranteed_cells 647/647, hysteresis_cells 660/660, pool_id 673/673,
+#     pool_max_cells 689/689, dynamic_baf 702/702, ppg_counter_id 718/718
+#   tm.pool.cfg 765/765: pool 773/773, size_cells 805/805
+#   tm.pool.app_pfc 1050/1050: pool 1058/1058, cos 1075/1075, pfc_limit_cells 1093/1093
+#   tm.queue.cfg 1857/1948: pg_id 1865/1956, pg_queue 1877/1968, mirror_drop_destination 1894/1985,
+#     pfc_cos 1907/1998
+# bf_rt_port/bf_rt_port_tf{1,2}.json:
+#   $PORT 4/4: $DEV_PORT 11/11, $SPEED 32/32, $FEC 61/61, $AUTO_NEGOTIATION 117/117, $N_LANES
+#     84/84, $PORT_ENABLE 98/98, $PORT_UP 433/434, $MEDIA_TYPE 277/278, $TIMESTAMP_1588_VALUE
+#     525/513, $TX_PFC_EN_MAP 191/192, $RX_PFC_EN_MAP 205/206
+#   $PORT_STAT 565/553: $DEV_PORT 572/560, $OctetsTransmittedTotal 1117/1105,
+#     $ReceivePri0Pause1USCount 1719/1707
+#   $PORT_STR_INFO 2054/2042: $PORT_NAME 2061/2049, $DEV_PORT 2082/2070
+# bf_rt_mirror/bf_rt_mirror_tf{1,2}.json:
+#   $mirror.cfg 4/4: $sid 11/11, $normal 83/96, $session_enable 93/106, $direction 106/223,
+#     $ucast_egress_port 124/241, $ucast_egress_port_valid 137/254, $max_pkt_len 337/454,
+#     $egress_port_queue 150/267, $ingress_cos 163/280
 def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
     """Every table the switch exposes, as bf-rt.json would declare it."""
     model = make_model(program, profile)
