@@ -7,19 +7,21 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hw_profiles import load_profile
 
-from .bfcc import app as bfcc_app
 from .console import console
 from .documents import Document, ProgramDocument, read_document, require_program_config
 from .errors import ConfigError
-from .pmqecn import app as pmqecn_app
 from .programs import App, get_program
 from .state import default_state_path, load_state, save_state, state_lock
 from .sync import sync_with_switch
 from .targets import open_switch
+
+if TYPE_CHECKING:  # imported when a command needs them: each app pulls in its solver stack
+    from .bfcc import app as bfcc_app
+    from .pmqecn import app as pmqecn_app
 
 DEFAULT_PROGRAM = "pmqecn"
 
@@ -145,6 +147,8 @@ class Context:
             )
 
     def pmqecn(self, sync: bool = True) -> pmqecn_app.PmqecnApp:
+        from .pmqecn import app as pmqecn_app
+
         app = self.open_app(sync=sync)
         if not isinstance(app, pmqecn_app.PmqecnApp):
             raise ConfigError("--program", f"this command is for pmqecn, not {self.program.name}")
@@ -158,6 +162,8 @@ class Context:
             )
 
     def bfcc(self) -> bfcc_app.BfccApp:
+        from .bfcc import app as bfcc_app
+
         self.require("bfcc")
         app = self.open_app(sync=True)
         assert isinstance(app, bfcc_app.BfccApp)

@@ -132,11 +132,15 @@ def test_tofcc_finds_eval_as_a_plugin() -> None:
     point of the installed distribution."""
     from importlib.metadata import entry_points
 
+    import click
+
     from bfrt_controller.cli import PLUGIN_GROUP, cli
 
     found = {ep.name: ep.value for ep in entry_points(group=PLUGIN_GROUP)}
     assert found == {"eval": "evaluation.cli:eval_group"}
-    assert "eval" in cli.commands
+    ctx = click.Context(cli)
+    assert "eval" in cli.list_commands(ctx)
+    assert cli.get_command(ctx, "eval") is not None
 
 
 def test_product_imports_no_test_double() -> None:
