@@ -2,7 +2,7 @@
 
 Built with struct, not scapy: a run makes hundreds of thousands of packets.
 The layouts are the project's wire formats (models/wire.py has the scapy
-view of the feedback header); tests/evaluation/test_frames.py checks one against
+view of the feedback header); tests/evaluation/test_frames_and_pipelines.py checks one against
 the other.
 """
 

@@ -5,8 +5,8 @@ reference model, its controller app and config schema, its CLI commands,
 its shared vectors, its PTF module and the evaluation schemes that run it.
 Every list of programs elsewhere (the models' registry, the controller's,
 `tofcc --program`, the compile script, the vector runners) is derived from
-this one, and tests/test_registry.py fails, naming the part, when an entry
-points at something that does not exist.
+this one, and tests/test_layout.py (test_every_program_is_whole) fails,
+naming the part, when an entry points at something that does not exist.
 
 Parts are named by dotted path ("package.module:attribute") and imported
 only when asked for, so this module imports nothing of the project and any
