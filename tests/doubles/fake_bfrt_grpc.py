@@ -244,6 +244,11 @@ TM_COUNTER_POOL_CHOICES = (
     "EG_APP_POOL_3",
 )
 CLEAR_ONLY_FIELDS = ("watermark_cells",)
+PPG_USAGE_FIELDS = (
+    "guaranteed_min_usage_cells",
+    "shared_pool_usage_cells",
+    "skid_pool_usage_cells",
+)
 # Same limit the model enforces for `$max_pkt_len`.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 
@@ -490,6 +495,11 @@ def _int_fields(*pairs: tuple[str, int]) -> dict[str, FieldSpec]:
 #     3145/3677), supported_operations 3155/3687
 #   tm.counter.pool 3185/3717: pool 3193/3725, usage_cells 3219/3751 (read_only),
 #     watermark_cells 3232/3764 (clear_only 3237/3769), supported_operations 3247/3779
+#   tm.counter.ppg 3790/4322: ppg_counter_id 3798/4330 ("For each user assigned ppg id, there
+#     will be a counter id generated", line 3799/4331), drop_count_packets 3829/4361,
+#     guaranteed_min_usage_cells 3842/4374, shared_pool_usage_cells 3855/4387,
+#     skid_pool_usage_cells 3868/4400 (the three read_only), watermark_cells 3881/4413
+#     (clear_only 3886/4418), supported_operations 3896/4428
 #   $PORT_STAT 565/553: $DEV_PORT 572/560, $OctetsTransmittedTotal 1117/1105,
 #     $TransmitPri0Pause1USCount 1607/1595, $ReceivePri0Pause1USCount 1719/1707
 #   $PORT_STR_INFO 2054/2042: $PORT_NAME 2061/2049, $DEV_PORT 2082/2070
@@ -721,6 +731,24 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
                 "watermark_cells": FieldSpec("watermark_cells", 64),
             },
             tm_defaults={"usage_cells": 0, "watermark_cells": 0},
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.counter.ppg",
+            "tm_counter",
+            {"ppg_counter_id": KeySpec("ppg_counter_id", 8, "Exact")},
+            fields={
+                "ppg_id": FieldSpec("ppg_id", 8, read_only=True),
+                "drop_count_packets": FieldSpec("drop_count_packets", 64),
+                **{u: FieldSpec(u, 64, read_only=True) for u in PPG_USAGE_FIELDS},
+                "watermark_cells": FieldSpec("watermark_cells", 64),
+            },
+            tm_defaults={
+                "drop_count_packets": 0,
+                **dict.fromkeys(PPG_USAGE_FIELDS, 0),
+                "watermark_cells": 0,
+            },
         )
     )
     specs.append(
@@ -1649,6 +1677,17 @@ class FakeSwitch:
     def _counter_row(self, spec: TableSpec, target: Target, key: _Key) -> tuple[Any, ...]:
         """A tm.counter.queue row (pipe, pg_id, pg_queue; one pipe, as the
         queue tables) or a tm.counter.pool row (pool; device-wide)."""
+        if "ppg_counter_id" in spec.keys:
+            counter = _uint("ppg_counter_id", key.field_dict["ppg_counter_id"].value, 8)
+            if target.pipe_id_ == ALL_PIPES:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, "target one pipe")
+            # getPpgHdl_helper (bf_rt_tm_table_impl_counters.cpp line 2661): a
+            # counter id no PPG of the pipe holds is an error.
+            if self._ppg_of_counter(target.pipe_id_, counter) is None:
+                raise _Refused(
+                    StatusCode.NOT_FOUND, f"no PPG with ppg_counter_id {counter} in pipe"
+                )
+            return (target.pipe_id_, counter)
         if "pool" in spec.keys:
             pool = key.field_dict["pool"].value
             if pool not in TM_COUNTER_POOL_CHOICES:
@@ -1658,6 +1697,13 @@ class FakeSwitch:
         if target.pipe_id_ == ALL_PIPES:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "TM table: target one pipe")
         return self._sched_key(target, key)
+
+    def _ppg_of_counter(self, pipe: int, counter: int) -> int | None:
+        tf = "tf2" if self.profile.chip == "tofino2" else "tf1"
+        for (p, ppg_id), row in self.state[f"{tf}.tm.ppg.cfg"].items():
+            if p == pipe and row["ppg_counter_id"] == counter:
+                return int(ppg_id)
+        return None
 
     def _apply_tm_counter(
         self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
@@ -1677,7 +1723,8 @@ class FakeSwitch:
                     f"Error in setting value {value} for field {name}. This is a clear only field.",
                 )
             # A cleared watermark takes the depth now again at once.
-            current[name] = current.get("usage_cells", 0) if name == "watermark_cells" else value
+            depth = current.get("usage_cells", sum(current.get(u, 0) for u in PPG_USAGE_FIELDS))
+            current[name] = depth if name == "watermark_cells" else value
         rows[row] = current
 
     def _apply_port_stat(
@@ -1819,6 +1866,10 @@ class FakeSwitch:
             if sum(1 for p, _ in ppgs if p == pipe) >= PPGS_PER_PIPE:
                 raise _Refused(StatusCode.RESOURCE_EXHAUSTED, f"pipe {pipe}: no PPG left")
             current = dict(DEFAULT_PPG)
+            # The SDE generates a counter id per PPG (tf1.json line 3799);
+            # here the pipe's lowest free one.
+            taken = {p["ppg_counter_id"] for (p_pipe, _), p in ppgs.items() if p_pipe == pipe}
+            current["ppg_counter_id"] = min(set(range(PPGS_PER_PIPE)) - taken)
         else:
             if slot not in ppgs:
                 raise _Refused(StatusCode.NOT_FOUND, f"no ppg {ppg_id} in pipe {pipe}")
@@ -2098,7 +2149,10 @@ class FakeSwitch:
             return self._data(table, values, None)
         if spec.kind == "tm_counter":
             row = self._counter_row(spec, target, key)
-            return self._data(table, dict(st.get(row, dict(spec.tm_defaults))), None)
+            values = dict(st.get(row, dict(spec.tm_defaults)))
+            if "ppg_counter_id" in spec.keys:
+                values["ppg_id"] = self._ppg_of_counter(row[0], row[1])
+            return self._data(table, values, None)
         if spec.kind == "port":
             return self._read_port(table, key, fields)
         if spec.kind == "port_str":
@@ -2307,6 +2361,18 @@ class FakeBfrtGrpc:
         )
         row["usage_cells"] = usage_cells
         row["watermark_cells"] = max(row["watermark_cells"], usage_cells)
+        row["drop_count_packets"] += drops
+
+    def fill_ppg(self, port: int, ppg_id: int, shared_cells: int, drops: int = 0) -> None:
+        """Traffic held in a PPG's shared-pool share (its tm.counter.ppg row)."""
+        tf = "tf2" if self.switch.profile.chip == "tofino2" else "tf1"
+        pipe = port >> 7
+        counter = self.switch.state[f"{tf}.tm.ppg.cfg"][(pipe, ppg_id)]["ppg_counter_id"]
+        spec = self.switch.spec(f"{tf}.tm.counter.ppg")
+        row = self.switch.state[spec.name].setdefault((pipe, counter), dict(spec.tm_defaults))
+        row["shared_pool_usage_cells"] = shared_cells
+        usage = sum(row[u] for u in PPG_USAGE_FIELDS)
+        row["watermark_cells"] = max(row["watermark_cells"], usage)
         row["drop_count_packets"] += drops
 
     def fill_pool(self, pool: str, usage_cells: int) -> None:
