@@ -184,6 +184,9 @@ def queues(obj: Context, port: str | None, as_json: bool) -> None:
 
     only = None if port is None else parse_int("--port", port)
     app = obj.open_app(read_only=True)
+    max_port = app.switch.profile.max_port
+    if only is not None and not 0 <= only <= max_port:
+        raise ConfigError("--port", f"device port {only} outside 0..{max_port}")
     rows = buffer_view.view(app, app.status(), only)
     if as_json:
         click.echo(json.dumps(rows, indent=2))

@@ -130,6 +130,8 @@ def test_cli_queues_and_clear_all_on_the_model_target(
     assert "buffer queues" in out and "program ce_marked" in out
     assert run([*base, "clear", "everything"]) == 2
     assert run([*base, "queues", "--port", "x"]) == 2
+    assert run([*base, "queues", "--port", "999"]) == 2
+    assert "--port" in capsys.readouterr().err
 
 
 def test_cli_queues_and_clear_run_on_the_plain_model_target(
