@@ -11,7 +11,10 @@ Each target has its own switch session, supervisor and state, and runs on
 its own schedule in one thread: a cycle (PMQECN: measure, optimise, write;
 BFCC: the supervisor's restart check) then a read-back of what the switch
 holds, which the metrics serve. A switch that cannot be reached is retried
-on a backoff of its own while the others go on.
+on a backoff of its own while the others go on. A program's watchdog
+(P4QCN's PFC watchdog: `watchdog_period_s`, `service_watchdog`) polls on a
+timer of its own beside the cycle's, so its reaction time does not wait
+for the target's interval.
 
 Reload (SIGHUP, `Daemon.request_reload`): the new file is read and validated
 whole on a thread of its own, every switch cycling on schedule meanwhile (a
