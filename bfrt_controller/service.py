@@ -318,9 +318,15 @@ class Daemon:
             due = t.watchdog_due_s + period
             t.watchdog_due_s = due if due > now else now + period
             try:
-                t.stats.changes_written += t.supervisor.run(
-                    functools.partial(t.app.inner.service_watchdog, now)
-                )
+                changes = t.supervisor.run(functools.partial(t.app.inner.service_watchdog, now))
+                t.stats.changes_written += changes
+                if changes:
+                    # A storm broken or restored shows in status and metrics now,
+                    # not at the next cycle.
+                    rows = t.app.status()
+                    with self.lock:
+                        t.rows = rows
+                    _event("watchdog", switch=t.name, changes=changes)
             except SwitchUnavailable as exc:
                 # The cycle reconnects it; until then there is nothing to poll.
                 t.connected = False
