@@ -527,6 +527,16 @@ class IntendedStateApp(ABC):
         """One periodic step; the number of changes written."""
         return 0
 
+    def watchdog_period_s(self) -> float | None:
+        """How often the daemon runs service_watchdog, on a timer of its own
+        beside the cycle's (P4QCN's PFC watchdog: every detection time / 2);
+        None: the program has no such watch, or it is off."""
+        return None
+
+    def service_watchdog(self, now_s: float) -> int:
+        """One poll of the program's watchdog; the number of changes written."""
+        return 0
+
     def push_all(self) -> None:
         writes = self.intended_writes()
         self.switch.write(writes)

@@ -11,6 +11,7 @@ from typing import Any
 
 from hw_profiles.boards import BoardProfile
 
+from . import buffer_view
 from .common import by_table
 from .deployment import ResolvedTarget
 from .logs import logfmt_value
@@ -85,6 +86,9 @@ class TargetApp:
 
     def status(self) -> list[dict[str, object]]:
         rows = list(self.inner.status())
+        # The TM's counters of the program's queues, pools and PPGs (the
+        # daemon's metrics: buffer_view.py says which).
+        rows += buffer_view.metric_rows(self.inner, rows)
         if self.ports is not None and self.board is not None:
             rows += port_rows(self.switch, self.ports, self.board, self.dev_ports)
         return rows
@@ -164,6 +168,8 @@ class Target:
     stats: TargetStats = field(default_factory=TargetStats)
     connected: bool = False
     next_due_s: float = 0.0
+    # The program's watchdog runs on its own timer (Daemon.step).
+    watchdog_due_s: float = 0.0
     backoff_s: float = FIRST_BACKOFF_S
     rows: list[dict[str, object]] = field(default_factory=list)
 

@@ -50,6 +50,10 @@ class App(Protocol):
 
     def service_cycle(self, now_s: float) -> int: ...
 
+    def watchdog_period_s(self) -> float | None: ...
+
+    def service_watchdog(self, now_s: float) -> int: ...
+
 
 @dataclass(frozen=True)
 class Program:

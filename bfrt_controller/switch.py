@@ -401,6 +401,36 @@ class PortState:
         )
 
 
+# The TM's counters (open-p4studio 1f97778f bf_rt_tm_tf1.json / tf2.json;
+# every table "supported_operations": [], read and modified only):
+# - tm.counter.queue (tf1 line 3077, tf2 3609; key pg_id, pg_queue):
+#   drop_count_packets, usage_cells (read_only: the depth now) and
+#   watermark_cells ("clear_only": written only with 0);
+# - tm.counter.pool (tf1 3185, tf2 3717; key pool, the eight app pools):
+#   usage_cells (read_only), watermark_cells (clear_only);
+# - tm.counter.ppg (tf1 3790, tf2 4322; key ppg_counter_id, tm.ppg.cfg's):
+#   drop_count_packets, the three usages, watermark_cells (clear_only).
+# A clear is an entry_mod writing 0 to drop_count_packets and
+# watermark_cells (bf_rt_tm_table_impl_counters.cpp
+# BfRtTMCounterQueueTable::tableEntryMod_helper line 692: the drop count is
+# set, a watermark of 0 clears it, any other value is BF_INVALID_ARG,
+# lines 86-104); usage is the live depth and cannot be cleared.
+TM_COUNTER_POOLS = (*PPG_POOLS, "EG_APP_POOL_0", "EG_APP_POOL_1", "EG_APP_POOL_2", "EG_APP_POOL_3")
+ClearWhat = Literal["queues", "pfc", "all"]
+PauseDirection = Literal["rx", "tx"]
+
+
+@dataclass(frozen=True)
+class BufferCounters:
+    """One TM counter row: the depth now (usage), its high-water mark since
+    the last clear (watermark) in cells, and packets dropped for want of
+    buffer (None where the table has no drop count: pools)."""
+
+    usage_cells: int
+    watermark_cells: int
+    drop_packets: int | None = None
+
+
 Write = (
     EntryWrite
     | RegisterWrite
@@ -508,6 +538,35 @@ class Switch(ABC):
         """Microseconds the link partner has held CoS `cos` of the port
         paused since power-on (`$PORT_STAT` `$ReceivePri<cos>Pause1USCount`)."""
         raise NotImplementedError(f"{type(self).__name__} has no pause counters")
+
+    def read_port_pause_us(self, port: int, cos: int, direction: PauseDirection) -> int:
+        """Microseconds CoS `cos` of the port was paused since the last clear:
+        by the link partner (rx, `$ReceivePri<cos>Pause1USCount`) or by this
+        switch's pauses to it (tx, `$TransmitPri<cos>Pause1USCount`)."""
+        if direction == "rx":
+            return self.read_port_rx_pause_us(port, cos)
+        raise NotImplementedError(f"{type(self).__name__} has no transmit pause counters")
+
+    def read_tm_queue_counters(self, port: int, queue: int) -> BufferCounters:
+        """tm.counter.queue of the port's queue."""
+        raise NotImplementedError(f"{type(self).__name__} has no TM queue counters")
+
+    def read_tm_ppg_counters(self, port: int, ppg_id: int) -> BufferCounters:
+        """tm.counter.ppg of the port's PPG (usage: the three usages summed)."""
+        raise NotImplementedError(f"{type(self).__name__} has no TM PPG counters")
+
+    def read_tm_pool_counters(self, pool: str) -> BufferCounters:
+        """tm.counter.pool of an application pool."""
+        raise NotImplementedError(f"{type(self).__name__} has no TM pool counters")
+
+    def clear_tm_counters(
+        self, what: ClearWhat, ports: Sequence[int], ppgs: Sequence[tuple[int, int]] = ()
+    ) -> None:
+        """Clear what the SDE lets a client clear: with `queues` (or `all`)
+        every queue's drops and watermark on `ports`, the pools' and `ppgs`'
+        watermarks and drops; with `pfc` (or `all`) the ports' sixteen pause
+        counters. Depths (usage) are live and stay."""
+        raise NotImplementedError(f"{type(self).__name__} cannot clear counters")
 
     @abstractmethod
     def read_port_tx_bytes(self, port: int) -> int:

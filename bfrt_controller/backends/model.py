@@ -27,9 +27,13 @@ from ..switch import (
     PFC_LEVELS,
     POOL_CFG_CHOICES,
     PPG_POOLS,
+    TM_COUNTER_POOLS,
+    BufferCounters,
+    ClearWhat,
     EntryState,
     EntryWrite,
     MirrorSessionWrite,
+    PauseDirection,
     PortState,
     PortWrite,
     RegisterWrite,
@@ -73,6 +77,15 @@ class ModelSwitch(Switch):
         self.tm_flowcontrol: dict[int, tuple[str, tuple[int, ...]]] = {}
         self.tm_pfc_cos: dict[tuple[int, int], int] = {}
         self.port_rx_pause_us: dict[tuple[int, int], int] = {}
+        # And the pauses this switch sent ($TransmitPri<cos>Pause1USCount).
+        self.port_tx_pause_us: dict[tuple[int, int], int] = {}
+        # The TM's counters (switch.BufferCounters; tm.counter.queue by (port,
+        # queue), tm.counter.ppg by (port, ppg_id), tm.counter.pool by pool):
+        # the model has no buffer, so whoever runs the packets sets them
+        # (congest()), as it counts port_rx_pause_us.
+        self.tm_queue_counters: dict[tuple[int, int], BufferCounters] = {}
+        self.tm_ppg_counters: dict[tuple[int, int], BufferCounters] = {}
+        self.tm_pool_counters: dict[str, BufferCounters] = {}
         # tm.ppg.cfg: allocated PPGs by (pipe, ppg_id).
         self.tm_ppgs: dict[tuple[int, int], TmPpgWrite] = {}
         # tm.pool.cfg sizes (pool, None) and tm.pool.app_pfc limits (pool,
@@ -103,6 +116,10 @@ class ModelSwitch(Switch):
         self.tm_pools.clear()
         self.port_tx_bytes.clear()
         self.port_rx_pause_us.clear()
+        self.port_tx_pause_us.clear()
+        self.tm_queue_counters.clear()
+        self.tm_ppg_counters.clear()
+        self.tm_pool_counters.clear()
         self.ports.clear()
         self.restarts += 1
 
@@ -425,6 +442,63 @@ class ModelSwitch(Switch):
         if isinstance(cos, bool) or not 0 <= cos <= MAX_PFC_COS:
             raise P4ModelError(f"$PORT_STAT: no $ReceivePri{cos}Pause1USCount")
         return self.port_rx_pause_us.get((port, cos), 0)
+
+    def read_port_pause_us(self, port: int, cos: int, direction: PauseDirection) -> int:
+        if direction == "rx":
+            return self.read_port_rx_pause_us(port, cos)
+        if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"$PORT_STAT: $DEV_PORT {port} invalid")
+        if isinstance(cos, bool) or not 0 <= cos <= MAX_PFC_COS:
+            raise P4ModelError(f"$PORT_STAT: no $TransmitPri{cos}Pause1USCount")
+        return self.port_tx_pause_us.get((port, cos), 0)
+
+    def congest(self, port: int, queue: int, usage_cells: int, drops: int = 0) -> BufferCounters:
+        """What traffic does to a queue's tm.counter.queue row: the depth
+        now, the watermark at least that, `drops` more packets dropped."""
+        held = self.tm_queue_counters.get((port, queue), BufferCounters(0, 0, 0))
+        now = BufferCounters(
+            usage_cells,
+            max(held.watermark_cells, usage_cells),
+            (held.drop_packets or 0) + drops,
+        )
+        self.tm_queue_counters[(port, queue)] = now
+        return now
+
+    def read_tm_queue_counters(self, port: int, queue: int) -> BufferCounters:
+        if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
+            raise P4ModelError(f"tm.counter.queue: dev_port {port} invalid")
+        if isinstance(queue, bool) or not 0 <= queue < self.profile.min_queues_per_port:
+            raise P4ModelError(f"tm.counter.queue: dev_port {port} has no queue {queue}")
+        return self.tm_queue_counters.get((port, queue), BufferCounters(0, 0, 0))
+
+    def read_tm_ppg_counters(self, port: int, ppg_id: int) -> BufferCounters:
+        if self.read_tm_ppg(port, ppg_id) is None:
+            raise P4ModelError(f"tm.counter.ppg: no ppg {ppg_id} on dev_port {port}")
+        return self.tm_ppg_counters.get((port, ppg_id), BufferCounters(0, 0, 0))
+
+    def read_tm_pool_counters(self, pool: str) -> BufferCounters:
+        if pool not in TM_COUNTER_POOLS:
+            raise P4ModelError(f"tm.counter.pool: pool {pool!r} invalid")
+        return self.tm_pool_counters.get(pool, BufferCounters(0, 0))
+
+    def clear_tm_counters(
+        self, what: ClearWhat, ports: Sequence[int], ppgs: Sequence[tuple[int, int]] = ()
+    ) -> None:
+        """As the SDE clears them (switch.clear_tm_counters): drops and
+        watermarks to 0, the watermark back to the depth now."""
+        if what in ("queues", "all"):
+            for at, c in list(self.tm_queue_counters.items()):
+                if at[0] in ports:
+                    self.tm_queue_counters[at] = BufferCounters(c.usage_cells, c.usage_cells, 0)
+            for at, c in list(self.tm_ppg_counters.items()):
+                if at in ppgs:
+                    self.tm_ppg_counters[at] = BufferCounters(c.usage_cells, c.usage_cells, 0)
+            for pool, c in list(self.tm_pool_counters.items()):
+                self.tm_pool_counters[pool] = BufferCounters(c.usage_cells, c.usage_cells)
+        if what in ("pfc", "all"):
+            for counts in (self.port_rx_pause_us, self.port_tx_pause_us):
+                for at in [at for at in counts if at[0] in ports]:
+                    counts[at] = 0
 
 
 def check_shaping(w: TmShapingWrite, max_port: int, max_queue_id: int) -> None:

@@ -18,6 +18,7 @@ from pydantic import Field
 from models.p4qcn_thresholds import P4qcnThresholds
 from models.switch.core import Match
 
+from ..buffer_view import pause_rows
 from ..common import (
     IntendedStateApp,
     Strict,
@@ -58,6 +59,10 @@ SETTABLE: dict[str, type] = {
     "mode": str,
 }
 MODES: tuple[Mode, ...] = ("two_point", "three_point")
+# `set watchdog=on|off`: the PFC watchdog's switch, kept in the live state
+# (the model target's state file) under this key when off.
+WATCHDOG_KEY = "watchdog"
+WATCHDOG_STATES = ("on", "off")
 
 
 class SavedQueue(Strict):
@@ -106,6 +111,7 @@ class P4qcnApp(IntendedStateApp):
         }
         pfc = config.pfc
         self.watchdog: PfcWatchdog | None = None
+        self.watchdog_on = True
         if pfc is not None and pfc.watchdog is not None and pfc.honour:
             wd = pfc.watchdog
             self.watchdog = PfcWatchdog(
@@ -216,16 +222,71 @@ class P4qcnApp(IntendedStateApp):
         # The PFC watchdog: each storm broken or restored is a write.
         return len(self.watchdog_once(now_s))
 
+    def watchdog_period_s(self) -> float | None:
+        """Half the detection time: a storm is then acted on within the
+        detection time plus one poll, whatever the daemon's interval."""
+        if self.watchdog is None or not self.watchdog_on:
+            return None
+        return self.watchdog.detection_s / 2
+
+    def service_watchdog(self, now_s: float) -> int:
+        return len(self.watchdog_once(now_s))
+
     def watchdog_once(self, now_s: float) -> list[WatchdogEvent]:
-        """One poll of the PFC watchdog (none configured: nothing)."""
-        return [] if self.watchdog is None else self.watchdog.poll(now_s)
+        """One poll of the PFC watchdog (none configured, or off: nothing)."""
+        if self.watchdog is None or not self.watchdog_on:
+            return []
+        return self.watchdog.poll(now_s)
+
+    def set_watchdog(self, on: bool) -> list[Change]:
+        """`set watchdog=on|off`. Off: every port whose storm it is breaking
+        honours pauses again (one batch), and it watches nothing until on;
+        on: it starts again from a fresh baseline."""
+        if self.watchdog is None:
+            raise ConfigError(
+                WATCHDOG_KEY, "no PFC watchdog in the config (pfc.watchdog, with pfc.honour)"
+            )
+        if on == self.watchdog_on:
+            return []
+        wd = self.watchdog
+        if not on:
+            breaking = [p for p, w in wd.watch.items() if w.storm]
+            if breaking and wd.action == "forward":
+                self.switch.write(
+                    [
+                        TmPfcWrite(p, wd.cos, wd.queues, wd.generate, True, wd.ignore_cos)
+                        for p in breaking
+                    ]
+                )
+        for w in wd.watch.values():
+            w.storm, w.last_us, w.paused_s, w.quiet_s = False, None, 0.0, 0.0
+        self.watchdog_on = on
+        old, new = ("off", "on") if on else ("on", "off")
+        log.info("PFC watchdog %s", new)
+        return [Change("pfc", WATCHDOG_KEY, old, new, "operator")]
+
+    def buffer_pools(self) -> list[str]:
+        """The TM pool the config's PFC uses (buffer_view.py)."""
+        pfc = self.config.pfc
+        return [] if pfc is None or not pfc.generate else [pfc.pool]
+
+    def buffer_ppgs(self) -> list[tuple[int, int]]:
+        pfc = self.config.pfc
+        return [] if pfc is None or not pfc.generate else [(p, ppg_id(p)) for p in pfc.ports]
 
     def live_state(self) -> dict[str, Any]:
-        return {key: asdict(live) for key, live in self.live.items()}
+        out: dict[str, Any] = {key: asdict(live) for key, live in self.live.items()}
+        if not self.watchdog_on:
+            out[WATCHDOG_KEY] = "off"
+        return out
 
     def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
         """Validate every saved queue first (a corrupt state file is an error
         naming the field, never half-restored), then take them all."""
+        state = dict(state)
+        watchdog = state.pop(WATCHDOG_KEY, "on")
+        if watchdog not in WATCHDOG_STATES:
+            raise ConfigError(f"{source}.{WATCHDOG_KEY}", f"must be on or off, got {watchdog!r}")
         restored: dict[str, QueueLive] = {}
         for key, values in state.items():
             if key not in self.live:
@@ -237,6 +298,7 @@ class P4qcnApp(IntendedStateApp):
         candidate = self._candidate(restored, source)
         check_entry_budget(source, self.config, candidate)
         self.live.update(restored)
+        self.watchdog_on = watchdog == "on"
 
     # ---- operator changes ------------------------------------------
     def _candidate(self, new_live: dict[str, QueueLive], field: str) -> list[QueueSpec]:
@@ -391,7 +453,11 @@ class P4qcnApp(IntendedStateApp):
         bindings = {b.port: b.prefixes for b in cfg.source_bindings}
         rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports]
         if self.watchdog is not None:
-            rows += self.watchdog.status()
+            on = int(self.watchdog_on)
+            rows += [r | {"enabled": on} for r in self.watchdog.status()]
+        if cfg.pfc is not None:
+            # Rx and Tx pause time of every priority, not only the lossless one.
+            rows += pause_rows(self.switch, cfg.pfc.ports)
         return rows
 
 

@@ -19,7 +19,7 @@ from models.p4qcn_thresholds import DEFAULT_PROCESSING_NS, ThresholdError, p4qcn
 from ..console import print_changes as show_changes
 from ..errors import ConfigError
 from ..set_args import parse_int, parse_number, parse_queues, parse_values, refuse_options
-from .app import MODES, SETTABLE, Change, P4qcnApp
+from .app import MODES, SETTABLE, WATCHDOG_KEY, WATCHDOG_STATES, Change, P4qcnApp
 
 
 def print_changes(console: Console, changes: list[Change]) -> None:
@@ -32,12 +32,21 @@ def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
 
 
 def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], console: Console) -> None:
-    fields = parse_set(pairs)
+    values = parse_values(pairs, {**SETTABLE, "mode": MODES, WATCHDOG_KEY: WATCHDOG_STATES})
+    watchdog = values.pop(WATCHDOG_KEY, None)
+    fields = values
     selected = parse_queues(queues)
+    if watchdog is not None and selected:
+        raise ConfigError("--queue", "watchdog is per switch, not per queue")
     app = obj.open_app(sync=True)
     assert isinstance(app, P4qcnApp)
-    targets = selected or [(q.port, q.queue) for q in app.config.queues]
-    changes = app.set_queues({q: dict(fields) for q in targets})
+    changes: list[Change] = []
+    if fields:
+        targets = selected or [(q.port, q.queue) for q in app.config.queues]
+        changes += app.set_queues({q: dict(fields) for q in targets})
+    if watchdog is not None:
+        # After the queues: a refused queue change leaves the watchdog as it was.
+        changes += app.set_watchdog(watchdog == "on")
     obj.save(app)
     print_changes(console, changes)
 
@@ -101,7 +110,8 @@ def thresholds(
 
 SET_HELP = (
     "P4QCN: tofcc --program p4qcn set q_min_cells=100 q_max_cells=300 [--queue 4/0] "
-    "(q_min_cells, q_max_cells, feedback_interval_us, mode)"
+    "(q_min_cells, q_max_cells, feedback_interval_us, mode); watchdog=on|off turns the PFC "
+    "watchdog on or off"
 )
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from ..buffer_view import COLUMNS as BUFFER_COLUMNS
+from ..buffer_view import PAUSE_SECTION
 from ..common import PORT_GUARD_COLUMNS, PORTS_SECTION
 from ..pfc_watchdog import WATCHDOG_SECTION
 from . import app
@@ -43,6 +45,8 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("storms", "storms"),
             ("paused us", "rx_paused_us"),
             ("honouring", "honouring"),
+            ("watchdog on", "enabled"),
         ),
     ),
+    (PAUSE_SECTION, BUFFER_COLUMNS[PAUSE_SECTION]),
 )

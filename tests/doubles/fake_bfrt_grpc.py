@@ -227,6 +227,28 @@ DEFAULT_PPG: dict[str, Any] = {
 }
 # $PORT_STAT's received-pause time per priority (bf_rt_port_tf1.json).
 RX_PAUSE_US_FIELDS = tuple(f"$ReceivePri{c}Pause1USCount" for c in range(8))
+# And transmitted (tf1 line 1607, tf2 1595: $TransmitPri0Pause1USCount on).
+TX_PAUSE_US_FIELDS = tuple(f"$TransmitPri{c}Pause1USCount" for c in range(8))
+# tm.counter.queue / tm.counter.pool: the TM's per-queue and per-pool counters.
+# Every row exists (supported_operations [], modify only); usage_cells is
+# read_only, watermark_cells "clear_only" (only 0 may be written:
+# bf_rt_tm_table_impl_counters.cpp lines 86-104, BF_INVALID_ARG otherwise).
+TM_COUNTER_POOL_CHOICES = (
+    "IG_APP_POOL_0",
+    "IG_APP_POOL_1",
+    "IG_APP_POOL_2",
+    "IG_APP_POOL_3",
+    "EG_APP_POOL_0",
+    "EG_APP_POOL_1",
+    "EG_APP_POOL_2",
+    "EG_APP_POOL_3",
+)
+CLEAR_ONLY_FIELDS = ("watermark_cells",)
+PPG_USAGE_FIELDS = (
+    "guaranteed_min_usage_cells",
+    "shared_pool_usage_cells",
+    "skid_pool_usage_cells",
+)
 # Same limit the model enforces for `$max_pkt_len`.
 MAX_MIRROR_PKT_LEN = 0x3FFF
 
@@ -468,8 +490,18 @@ def _int_fields(*pairs: tuple[str, int]) -> dict[str, FieldSpec]:
 #   $PORT 4/4: $DEV_PORT 11/11, $SPEED 32/32, $FEC 61/61, $AUTO_NEGOTIATION 117/117, $N_LANES
 #     84/84, $PORT_ENABLE 98/98, $PORT_UP 433/434, $MEDIA_TYPE 277/278, $TIMESTAMP_1588_VALUE
 #     525/513, $TX_PFC_EN_MAP 191/192, $RX_PFC_EN_MAP 205/206
+#   tm.counter.queue 3077/3609: pg_id 3085/3617, pg_queue 3097/3629, drop_count_packets
+#     3114/3646, usage_cells 3127/3659 (read_only), watermark_cells 3140/3672 (clear_only
+#     3145/3677), supported_operations 3155/3687
+#   tm.counter.pool 3185/3717: pool 3193/3725, usage_cells 3219/3751 (read_only),
+#     watermark_cells 3232/3764 (clear_only 3237/3769), supported_operations 3247/3779
+#   tm.counter.ppg 3790/4322: ppg_counter_id 3798/4330 ("For each user assigned ppg id, there
+#     will be a counter id generated", line 3799/4331), drop_count_packets 3829/4361,
+#     guaranteed_min_usage_cells 3842/4374, shared_pool_usage_cells 3855/4387,
+#     skid_pool_usage_cells 3868/4400 (the three read_only), watermark_cells 3881/4413
+#     (clear_only 3886/4418), supported_operations 3896/4428
 #   $PORT_STAT 565/553: $DEV_PORT 572/560, $OctetsTransmittedTotal 1117/1105,
-#     $ReceivePri0Pause1USCount 1719/1707
+#     $TransmitPri0Pause1USCount 1607/1595, $ReceivePri0Pause1USCount 1719/1707
 #   $PORT_STR_INFO 2054/2042: $PORT_NAME 2061/2049, $DEV_PORT 2082/2070
 # bf_rt_mirror/bf_rt_mirror_tf{1,2}.json:
 #   $mirror.cfg 4/4: $sid 11/11, $normal 83/96, $session_enable 93/106, $direction 106/223,
@@ -672,6 +704,50 @@ def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
             fields={
                 "$OctetsTransmittedTotal": FieldSpec("$OctetsTransmittedTotal", 64),
                 **{n: FieldSpec(n, 64) for n in RX_PAUSE_US_FIELDS},
+                **{n: FieldSpec(n, 64) for n in TX_PAUSE_US_FIELDS},
+            },
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.counter.queue",
+            "tm_counter",
+            {"pg_id": KeySpec("pg_id", 8, "Exact"), "pg_queue": KeySpec("pg_queue", 8, "Exact")},
+            fields={
+                "drop_count_packets": FieldSpec("drop_count_packets", 64),
+                "usage_cells": FieldSpec("usage_cells", 64, read_only=True),
+                "watermark_cells": FieldSpec("watermark_cells", 64),
+            },
+            tm_defaults={"drop_count_packets": 0, "usage_cells": 0, "watermark_cells": 0},
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.counter.pool",
+            "tm_counter",
+            {"pool": KeySpec("pool", 0, "Exact")},
+            fields={
+                "usage_cells": FieldSpec("usage_cells", 64, read_only=True),
+                "watermark_cells": FieldSpec("watermark_cells", 64),
+            },
+            tm_defaults={"usage_cells": 0, "watermark_cells": 0},
+        )
+    )
+    specs.append(
+        TableSpec(
+            f"{tf}.tm.counter.ppg",
+            "tm_counter",
+            {"ppg_counter_id": KeySpec("ppg_counter_id", 8, "Exact")},
+            fields={
+                "ppg_id": FieldSpec("ppg_id", 8, read_only=True),
+                "drop_count_packets": FieldSpec("drop_count_packets", 64),
+                **{u: FieldSpec(u, 64, read_only=True) for u in PPG_USAGE_FIELDS},
+                "watermark_cells": FieldSpec("watermark_cells", 64),
+            },
+            tm_defaults={
+                "drop_count_packets": 0,
+                **dict.fromkeys(PPG_USAGE_FIELDS, 0),
+                "watermark_cells": 0,
             },
         )
     )
@@ -1168,6 +1244,7 @@ class FakeSwitch:
                 "tm_port_sched",
                 "tm_ppg",
                 "tm_pool",
+                "tm_counter",
                 "port_stat",
                 "port",
                 "port_str",
@@ -1337,6 +1414,8 @@ class FakeSwitch:
             "tm_port_sched": self._apply_tm_sched,
             "tm_ppg": self._apply_tm_ppg,
             "tm_pool": self._apply_tm_pool,
+            "tm_counter": self._apply_tm_counter,
+            "port_stat": self._apply_port_stat,
             "port": self._apply_port,
         }.get(spec.kind, self._unsupported)
         handler(spec, target, op, key, data)
@@ -1595,6 +1674,85 @@ class FakeSwitch:
             cells = cells // HW_UNIT_CELLS * HW_UNIT_CELLS
         self.state[spec.name][row] = cells
 
+    def _counter_row(self, spec: TableSpec, target: Target, key: _Key) -> tuple[Any, ...]:
+        """A tm.counter.queue row (pipe, pg_id, pg_queue; one pipe, as the
+        queue tables) or a tm.counter.pool row (pool; device-wide)."""
+        if "ppg_counter_id" in spec.keys:
+            counter = _uint("ppg_counter_id", key.field_dict["ppg_counter_id"].value, 8)
+            if target.pipe_id_ == ALL_PIPES:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, "target one pipe")
+            # getPpgHdl_helper (bf_rt_tm_table_impl_counters.cpp line 2661): a
+            # counter id no PPG of the pipe holds is an error.
+            if self._ppg_of_counter(target.pipe_id_, counter) is None:
+                raise _Refused(
+                    StatusCode.NOT_FOUND, f"no PPG with ppg_counter_id {counter} in pipe"
+                )
+            return (target.pipe_id_, counter)
+        if "pool" in spec.keys:
+            pool = key.field_dict["pool"].value
+            if pool not in TM_COUNTER_POOL_CHOICES:
+                # BfRtTMCounterPoolTable::tableEntryMod_helper line 1152: BF_INVALID_ARG.
+                raise _Refused(StatusCode.INVALID_ARGUMENT, f"invalid app pool name {pool!r}")
+            return (pool,)
+        if target.pipe_id_ == ALL_PIPES:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "TM table: target one pipe")
+        return self._sched_key(target, key)
+
+    def _ppg_of_counter(self, pipe: int, counter: int) -> int | None:
+        tf = "tf2" if self.profile.chip == "tofino2" else "tf1"
+        for (p, ppg_id), row in self.state[f"{tf}.tm.ppg.cfg"].items():
+            if p == pipe and row["ppg_counter_id"] == counter:
+                return int(ppg_id)
+        return None
+
+    def _apply_tm_counter(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        """tm.counter.*: tableEntryMod only; drop_count_packets takes any value
+        (bfTmQDropCacheSet, line 761), watermark_cells only 0 (clear_only)."""
+        if op != "MODIFY" or key is None or data is None:
+            raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on {spec.name}")
+        row = self._counter_row(spec, target, key)
+        rows = self.state[spec.name]
+        current = dict(rows.get(row, dict(spec.tm_defaults)))
+        for name, t in data.field_dict.items():
+            value = self._field_value(spec.fields[name], t)
+            if name in CLEAR_ONLY_FIELDS and value != 0:
+                raise _Refused(
+                    StatusCode.INVALID_ARGUMENT,
+                    f"Error in setting value {value} for field {name}. This is a clear only field.",
+                )
+            # A cleared watermark takes the depth now again at once.
+            depth = current.get("usage_cells", sum(current.get(u, 0) for u in PPG_USAGE_FIELDS))
+            current[name] = depth if name == "watermark_cells" else value
+        rows[row] = current
+
+    def _apply_port_stat(
+        self, spec: TableSpec, target: Target, op: str, key: _Key | None, data: _Data | None
+    ) -> None:
+        """`$PORT_STAT` modify clears: every field given must be 0
+        (BfRtPortStatTable::tableEntryMod, bf_rt_port_table_impl.cpp line
+        1772: BF_INVALID_ARG otherwise); none given clears all (line 1798)."""
+        if op != "MODIFY" or key is None:
+            raise _Refused(StatusCode.UNIMPLEMENTED, f"{op} is not supported on {spec.name}")
+        port = _uint("$DEV_PORT", key.field_dict["$DEV_PORT"].value, 32)
+        self.port_cfg(port)
+        fields = list(data.field_dict) if data is not None else []
+        if data is not None and any(
+            self._field_value(spec.fields[n], data.field_dict[n]) for n in fields
+        ):
+            raise _Refused(StatusCode.INVALID_ARGUMENT, "Error data cannot be non-zero value")
+        st = self.state[spec.name]
+        names = fields or list(spec.fields)
+        if "$OctetsTransmittedTotal" in names:
+            st.pop(port, None)
+        for cos, name in enumerate(RX_PAUSE_US_FIELDS):
+            if name in names:
+                st.pop((port, cos), None)
+        for cos, name in enumerate(TX_PAUSE_US_FIELDS):
+            if name in names:
+                st.pop((port, "tx", cos), None)
+
     @property
     def _pgs_per_pipe(self) -> int:
         return self.profile.ports_per_pipe // self.profile.ports_per_port_group
@@ -1708,6 +1866,10 @@ class FakeSwitch:
             if sum(1 for p, _ in ppgs if p == pipe) >= PPGS_PER_PIPE:
                 raise _Refused(StatusCode.RESOURCE_EXHAUSTED, f"pipe {pipe}: no PPG left")
             current = dict(DEFAULT_PPG)
+            # The SDE generates a counter id per PPG (tf1.json line 3799);
+            # here the pipe's lowest free one.
+            taken = {p["ppg_counter_id"] for (p_pipe, _), p in ppgs.items() if p_pipe == pipe}
+            current["ppg_counter_id"] = min(set(range(PPGS_PER_PIPE)) - taken)
         else:
             if slot not in ppgs:
                 raise _Refused(StatusCode.NOT_FOUND, f"no ppg {ppg_id} in pipe {pipe}")
@@ -1982,6 +2144,14 @@ class FakeSwitch:
             values = {"$OctetsTransmittedTotal": counts.get(port, 0)}
             for cos, name in enumerate(RX_PAUSE_US_FIELDS):
                 values[name] = counts.get((port, cos), 0)
+            for cos, name in enumerate(TX_PAUSE_US_FIELDS):
+                values[name] = counts.get((port, "tx", cos), 0)
+            return self._data(table, values, None)
+        if spec.kind == "tm_counter":
+            row = self._counter_row(spec, target, key)
+            values = dict(st.get(row, dict(spec.tm_defaults)))
+            if "ppg_counter_id" in spec.keys:
+                values["ppg_id"] = self._ppg_of_counter(row[0], row[1])
             return self._data(table, values, None)
         if spec.kind == "port":
             return self._read_port(table, key, fields)
@@ -2172,6 +2342,47 @@ class FakeBfrtGrpc:
         microseconds ($PORT_STAT $ReceivePri<cos>Pause1USCount)."""
         st = self.switch.state["$PORT_STAT"]
         st[(port, cos)] = st.get((port, cos), 0) + us
+
+    def tx_paused(self, port: int, cos: int, us: int) -> None:
+        """This switch held the partner's CoS `cos` paused `us` more
+        microseconds ($PORT_STAT $TransmitPri<cos>Pause1USCount)."""
+        st = self.switch.state["$PORT_STAT"]
+        st[(port, "tx", cos)] = st.get((port, "tx", cos), 0) + us
+
+    def congest(self, port: int, queue: int, usage_cells: int, drops: int = 0) -> None:
+        """Traffic in the port's queue `queue` (its tm.counter.queue row): the
+        depth now, the watermark at least that, `drops` more packets dropped."""
+        pipe, pg_id, pg_queue = self.port_queue(port, queue)
+        tf = "tf2" if self.switch.profile.chip == "tofino2" else "tf1"
+        rows = self.switch.state[f"{tf}.tm.counter.queue"]
+        row = rows.setdefault(
+            (pipe, pg_id, pg_queue),
+            {"drop_count_packets": 0, "usage_cells": 0, "watermark_cells": 0},
+        )
+        row["usage_cells"] = usage_cells
+        row["watermark_cells"] = max(row["watermark_cells"], usage_cells)
+        row["drop_count_packets"] += drops
+
+    def fill_ppg(self, port: int, ppg_id: int, shared_cells: int, drops: int = 0) -> None:
+        """Traffic held in a PPG's shared-pool share (its tm.counter.ppg row)."""
+        tf = "tf2" if self.switch.profile.chip == "tofino2" else "tf1"
+        pipe = port >> 7
+        counter = self.switch.state[f"{tf}.tm.ppg.cfg"][(pipe, ppg_id)]["ppg_counter_id"]
+        spec = self.switch.spec(f"{tf}.tm.counter.ppg")
+        row = self.switch.state[spec.name].setdefault((pipe, counter), dict(spec.tm_defaults))
+        row["shared_pool_usage_cells"] = shared_cells
+        usage = sum(row[u] for u in PPG_USAGE_FIELDS)
+        row["watermark_cells"] = max(row["watermark_cells"], usage)
+        row["drop_count_packets"] += drops
+
+    def fill_pool(self, pool: str, usage_cells: int) -> None:
+        """A pool's tm.counter.pool row: usage now, watermark at least that."""
+        tf = "tf2" if self.switch.profile.chip == "tofino2" else "tf1"
+        row = self.switch.state[f"{tf}.tm.counter.pool"].setdefault(
+            (pool,), {"usage_cells": 0, "watermark_cells": 0}
+        )
+        row["usage_cells"] = usage_cells
+        row["watermark_cells"] = max(row["watermark_cells"], usage_cells)
 
     def ports(self) -> dict[int, dict[str, Any]]:
         """`$PORT` as the switch holds it: device port -> fields."""

@@ -12,7 +12,10 @@ from models.switch.registry import make_model
 
 from ...errors import ControllerError
 from ...switch import (
+    BufferCounters,
+    ClearWhat,
     EntryState,
+    PauseDirection,
     PortState,
     PortWrite,
     Switch,
@@ -23,6 +26,7 @@ from ...switch import (
 from . import client
 from .batch import Batch
 from .client import ALL_PIPES
+from .counters import CounterReader
 from .mirror import MirrorWriter
 from .outside import Step, each_then_rest
 from .p4tables import P4TableWriter
@@ -80,6 +84,7 @@ class BfrtSwitch(Switch):
         self.ports = PortWriter(self.session, self.tm, profile)
         self.ppgs = PpgWriter(self.session, self.tm, self)
         self.pools = PoolWriter(self.session, self.tm_prefix, profile.buffer_cells)
+        self.counters = CounterReader(self.session, self.tm, self.ports, profile)
         self.batch = Batch(self.session, [self.tables, self.mirror, self.tm])
 
     # -- session -------------------------------------------------------------
@@ -189,6 +194,27 @@ class BfrtSwitch(Switch):
         if not 0 <= cos <= 7:
             raise P4ModelError(f"$PORT_STAT: no $ReceivePri{cos}Pause1USCount")
         return self.ports.stat(port, f"$ReceivePri{cos}Pause1USCount")
+
+    def read_port_pause_us(self, port: int, cos: int, direction: PauseDirection) -> int:
+        return self.counters.pause_us(port, cos, direction)
+
+    def read_tm_queue_counters(self, port: int, queue: int) -> BufferCounters:
+        return self.counters.queue(port, queue)
+
+    def read_tm_ppg_counters(self, port: int, ppg_id: int) -> BufferCounters:
+        return self.counters.ppg(port, ppg_id)
+
+    def read_tm_pool_counters(self, pool: str) -> BufferCounters:
+        return self.counters.pool(pool)
+
+    def clear_tm_counters(
+        self, what: ClearWhat, ports: Sequence[int], ppgs: Sequence[tuple[int, int]] = ()
+    ) -> None:
+        if self.read_only:
+            raise ControllerError(
+                f"{self.description} is a read-only client: clearing counters is a write"
+            )
+        self.counters.clear(what, ports, ppgs)
 
     def front_panel_port(self, name: str) -> int | None:
         return self.ports.front_panel(name)
