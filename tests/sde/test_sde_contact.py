@@ -82,7 +82,7 @@ def test_on_tofino_the_mac_must_drop_pauses_on_the_ignore_cos() -> None:
 def test_watchdog_sees_a_storm_between_the_port_managers_stat_polls() -> None:
     """Polls every 100 ms, the shadow refreshed every 1000 ms: a watchdog on
     the shadow saw no pause at all (fake.poll_port_stats() never runs here)."""
-    _, (sw, fake) = both_backends("p4qcn")
+    _, (sw, fake) = both_backends("p4qcn", ports=(4,))  # $PORT_STAT needs the port added
     assert fake is not None
     sw.write([TmPfcWrite(4, 3, (0,))])
     wd = PfcWatchdog(sw, [4], 3, (0,), 0.2, 0.2, "forward")

@@ -210,7 +210,7 @@ def test_tm_writes_go_one_per_call_and_undo_only_their_fields(
     assert {c.atomicity for c in tm_calls} == {fake.bfruntime_pb2.WriteRequest.CONTINUE_ON_ERROR}
     # The snapshot held only the weight: the undo never rewrote the priority.
     assert {c.fields for c in tm_calls} == {("dwrr_weight",)}
-    assert sw.read_tm_weight(4, 0) == 1 and sw.read_tm_weight(4, 1) == 1
+    assert sw.read_tm_weight(4, 0) == 1023 and sw.read_tm_weight(4, 1) == 1023  # power-on
     assert sw.read_tm_priority(4, 0) == 3
 
 
