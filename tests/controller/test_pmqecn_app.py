@@ -212,12 +212,12 @@ def test_drain_rates_follow_the_weights(app: PmqecnApp) -> None:
     from bfrt_controller.pmqecn.drain import drain_bytes
 
     gamma_bytes = 1_250_000 * 1000  # the default config's 10 Gb/s of 1000-byte packets
-    # Weights 6, 5, 5, and the port's five other queues at 1 each (set by the
-    # app: at their power-on 1023 they would take the port when they fill).
+    # Weights 6, 5, 5: each class's share of the port (the port's five other
+    # queues are set to 1 by the app and are not counted: idle, they take nothing).
     assert [app.drain_rate_bytes_per_s(c) for c in app.config.classes] == [
-        gamma_bytes * 6 // 21,
-        gamma_bytes * 5 // 21,
-        gamma_bytes * 5 // 21,
+        gamma_bytes * 6 // 16,
+        gamma_bytes * 5 // 16,
+        gamma_bytes * 5 // 16,
     ]
     sw = app.switch
     assert isinstance(sw, ModelSwitch)
@@ -232,12 +232,12 @@ def test_drain_rates_follow_the_weights(app: PmqecnApp) -> None:
         total = rate_log.data["rate_log2_q7"] + log_e.data["log_elapsed_q7"]
         return sw.model.table(n.VQ_EXP_DRAIN).lookup({n.K_LOG_DRAIN: total}).data["drain_bytes"]
 
-    assert table_drain(1) == drain_bytes(gamma_bytes * 6 // 21, bits, ticks) > 0
+    assert table_drain(1) == drain_bytes(gamma_bytes * 6 // 16, bits, ticks) > 0
     # A weight change moves every share of the port: class 2's drain changes
     # too, though only class 1's weight was set (one entry per class written).
     before = table_drain(2)
     app.set_weights({1: 11})
-    assert table_drain(2) == drain_bytes(gamma_bytes * 5 // 26, bits, ticks) < before
+    assert table_drain(2) == drain_bytes(gamma_bytes * 5 // 21, bits, ticks) < before
 
 
 def test_feedback_sessions_mirror_at_ingress(app: PmqecnApp) -> None:

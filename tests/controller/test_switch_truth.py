@@ -176,19 +176,24 @@ def test_switch_truth_power_on_dwrr_weight_is_1023_on_both_backends(chip: str) -
 
 def test_switch_truth_pmqecn_weighs_the_queues_no_class_uses() -> None:
     """PMQECN's tm_dwrr classes (weights 6, 5, 5 on queues 0-2) share port 4
-    with five queues no class uses: PMQECN sets those to 1 and its drain
-    counts them, instead of leaving them at 1023 and counting 16."""
+    with five queues no class uses, at 1023 from power-on: PMQECN sets those
+    to 1, so one of them filling takes at most 1/17 of the port, not 98 %,
+    and the classes' drains (their shares of 16) stay within that of true."""
     from bfrt_controller.pmqecn.app import PmqecnApp
     from bfrt_controller.pmqecn.config import DEFAULT_CONFIG, load_config
 
     for sw, _ in both_backends("pmqecn"):
+        assert sw.read_tm_weight(4, 5) == 1023
         app = PmqecnApp(sw, load_config(DEFAULT_CONFIG))
         app.push_all()
         others = [sw.read_tm_weight(4, q) for q in range(3, 8)]
         assert others == [OTHER_QUEUE_WEIGHT] * 5
-        total = sum(sw.read_tm_weight(4, q) for q in range(8))
+        classes = sum(sw.read_tm_weight(4, q) for q in range(3))
         gamma = 1_250_000 * 1000
-        assert app.drain_rate_bytes_per_s(app.config.classes[0]) == gamma * 6 // total
+        drain = app.drain_rate_bytes_per_s(app.config.classes[0])
+        assert drain == gamma * 6 // classes
+        # One other queue backlogged: the class's real share is 6/17 of the port.
+        assert drain / (gamma * 6 / (classes + OTHER_QUEUE_WEIGHT)) < 1 + 1 / classes + 1e-9
 
 
 # -- 4. rounding on an ASIC only ----------------------------------------------------

@@ -105,12 +105,12 @@ def test_pmqecn_pipeline_feeds_back_at_arrival() -> None:
     p = TnaPipeline(sw.model, sw.profile, sw.tm_priorities, sw.tm_weights)
     voice = FLOWS["voice"]
     frame = bytes(voice.packet())
-    # K_voice = 20 cells = 1600 bytes; two 1000-byte frames at one instant,
-    # 1 us into the run: the first has 1 us of drain to spend (357 bytes at
-    # 6/21 of 10 Gb/s: weights 6, 5, 5 and the port's five other queues at 1),
-    # so the queue reads 643, then 1643 - the second is over.
-    first = p.ingress(voice.port, frame, 1_000)
-    assert first is not None and first.extra == []
+    # K_voice = 20 cells = 1600 bytes; three 1000-byte frames at one instant,
+    # 1 us into the run: the first has 1 us of drain to spend (450 bytes at
+    # 6/16 of 10 Gb/s), so the queue reads 550, 1550, 2550 - the third is over.
+    for _ in range(2):
+        first = p.ingress(voice.port, frame, 1_000)
+        assert first is not None and first.extra == []
     second = p.ingress(voice.port, frame, 1_000)
     assert second is not None and second.frame is not None and second.port == 4
     assert [port for port, _ in second.extra] == [voice.port]
