@@ -563,6 +563,28 @@ def params(obj: Context, as_json: bool, schema: bool) -> None:
     console.print(t, markup=False)
 
 
+@cli.group(help="The operator's files shipped with tofcc (unit, deployments, dashboards).")
+def deploy() -> None:
+    pass
+
+
+@deploy.command(
+    "init",
+    help="Write the systemd unit, the model and fleet deployments with their configs, "
+    "examples/, the Grafana dashboard and the Prometheus alert rules into DIR, with "
+    "the unit pointing at them.",
+)
+@click.argument("out_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="replace files that already exist in DIR")
+def deploy_init(out_dir: Path, force: bool) -> None:
+    from . import deploy_init as files
+
+    writes = files.plan(out_dir, force)
+    files.write(writes)
+    for path, _ in writes:
+        click.echo(f"wrote {path}")
+
+
 @cli.command(help="Run PMQECN on the reference model over a short packet trace.")
 def demo() -> None:
     from .pmqecn.demo import run_demo
