@@ -132,6 +132,18 @@ class _TofccGroup(PluginGroup):
         except BrokenPipeError:
             raise _PipeClosed() from None
 
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:  # `tofcc --help | head -1`: the help is printed while parsing
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:
+            raise _PipeClosed() from None
+
 
 def _discard_stdout() -> None:
     """Point stdout at /dev/null so the interpreter's last flush of what is
