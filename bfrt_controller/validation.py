@@ -99,14 +99,23 @@ def parse_model(model: type[M], raw: Any, source: str = "") -> M:
         return model.model_validate(raw)
     except ValidationError as exc:
         errors = exc.errors()
-        # A misspelled key makes two errors, the key's own and (for a
-        # required field) the field it was meant to be: the misspelling is
-        # the one to report, with the field it resembles.
-        extra = [e for e in errors if e["type"] == "extra_forbidden"]
-        err = extra[0] if extra else errors[0]
+        err = errors[0]
+        if err["type"] == "missing":
+            # A misspelled required key makes two errors, the field missing
+            # (pydantic's first) and the key unknown: the misspelling is the
+            # one to report, with the field it resembles.
+            parent = tuple(err["loc"][:-1])
+            err = next(
+                (
+                    e
+                    for e in errors
+                    if e["type"] == "extra_forbidden" and tuple(e["loc"][:-1]) == parent
+                ),
+                err,
+            )
         prefix = f"{source}: " if source else ""
         where = f"{prefix}{field_path(tuple(err['loc']))}"
-        if extra:
+        if err["type"] == "extra_forbidden":
             raise ConfigError(where, _unknown_field(model, errors, err)) from None
         msg = err["msg"].removeprefix("Value error, ")
         raise ConfigError(where, msg) from None
