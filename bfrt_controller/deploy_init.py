@@ -11,6 +11,7 @@ in DIR, `ExecStart=` this installation's tofcc on DIR's fleet.yaml.
 
 from __future__ import annotations
 
+import shlex
 import sys
 from dataclasses import dataclass
 from importlib import resources
@@ -67,9 +68,10 @@ def render_unit(text: str, out_dir: Path, tofcc: str) -> str:
     """The shipped unit with its paths pointing at what `deploy init` wrote."""
     replaced = text
     for old, new in (
-        (SHIPPED_DOC, f"file://{out_dir / 'README.md'}"),
-        (SHIPPED_TOFCC, tofcc),
-        (SHIPPED_CONFIG, str(out_dir / "fleet.yaml")),
+        (SHIPPED_DOC, (out_dir / "README.md").as_uri()),
+        # systemd splits ExecStart= as a shell would: a path with a space quoted.
+        (SHIPPED_TOFCC, shlex.quote(tofcc)),
+        (SHIPPED_CONFIG, shlex.quote(str(out_dir / "fleet.yaml"))),
     ):
         if old not in replaced:
             # The unit and this function drifted apart: a unit naming the old

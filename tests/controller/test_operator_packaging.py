@@ -81,6 +81,18 @@ def test_deploy_init_writes_the_operator_files_with_the_unit_naming_them(
     assert code == 0, err
 
 
+def test_the_unit_names_a_directory_with_a_space_as_systemd_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = tmp_path / "tofcc files"
+    assert out_of(capsys, "deploy", "init", str(out_dir))[0] == 0
+    unit = (out_dir / "tofcc.service").read_text()
+    assert f"Documentation={(out_dir / 'README.md').as_uri()}\n" in unit
+    assert "%20" in unit
+    exec_start = next(ln for ln in unit.splitlines() if ln.startswith("ExecStart="))
+    assert exec_start.endswith(f" run --config '{out_dir / 'fleet.yaml'}'")
+
+
 def test_the_written_alert_rules_and_dashboard_are_well_formed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
