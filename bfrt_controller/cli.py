@@ -243,7 +243,7 @@ def _print_rows(
     "each port's PFC pause time per priority (buffer_view.py says which queues)."
 )
 @click.option("--port", "port", default=None, help="only this device port (all its queues)")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="the rows as one JSON list")
 @click.pass_obj
 def queues(obj: Context, port: str | None, as_json: bool) -> None:
     from . import buffer_view

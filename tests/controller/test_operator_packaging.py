@@ -254,14 +254,20 @@ def test_a_closed_pipe_ends_quietly_with_status_0(tmp_path: Path, args: list[str
 def _every_command(cmd: click.Command, path: str) -> list[tuple[str, click.Command]]:
     out = [(path, cmd)]
     if isinstance(cmd, click.Group):
-        for name, sub in sorted(cmd.commands.items()):
+        ctx = click.Context(cmd)
+        # list_commands/get_command: the plugin groups (eval) load on demand.
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            assert sub is not None, f"{path} {name}"
             out += _every_command(sub, f"{path} {name}")
     return out
 
 
 def test_every_command_and_option_has_help() -> None:
     missing = []
-    for path, cmd in _every_command(cli, "tofcc"):
+    commands = _every_command(cli, "tofcc")
+    assert {"tofcc deploy init", "tofcc eval run", "tofcc status"} <= {p for p, _ in commands}
+    for path, cmd in commands:
         if not (cmd.help or cmd.short_help):
             missing.append(path)
         for p in cmd.params:
