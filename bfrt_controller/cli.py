@@ -23,6 +23,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,41 @@ class PluginGroup(click.Group):
         return loaded if isinstance(loaded, click.Command) else None
 
 
-@click.group(help=__doc__, cls=PluginGroup)
+class _PipeClosed(Exception):
+    """stdout's reader went away (`tofcc status | head -1`)."""
+
+
+class _TofccGroup(PluginGroup):
+    # click turns EPIPE into exit 1; `head` users expect 0 and no message, so
+    # the closed pipe leaves click as an exception it does not catch.
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise _PipeClosed() from None
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:  # `tofcc --help | head -1`: the help is printed while parsing
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:
+            raise _PipeClosed() from None
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush of what is
+    still buffered does not fail again (Python's docs on SIGPIPE)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+@click.group(cls=_TofccGroup, help=__doc__)
 @click.version_option(_version(), "--version", prog_name="tofcc", message="%(prog)s %(version)s")
 @click.option(
     "--target",
@@ -175,7 +210,7 @@ def cli(
 
 
 @cli.command(help="Show the program's state as read back from the switch.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="the state as one JSON document")
 @click.pass_obj
 def status(obj: Context, as_json: bool) -> None:
     # Reads only: an unbound client, so a running controller keeps the switch.
@@ -208,7 +243,7 @@ def _print_rows(
     "each port's PFC pause time per priority (buffer_view.py says which queues)."
 )
 @click.option("--port", "port", default=None, help="only this device port (all its queues)")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="the rows as one JSON list")
 @click.pass_obj
 def queues(obj: Context, port: str | None, as_json: bool) -> None:
     from . import buffer_view
@@ -407,7 +442,7 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
     required=True,
     help="deployment file (targets with front_panel)",
 )
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="one JSON document: per switch, its ports")
 @click.pass_obj
 def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
     from .deployment import warn_unguarded
@@ -522,7 +557,13 @@ def run_service(
     help="Validate a deployment file (every target's program config included) or a "
     "program config; contacts no switch. Run it before `systemctl reload tofcc`."
 )
-@click.option("--config", "config_file", type=click.Path(path_type=Path), required=True)
+@click.option(
+    "--config",
+    "config_file",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="deployment file or program config to validate",
+)
 @click.pass_obj
 def check(obj: Context, config_file: Path) -> None:
     doc = obj.document(config_file)
@@ -538,7 +579,7 @@ def check(obj: Context, config_file: Path) -> None:
     help="List every setting of --program's config: name, unit, range, default "
     "(from the config schema itself); --schema prints its JSON Schema for editors."
 )
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="the settings as a JSON list")
 @click.option("--schema", is_flag=True, help="the config's JSON Schema (draft 2020-12)")
 @click.pass_obj
 def params(obj: Context, as_json: bool, schema: bool) -> None:
@@ -556,11 +597,33 @@ def params(obj: Context, as_json: bool, schema: bool) -> None:
         click.echo(json.dumps([asdict(r) for r in rows], indent=2))
         return
     t = Table(title=f"{name} settings (tofcc --program {name} params --schema: JSON Schema)")
-    for col in ("setting", "type", "unit", "range", "default"):
+    for col in ("setting", "type", "unit", "range", "default", "description"):
         t.add_column(col)
     for r in rows:
-        t.add_row(r.name, r.type, r.unit or "-", r.range, r.default)
+        t.add_row(r.name, r.type, r.unit or "-", r.range, r.default, r.description)
     console.print(t, markup=False)
+
+
+@cli.group(help="The operator's files shipped with tofcc (unit, deployments, dashboards).")
+def deploy() -> None:
+    pass
+
+
+@deploy.command(
+    "init",
+    help="Write the systemd unit, the model and fleet deployments with their configs, "
+    "examples/, the Grafana dashboard and the Prometheus alert rules into DIR, with "
+    "the unit pointing at them.",
+)
+@click.argument("out_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="replace files that already exist in DIR")
+def deploy_init(out_dir: Path, force: bool) -> None:
+    from . import deploy_init as files
+
+    writes = files.plan(out_dir, force)
+    files.write(writes)
+    for path, _ in writes:
+        click.echo(f"wrote {path}")
 
 
 @cli.command(help="Run PMQECN on the reference model over a short packet trace.")
@@ -596,13 +659,22 @@ def run(argv: list[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 130
+    except (_PipeClosed, BrokenPipeError):
+        _discard_stdout()
+        return 0
     except SystemExit as exc:  # `eval` reports its own errors and exits
         return exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 1
     return 0
 
 
 def main() -> None:
-    sys.exit(run())
+    code = run()
+    try:
+        sys.stdout.flush()  # what is still buffered meets the closed pipe here
+    except BrokenPipeError:
+        _discard_stdout()
+        code = 0
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -18,8 +18,17 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+
 # A pipe gets a fixed width so tables do not wrap differently per terminal.
-console = Console(width=None if sys.stdout.isatty() else 140, markup=False)
+class _PipeConsole(Console):
+    # rich ends the process with status 1 on a closed pipe; tofcc's run()
+    # ends it quietly with 0 instead, as `tofcc status | head -1` expects.
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError()
+
+
+console = _PipeConsole(width=None if sys.stdout.isatty() else 140, markup=False)
 # Errors and warnings go to stderr, so `tofcc status --json | jq` sees only data.
 err_console = Console(
     stderr=True, width=None if sys.stderr.isatty() else 140, markup=False, highlight=False

@@ -452,7 +452,7 @@ class DaemonCollector(Collector):
         with d.lock:
             targets = list(d.targets.values())
             rows = {t.name: list(t.rows) for t in targets}
-            ok, failed = d.reloads_ok, d.reloads_failed
+            ok, failed, metrics_kept = d.reloads_ok, d.reloads_failed, d.reloads_metrics_kept
         info = GaugeMetricFamily(
             PREFIX + "target_info",
             "1 per switch: the program it runs, its chip and the sha256 (12 hex) of its config.",
@@ -486,6 +486,8 @@ class DaemonCollector(Collector):
         )
         reloads.add_metric(["ok"], ok)
         reloads.add_metric(["refused"], failed)
+        # Applied to the switches, but the changed `metrics:` section was not.
+        reloads.add_metric(["metrics_not_applied"], metrics_kept)
         yield reloads
 
 

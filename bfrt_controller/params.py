@@ -5,10 +5,13 @@ validator accepts), and the JSON Schema editors use for completion.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
+import re
 import types
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Union, get_args, get_origin
 
 import annotated_types as at
@@ -25,6 +28,8 @@ UNITS: tuple[tuple[str, str], ...] = (
     ("_bytes", "bytes"),
     ("_pps", "packets/s"),
     ("_kbps", "kb/s"),
+    ("_mbps", "Mb/s"),
+    ("_gbps", "Gb/s"),
     ("_ns", "ns"),
     ("_us", "us"),
     ("_ms", "ms"),
@@ -41,6 +46,7 @@ class Param:
     unit: str
     range: str
     default: str
+    description: str = ""  # the field's description, else its comment in the schema's source
 
 
 def config_model(program: str) -> type[BaseModel]:
@@ -126,11 +132,83 @@ def _default(field: FieldInfo) -> str:
     return "-" if d is None else str(d).lower() if isinstance(d, bool) else str(d)
 
 
+# The fields every program's config has (declared in each), described once.
+SHARED_DOCS = {
+    "program": "the program this config is for",
+    "chip": "the chip the program is compiled for (hw_profiles/<chip>.yaml)",
+    "routes": "IPv4 forwarding: each prefix to an egress port, with the MACs to write",
+    "routes[].prefix": "IPv4 destination prefix (host bits clear)",
+    "routes[].port": "egress device port",
+    "routes[].src_mac": "source MAC written on the way out",
+    "routes[].dst_mac": "destination MAC written on the way out",
+    "trusted_ports": "device ports whose frames skip the source guard (switch links)",
+    "source_bindings": "the IPv4 sources each host port may send from (source_guard.p4)",
+    "source_bindings[].port": "the host's device port",
+    "source_bindings[].prefixes": "the sources it may use; 0.0.0.0/0 alone leaves it unchecked",
+}
+
+_FIELD_LINE = re.compile(r"^(\s+)(\w+)\s*:")
+
+
+@functools.cache
+def _class_comments(cls: type) -> dict[str, str]:
+    """Field name -> the comment that documents it in `cls`'s source: the
+    comment lines right above the field, else one at the end of its line
+    (how the config schemas document their fields)."""
+    try:
+        lines = inspect.getsource(cls).splitlines()
+    except (OSError, TypeError):  # no source (a frozen or generated class)
+        return {}
+    out: dict[str, str] = {}
+    pending: list[str] = []
+    body_indent: str | None = None
+    for line in lines[1:]:
+        text = line.strip()
+        if text.startswith("#"):
+            pending.append(text.lstrip("#").strip())
+            continue
+        m = _FIELD_LINE.match(line)
+        if m is not None and body_indent is None:
+            body_indent = m.group(1)
+        if m is not None and m.group(1) == body_indent:
+            _, _, trailing = line.partition("  # ")
+            doc = " ".join(pending) if pending else trailing.strip()
+            if doc:
+                out.setdefault(m.group(2), doc)
+        pending = []
+    return out
+
+
+def _description(model: type[BaseModel], fname: str, field: FieldInfo, name: str) -> str:
+    """The field's description, else its comment in the source, else the
+    shared one, else the first sentence of the docstring of its model."""
+    if field.description:
+        return " ".join(field.description.split())
+    for cls in model.__mro__:
+        if fname in getattr(cls, "__annotations__", {}):
+            doc = _class_comments(cls).get(fname, "")
+            if doc:
+                return doc
+            break
+    shared = SHARED_DOCS.get(name)
+    if shared:
+        return shared
+    tp, _, _ = _unwrap(field.annotation, [])
+    args = [a for a in get_args(tp) if isinstance(a, type)]
+    for cls in (tp, *args):
+        if isinstance(cls, type) and issubclass(cls, BaseModel) and cls.__doc__:
+            return " ".join(cls.__doc__.split(".")[0].split())
+    return ""
+
+
 def _walk(model: type[BaseModel], prefix: str, out: list[Param]) -> None:
     for fname, field in model.model_fields.items():
         name = f"{prefix}{fname}"
         tp, metadata, optional = _unwrap(field.annotation, list(field.metadata))
+        start = len(out)
         _leaf(name, tp, metadata, optional, _default(field), out)
+        if len(out) > start and out[start].name == name:
+            out[start] = replace(out[start], description=_description(model, fname, field, name))
 
 
 def _leaf(

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from hw_profiles import HwProfile, ProfileError
 from hw_profiles.boards import BoardProfile, load_board
@@ -125,6 +125,30 @@ CHIP_RULES: dict[str, dict[tuple[str, int], Rule]] = {
 }
 
 
+def speed_text(value: object) -> object:
+    """A speed as deployment files write it: 100G, 100g, '100' and 100 are
+    all '100G' (a bare number is Gb/s, as `thresholds --port-speed` takes
+    it); anything else is left for the validator to refuse."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return f"{value}G"
+    if isinstance(value, str):
+        text = value.strip()
+        digits = text[:-1] if text[-1:] in ("G", "g") else text
+        if digits.isdigit():
+            return f"{int(digits)}G"
+    return value
+
+
+def speed_gbps(field: str, value: str) -> int:
+    """`--port-speed 100` or `100G`: the speed in Gb/s."""
+    text = speed_text(value)
+    if not (isinstance(text, str) and text.endswith("G") and text[:-1].isdigit()):
+        raise ConfigError(field, f"{value!r} is not a speed (Gb/s: 100 or 100G)")
+    return int(text[:-1])
+
+
 def speed_name(speed: str) -> str:
     """'100G' -> 'BF_SPEED_100G'."""
     return f"BF_SPEED_{speed}"
@@ -194,6 +218,11 @@ class FrontPanelPort(Strict):
     # honours (none: PFC off). The TM's side (which queues stop, when pauses
     # are sent) is the program's, e.g. P4QCN's `pfc:` section.
     pfc_priorities: list[Annotated[int, Field(ge=0, le=7)]] = Field(default_factory=list)
+
+    @field_validator("speed", mode="before")
+    @classmethod
+    def _speed_as_written(cls, value: object) -> object:
+        return speed_text(value)
 
     @property
     def pfc_map(self) -> int:

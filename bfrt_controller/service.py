@@ -81,6 +81,18 @@ def _event(event: str, level: int = logging.INFO, **fields: object) -> None:
     log_event(log, event, level, **fields)
 
 
+def _metrics_change(old: ServiceConfig, new: ServiceConfig) -> str:
+    """'' when the `metrics:` sections agree; else what changed, e.g.
+    '127.0.0.1:9464 -> 0.0.0.0:9465' (a reload cannot rebind the endpoint)."""
+
+    def where(c: ServiceConfig) -> str:
+        m = c.metrics
+        return "none" if m is None else f"{m.address}:{m.port}"
+
+    before, after = where(old), where(new)
+    return "" if before == after else f"{before} -> {after}"
+
+
 def settle_heap() -> None:
     """Collect once, then keep what is alive now out of later collections.
 
@@ -151,6 +163,9 @@ class Daemon:
         self._parse: ReloadParse | None = None
         self.reloads_ok = 0
         self.reloads_failed = 0
+        # Reloads that applied the targets but not a changed `metrics:`
+        # section: the endpoint is bound once, at start.
+        self.reloads_metrics_kept = 0
         self.reload_batches_refused = 0
         # settle_heap() after the first pass that ran a cycle (the apps pushed,
         # the optimiser's problems compiled) and again after each reload.
@@ -442,14 +457,27 @@ class Daemon:
                         t.switch.close()
                     _event("switch-released", switch=name, target=t.resolved.spec.target)
             self.targets = new_targets
+            metrics_kept = _metrics_change(self.config, config)
             self.config = config
-        if refused:
-            self.reloads_failed += 1
-        else:
-            self.reloads_ok += 1
+            if refused:
+                self.reloads_failed += 1
+            elif metrics_kept:
+                self.reloads_metrics_kept += 1
+            else:
+                self.reloads_ok += 1
         # The old apps are garbage now and the new ones compile on their first cycle.
         self.heap_settled = False
-        _event("reloaded", switches=",".join(new_targets), refused=refused)
+        if metrics_kept:
+            _event(
+                "reloaded",
+                level=logging.WARNING,
+                switches=",".join(new_targets),
+                refused=refused,
+                metrics_not_applied=metrics_kept,
+                kept="the endpoint tofcc run started with; restart to move it",
+            )
+        else:
+            _event("reloaded", switches=",".join(new_targets), refused=refused)
         return not refused
 
     def _plan(self, r: ResolvedTarget) -> Target | TargetApp:

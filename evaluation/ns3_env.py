@@ -200,14 +200,14 @@ PyObject* Functions() {
 
 
 class Ns3Unavailable(RuntimeError):
-    """The `ns3` wheel is not installed (pip install -e '.[eval]')."""
+    """The `ns3` wheel is not installed (pip install 'tofino-cc[eval]')."""
 
 
 def _wheel_dir() -> Path:
     spec = importlib.util.find_spec("ns3")
     if spec is None or not spec.submodule_search_locations:
         raise Ns3Unavailable(
-            "the ns-3 evaluation needs the 'ns3' wheel: pip install -e '.[eval]' "
+            "the ns-3 evaluation needs the 'ns3' wheel: pip install 'tofino-cc[eval]' "
             "(it builds cppyy, so g++ and the Python headers must be installed)"
         )
     return Path(next(iter(spec.submodule_search_locations)))

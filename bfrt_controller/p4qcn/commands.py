@@ -18,6 +18,7 @@ from models.p4qcn_thresholds import DEFAULT_PROCESSING_NS, ThresholdError, p4qcn
 
 from ..console import print_changes as show_changes
 from ..errors import ConfigError
+from ..ports import speed_gbps
 from ..set_args import parse_int, parse_number, parse_queues, parse_values, refuse_options
 from .app import MODES, SETTABLE, WATCHDOG_KEY, WATCHDOG_STATES, Change, P4qcnApp
 
@@ -55,7 +56,9 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
     help="P4QCN: Q_PFC and Q_P4QCN (seed 003, 3.2.2) from the chip's buffer, the port speed "
     "and the cable; --apply writes Q_P4QCN as every congestion point's Q_max."
 )
-@click.option("--port-speed", "port_speed", required=True, help="Gb/s: 10 25 40 50 100 200 400")
+@click.option(
+    "--port-speed", "port_speed", required=True, help="Gb/s: 10 25 40 50 100 200 400 (100 or 100G)"
+)
 @click.option("--cable-m", "cable_m", required=True, help="cable length in metres")
 @click.option(
     "--processing-ns",
@@ -81,7 +84,7 @@ def thresholds(
 
     obj.require("p4qcn")
     # Every input checked before a switch is opened.
-    speed = parse_int("--port-speed", port_speed)
+    speed = speed_gbps("--port-speed", port_speed)
     cable = parse_number("--cable-m", cable_m)
     processing = parse_number("--processing-ns", processing_ns)
     ports = None if n_ports is None else parse_int("--ports", n_ports)

@@ -57,14 +57,14 @@ class PortSpec(FeedbackPort):
 
 
 class ClassMatch(Strict):
-    src: Prefix | None = None
-    dst: Prefix | None = None
-    dscp: Annotated[int, Field(ge=0, le=63)] | None = None
-    protocol: Annotated[int, Field(ge=0, le=255)] | None = None
+    src: Prefix | None = None  # IPv4 source prefix; absent: any
+    dst: Prefix | None = None  # IPv4 destination prefix; absent: any
+    dscp: Annotated[int, Field(ge=0, le=63)] | None = None  # absent: any
+    protocol: Annotated[int, Field(ge=0, le=255)] | None = None  # IP protocol; absent: any
 
 
 class ClassSpec(Strict):
-    id: Annotated[int, Field(ge=1, le=MAX_CLASSES)]
+    id: Annotated[int, Field(ge=1, le=MAX_CLASSES)]  # the class's index in the P4's registers
     # What `set-threshold NAME=...`, `status` and the metrics' labels call the
     # class: an operator's name (common.NAME_DOC), never a number.
     name: Name
@@ -72,9 +72,9 @@ class ClassSpec(Strict):
     # The classify entry's $MATCH_PRIORITY, a uint32 in BF-Runtime: beyond,
     # the switch refused the write after every other check had passed.
     priority: Annotated[int, Field(ge=0, le=0xFFFFFFFF)]
-    vq: Annotated[int, Field(ge=1, le=MAX_VQS)]
-    queue: Annotated[int, Field(ge=0)]
-    qos: Literal["A", "B", "C"]
+    vq: Annotated[int, Field(ge=1, le=MAX_VQS)]  # its virtual queue (classes may share one)
+    queue: Annotated[int, Field(ge=0)]  # the TM queue of its egress port
+    qos: Literal["A", "B", "C"]  # its objective's QoS type (Eqs. 11-13)
     # (delay, qos-specific) weights of the class's two objectives (Eqs. 11-13).
     objective_weights: Annotated[
         tuple[Annotated[float, Field(ge=0, le=1e6)], Annotated[float, Field(ge=0, le=1e6)]],
@@ -83,14 +83,14 @@ class ClassSpec(Strict):
     # The egress port whose service rate the class shares: classes are
     # optimised per port. None: all such classes share one port.
     port: PortNumber | None = None
-    threshold_cells: Annotated[int, Field(ge=0)]
+    threshold_cells: Annotated[int, Field(ge=0)]  # K_i: the virtual-queue depth that marks ECN
     # The operator's K_i stays: the optimiser still tunes the class's weight
     # and lambda_i* but never moves its threshold (retuning under the daemon:
     # edit threshold_cells, pin it, reload; deploy/README.md).
     pin: bool = False
-    mark_original: bool = False
-    weight: Annotated[int, Field(ge=1, le=0xFFFF)] = 1
-    target_rate_pps: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0
+    mark_original: bool = False  # over K_i, CE-mark an ECT packet too, not only mirror feedback
+    weight: Annotated[int, Field(ge=1, le=0xFFFF)] = 1  # W_i: its share of the port
+    target_rate_pps: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0  # lambda_i*: 0 until tuned
 
 
 class Scheduling(Strict):
@@ -125,11 +125,11 @@ class Optimizer(Strict):
     interval_s: Annotated[float, cycle_interval(MAX_INTERVAL_S)] = 1.0
     # At most the chip's buffer (checked against the profile): a packet takes a cell or more.
     capacity_packets: Annotated[int, Field(ge=2)] = 1000
-    service_rate_pps: Rate
-    arrival_cap_pps: Rate
-    link_capacity_pps: Rate
-    links: Annotated[int, Field(ge=1, le=1024)] = 1
-    mean_packet_bytes: Annotated[int, Field(ge=64, le=9216)] = 1000
+    service_rate_pps: Rate  # Gamma: a port's service rate
+    arrival_cap_pps: Rate  # Lambda: the optimiser's bound on a class's arrival rate
+    link_capacity_pps: Rate  # C: each link's capacity
+    links: Annotated[int, Field(ge=1, le=1024)] = 1  # n: the optimiser's link count
+    mean_packet_bytes: Annotated[int, Field(ge=64, le=9216)] = 1000  # packets to cells
     # The load each port's lambda_i* steer it to: no class is told to go below
     # its weighted share of target_utilisation x its port's service rate.
     target_utilisation: Annotated[float, Field(gt=0, le=1)] = DEFAULT_TARGET_UTILISATION

@@ -97,7 +97,7 @@ BAD: list[tuple[Any, str, str]] = [
     (lambda r: r["params"].update(expiry_ns=1 << 32), "params.expiry_ns", ""),
     (lambda r: r["params"].update(named_group_only=2), "params.named_group_only", ""),
     (lambda r: r["params"].update(rt1_packets="lots"), "params.rt1_packets", "integer"),
-    (lambda r: r["params"].update(colour=1), "params.colour", "Extra inputs"),
+    (lambda r: r["params"].update(colour=1), "params.colour", "unknown field"),
     (lambda r: r["params"].pop("threshold_packets"), "params.threshold_packets", "required"),
     (lambda r: r["congestion_points"][0].update(rate_mbps=0), "congestion_points[0].rate_mbps", ""),
     (lambda r: r.pop("params"), "cfg.yaml: params", "required"),
@@ -163,7 +163,7 @@ BAD: list[tuple[Any, str, str]] = [
     (
         lambda r: r["congestion_points"][0].update(cp_id=3),
         "congestion_points[0].cp_id",
-        "Extra inputs",
+        "unknown field",
     ),
     # reaction points and recirculation
     (
@@ -201,7 +201,7 @@ BAD: list[tuple[Any, str, str]] = [
         "upstream_ports[0].mirror_session",
     ),
     (lambda r: r.update(recirculation_session=0), "recirculation_session", ""),
-    (lambda r: r.update(recirculation_port=68), "recirculation_port", "Extra inputs"),
+    (lambda r: r.update(recirculation_port=68), "recirculation_port", "unknown field"),
     # shared sections
     (lambda r: r["trusted_ports"].append(1), "trusted_ports[2]", "repeats trusted_ports[0]"),
     (lambda r: r["trusted_ports"].append(600), "trusted_ports[2]", "exceeds"),

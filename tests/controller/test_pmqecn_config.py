@@ -36,7 +36,7 @@ def test_default_config_is_valid() -> None:
             "can never be reached",
         ),
         (lambda r: r["classes"][0].update(qos="D"), "classes[0].qos", ""),
-        (lambda r: r["classes"][0].update(colour="red"), "classes[0].colour", "Extra inputs"),
+        (lambda r: r["classes"][0].update(colour="red"), "classes[0].colour", "unknown field"),
         (
             lambda r: r["classes"][1].update(id=1),
             "cfg.yaml: (top level)",

@@ -227,7 +227,7 @@ def busy_message(program: str, address: str, why: str) -> str:
         "One writer per program: if it is the tofcc daemon (`tofcc run`, systemd unit "
         "tofcc), retune through it: edit its deployment's config (PMQECN: set "
         "threshold_cells and `pin: true` so the optimiser keeps it), preview with "
-        "`tofcc diff --config /etc/tofcc/deploy.yaml`, apply with `systemctl reload tofcc` "
+        "`tofcc diff --config /etc/tofcc/fleet.yaml`, apply with `systemctl reload tofcc` "
         "(deploy/README.md, 'Retuning under the daemon'). Reading works beside it: "
         "tofcc status, tofcc diff"
     )
