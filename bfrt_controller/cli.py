@@ -496,7 +496,7 @@ def run_service(
     tofcc_log = logging.getLogger("tofcc")
     # Handlers first: a SIGHUP while a slow file loads must not kill the daemon.
     with early_signals() as pending, claim_deployment(deploy_file):
-        daemon = Daemon(deploy_file)
+        daemon = Daemon(deploy_file, keep_model_state=True)
         spec = daemon.config.metrics
         server = None
         if spec is not None or metrics_port is not None:

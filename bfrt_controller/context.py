@@ -60,6 +60,7 @@ class Context:
         # --config naming a deployment: a one-shot command works on one of its
         # targets, on that target's switch (and, on the model, its state file).
         self.deployment_target: ResolvedTarget | None = None
+        self._deployment_path: Path | None = None
         if config is not None:
             self._bind_deployment_target(config, switch)
         elif switch is not None:
@@ -114,6 +115,7 @@ class Context:
                 "--program", f"target {chosen.name} of {config} runs {chosen.spec.program}"
             )
         self.deployment_target = chosen
+        self._deployment_path = config
         self.program = chosen.program
         self.target = chosen.spec.target
         self.client_id = chosen.spec.client_id
@@ -147,7 +149,7 @@ class Context:
         """The program's config: --config's, else the program's shipped default."""
         if self.config_path is None:
             return self.program.load_config(self.program.default_config)
-        if self.deployment_target is not None and self.config_path is not None:
+        if self.deployment_target is not None and self.config_path == self._deployment_path:
             return self.deployment_target.config
         doc = require_program_config(self.document(self.config_path), "--config")
         return doc.config
