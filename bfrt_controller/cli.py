@@ -409,7 +409,9 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
 @click.pass_obj
 def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
     from .deployment import warn_unguarded
+    from .fleet import replay_target
     from .ports import PORT_STATUS_COLUMNS, port_rows, resolve_front_panel
+    from .state import target_state_path
 
     doc = require_deployment(obj.document(deploy_file), "--config")
     warn_unguarded(doc.targets, str(deploy_file))
@@ -423,6 +425,8 @@ def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
         sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=read_only)
         sw.connect()
         obj._held.callback(sw.close)
+        if not read_only:  # the model switch as apply or `run` left it
+            replay_target(sw, target_state_path(t.name), t.spec.program)
         dev_ports = resolve_front_panel(t.spec.front_panel, t.board, sw)
         out[t.name] = port_rows(sw, t.spec.front_panel, t.board, dev_ports)
     if as_json:

@@ -196,3 +196,13 @@ def test_apply_of_a_program_config_still_writes_the_files_values(
     assert out_of(capsys, "set-threshold", "video=77")[0] == 0
     assert out_of(capsys, "apply", str(DEFAULT_PMQECN))[0] == 0
     assert classes(capsys)["video"]["threshold_cells"] == 40
+
+
+def test_ports_shows_the_front_panel_an_apply_brought_up(
+    capsys: pytest.CaptureFixture[str], deploy: Path
+) -> None:
+    assert out_of(capsys, "apply", str(deploy))[0] == 0
+    code, out, _ = out_of(capsys, "ports", "--config", str(deploy), "--json")
+    assert code == 0
+    rows = json.loads(out)["model-pmqecn"]
+    assert rows and all(r["speed"] is not None for r in rows)
