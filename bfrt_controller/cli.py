@@ -389,8 +389,11 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
         for d in listed:
             table.add_row(d.change, d.where, d.current, d.intended)
         console.print(table, markup=False)
+        if summaries:
+            # Tables the program computes from its config (thousands of fixed
+            # entries): one count each, never thousands of rows.
+            console.print("derived tables (computed from the config; counted, not listed):")
         for summary in summaries:
-            # Constant tables (thousands of fixed entries) as one line each.
             console.print(summary.line(), markup=False, highlight=False)
     if as_json:
         click.echo(json.dumps(report, indent=2))

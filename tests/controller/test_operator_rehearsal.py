@@ -206,3 +206,23 @@ def test_ports_shows_the_front_panel_an_apply_brought_up(
     assert code == 0
     rows = json.loads(out)["model-pmqecn"]
     assert rows and all(r["speed"] is not None for r in rows)
+
+
+def test_an_edit_that_moves_the_derived_tables_counts_them_as_derived(
+    capsys: pytest.CaptureFixture[str], deploy: Path
+) -> None:
+    assert out_of(capsys, "apply", str(deploy))[0] == 0
+    cfg = deploy.parent / "pmqecn-tm-dwrr.yaml"
+    cfg.write_text(cfg.read_text() + "virtual_queue:\n  drain_mantissa_bits: 7\n")
+    code, out, _ = out_of(capsys, "diff", "--config", str(deploy))
+    assert code == 0
+    assert "derived tables (computed from the config; counted, not listed):" in out
+    assert "SwitchIngress.vq_exp_drain" not in out  # counted, not thousands of rows
+    code, out, _ = out_of(capsys, "diff", "--config", str(deploy), "--json")
+    sw = json.loads(out)["model-pmqecn"]
+    assert {t["table"] for t in sw["constant_tables"]} <= {
+        "SwitchIngress.vq_exp_drain",
+        "SwitchIngress.vq_log_elapsed",
+    }
+    assert sw["constant_tables"]
+    assert not [d for d in sw["differences"] if "vq_" in d["table"]]
