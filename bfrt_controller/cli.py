@@ -20,6 +20,7 @@ the switch to themselves, or a different --client-id if only the id clashes.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import logging
@@ -51,7 +52,7 @@ def _commands(program: str) -> Any:
 
 # Options of the group that a user may also write after the subcommand, as
 # most CLIs with subcommands take them; run() moves them before it.
-GLOBAL_VALUE_OPTIONS = ("--program", "--target", "--log-level")
+GLOBAL_VALUE_OPTIONS = ("--program", "--target", "--log-level", "--switch")
 
 
 def hoist_global_options(argv: list[str]) -> list[str]:
@@ -176,6 +177,13 @@ def _discard_stdout() -> None:
     "--state", "state_path", type=click.Path(path_type=Path), help="model-target state file"
 )
 @click.option(
+    "--switch",
+    "switch_name",
+    default=None,
+    help="with a deployment file as --config: the target (its `name:`) a one-shot "
+    "command works on (default: the file's only target)",
+)
+@click.option(
     "--client-id",
     # BF-Runtime's client_id is a uint32.
     type=click.IntRange(min=0, max=0xFFFFFFFF),
@@ -197,6 +205,7 @@ def cli(
     program: str | None,
     config_path: Path | None,
     state_path: Path | None,
+    switch_name: str | None,
     client_id: int,
     verbose: bool,
     log_level: str | None,
@@ -205,7 +214,14 @@ def cli(
     # `tofcc run` is a daemon: its events are its output, so INFO by default.
     daemon = ctx.invoked_subcommand == "run"
     configure_logging(level or ("info" if daemon else "warning"))
-    ctx.obj = Context(target, program, config_path, state_path, client_id)
+    # Options the user gave (on the line or from the environment), not
+    # click's defaults: a command that cannot honour one refuses it.
+    given = frozenset(
+        name
+        for name in ("target", "client_id", "state_path")
+        if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
+    )
+    ctx.obj = Context(target, program, config_path, state_path, client_id, given, switch_name)
     ctx.call_on_close(ctx.obj.close)
 
 
@@ -319,11 +335,13 @@ def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
         return
     doc = obj.document(config_file)
     if isinstance(doc, DeploymentDocument):
+        _refuse_deployment_overrides(obj, config_file)
         _apply_deployment(doc)
         return
     obj.adopt(doc)
     obj.config_path = config_file
-    app = obj.open_app()
+    # An apply writes the file's values, not the ones the switch holds.
+    app = obj.open_app(adopt_live=False)
     if not obj.is_model:
         app.push_all()
     obj.save(app)
@@ -332,21 +350,44 @@ def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
     )
 
 
+# What a deployment file gives each target itself, so a global option would
+# either be ignored (as it was) or contradict the file: refused, never ignored.
+_DEPLOYMENT_OWNS = {
+    "target": "--target / TOFCC_TARGET: each target's `target:` in the file names its switch",
+    "client_id": "--client-id: each target's `client_id:` in the file gives its client id",
+    "state_path": "--state: a deployment keeps one state per `target: model` switch, "
+    "$XDG_STATE_HOME/tofcc/target-NAME.yaml (set XDG_STATE_HOME to move them)",
+}
+
+
+def _refuse_deployment_overrides(obj: Context, config_file: Path) -> None:
+    for option in sorted(obj.given & _DEPLOYMENT_OWNS.keys()):
+        flag, why = _DEPLOYMENT_OWNS[option].split(": ", 1)
+        raise ConfigError(flag, f"not taken with the deployment file {config_file}: {why}")
+
+
 def _apply_deployment(doc: DeploymentDocument) -> None:
     """Apply a deployment file: every switch gets its ports and its program's
     state, one batch each. A switch that refuses keeps its state (rolled
     back) and the others are still written; the first error is the exit
-    code. The whole file was validated when it was read, before any write."""
-    from .fleet import make_target_app
+    code. The whole file was validated when it was read, before any write.
+    A model target's switch is saved to its state file (fleet.save_target)."""
+    from .fleet import make_target_app, save_target
+    from .state import state_lock, target_state_path
 
     failed: ControllerError | None = None
     for t in doc.targets:
         switch = open_switch(t.spec.target, t.spec.program, t.profile, client_id=t.spec.client_id)
         try:
-            switch.connect()
-            app = make_target_app(t, switch)
-            app.resolve_front_panel()
-            app.push_all()
+            with contextlib.ExitStack() as held:
+                if t.spec.target == "model":
+                    held.enter_context(state_lock(target_state_path(t.name)))
+                switch.connect()
+                app = make_target_app(t, switch)
+                app.resolve_front_panel()
+                app.push_all()
+                if t.spec.target == "model":
+                    save_target(target_state_path(t.name), app)
             console.print(f"{t.name}: applied {len(app.intended_writes())} writes")
         except ControllerError as exc:
             print_error(exc, prefix=f"{t.name}: ")
@@ -379,14 +420,17 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
     would write."""
     from .diff import as_json as diff_json
     from .diff import diff_writes, summarise
-    from .fleet import TargetApp, make_target_app
+    from .fleet import TargetApp, make_target_app, replay_target
+    from .state import target_state_path
 
     doc = obj.document(config_file)
     plans: list[tuple[str, Any, Any]] = []  # (switch name, switch, app)
     if isinstance(doc, DeploymentDocument):
         for t in doc.targets:
             if t.spec.target == "model":
+                # The switch as the last apply or `run` left it (fleet.replay_target).
                 sw = open_switch("model", t.spec.program, t.profile)
+                replay_target(sw, target_state_path(t.name), t.spec.program)
             else:
                 sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=True)
                 sw.connect()
@@ -426,8 +470,11 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
         for d in listed:
             table.add_row(d.change, d.where, d.current, d.intended)
         console.print(table, markup=False)
+        if summaries:
+            # Tables the program computes from its config (thousands of fixed
+            # entries): one count each, never thousands of rows.
+            console.print("derived tables (computed from the config; counted, not listed):")
         for summary in summaries:
-            # Constant tables (thousands of fixed entries) as one line each.
             console.print(summary.line(), markup=False, highlight=False)
     if as_json:
         click.echo(json.dumps(report, indent=2))
@@ -446,7 +493,9 @@ def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
 @click.pass_obj
 def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
     from .deployment import warn_unguarded
+    from .fleet import replay_target
     from .ports import PORT_STATUS_COLUMNS, port_rows, resolve_front_panel
+    from .state import target_state_path
 
     doc = require_deployment(obj.document(deploy_file), "--config")
     warn_unguarded(doc.targets, str(deploy_file))
@@ -460,6 +509,8 @@ def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
         sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=read_only)
         sw.connect()
         obj._held.callback(sw.close)
+        if not read_only:  # the model switch as apply or `run` left it
+            replay_target(sw, target_state_path(t.name), t.spec.program)
         dev_ports = resolve_front_panel(t.spec.front_panel, t.board, sw)
         out[t.name] = port_rows(sw, t.spec.front_panel, t.board, dev_ports)
     if as_json:
@@ -533,7 +584,7 @@ def run_service(
     tofcc_log = logging.getLogger("tofcc")
     # Handlers first: a SIGHUP while a slow file loads must not kill the daemon.
     with early_signals() as pending, claim_deployment(deploy_file):
-        daemon = Daemon(deploy_file)
+        daemon = Daemon(deploy_file, keep_model_state=True)
         spec = daemon.config.metrics
         server = None
         if spec is not None or metrics_port is not None:
@@ -627,8 +678,16 @@ def deploy_init(out_dir: Path, force: bool) -> None:
 
 
 @cli.command(help="Run PMQECN on the reference model over a short packet trace.")
-def demo() -> None:
+@click.pass_obj
+def demo(obj: Context) -> None:
     from .pmqecn.demo import run_demo
+
+    if not obj.is_model:
+        raise ConfigError(
+            "--target",
+            f"demo runs on the reference model only, not {obj.target}: "
+            "drop --target / TOFCC_TARGET",
+        )
 
     run_demo(console)
 

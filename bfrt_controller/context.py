@@ -12,15 +12,22 @@ from typing import TYPE_CHECKING, Any
 from hw_profiles import load_profile
 
 from .console import console
-from .documents import Document, ProgramDocument, read_document, require_program_config
+from .documents import (
+    DeploymentDocument,
+    Document,
+    ProgramDocument,
+    read_document,
+    require_program_config,
+)
 from .errors import ConfigError
 from .programs import App, get_program
-from .state import default_state_path, load_state, save_state, state_lock
+from .state import default_state_path, load_state, save_state, state_lock, target_state_path
 from .sync import sync_with_switch
 from .targets import open_switch
 
 if TYPE_CHECKING:  # imported when a command needs them: each app pulls in its solver stack
     from .bfcc import app as bfcc_app
+    from .deployment import ResolvedTarget
     from .pmqecn import app as pmqecn_app
 
 DEFAULT_PROGRAM = "pmqecn"
@@ -34,8 +41,12 @@ class Context:
         config: Path | None,
         state: Path | None,
         client_id: int = 0,
+        given: frozenset[str] = frozenset(),
+        switch: str | None = None,
     ) -> None:
         self.target = target
+        # The global options the user gave (click's parameter names), not defaulted.
+        self.given = given
         # --program / TOFCC_PROGRAM when given; else the config's own
         # `program:` (--config now, or the file a command names: adopt).
         self.explicit_program = program is not None
@@ -46,14 +57,68 @@ class Context:
         # Each file a command names, read once (documents.py).
         self._documents: dict[Path, Document] = {}
         self.program = get_program(program or self._program_of(config) or DEFAULT_PROGRAM)
+        # --config naming a deployment: a one-shot command works on one of its
+        # targets, on that target's switch (and, on the model, its state file).
+        self.deployment_target: ResolvedTarget | None = None
+        self._deployment_path: Path | None = None
+        if config is not None:
+            self._bind_deployment_target(config, switch)
+        elif switch is not None:
+            raise ConfigError("--switch", "names a target of a deployment file given as --config")
         # The state-file lock and every switch session the command opened,
         # released when it ends: a BF-Runtime client id and bind are free for
         # the next writer at once, not when the process is reaped.
         self._held = contextlib.ExitStack()
+        # The model target's state file as this command read it (open_app).
+        self._saved: dict[str, Any] | None = None
 
     @property
     def state_path(self) -> Path:
+        if self.deployment_target is not None and self.is_model:
+            return target_state_path(self.deployment_target.name)
         return self._state or default_state_path(self.program.name)
+
+    def _bind_deployment_target(self, config: Path, switch: str | None) -> None:
+        try:
+            doc = self.document(config)
+        except ConfigError:
+            return  # reported by the command that reads --config
+        if not isinstance(doc, DeploymentDocument):
+            if switch is not None:
+                raise ConfigError(
+                    "--switch", f"{config} is a program config, not a deployment file"
+                )
+            return
+        names = [t.name for t in doc.targets]
+        if switch is None and len(names) > 1:
+            raise ConfigError(
+                "--switch", f"{config} has targets {', '.join(names)}: name one with --switch"
+            )
+        chosen = next((t for t in doc.targets if switch in (None, t.name)), None)
+        if chosen is None:
+            raise ConfigError(
+                "--switch", f"{config} has no target {switch!r} (it has {', '.join(names)})"
+            )
+        for option, flag in (
+            ("target", "--target"),
+            ("client_id", "--client-id"),
+            ("state_path", "--state"),
+        ):
+            if option in self.given:
+                raise ConfigError(
+                    flag,
+                    f"not taken with the deployment file {config}: target {chosen.name} "
+                    "names its own switch, client id and state",
+                )
+        if self.explicit_program and self._named_program != chosen.spec.program:
+            raise ConfigError(
+                "--program", f"target {chosen.name} of {config} runs {chosen.spec.program}"
+            )
+        self.deployment_target = chosen
+        self._deployment_path = config
+        self.program = chosen.program
+        self.target = chosen.spec.target
+        self.client_id = chosen.spec.client_id
 
     def document(self, path: Path) -> Document:
         """`path` read and validated, once per command (documents.py)."""
@@ -84,6 +149,8 @@ class Context:
         """The program's config: --config's, else the program's shipped default."""
         if self.config_path is None:
             return self.program.load_config(self.program.default_config)
+        if self.deployment_target is not None and self.config_path == self._deployment_path:
+            return self.deployment_target.config
         doc = require_program_config(self.document(self.config_path), "--config")
         return doc.config
 
@@ -94,24 +161,51 @@ class Context:
     def is_model(self) -> bool:
         return self.target == "model"
 
-    def open_app(self, read_only: bool = False, sync: bool = False) -> App:
+    def open_app(self, read_only: bool = False, sync: bool = False, adopt_live: bool = True) -> App:
         """`sync`: a one-shot command on a switch starts from the live values it
-        holds and re-pushes everything if it lost the program's state (sync.py)."""
-        saved = None
-        if self.is_model:
-            if not read_only:
-                # Held until the command ends, so its read and its save are one step.
-                # A reader takes none (state.py): the file is only replaced whole.
-                self._held.enter_context(state_lock(self.state_path))
-            saved = load_state(self.state_path)
-            self.check_state_program(saved)
+        holds and re-pushes everything if it lost the program's state (sync.py).
+
+        The model target is a switch that stays up: a fresh model switch is
+        first brought to what its state file says it held (fleet.replay_target),
+        then a command given --config starts from it as on a real switch: the
+        live values it holds win over the file's (sync.py), unless `adopt_live`
+        is off (apply: the file's values are the point)."""
+        from .fleet import replay_target
+
+        if not self.is_model:
+            app = self._make_app(self.program_config(), read_only)
+            if sync:
+                report = sync_with_switch(app)
+                if report.missing:
+                    console.print(
+                        f"the switch lacked {report.missing} of the program's table entries "
+                        f"(restarted?): pushed the whole intended state ({report.pushed} writes)"
+                    )
+            return app
+        if not read_only:
+            # Held until the command ends, so its read and its save are one step.
+            # A reader takes none (state.py): the file is only replaced whole.
+            self._held.enter_context(state_lock(self.state_path))
+        saved = load_state(self.state_path)
+        self.check_state_program(saved)
+        self._saved = saved
         if saved is not None and self.config_path is None:
             cfg: Any = self.program.parse_config(
                 saved["config"], f"state file {self.state_path}: config"
             )
+            app = self._make_app(cfg, read_only)
+            app.restore_live(saved.get("live") or {}, f"state file {self.state_path}: live")
         else:
-            saved = None
             cfg = self.program_config()
+            app = self._make_app(cfg, read_only)
+            if saved is not None and adopt_live:
+                replay_target(app.switch, self.state_path, self.program.name)
+                sync_with_switch(app)
+        # The model starts empty every command: replay the intended state.
+        app.push_all()
+        return app
+
+    def _make_app(self, cfg: Any, read_only: bool) -> App:
         switch = open_switch(
             self.target,
             self.program.name,
@@ -121,20 +215,7 @@ class Context:
         )
         switch.connect()
         self._held.callback(switch.close)
-        app = self.program.make_app(switch, cfg)
-        if saved is not None:
-            app.restore_live(saved.get("live") or {}, f"state file {self.state_path}: live")
-        if self.is_model:
-            # The model starts empty every command: replay the intended state.
-            app.push_all()
-        elif sync:
-            report = sync_with_switch(app)
-            if report.missing:
-                console.print(
-                    f"the switch lacked {report.missing} of the program's table entries "
-                    f"(restarted?): pushed the whole intended state ({report.pushed} writes)"
-                )
-        return app
+        return self.program.make_app(switch, cfg)
 
     def check_state_program(self, saved: dict[str, Any] | None) -> None:
         """Refuse a state file another program saved: taking it as "no state"
@@ -171,9 +252,16 @@ class Context:
 
     def save(self, app: App) -> None:
         if self.is_model:
+            # A deployment target's ports stay as its switch holds them.
+            front_panel = None
+            if self.deployment_target is not None:
+                spec = self.deployment_target.spec.front_panel
+                held = self._saved.get("front_panel") if self._saved else None
+                front_panel = held or (spec.model_dump(mode="json") if spec else None)
             save_state(
                 self.state_path,
                 self.program.name,
                 app.config.model_dump(mode="json"),
                 app.live_state(),
+                front_panel,
             )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hw_profiles.boards import BoardProfile
@@ -14,9 +15,11 @@ from hw_profiles.boards import BoardProfile
 from . import buffer_view
 from .common import by_table
 from .deployment import ResolvedTarget
+from .errors import ConfigError
 from .logs import logfmt_value
-from .ports import PortsConfig, port_rows, port_writes, resolve_front_panel
-from .programs import App
+from .ports import PortsConfig, check_ports, port_rows, port_writes, resolve_front_panel
+from .programs import App, get_program
+from .state import load_state, save_state
 from .supervisor import Supervisor
 from .switch import (
     EntryWrite,
@@ -29,6 +32,7 @@ from .switch import (
 )
 from .sync import holds_state
 from .targets import open_switch
+from .validation import parse_model
 
 log = logging.getLogger("tofcc.service")
 
@@ -102,6 +106,54 @@ class TargetApp:
 
 def make_target_app(t: ResolvedTarget, switch: Switch) -> TargetApp:
     return TargetApp(t.program.make_app(switch, t.config), t.spec.front_panel, t.board)
+
+
+# A deployment's `target: model` switch lives only as long as one process:
+# its state file (state.target_state_path) is what it holds between them, as
+# the CLI's own model target keeps its state (context.py). These two are the
+# switch "staying up": a fresh model switch replays the file, and whatever
+# wrote to the switch saves it back.
+
+
+def replay_target(switch: Switch, path: Path, program: str) -> dict[str, Any] | None:
+    """Write into the fresh model `switch` (of `program`) what the target's
+    state file says it held: its config, live values and front-panel ports.
+    Returns the saved state (None: the switch was never written)."""
+    saved = load_state(path)
+    if saved is None:
+        return None
+    if saved["program"] != program:
+        raise ConfigError(
+            f"state file {path}: program",
+            f"holds {saved['program']!r} state, not {program}'s: the deployment changed "
+            "the target's program; remove the file to start the switch afresh",
+        )
+    prog = get_program(program)
+    cfg: Any = prog.parse_config(saved["config"], f"state file {path}: config")
+    if cfg.chip != switch.profile.chip:
+        return None  # another chip is another switch: this one starts empty
+    ports: PortsConfig | None = None
+    board = None
+    if saved.get("front_panel") is not None:
+        at = f"state file {path}: front_panel"
+        ports = parse_model(PortsConfig, saved["front_panel"], at)
+        board = check_ports(ports, switch.profile, at)
+    app = TargetApp(prog.make_app(switch, cfg), ports, board)
+    app.restore_live(saved.get("live") or {}, f"state file {path}: live")
+    app.resolve_front_panel()
+    switch.write(app.intended_writes())
+    return saved
+
+
+def save_target(path: Path, app: TargetApp) -> None:
+    """What the model target's switch now holds, for the next command to replay."""
+    save_state(
+        path,
+        app.switch.program,
+        app.config.model_dump(mode="json"),
+        app.live_state(),
+        app.ports.model_dump(mode="json") if app.ports is not None else None,
+    )
 
 
 def reload_writes(old: TargetApp, new: TargetApp) -> list[Write]:

@@ -38,7 +38,7 @@ from . import paths
 from .errors import ConfigError, ControllerError
 from .paths import PathError
 
-STATE_KEYS = {"program", "config", "live"}
+STATE_KEYS = {"program", "config", "live", "front_panel"}
 LOCK_WAIT_S = 120.0
 
 
@@ -63,6 +63,14 @@ def state_dir() -> Path:
 
 def default_state_path(program: str) -> Path:
     return state_dir() / f"model-{program}.yaml"
+
+
+def target_state_path(name: str) -> Path:
+    """The state of a deployment's `target: model` switch called `name`: one
+    per target name, beside the CLI's own, so `apply`, `diff`, `run` and the
+    one-shot commands naming that target all see one switch. (`name` is
+    [A-Za-z0-9_.-]+, deployment.TargetSpec: a file name, never a path.)"""
+    return state_dir() / f"target-{name}.yaml"
 
 
 def _state_error(path: Path, doing: str, exc: PathError) -> ConfigError:
@@ -95,11 +103,23 @@ def load_state(path: Path) -> dict[str, Any] | None:
         raise ConfigError(f"state file {path}: config", "must be a mapping")
     if data.get("live") is not None and not isinstance(data["live"], dict):
         raise ConfigError(f"state file {path}: live", "must be a mapping")
+    if data.get("front_panel") is not None and not isinstance(data["front_panel"], dict):
+        raise ConfigError(f"state file {path}: front_panel", "must be a mapping")
     return data
 
 
-def save_state(path: Path, program: str, config: dict[str, Any], live: dict[str, Any]) -> None:
-    text = yaml.safe_dump({"program": program, "config": config, "live": live}, sort_keys=False)
+def save_state(
+    path: Path,
+    program: str,
+    config: dict[str, Any],
+    live: dict[str, Any],
+    front_panel: dict[str, Any] | None = None,
+) -> None:
+    """`front_panel`: a deployment target's ports, as its file gave them."""
+    data: dict[str, Any] = {"program": program, "config": config, "live": live}
+    if front_panel is not None:
+        data["front_panel"] = front_panel
+    text = yaml.safe_dump(data, sort_keys=False)
     try:
         paths.replace_file(path, text.encode(), mode=0o600, private=True)
     except PathError as exc:

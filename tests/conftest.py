@@ -66,3 +66,14 @@ def _heap_unfrozen() -> Iterator[None]:
     the next test must not inherit that."""
     yield
     gc.unfreeze()
+
+
+@pytest.fixture(autouse=True)
+def _private_state_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test's tofcc state (the model target's files, deployments'
+    `target-NAME.yaml`, run locks) in a directory of its own: a test that
+    applies a deployment must never write the user's ~/.local/state, nor see
+    what an earlier test left there. A test may set its own."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))

@@ -80,9 +80,15 @@ def test_the_kind_of_file_is_decided_once() -> None:
     assert prog.config.program == "bfcc"
 
 
-def test_a_deployment_where_a_program_config_belongs_is_named_as_such(
-    capsys: pytest.CaptureFixture[str],
+def test_a_deployment_as_global_config_names_its_target(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert tofcc(["--config", str(ROOT / "deploy" / "model.yaml"), "status"]) == 2
+    # Issue 43 made a deployment's target the switch a one-shot command works
+    # on (it was refused as "a deployment file" before); a target it lacks is
+    # still refused, naming the file and the targets it has.
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    deploy = str(ROOT / "deploy" / "model.yaml")
+    assert tofcc(["--config", deploy, "status"]) == 0
+    assert tofcc(["--config", deploy, "--switch", "nope", "status"]) == 2
     err = capsys.readouterr().err
-    assert "is a deployment file" in err and "Traceback" not in err
+    assert "has no target 'nope' (it has model-pmqecn)" in err and "Traceback" not in err
