@@ -4,8 +4,8 @@ Reads only (a read-only BF-Runtime client works beside a running daemon).
 An apply writes the config's whole intended state and removes nothing, so
 the diff lists the writes that would change something: entries the switch
 lacks or holds with other values, registers, TM queues and ports that
-differ. Mirror sessions are not read back through the Switch interface and
-are listed as such, not as changes.
+differ. A backend that cannot read mirror sessions back has them listed as
+such ("unknown"), not as changes.
 """
 
 from __future__ import annotations
@@ -172,7 +172,7 @@ def diff_one(switch: Switch, w: Write) -> Difference | None:
     if isinstance(w, TmQueueWrite):
         return _diff_tm(switch, w)
     if isinstance(w, MirrorSessionWrite):
-        return Difference("unknown", f"mirror session {w.sid}", "not read back", w.describe())
+        return _diff_mirror(switch, w)
     if isinstance(w, TmShapingWrite):
         # BFCC's shaping loop writes these at run time (never intended state).
         now_kbps = switch.read_tm_shaping(w.port, w.queue)
@@ -191,6 +191,20 @@ def diff_one(switch: Switch, w: Write) -> Difference | None:
     if isinstance(w, TmPoolWrite):
         return _diff_pool(switch, w)
     return _diff_port(switch, w)
+
+
+def _diff_mirror(switch: Switch, w: MirrorSessionWrite) -> Difference | None:
+    where = f"mirror session {w.sid}"
+    try:
+        held = switch.read_mirror_session(w.sid)
+    except NotImplementedError:
+        return Difference("unknown", where, "not read back", w.describe())
+    if w.delete:
+        return None if held is None else Difference("remove", where, held.describe(), "")
+    if held == w:
+        return None
+    before = "" if held is None else held.describe()
+    return Difference("add" if held is None else "change", where, before, w.describe())
 
 
 def _diff_pool(switch: Switch, w: TmPoolWrite) -> Difference | None:

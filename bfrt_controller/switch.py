@@ -577,6 +577,10 @@ class Switch(ABC):
         """The `$PORT` entry of a device port; None when the port is not added."""
         raise NotImplementedError(f"{type(self).__name__} has no port table")
 
+    def read_mirror_session(self, sid: int) -> MirrorSessionWrite | None:
+        """The `$mirror.cfg` session `sid` as the switch holds it; None when absent."""
+        raise NotImplementedError(f"{type(self).__name__} does not read mirror sessions")
+
     def front_panel_port(self, name: str) -> int | None:
         """The device port the switch itself gives a front-panel name ("1/0");
         None on a backend without a port map of its own (the board file is

@@ -282,6 +282,14 @@ class ModelSwitch(Switch):
     def read_port(self, dev_port: int) -> PortState | None:
         return self.ports.get(dev_port)
 
+    def read_mirror_session(self, sid: int) -> MirrorSessionWrite | None:
+        s = self.model.mirror_sessions.get(sid)
+        if s is None:
+            return None
+        return MirrorSessionWrite(
+            sid, s.egress_port, s.max_pkt_len, s.direction, queue=s.queue, icos=s.icos
+        )
+
     def write(self, writes: Sequence[Write]) -> None:
         if not speedups.ENABLED:
             self._write_reference(writes)

@@ -70,3 +70,19 @@ class MirrorWriter:
 
     def restore(self, slot: Slot, exists_now: bool) -> None:
         restore_entry(self.s, slot, exists_now, self.s.continue_on_error())
+
+    def read(self, sid: int) -> MirrorSessionWrite | None:
+        """The session as `$mirror.cfg` holds it (bf_rt_mirror_tf1.json: the
+        $normal action's fields); None when there is none."""
+        data = self.s.get(MIRROR_TABLE, self.s.make_key(MIRROR_TABLE, **{"$sid": sid}))
+        if data is None:
+            return None
+        d = data.to_dict()
+        return MirrorSessionWrite(
+            sid,
+            int(d["$ucast_egress_port"]),
+            int(d.get("$max_pkt_len", 0)),
+            d["$direction"],
+            queue=int(d.get("$egress_port_queue", 0)),
+            icos=int(d.get("$ingress_cos", 0)),
+        )

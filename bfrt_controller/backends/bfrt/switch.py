@@ -15,6 +15,7 @@ from ...switch import (
     BufferCounters,
     ClearWhat,
     EntryState,
+    MirrorSessionWrite,
     PauseDirection,
     PortState,
     PortWrite,
@@ -182,6 +183,9 @@ class BfrtSwitch(Switch):
 
     def read_port(self, dev_port: int) -> PortState | None:
         return self.ports.read(dev_port)
+
+    def read_mirror_session(self, sid: int) -> MirrorSessionWrite | None:
+        return self.mirror.read(sid)
 
     def read_port_tx_bytes(self, port: int) -> int:
         # open-p4studio bf_rt_port_tf1.json (tf2 the same): $PORT_STAT, key
