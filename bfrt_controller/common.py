@@ -485,6 +485,12 @@ def diff_writes(before: Iterable[Write], after: Iterable[Write]) -> list[Write]:
     return by_table(writes)
 
 
+def push_writes(switch: Switch, writes: list[Write]) -> None:
+    """Write a whole intended state as one batch, and say so."""
+    switch.write(writes)
+    log.info("event=pushed writes=%d switch=%s", len(writes), logfmt_value(switch.description))
+
+
 class IntendedStateApp(ABC):
     """A mechanism's app: it owns the intended switch state and can always
     write all of it again (start-up, `apply`, recovery after a restart)."""
@@ -538,13 +544,7 @@ class IntendedStateApp(ABC):
         return 0
 
     def push_all(self) -> None:
-        writes = self.intended_writes()
-        self.switch.write(writes)
-        log.info(
-            "event=pushed writes=%d switch=%s",
-            len(writes),
-            logfmt_value(self.switch.description),
-        )
+        push_writes(self.switch, self.intended_writes())
 
 
 # The port rows both programs' `status` show, under this section title.

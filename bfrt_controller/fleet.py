@@ -13,10 +13,9 @@ from typing import Any
 from hw_profiles.boards import BoardProfile
 
 from . import buffer_view
-from .common import by_table
+from .common import by_table, push_writes
 from .deployment import ResolvedTarget
 from .errors import ConfigError
-from .logs import logfmt_value
 from .ports import PortsConfig, check_ports, port_rows, port_writes, resolve_front_panel
 from .programs import App, get_program
 from .state import load_state, save_state
@@ -80,13 +79,7 @@ class TargetApp:
         return self.inner.static_tables()
 
     def push_all(self) -> None:
-        writes = self.intended_writes()
-        self.switch.write(writes)
-        log.info(
-            "event=pushed writes=%d switch=%s",
-            len(writes),
-            logfmt_value(self.switch.description),
-        )
+        push_writes(self.switch, self.intended_writes())
 
     def status(self) -> list[dict[str, object]]:
         rows = list(self.inner.status())
