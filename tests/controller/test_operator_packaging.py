@@ -76,8 +76,9 @@ def test_deploy_init_writes_the_operator_files_with_the_unit_naming_them(
     # one applies.
     assert out_of(capsys, "check", "--config", str(out_dir / "model.yaml"))[0] == 0
     assert out_of(capsys, "check", "--config", str(out_dir / "fleet.yaml"))[0] == 0
-    state = tmp_path / "model-state.yaml"
-    code, _, err = out_of(capsys, "--state", str(state), "apply", str(out_dir / "model.yaml"))
+    # A deployment's model target keeps its own state (XDG_STATE_HOME, a tmp
+    # directory here): --state is refused with a deployment.
+    code, _, err = out_of(capsys, "apply", str(out_dir / "model.yaml"))
     assert code == 0, err
 
 
@@ -185,13 +186,14 @@ def test_a_misspelled_deployment_key_names_the_closest_field(
     assert "metrics.prot: unknown field prot (did you mean port?)" in err
 
 
-def test_status_names_a_deployment_file_given_as_a_program_config(
+def test_status_takes_a_deployment_file_as_one(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Done before this branch (bfrt_controller/documents.py); kept as a guard."""
-    code, _, err = out_of(capsys, "--config", str(ROOT / "deploy" / "model.yaml"), "status")
-    assert code == 2
-    assert "is a deployment file" in err and "Field required" not in err
+    """A deployment given to `status --config` is read as a deployment (its
+    one target's switch), never as a program config missing its fields."""
+    code, out, err = out_of(capsys, "--config", str(ROOT / "deploy" / "model.yaml"), "status")
+    assert code == 0, err
+    assert "Field required" not in err and "voice" in out
 
 
 def test_speeds_are_taken_as_100G_and_100_alike(
