@@ -32,16 +32,18 @@ from typing import Any
 import click
 from rich.table import Table
 
-from hw_profiles import ProfileError, load_profile
+from hw_profiles import ProfileError
 from tofcc_common import registry
 
-from .console import cell, console, print_error
+from .buffer_commands import clear, queues
+from .console import console, print_error, print_rows
 from .context import Context
+from .deploy_init import deploy
+from .diff_view import show_diff
 from .documents import DeploymentDocument, require_deployment
 from .errors import ConfigError, ControllerError
 from .logs import LOG_LEVELS, configure_logging
 from .programs import PROGRAMS
-from .state import load_state
 from .targets import open_switch
 
 
@@ -239,64 +241,7 @@ def status(obj: Context, as_json: bool) -> None:
     for section, columns in obj.program.status_sections:
         section_rows = [r for r in rows if r.get("section") == section]
         if section_rows:  # P4QCN without PFC has no watchdog rows: no empty table
-            _print_rows(section, columns, section_rows)
-
-
-def _print_rows(
-    title: str, columns: tuple[tuple[str, str], ...], rows: list[dict[str, object]]
-) -> None:
-    t = Table(title=title)
-    for heading, _ in columns:
-        t.add_column(heading)
-    for r in rows:
-        t.add_row(*(cell(r.get(key)) for _, key in columns))
-    console.print(t)
-
-
-@cli.command(
-    help="Show the traffic manager's depth, watermark and drops per queue (bytes and cells), "
-    "per PPG and pool the program configures, beside the program's own drops and marks, and "
-    "each port's PFC pause time per priority (buffer_view.py says which queues)."
-)
-@click.option("--port", "port", default=None, help="only this device port (all its queues)")
-@click.option("--json", "as_json", is_flag=True, help="the rows as one JSON list")
-@click.pass_obj
-def queues(obj: Context, port: str | None, as_json: bool) -> None:
-    from . import buffer_view
-    from .set_args import parse_int
-
-    only = None if port is None else parse_int("--port", port)
-    app = obj.open_app(read_only=True)
-    max_port = app.switch.profile.max_port
-    if only is not None and not 0 <= only <= max_port:
-        raise ConfigError("--port", f"device port {only} outside 0..{max_port}")
-    rows = buffer_view.view(app, app.status(), only)
-    if as_json:
-        click.echo(json.dumps(rows, indent=2))
-        return
-    console.print(f"{obj.program.name} on {app.switch.description}")
-    for section in buffer_view.COLUMNS:
-        section_rows = [r for r in rows if r["section"] == section]
-        if section_rows:
-            _print_rows(section, buffer_view.columns(section, section_rows), section_rows)
-
-
-@cli.command(
-    help="Clear the counters the SDE lets a client clear: queues (TM queue and PPG drops and "
-    "watermarks, pool watermarks), pfc (every port's rx and tx pause counters) or all; "
-    "the ports are those of the program's queues. Depths are live and stay."
-)
-@click.argument("what", type=click.Choice(["queues", "pfc", "all"]), default="all")
-@click.pass_obj
-def clear(obj: Context, what: str) -> None:
-    from . import buffer_view
-
-    app = obj.open_app()
-    ports = buffer_view.clear_ports(app, app.status())
-    _, ppgs = buffer_view.configured(app)
-    what_: Any = what
-    app.switch.clear_tm_counters(what_, ports, ppgs)
-    console.print(f"cleared {what} on ports {', '.join(map(str, ports)) or 'none'}")
+            print_rows(section, columns, section_rows)
 
 
 @cli.command(
@@ -331,7 +276,7 @@ def set_params(
 @click.pass_obj
 def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
     if dry_run:
-        _show_diff(obj, config_file)
+        show_diff(obj, config_file)
         return
     doc = obj.document(config_file)
     if isinstance(doc, DeploymentDocument):
@@ -398,89 +343,6 @@ def _apply_deployment(doc: DeploymentDocument) -> None:
         raise failed
 
 
-def _live_model(obj: Context, profile: Any) -> Any:
-    """The model target's switch as its state file left it (the model keeps
-    no state between commands; the state file is what it holds)."""
-    switch = open_switch("model", obj.program.name, profile)
-    saved = load_state(obj.state_path)
-    obj.check_state_program(saved)
-    if saved is not None:
-        cfg: Any = obj.program.parse_config(saved["config"], f"state file {obj.state_path}: config")
-        if cfg.chip == profile.chip:
-            app = obj.program.make_app(switch, cfg)
-            app.restore_live(saved.get("live") or {}, f"state file {obj.state_path}: live")
-            app.push_all()
-    return switch
-
-
-def _show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
-    """Print, per switch, what an apply of `config_file` would change. A
-    deployment file (with `targets:`) is diffed against each of its switches;
-    a program config against --target. Returns how many changes an apply
-    would write."""
-    from .diff import as_json as diff_json
-    from .diff import diff_writes, summarise
-    from .fleet import TargetApp, make_target_app, replay_target
-    from .state import target_state_path
-
-    doc = obj.document(config_file)
-    plans: list[tuple[str, Any, Any]] = []  # (switch name, switch, app)
-    if isinstance(doc, DeploymentDocument):
-        for t in doc.targets:
-            if t.spec.target == "model":
-                # The switch as the last apply or `run` left it (fleet.replay_target).
-                sw = open_switch("model", t.spec.program, t.profile)
-                replay_target(sw, target_state_path(t.name), t.spec.program)
-            else:
-                sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=True)
-                sw.connect()
-                obj._held.callback(sw.close)
-            target_app = make_target_app(t, sw)
-            target_app.resolve_front_panel()
-            plans.append((t.name, sw, target_app))
-    else:
-        obj.adopt(doc)
-        cfg = doc.config
-        profile = load_profile(cfg.chip)
-        if obj.is_model:
-            sw = _live_model(obj, profile)
-        else:
-            sw = open_switch(obj.target, obj.program.name, profile, read_only=True)
-            sw.connect()
-            obj._held.callback(sw.close)
-        plans.append((obj.target, sw, TargetApp(obj.program.make_app(sw, cfg), None, None)))
-    report: dict[str, object] = {}
-    changed = 0
-    for name, sw, app in plans:
-        writes = app.intended_writes()
-        listed, summaries = summarise(diff_writes(sw, writes), app.static_tables())
-        summary_doc = diff_json(len(writes), listed, summaries)
-        changes = summary_doc["changes"]
-        assert isinstance(changes, int)
-        changed += changes
-        report[name] = summary_doc
-        if as_json:
-            continue
-        if not listed and not summaries:
-            console.print(f"{name}: no changes ({len(writes)} writes checked)")
-            continue
-        table = Table(title=f"{name}: {changes} change(s) an apply would write")
-        for col in ("change", "where", "switch holds", "config wants"):
-            table.add_column(col)
-        for d in listed:
-            table.add_row(d.change, d.where, d.current, d.intended)
-        console.print(table, markup=False)
-        if summaries:
-            # Tables the program computes from its config (thousands of fixed
-            # entries): one count each, never thousands of rows.
-            console.print("derived tables (computed from the config; counted, not listed):")
-        for summary in summaries:
-            console.print(summary.line(), markup=False, highlight=False)
-    if as_json:
-        click.echo(json.dumps(report, indent=2))
-    return changed
-
-
 @cli.command(help="Show the front-panel ports of a deployment file's switches as they hold them.")
 @click.option(
     "--config",
@@ -517,7 +379,7 @@ def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
         click.echo(json.dumps(out, indent=2))
         return
     for name, rows in out.items():
-        _print_rows(f"{name}: front panel", PORT_STATUS_COLUMNS, rows)
+        print_rows(f"{name}: front panel", PORT_STATUS_COLUMNS, rows)
 
 
 @cli.command(help="Show what an apply of CONFIG would change on the live switch; writes nothing.")
@@ -536,7 +398,7 @@ def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
 )
 @click.pass_obj
 def diff(obj: Context, config_file: Path, as_json: bool, exit_code: bool) -> None:
-    changed = _show_diff(obj, config_file, as_json)
+    changed = show_diff(obj, config_file, as_json)
     if exit_code and changed:
         raise DifferencesFound()
 
@@ -655,28 +517,6 @@ def params(obj: Context, as_json: bool, schema: bool) -> None:
     console.print(t, markup=False)
 
 
-@cli.group(help="The operator's files shipped with tofcc (unit, deployments, dashboards).")
-def deploy() -> None:
-    pass
-
-
-@deploy.command(
-    "init",
-    help="Write the systemd unit, the model and fleet deployments with their configs, "
-    "examples/, the Grafana dashboard and the Prometheus alert rules into DIR, with "
-    "the unit pointing at them.",
-)
-@click.argument("out_dir", metavar="DIR", type=click.Path(path_type=Path))
-@click.option("--force", is_flag=True, help="replace files that already exist in DIR")
-def deploy_init(out_dir: Path, force: bool) -> None:
-    from . import deploy_init as files
-
-    writes = files.plan(out_dir, force)
-    files.write(writes)
-    for path, _ in writes:
-        click.echo(f"wrote {path}")
-
-
 @cli.command(help="Run PMQECN on the reference model over a short packet trace.")
 @click.pass_obj
 def demo(obj: Context) -> None:
@@ -691,6 +531,10 @@ def demo(obj: Context) -> None:
 
     run_demo(console)
 
+
+cli.add_command(queues)
+cli.add_command(clear)
+cli.add_command(deploy)
 
 for _name in PROGRAMS:
     for _command in _commands(_name).COMMANDS:

@@ -64,3 +64,14 @@ def print_changes(out: Console, rows: Sequence[tuple[str, ...]], place: str | No
     for row in rows:
         t.add_row(*row)
     out.print(t)
+
+
+def print_rows(
+    title: str, columns: tuple[tuple[str, str], ...], rows: list[dict[str, object]]
+) -> None:
+    t = Table(title=title)
+    for heading, _ in columns:
+        t.add_column(heading)
+    for r in rows:
+        t.add_row(*(cell(r.get(key)) for _, key in columns))
+    console.print(t)

@@ -18,6 +18,8 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+import click
+
 from . import paths
 from .errors import ConfigError
 
@@ -107,3 +109,23 @@ def write(writes: list[tuple[Path, bytes]]) -> None:
     for path, data in writes:
         paths.make_dir(path.parent)
         paths.replace_file(path, data)
+
+
+@click.group(help="The operator's files shipped with tofcc (unit, deployments, dashboards).")
+def deploy() -> None:
+    pass
+
+
+@deploy.command(
+    "init",
+    help="Write the systemd unit, the model and fleet deployments with their configs, "
+    "examples/, the Grafana dashboard and the Prometheus alert rules into DIR, with "
+    "the unit pointing at them.",
+)
+@click.argument("out_dir", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="replace files that already exist in DIR")
+def deploy_init(out_dir: Path, force: bool) -> None:
+    writes = plan(out_dir, force)
+    write(writes)
+    for path, _ in writes:
+        click.echo(f"wrote {path}")

@@ -120,6 +120,16 @@ def settle_heap() -> None:
 Loaded = tuple[ServiceConfig, list[ResolvedTarget]]
 
 
+def wait_in_slices(event: threading.Event, timeout_s: float, signalled: Callable[[], bool]) -> None:
+    """Wait for `event` or `timeout_s`, in slices, so a signal (which does
+    not set the event: `signalled` says one came) is acted on within SIGNAL_POLL_S."""
+    deadline = time.monotonic() + timeout_s
+    while not signalled():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or event.wait(min(remaining, SIGNAL_POLL_S)):
+            return
+
+
 class ReloadParse:
     """A reload's read and validation of the deployment file, on a thread of
     its own: a big or hostile file took the one control loop (every switch's
@@ -225,13 +235,7 @@ class Daemon:
             self.request_reload()
 
     def _wait_for_signal_or_timeout(self, event: threading.Event, timeout_s: float) -> None:
-        """Wait for `event` or `timeout_s`, in slices, so a signal (which does
-        not set the event) is acted on within SIGNAL_POLL_S."""
-        deadline = time.monotonic() + timeout_s
-        while not (self._stop_signalled or self._reload_signalled):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or event.wait(min(remaining, SIGNAL_POLL_S)):
-                return
+        wait_in_slices(event, timeout_s, lambda: self._stop_signalled or self._reload_signalled)
 
     @property
     def stopping(self) -> bool:
@@ -472,13 +476,7 @@ class Daemon:
         # still bad at every restart.
         self.reloads_failed += 1
         why = exc if isinstance(exc, ControllerError) else repr(exc)
-        _event(
-            "reload-refused",
-            level=logging.ERROR,
-            file=self.config_path,
-            why=why,
-            kept="running config",
-        )
+        _event("reload-refused", logging.ERROR, file=self.config_path, why=why, kept="running")
         return False
 
     def _apply_reload(self, config: ServiceConfig, resolved: list[ResolvedTarget]) -> bool:

@@ -306,7 +306,7 @@ class ModelSwitch(Switch):
         ports = dict(self.ports)
         for i, w in enumerate(writes):
             try:
-                self._remember(w, undo, saved_tables)
+                remember(self.model, w, undo, saved_tables)
                 self._apply(w)
             except P4ModelError as exc:
                 for step in reversed(undo):
@@ -322,46 +322,6 @@ class ModelSwitch(Switch):
                 self.tm_pools = pools
                 self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
-
-    def _remember(self, w: Write, undo: list[Callable[[], None]], saved_tables: set[str]) -> None:
-        """Append to `undo` how to put back what `w` may change."""
-        m = self.model
-        if isinstance(w, EntryWrite):
-            if w.table in saved_tables:
-                return
-            table = m.table(w.table)
-            # Entries are replaced, never changed in place, so a shallow copy
-            # of the list and the default is the table's whole state.
-            entries, default = list(table.entries), table.default
-
-            def put_table_back() -> None:
-                table.entries, table.default = entries, default
-
-            undo.append(put_table_back)
-            saved_tables.add(w.table)
-        elif isinstance(w, RegisterWrite):
-            register = m.register(w.register)
-            try:
-                old = register.read_pipes(w.index)
-            except P4ModelError:
-                return  # the write is refused before it changes anything
-            index = w.index
-
-            def put_cell_back() -> None:
-                register.put_pipes(index, old)
-
-            undo.append(put_cell_back)
-        elif isinstance(w, MirrorSessionWrite):
-            sessions = m.mirror_sessions
-            sid, before = w.sid, sessions.get(w.sid)
-
-            def put_session_back() -> None:
-                if before is None:
-                    sessions.pop(sid, None)
-                else:
-                    sessions[sid] = before
-
-            undo.append(put_session_back)
 
     def _write_reference(self, writes: Sequence[Write]) -> None:
         """The original rollback: a deep copy of the whole switch per batch."""
@@ -492,21 +452,7 @@ class ModelSwitch(Switch):
     def clear_tm_counters(
         self, what: ClearWhat, ports: Sequence[int], ppgs: Sequence[tuple[int, int]] = ()
     ) -> None:
-        """As the SDE clears them (switch.clear_tm_counters): drops and
-        watermarks to 0, the watermark back to the depth now."""
-        if what in ("queues", "all"):
-            for at, c in list(self.tm_queue_counters.items()):
-                if at[0] in ports:
-                    self.tm_queue_counters[at] = BufferCounters(c.usage_cells, c.usage_cells, 0)
-            for at, c in list(self.tm_ppg_counters.items()):
-                if at in ppgs:
-                    self.tm_ppg_counters[at] = BufferCounters(c.usage_cells, c.usage_cells, 0)
-            for pool, c in list(self.tm_pool_counters.items()):
-                self.tm_pool_counters[pool] = BufferCounters(c.usage_cells, c.usage_cells)
-        if what in ("pfc", "all"):
-            for counts in (self.port_rx_pause_us, self.port_tx_pause_us):
-                for at in [at for at in counts if at[0] in ports]:
-                    counts[at] = 0
+        clear_counters(self, what, ports, ppgs)
 
 
 def check_shaping(w: TmShapingWrite, max_port: int, max_queue_id: int) -> None:
@@ -618,3 +564,65 @@ def check_ppg(w: TmPpgWrite, max_port: int) -> None:
         raise P4ModelError(f"{t}: xon_cells {w.xon_cells} above xoff_cells {w.xoff_cells}")
     if w.pool not in PPG_POOLS:
         raise P4ModelError(f"{t}: pool_id {w.pool!r} is not one of {', '.join(PPG_POOLS)}")
+
+
+def remember(
+    m: TnaProgram, w: Write, undo: list[Callable[[], None]], saved_tables: set[str]
+) -> None:
+    """Append to `undo` how to put back what `w` may change."""
+    if isinstance(w, EntryWrite):
+        if w.table in saved_tables:
+            return
+        table = m.table(w.table)
+        # Entries are replaced, never changed in place, so a shallow copy
+        # of the list and the default is the table's whole state.
+        entries, default = list(table.entries), table.default
+
+        def put_table_back() -> None:
+            table.entries, table.default = entries, default
+
+        undo.append(put_table_back)
+        saved_tables.add(w.table)
+    elif isinstance(w, RegisterWrite):
+        register = m.register(w.register)
+        try:
+            old = register.read_pipes(w.index)
+        except P4ModelError:
+            return  # the write is refused before it changes anything
+        index = w.index
+
+        def put_cell_back() -> None:
+            register.put_pipes(index, old)
+
+        undo.append(put_cell_back)
+    elif isinstance(w, MirrorSessionWrite):
+        sessions = m.mirror_sessions
+        sid, before = w.sid, sessions.get(w.sid)
+
+        def put_session_back() -> None:
+            if before is None:
+                sessions.pop(sid, None)
+            else:
+                sessions[sid] = before
+
+        undo.append(put_session_back)
+
+
+def clear_counters(
+    self: ModelSwitch, what: ClearWhat, ports: Sequence[int], ppgs: Sequence[tuple[int, int]] = ()
+) -> None:
+    """As the SDE clears them (switch.clear_tm_counters): drops and
+    watermarks to 0, the watermark back to the depth now."""
+    if what in ("queues", "all"):
+        for at, c in list(self.tm_queue_counters.items()):
+            if at[0] in ports:
+                self.tm_queue_counters[at] = BufferCounters(c.usage_cells, c.usage_cells, 0)
+        for at, c in list(self.tm_ppg_counters.items()):
+            if at in ppgs:
+                self.tm_ppg_counters[at] = BufferCounters(c.usage_cells, c.usage_cells, 0)
+        for pool, c in list(self.tm_pool_counters.items()):
+            self.tm_pool_counters[pool] = BufferCounters(c.usage_cells, c.usage_cells)
+    if what in ("pfc", "all"):
+        for counts in (self.port_rx_pause_us, self.port_tx_pause_us):
+            for at in [at for at in counts if at[0] in ports]:
+                counts[at] = 0
