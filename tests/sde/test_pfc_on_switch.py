@@ -91,4 +91,4 @@ def test_diff_after_apply_shows_nothing_with_limits_off_the_8_cell_grid(
     assert (pool, ppg["hysteresis_cells"]) == (176, 32)
     code, out = tofcc(tmp_path, capsys, "diff", "--config", str(path))
     assert code == 0, out
-    assert "0 change(s)" in " ".join(out.split()), out
+    assert "no changes" in out, out  # mirror sessions read back: nothing unknown either
