@@ -75,5 +75,8 @@ def _private_state_home(
     """Every test's tofcc state (the model target's files, deployments'
     `target-NAME.yaml`, run locks) in a directory of its own: a test that
     applies a deployment must never write the user's ~/.local/state, nor see
-    what an earlier test left there. A test may set its own."""
+    what an earlier test left there; nor does a TOFCC_* variable of the
+    shell running the suite choose its program or target. A test may set its own."""
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
+    for name in ("TOFCC_PROGRAM", "TOFCC_TARGET"):
+        monkeypatch.delenv(name, raising=False)

@@ -13,26 +13,12 @@ from pathlib import Path
 import pytest
 
 from bfrt_controller.cli import hoist_global_options
-from bfrt_controller.cli import run as tofcc
 from bfrt_controller.params import config_model, json_schema, params
+from doubles.cli_run import out_of
 from tofcc_common.registry import PROGRAMS
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-
-
-@pytest.fixture(autouse=True)
-def _own_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.delenv("TOFCC_PROGRAM", raising=False)
-    monkeypatch.delenv("TOFCC_TARGET", raising=False)
-
-
-def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = tofcc(list(args))
-    got = capsys.readouterr()
-    return code, got.out, got.err
 
 
 # ---- diff ----------------------------------------------------------------------

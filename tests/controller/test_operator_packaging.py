@@ -17,28 +17,14 @@ import pytest
 import yaml
 
 from bfrt_controller.cli import cli
-from bfrt_controller.cli import run as tofcc
 from bfrt_controller.metrics import registry_for
 from bfrt_controller.params import params
 from bfrt_controller.ports import FrontPanelPort
 from bfrt_controller.service import Daemon
+from doubles.cli_run import out_of
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULTS = ROOT / "bfrt_controller" / "defaults"
-
-
-@pytest.fixture(autouse=True)
-def _own_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.delenv("TOFCC_PROGRAM", raising=False)
-    monkeypatch.delenv("TOFCC_TARGET", raising=False)
-
-
-def out_of(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = tofcc(list(args))
-    got = capsys.readouterr()
-    return code, got.out, got.err
 
 
 # ---- deploy init ------------------------------------------------------------------
