@@ -25,6 +25,7 @@ from bfrt_controller.pmqecn.app import OTHER_QUEUE_WEIGHT
 from bfrt_controller.switch import (
     EntryWrite,
     PortWrite,
+    RegisterWrite,
     Switch,
     TmPfcWrite,
     TmPoolWrite,
@@ -351,3 +352,20 @@ def test_switch_truth_a_deployment_may_name_a_tofino_model_target() -> None:
     }
     _, (t,) = resolve(raw, "d.yaml", root)
     assert t.spec.target.startswith("tofino-model://")
+
+
+@pytest.mark.parametrize("chip", ["tofino", "tofino2"])
+def test_switch_truth_a_pair_register_has_one_field_per_member(chip: str) -> None:
+    """bf-rt.json declares BFCC's struct registers with a field per member
+    (`<name>.id`, `<name>.packets`), not `<name>.f1`: write, read and the
+    undo of a refused batch go through the compiler's fields."""
+    sw, fake = fake_switch(chip, program="bfcc")
+    reg = "SwitchEgress.occupancy_window"
+    packed = (7 << 32) | 1234  # id 7, packets 1234: the model's packing
+    sw.write([RegisterWrite(reg, 3, packed)])
+    assert fake.register(reg, 3) == [packed] * sw.profile.pipes
+    assert sw.read_register(reg, 3, pipe=0) == packed
+    fake.fail_write(reg, after=1)
+    with pytest.raises(ControllerError):
+        sw.write([RegisterWrite(reg, 3, 1), RegisterWrite(reg, 4, 2)])
+    assert sw.read_register(reg, 3, pipe=0) == packed

@@ -1,10 +1,13 @@
 """A fake of the SDE's `bfrt_grpc.client` module and of the switch behind it.
 
 `FakeBfrtGrpc(program, profile)` is passed where BfrtSwitch would import
-`bfrt_grpc.client`. Its bfrt_info is generated from the program's reference
-model, so table, key, action and field names and bit widths are those the P4
-declares (the parity test holds model and P4 equal); `$mirror.cfg` and the
-TM tables are added with the fields tofino-cc uses.
+`bfrt_grpc.client`. Its P4 tables are read from the bf-rt.json the Tofino
+compiler wrote for the program and chip (tests/doubles/compiled_tables.py,
+tests/data/bfrt/), so table, key, action and field names, widths, sizes and
+action scopes are the compiler's, not the model's; only initial default
+actions and register initial values, which bf-rt.json does not carry, come
+from the model. `$mirror.cfg`, `$PORT*` and the TM tables are the SDE's own
+fixed tables, with the fields tofino-cc uses, each cited below.
 
 It is faithful where the controller depends on it: unknown names fail on the
 client side in make_key/make_data (KeyError/ValueError, as the real client);
@@ -97,7 +100,7 @@ import copy
 import enum
 import queue
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
@@ -112,6 +115,12 @@ from bfrt_controller.ports import (
 )
 from hw_profiles import HwProfile
 from models.switch.registry import make_model
+from tests.doubles.compiled_tables import (
+    FieldSpec,
+    KeySpec,
+    TableSpec,
+    p4_table_specs,
+)
 
 ALL_PIPES = 0xFFFF
 # bfruntime_pb2.WriteRequest.Atomicity
@@ -422,49 +431,6 @@ class DataTuple:
 # ---- bfrt_info: what the switch declares ------------------------------------
 
 
-@dataclass(frozen=True)
-class KeySpec:
-    name: str
-    bits: int
-    match: str  # "Exact" | "LPM" | "Ternary"
-
-
-@dataclass(frozen=True)
-class FieldSpec:
-    name: str
-    bits: int = 0
-    type: str = "int"  # "int" | "bool" | "str" | "int_arr"
-    choices: tuple[str, ...] = ()
-    # "mandatory": false in the JSON: an action's data may leave it out (0).
-    optional: bool = False
-    # "read_only": true in the JSON: reads return it, writes are refused here.
-    read_only: bool = False
-
-
-@dataclass
-class TableSpec:
-    name: str
-    # "mat" | "register" | "counter" | "mirror" | "tm_port" (tm.port.cfg, read
-    # only) | "tm_sched" (fixed per-queue TM tables) | "tm_port_sched" (fixed
-    # per-port TM tables)
-    kind: str
-    keys: dict[str, KeySpec]
-    actions: dict[str, dict[str, FieldSpec]] = field(default_factory=dict)
-    fields: dict[str, FieldSpec] = field(default_factory=dict)
-    size: int = 0
-    initial_default: tuple[str, dict[str, int]] = ("", {})
-    initial_value: int = 0
-    # Fixed TM tables: every row exists, holding these values at power-on.
-    tm_defaults: dict[str, Any] = field(default_factory=dict)
-
-
-_MATCH = {"exact": "Exact", "lpm": "LPM", "ternary": "Ternary"}
-
-
-def _int_fields(*pairs: tuple[str, int]) -> dict[str, FieldSpec]:
-    return {n: FieldSpec(n, bits) for n, bits in pairs}
-
-
 # Where each fixed table's fields are declared: open-p4studio 1f97778f,
 # pkgsrc/bf-drivers/src/bf_rt/<dir>/<file>, lines for tf1 / tf2 (table: field line).
 # bf_rt_tm/bf_rt_tm_tf{1,2}.json:
@@ -507,51 +473,20 @@ def _int_fields(*pairs: tuple[str, int]) -> dict[str, FieldSpec]:
 #   $mirror.cfg 4/4: $sid 11/11, $normal 83/96, $session_enable 93/106, $direction 106/223,
 #     $ucast_egress_port 124/241, $ucast_egress_port_valid 137/254, $max_pkt_len 337/454,
 #     $egress_port_queue 150/267, $ingress_cos 163/280
-def build_specs(program: str, profile: HwProfile) -> list[TableSpec]:
-    """Every table the switch exposes, as bf-rt.json would declare it."""
+def build_specs(program: str, profile: HwProfile, production: bool = False) -> list[TableSpec]:
+    """Every table the switch exposes: the program's from the compiler's
+    bf-rt.json, the SDE's fixed tables with the fields cited above."""
+    specs = p4_table_specs(program, profile.chip, production)
+    # What bf-rt.json leaves out (see compiled_tables.py): the P4's initial
+    # default actions and register initial values, from the model.
     model = make_model(program, profile)
-    specs: list[TableSpec] = []
-    for name, t in model.p4.tables.items():
-        keys = {k.name: KeySpec(k.name, k.bits, _MATCH[k.match]) for k in t.keys.values()}
-        if t.needs_priority:
-            keys["$MATCH_PRIORITY"] = KeySpec("$MATCH_PRIORITY", 32, "Exact")
-        actions = {a.name: _int_fields(*a.params) for a in t.actions.values()}
-        specs.append(
-            TableSpec(
-                f"pipe.{name}",
-                "mat",
-                keys,
-                actions,
-                size=t.size,
-                initial_default=(t.default[0], dict(t.default[1])),
-            )
-        )
-    for name, r in model.p4.registers.items():
-        specs.append(
-            TableSpec(
-                f"pipe.{name}",
-                "register",
-                {"$REGISTER_INDEX": KeySpec("$REGISTER_INDEX", 32, "Exact")},
-                fields=_int_fields((f"{name}.f1", r.width)),
-                size=r.size,
-                initial_value=r.initial,
-            )
-        )
-    for name, c in model.p4.counters.items():
-        counted = []
-        if c.kind in ("packets", "packets_and_bytes"):
-            counted.append(("$COUNTER_SPEC_PKTS", 64))
-        if c.kind in ("bytes", "packets_and_bytes"):
-            counted.append(("$COUNTER_SPEC_BYTES", 64))
-        specs.append(
-            TableSpec(
-                f"pipe.{name}",
-                "counter",
-                {"$COUNTER_INDEX": KeySpec("$COUNTER_INDEX", 32, "Exact")},
-                fields=_int_fields(*counted),
-                size=c.size,
-            )
-        )
+    for s in specs:
+        short = s.name.removeprefix("pipe.")
+        if s.kind == "mat" and short in model.p4.tables:
+            default = model.p4.tables[short].default
+            s.initial_default = (default[0], dict(default[1]))
+        elif s.kind == "register" and short in model.p4.registers:
+            s.initial_value = model.p4.registers[short].initial
     specs.append(
         TableSpec(
             "$mirror.cfg",
@@ -1181,7 +1116,14 @@ def _priority_name(number: int) -> str:
 class FakeSwitch:
     """State and checks of the device; FakeBfrtGrpc is its public face."""
 
-    def __init__(self, program: str, profile: HwProfile, address: str, asic: bool = True) -> None:
+    def __init__(
+        self,
+        program: str,
+        profile: HwProfile,
+        address: str,
+        asic: bool = True,
+        production: bool = False,
+    ) -> None:
         self.program = program
         self.profile = profile
         self.address = address
@@ -1191,7 +1133,7 @@ class FakeSwitch:
         # `$PORT` fields whose set sub-call fails: the server logs it and
         # reports success (bf_rt_port_table_impl.cpp line 413).
         self.ignored_port_fields: set[str] = set()
-        self.specs = build_specs(program, profile)
+        self.specs = build_specs(program, profile, production)
         self._by_name: dict[str, TableSpec] = {}
         ambiguous: set[str] = set()
         for s in self.specs:
@@ -1496,7 +1438,12 @@ class FakeSwitch:
         st = self.state[spec.name]
         entries: dict[tuple[Any, ...], tuple[str, dict[str, Any]]] = st["entries"]
         if op == "DEFAULT_SET":
-            st["default"] = self._action_data(spec, data)
+            if spec.const_default:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, "the default action is const")
+            default = self._action_data(spec, data)
+            if default[0] in spec.table_only:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, f"action {default[0]} is @tableonly")
+            st["default"] = default
             return
         if op == "DEFAULT_RESET":
             st["default"] = copy.deepcopy(spec.initial_default)
@@ -1514,6 +1461,8 @@ class FakeSwitch:
             del entries[ident]
             return
         action, params = self._action_data(spec, data)
+        if action in spec.default_only:
+            raise _Refused(StatusCode.INVALID_ARGUMENT, f"action {action} is @defaultonly")
         if op == "INSERT" and exists:
             raise _Refused(StatusCode.ALREADY_EXISTS, f"entry exists for key {key.to_dict()}")
         if op == "MODIFY" and not exists:
@@ -1547,11 +1496,16 @@ class FakeSwitch:
         if key is None or data is None or op.startswith("DEFAULT"):
             raise _Refused(StatusCode.INVALID_ARGUMENT, "a register write needs key and data")
         index = self._index(spec, key, "$REGISTER_INDEX")
-        (fs,) = spec.fields.values()
-        t = data.field_dict.get(fs.name)
-        if t is None:
-            raise _Refused(StatusCode.INVALID_ARGUMENT, f"field {fs.name} is required")
-        value = self._field_value(fs, t)
+        value = 0
+        # A struct register (a pair one RegisterAction updates) has one data
+        # field per member, each mandatory in bf-rt.json; the cell is kept
+        # packed, first field in the high half (the model's layout), so the
+        # test helpers register()/set_register() see one number.
+        for fs in spec.fields.values():
+            t = data.field_dict.get(fs.name)
+            if t is None:
+                raise _Refused(StatusCode.INVALID_ARGUMENT, f"field {fs.name} is required")
+            value = (value << fs.bits) | self._field_value(fs, t)
         for pipe in self._pipes(target):
             values[pipe][index] = value
 
@@ -2118,8 +2072,13 @@ class FakeSwitch:
             return self._data(table, found[1], found[0])
         if spec.kind == "register":
             index = self._index(spec, key, "$REGISTER_INDEX")
-            (name,) = spec.fields
-            return self._data(table, {name: [st[p][index] for p in self._pipes(target)]}, None)
+            cells = [st[p][index] for p in self._pipes(target)]
+            out: dict[str, list[int]] = {}
+            shift = sum(fs.bits for fs in spec.fields.values())
+            for fs in spec.fields.values():
+                shift -= fs.bits
+                out[fs.name] = [(c >> shift) & ((1 << fs.bits) - 1) for c in cells]
+            return self._data(table, out, None)
         if spec.kind == "counter":
             index = self._index(spec, key, "$COUNTER_INDEX")
             # A counter read over all pipes comes back summed.
@@ -2218,10 +2177,12 @@ class FakeBfrtGrpc:
         profile: HwProfile,
         address: str = "localhost:50052",
         asic: bool = True,
+        production: bool = False,
     ) -> None:
         """`asic`: a switch (TM reads rounded as the registers hold them) or
-        tofino-model (TM reads return what was written)."""
-        self.switch = FakeSwitch(program, profile, address, asic)
+        tofino-model (TM reads return what was written). `production`: the
+        program as built with --production (no test hooks compiled in)."""
+        self.switch = FakeSwitch(program, profile, address, asic, production)
 
     def ClientInterface(  # named like the real module's class
         self,

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
-from models.switch.core import Match, P4ModelError, Table
+from models.switch.core import Match, P4ModelError, Register, Table
 from models.switch.tna import TnaProgram
 
 from ...errors import ControllerError, SwitchUnavailable
@@ -15,6 +15,28 @@ from ...switch import EntryState, EntryWrite, RegisterWrite
 from .batch import Checked, Op, Slot, SlotKind, restore_entry
 from .client import ALL_PIPES, MATCH_PRIORITY_BITS, READ_BATCH, message, require_uint
 from .session import Session
+
+
+def register_fields(r: Register, value: int) -> dict[str, int]:
+    """A register cell's data fields: `<name>.f1`, or for a struct register
+    (a pair one RegisterAction updates) one field per member, as bf-rt.json
+    declares them (the model packs members, first in the high half)."""
+    if not r.members:
+        return {f"{r.name}.f1": value}
+    return {f"{r.name}.{m}": v for m, v in r.split(value).items()}
+
+
+def register_pipe_values(r: Register, data: Mapping[str, Any]) -> list[int]:
+    """A read cell's value in every pipe, members packed as the model does."""
+
+    def per_pipe(value: Any) -> list[int]:
+        return [int(v) for v in value] if isinstance(value, list) else [int(value)]
+
+    if not r.members:
+        return per_pipe(data[f"{r.name}.f1"])
+    parts = {m: per_pipe(data[f"{r.name}.{m}"]) for m in r.members}
+    pipes = len(next(iter(parts.values())))
+    return [r.pack({m: parts[m][p] for m in r.members}) for p in range(pipes)]
 
 
 class P4TableWriter:
@@ -59,7 +81,7 @@ class P4TableWriter:
         require_uint(f"{r.name}[{w.index}]", w.value, r.width)
         key = self.register_key(r.name, w.index)
         op = Op(i, w.describe(), r.name, "register", ("register", r.name, w.index), key=key)
-        op.data = self.s.make_data(r.name, {f"{r.name}.f1": w.value}, None)
+        op.data = self.s.make_data(r.name, register_fields(r, w.value), None)
         return op, Slot("register", r.name, ALL_PIPES, key=key)
 
     def prepare(self, ops: list[Op], slots: dict[Hashable, Slot]) -> None:
@@ -112,8 +134,7 @@ class P4TableWriter:
             data = self.s.get(slot.table, slot.key, from_hw=True)
             if data is None:
                 raise ControllerError(f"{slot.table}: register cell vanished")
-            value = data.to_dict()[f"{slot.table}.f1"]
-            slot.prior = [int(v) for v in value] if isinstance(value, list) else [int(value)]
+            slot.prior = register_pipe_values(self.model.register(slot.table), data.to_dict())
 
     def restore(self, slot: Slot, exists_now: bool) -> None:
         s = self.s
@@ -125,13 +146,13 @@ class P4TableWriter:
         elif slot.kind == "entry":
             restore_entry(s, slot, exists_now, wr.ROLLBACK_ON_ERROR)
         else:
-            name = f"{slot.table}.f1"
+            r = self.model.register(slot.table)
             values: list[int] = slot.prior
             # One write when the pipes agree; otherwise each pipe gets its own value back.
             pipes = [ALL_PIPES] if len(set(values)) == 1 else list(range(len(values)))
             for pipe in pipes:
                 value = values[0] if pipe == ALL_PIPES else values[pipe]
-                data = s.make_data(slot.table, {name: value}, None)
+                data = s.make_data(slot.table, register_fields(r, value), None)
                 mod = functools.partial(
                     t.entry_mod, s.target(pipe), [slot.key], [data], atomicity=wr.ROLLBACK_ON_ERROR
                 )
@@ -146,8 +167,7 @@ class P4TableWriter:
         data = self.s.get(r.name, self.register_key(r.name, index), from_hw=True)
         if data is None:
             raise ControllerError(f"{r.name}[{index}]: not returned by the switch")
-        value = data.to_dict()[f"{r.name}.f1"]
-        return [int(v) for v in value] if isinstance(value, list) else [int(value)]
+        return register_pipe_values(r, data.to_dict())
 
     def get_indexed(self, table: str, field: str, indices: Sequence[int], size: int) -> list[Any]:
         """The data of cells `indices` of an indexed table (register, counter),
@@ -186,8 +206,7 @@ class P4TableWriter:
         r = self.model.register(name)
         out = []
         for data in self.get_indexed(r.name, "$REGISTER_INDEX", list(indices), r.size):
-            value = data.to_dict()[f"{r.name}.f1"]
-            out.append(sum(int(v) for v in value) if isinstance(value, list) else int(value))
+            out.append(sum(register_pipe_values(r, data.to_dict())))
         return out
 
     def read_counters(self, name: str, indices: Sequence[int]) -> list[tuple[int, int]]:
