@@ -477,6 +477,12 @@ class Switch(ABC):
     def connect(self) -> None:
         """(Re)establish the session; raise SwitchUnavailable if it cannot."""
 
+    @abstractmethod
+    def pipe_count(self) -> int:
+        """The pipes this switch has (a board may have fewer than its chip:
+        a 32 x 100G Tofino runs 2 of 4): programs that hand state from pipe
+        to pipe must not send it to a pipe that is not there."""
+
     def close(self) -> None:  # noqa: B027 - optional for backends without sessions
         """Release the session."""
 

@@ -198,18 +198,26 @@ def test_multipipe_fakes_recirculate_through_the_reaction_points_pipe(pipes: int
 
 
 @pytest.mark.parametrize("pipes", PIPES)
-def test_multipipe_spie_update_reenters_the_pipe_of_its_recirculation_port(pipes: int) -> None:
+def test_multipipe_spie_update_goes_round_every_pipe_once(pipes: int) -> None:
     """The PI step of a port in pipe 0 mirrors its update to pipe 0's
-    recirculation port: p reaches pipe 0's ingress copy, no other."""
+    recirculation port; from there it goes round every pipe's
+    recirculation port, each re-entering its own pipe's ingress, and stops
+    when the next stop would be pipe 0 again: p reaches every ingress copy
+    (the update_ports ring the controller writes; issue 50 finding 1)."""
     _app, model = spie_on(pipes)
     seen = _spy_pipes(model)
     spie_send(model, 16 * MS, 30 * MS, pipe=0, port=PIE_PORT)
     p = model.register(PI_PROB).read_pipe(0, PIE_SLOT)
     assert p > 0
     ingress_prob = model.register("SwitchIngress.prob").read_pipes(PIE_SLOT)
-    assert ingress_prob == [p >> 1] + [0] * (pipes - 1)
-    recirculation = model.profile.recirculation_ports[0]
-    assert ("egress", recirculation, 0) in seen and ("ingress", recirculation, 0) in seen
+    assert ingress_prob == [p >> 1] * pipes
+    for pipe in range(pipes):
+        recirculation = model.profile.recirculation_ports[pipe]
+        assert ("egress", recirculation, pipe) in seen and ("ingress", recirculation, pipe) in seen
+    recirculated = [
+        e for e in seen if e[0] == "ingress" and e[1] in model.profile.recirculation_ports
+    ]
+    assert len(recirculated) == pipes  # once round, no loop
     assert all(pipe == model.pipe_of(port) for _, port, pipe in seen)
 
 

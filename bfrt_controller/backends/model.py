@@ -344,6 +344,9 @@ class ModelSwitch(Switch):
                 self.ports = ports
                 raise WriteError(i, w.describe(), str(exc)) from None
 
+    def pipe_count(self) -> int:
+        return self.model.pipes
+
     def read_register_pipes(self, name: str, index: int) -> list[int]:
         """The cell's value in every pipe, in pipe order."""
         return self.model.register(name).read_pipes(index)

@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from hw_profiles import HwProfile
 from models.switch.core import Match
 from models.switch.spie import SPIE_MODE_PIE, SPIE_MODE_SPIE
 
@@ -114,6 +115,17 @@ def _log_writes(table: str, key: str, action: str, entries: list[LogEntry]) -> l
         )
         for e in entries
     ]
+
+
+def update_ring(profile: HwProfile, pipes: int) -> list[tuple[int, int]]:
+    """(recirculation port, the next one) of the ring a PI step's update
+    goes round so that every ingress pipe holds PIE's state: the switch's
+    pipes in order, the last back to the first. A recirculation port of a
+    pipe the board lacks (or, on a one-pipe model, any other) passes
+    nothing on."""
+    ports = list(profile.recirculation_ports)
+    ring = ports[:pipes]
+    return [(rp, ring[(k + 1) % len(ring)] if k < len(ring) else rp) for k, rp in enumerate(ports)]
 
 
 class SpieApp(IntendedStateApp):
@@ -244,9 +256,14 @@ class SpieApp(IntendedStateApp):
         writes += _log_writes(
             n.LOG_SUMSQ, n.K_SUMSQ, n.SET_LOG_SUMSQ, log_entries(0, 2, LARGE_MARGIN_LOG16)
         )
-        for rp in self.profile.recirculation_ports:
+        for rp, next_rp in update_ring(self.profile, self.switch.pipe_count()):
             writes.append(
-                EntryWrite(n.UPDATE_PORTS, {n.K_INGRESS_PORT: Match(rp)}, n.ACCEPT_UPDATE)
+                EntryWrite(
+                    n.UPDATE_PORTS,
+                    {n.K_INGRESS_PORT: Match(rp)},
+                    n.ACCEPT_UPDATE,
+                    {"next_port": next_rp},
+                )
             )
         return writes
 

@@ -200,6 +200,8 @@ class EgMd:
     due_before_ticks: int = 0
     del_cur_ns_shr10: int = 0
     del_old_ns_shr10: int = 0
+    sojourn_ticks: int = 0
+    step_ticks: int = 0
     tick: int = 0
     d_ref: int = 0
     d_old: int = 0
@@ -270,7 +272,7 @@ class Spie(TnaProgram):
         self.prob = p4.register(Register(f"{ig}.prob", 32, SPIE_SLOTS))
         self.state = p4.register(Register(f"{ig}.state", 32, SPIE_SLOTS))
         self.congested = p4.register(Register(f"{ig}.congested", 32, SPIE_SLOTS))
-        self.accept_update = Action(f"{ig}.accept_update")
+        self.accept_update = Action(f"{ig}.accept_update", (("next_port", 9),))
         self.refuse_update = Action(f"{ig}.refuse_update")
         self.update_ports = p4.table(
             Table(
@@ -465,16 +467,14 @@ class Spie(TnaProgram):
         md.forged = self.trust.apply(hdr, in_port, len(data))
         md.spoofed = self.source_guard.apply(hdr, in_port, len(data))
         md.mode = SPIE_MODE_NONE
-        update_port = (
-            self.update_ports.lookup({"ig_intr_md.ingress_port": in_port}).action
-            == self.accept_update.name
-        )
+        update = self.update_ports.lookup({"ig_intr_md.ingress_port": in_port})
+        update_port = update.action == self.accept_update.name
+        next_update_port = update.data["next_port"] if update_port else 0
         drop = False
         egress_port = 0
         if md.forged:
             drop = True
         elif hdr.feedback.is_valid() and hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE:
-            drop = True  # drop_update() or reject_update()
             slot = hdr.feedback.class_id & 0xFF
             if update_port:
                 self.prob.write(slot, hdr.feedback.rate)
@@ -482,7 +482,14 @@ class Spie(TnaProgram):
                 self.congested.write(
                     slot, hdr.feedback.target_rate if hdr.feedback.degree == 1 else 0
                 )
+                # The ring round the pipes: on to the next pipe's recirculation
+                # port until that is where the update started (pass_update).
+                if next_update_port == hdr.feedback.flow_src_port & 0x1FF:
+                    drop = True  # drop_update()
+                else:
+                    egress_port = next_update_port
             else:
+                drop = True  # reject_update()
                 self.rejected_updates.count(in_port, len(data))
         elif md.spoofed:
             drop = True
@@ -610,7 +617,7 @@ class Spie(TnaProgram):
             header_parser(pkt, hdr, md.parsed)
 
         if hdr.spie_mirror.is_valid():
-            self.build_update(hdr)
+            self.build_update(hdr, eg_intr_md.egress_port)
         elif hdr.ipv4.is_valid() and not hdr.feedback.is_valid():
             md.queue = self.queue_hook.apply(eg_intr_md, hdr.aqm_bridged.arrival_ns)
             r = self.pi_port.lookup({"eg_intr_md.egress_port": eg_intr_md.egress_port})
@@ -626,6 +633,10 @@ class Spie(TnaProgram):
         if md.active == 1:
             md.tick = self.tick_check(md.slot, md, hdr.aqm_bridged.now_ticks)
         md.del_cur_ns_shr10 = md.queue.sojourn_ns >> 10
+        # The step's time is its departure's, not its arrival's (spie.p4
+        # differences()).
+        md.sojourn_ticks = md.queue.sojourn_ns >> 6
+        md.step_ticks = (hdr.aqm_bridged.now_ticks + md.sojourn_ticks) & U32_MASK
         if md.tick == 1:
             md.del_old_ns_shr10 = self.del_old_swap(md.slot, md)
         md.d_ref = (md.del_cur_ns_shr10 - md.del_ref_ns_shr10) & U32_MASK
@@ -648,7 +659,7 @@ class Spie(TnaProgram):
                 md.mirror_congested,
                 0,
                 md.prob,
-                hdr.aqm_bridged.now_ticks,
+                md.step_ticks,
             )
             header.set_valid()
             mirror = EgressMirror(md.session, header.pack())
@@ -657,9 +668,9 @@ class Spie(TnaProgram):
         out = emit(hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback)
         return EgressResult(drop=False, data=out + pkt.payload, mirror=mirror)
 
-    def build_update(self, hdr: SpieHeaders) -> None:
+    def build_update(self, hdr: SpieHeaders, egress_port: int) -> None:
         """A PI step's copy becomes the state update ingress accepts on a
-        recirculation port."""
+        recirculation port; the port it leaves by starts the ring."""
         hdr.ethernet.dst_addr = 0
         hdr.ethernet.src_addr = 0
         hdr.ethernet.ether_type = ETHERTYPE_TOFCC_FEEDBACK
@@ -671,7 +682,7 @@ class Spie(TnaProgram):
         fb.queue_id = 0
         fb.degree = hdr.spie_mirror.congested
         fb.flow_protocol = 0
-        fb.flow_src_port = 0
+        fb.flow_src_port = egress_port
         fb.rate = hdr.spie_mirror.prob >> 1
         fb.target_rate = hdr.spie_mirror.now_ticks  # the step's time
         hdr.spie_mirror.set_invalid()

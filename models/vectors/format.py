@@ -102,6 +102,21 @@ class TableEntrySpec(Strict):
     action: str
     data: dict[str, IntValue] = {}
     default: bool = False
+    # Action data written `recirculation` (the chip's recirculation port, as
+    # in a key): the runner puts the target's device port there, and no
+    # port mapping moves it.
+    recirculation_data: tuple[str, ...] = ()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _recirculation_in_data(cls, raw: Any) -> Any:
+        if not isinstance(raw, dict) or not isinstance(raw.get("data"), dict):
+            return raw
+        named = tuple(n for n, v in raw["data"].items() if v == RECIRCULATION_PORT)
+        if not named:
+            return raw
+        data = {n: (0 if n in named else v) for n, v in raw["data"].items()}
+        return {**raw, "data": data, "recirculation_data": named}
 
     @model_validator(mode="after")
     def _default_has_no_key(self) -> TableEntrySpec:

@@ -85,14 +85,15 @@ def _set_clock(target: VectorTarget, time_ns: int, where: str) -> None:
 
 
 def _resolve_recirculation(target: VectorTarget, e: TableEntrySpec) -> TableEntrySpec:
-    if not any(k.recirculation for k in e.key.values()):
+    if not any(k.recirculation for k in e.key.values()) and not e.recirculation_data:
         return e
     port = _session_port(target, RECIRCULATION_PORT)
     key = {
         name: (k.model_copy(update={"value": port}) if k.recirculation else k)
         for name, k in e.key.items()
     }
-    return e.model_copy(update={"key": key})
+    data = {n: (port if n in e.recirculation_data else v) for n, v in e.data.items()}
+    return e.model_copy(update={"key": key, "data": data})
 
 
 def apply_setup(target: VectorTarget, setup: Setup) -> None:

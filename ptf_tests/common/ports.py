@@ -12,7 +12,8 @@ vector names, without touching the vector files:
 - key fields whose name ends in `port` (ig_intr_md.ingress_port,
   eg_intr_md.egress_port, ig_tm_md.ucast_egress_port, hdr.bridged.ingress_port,
   and the queue hook's key);
-- action data named `port` or ending in `_port` (e.g. route's port);
+- action data named `port` or ending in `_port` (e.g. route's port), but
+  not data written `recirculation`;
 - mirror-session ports and port keys (not `recirculation`, which is already
   a device port);
 - the index of a register or counter with one cell per port (size
@@ -117,7 +118,10 @@ class PortMappedTarget:
         self.inner.reset()
 
     def add_entry(self, entry: TableEntrySpec) -> None:
-        data = {n: (self.port(v) if _is_port_param(n) else v) for n, v in dict(entry.data).items()}
+        data = {
+            n: (self.port(v) if _is_port_param(n) and n not in entry.recirculation_data else v)
+            for n, v in dict(entry.data).items()
+        }
         self.inner.add_entry(
             entry.model_copy(update={"key": self._key(dict(entry.key)), "data": data})
         )

@@ -718,6 +718,18 @@ def build_specs(program: str, profile: HwProfile, production: bool = False) -> l
             size=256,
         )
     )
+    # bf_rt_dev/bf_rt_dev_tf1.json (tf2 the same): tf1.dev.device_configuration,
+    # keyless, read-only num_pipes (line 38), read with a default-entry get
+    # (bf_rt_dev_table_impl.cpp tableDefaultEntryGet line 177; num_pipes from
+    # the port manager, line 193).
+    specs.append(
+        TableSpec(
+            f"{tf}.dev.device_configuration",
+            "dev_config",
+            {},
+            fields={"num_pipes": FieldSpec("num_pipes", 32, read_only=True)},
+        )
+    )
     specs.append(
         TableSpec(
             "$PORT_STR_INFO",
@@ -1123,9 +1135,12 @@ class FakeSwitch:
         address: str,
         asic: bool = True,
         production: bool = False,
+        pipes: int | None = None,
     ) -> None:
         self.program = program
         self.profile = profile
+        # The board's pipes (a 32 x 100G Tofino has 2 of the chip's 4).
+        self.pipes = profile.pipes if pipes is None else pipes
         self.address = address
         # An ASIC reads TM thresholds back as its registers hold them; the
         # SDE on tofino-model answers with what was written (tm_ctx.h line 260).
@@ -1168,7 +1183,7 @@ class FakeSwitch:
             raise KeyError(f"table {name} does not exist in bfrt_info") from None
 
     def fresh_state(self) -> dict[str, Any]:
-        pipes = self.profile.pipes
+        pipes = self.pipes
         state: dict[str, Any] = {}
         for s in self.specs:
             if s.kind == "mat":
@@ -1328,7 +1343,7 @@ class FakeSwitch:
 
     def _check_pipe(self, spec: TableSpec, target: Target) -> None:
         pipe = target.pipe_id_
-        if pipe != ALL_PIPES and not 0 <= pipe < self.profile.pipes:
+        if pipe != ALL_PIPES and not 0 <= pipe < self.pipes:
             raise _Refused(StatusCode.INVALID_ARGUMENT, f"pipe {pipe} does not exist")
         if spec.kind in ("mat", "mirror") and pipe != ALL_PIPES:
             raise _Refused(StatusCode.INVALID_ARGUMENT, "symmetric table: target all pipes")
@@ -1473,7 +1488,7 @@ class FakeSwitch:
 
     def _pipes(self, target: Target) -> list[int]:
         if target.pipe_id_ == ALL_PIPES:
-            return list(range(self.profile.pipes))
+            return list(range(self.pipes))
         return [target.pipe_id_]
 
     def _index(self, spec: TableSpec, key: _Key, name: str) -> int:
@@ -2014,7 +2029,10 @@ class FakeSwitch:
         try:
             if spec.kind in ("tm_sched", "tm_port_sched") and target.pipe_id_ == ALL_PIPES:
                 raise _Refused(StatusCode.INVALID_ARGUMENT, "TM table: target one pipe")
-            if default:
+            if default and spec.kind == "dev_config":
+                data = self._data(table, {"num_pipes": self.pipes}, None)
+                results = [(data, None)]
+            elif default:
                 if spec.kind != "mat":
                     raise _Refused(StatusCode.UNIMPLEMENTED, "no default entry")
                 action, params = self.state[spec.name]["default"]
@@ -2178,11 +2196,13 @@ class FakeBfrtGrpc:
         address: str = "localhost:50052",
         asic: bool = True,
         production: bool = False,
+        pipes: int | None = None,
     ) -> None:
         """`asic`: a switch (TM reads rounded as the registers hold them) or
         tofino-model (TM reads return what was written). `production`: the
-        program as built with --production (no test hooks compiled in)."""
-        self.switch = FakeSwitch(program, profile, address, asic, production)
+        program as built with --production (no test hooks compiled in). `pipes`:
+        the board's pipe count (default the chip's)."""
+        self.switch = FakeSwitch(program, profile, address, asic, production, pipes)
 
     def ClientInterface(  # named like the real module's class
         self,

@@ -18,12 +18,14 @@
  *   That departure is mirrored, truncated to its Ethernet header, to the
  *   pipe's recirculation port carrying the slot, the new p, whether
  *   del_cur >= del_ref / 3 (Algorithm 2's congestion test) and the step's
- *   time.
+ *   time (the departure's: arrival plus sojourn).
  * The copy leaves the recirculation port's egress as a state update
- * (Ethernet + feedback_h, msg_type SPIE_STATE) and re-enters ingress,
- * where it is accepted only on a recirculation port: it writes p, the
- * step's time and, if congested, the time again in a second register for
- * the slot, then is dropped.
+ * (Ethernet + feedback_h, msg_type SPIE_STATE, the port it left by as
+ * the ring's start) and re-enters ingress, where it is accepted only on a
+ * recirculation port: it writes p, the step's time and, if congested, the
+ * time again in a second register for the slot, then goes on to the next
+ * pipe's recirculation port, round every pipe the switch has, and is
+ * dropped when the next stop would be where it started.
  * Ingress, per IPv4 data packet routed to an S-PIE port:
  *   the sketch: three rows of up to 4096 counters, CRC-16 (three
  *   polynomials) of the 5-tuple; every counter, the port's m_count and
@@ -113,6 +115,7 @@ struct ig_md_t {
                                           bit 15 clear <=> large */
     spie_undo_h   undo;                /* the resubmit digest (second pass) */
     bit<1>        update_port;         /* arrived on a recirculation port */
+    PortId_t      next_update_port;    /* the next pipe's recirculation port */
     bit<1>        fresh;               /* an update within the staleness limit */
     bit<1>        congested;           /* ... and it said del_cur >= del_ref/3 */
     bit<32>       prob;
@@ -132,6 +135,8 @@ struct eg_md_t {
     bit<32>       due_before_ticks;          /* arrival - T_update */
     bit<32>       del_cur_ns_shr10;
     bit<32>       del_old_ns_shr10;
+    bit<32>       sojourn_ticks;
+    bit<32>       step_ticks;                /* the departure's time */
     bit<1>        tick;
     bit<32>       d_ref;                     /* del_cur - del_ref, signed */
     bit<32>       d_old;                     /* del_cur - del_old, signed */
@@ -266,16 +271,27 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     /* update_ports runs for every packet and only says whether the port may
      * carry updates; the chain below drops an update and the writes after
      * it take it in. */
-    action accept_update() {
+    action accept_update(PortId_t next_port) {
         ig_md.update_port = 1;
+        ig_md.next_update_port = next_port;
     }
 
     action refuse_update() {
         ig_md.update_port = 0;
+        ig_md.next_update_port = 0;
     }
 
     action drop_update() {
         ig_dprsr_md.drop_ctl = 1;
+    }
+
+    /* Every ingress pipe that feeds the port needs PIE's state, and the
+     * step's copy re-enters only its own pipe: the update goes on round
+     * the pipes' recirculation ports (a ring the controller sets up in
+     * update_ports over the pipes the switch has) until the next stop is
+     * the port it started from (flow_src_port, set in egress). */
+    action pass_update() {
+        ig_tm_md.ucast_egress_port = ig_md.next_update_port;
     }
 
     action reject_update() {
@@ -284,7 +300,8 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     }
 
     /* Only the chip's recirculation ports carry an update: a neighbour
-     * switch is trusted for backpressure, not to set this switch's p. */
+     * switch is trusted for backpressure, not to set this switch's p.
+     * Each names the next pipe's recirculation port of the ring. */
     table update_ports {
         key = { ig_intr_md.ingress_port : exact; }
         actions = { accept_update; refuse_update; }
@@ -683,8 +700,11 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             /* already dropped and counted by trust */
         } else if (hdr.feedback.isValid() &&
                    hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE) {
-            if (ig_md.update_port == 1) {
+            if (ig_md.update_port == 1 &&
+                    ig_md.next_update_port == hdr.feedback.flow_src_port[8:0]) {
                 drop_update();
+            } else if (ig_md.update_port == 1) {
+                pass_update();
             } else {
                 reject_update();
             }
@@ -876,6 +896,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
 
     action delay_now() {
         eg_md.del_cur_ns_shr10 = eg_md.queue.sojourn_ns >> 10;
+        eg_md.sojourn_ticks = eg_md.queue.sojourn_ns >> 6;
     }
 
     /* The first departure that arrived at least T_update after the last
@@ -900,6 +921,11 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     };
 
     action differences() {
+        /* The update is stamped with when the step was taken (this packet's
+         * departure), not when its packet arrived: with a queue deeper than
+         * the staleness limit every update would otherwise reach ingress
+         * already stale, and the port lose its AQM. */
+        eg_md.step_ticks = hdr.aqm_bridged.now_ticks + eg_md.sojourn_ticks;
         eg_md.d_ref = eg_md.del_cur_ns_shr10 - eg_md.del_ref_ns_shr10;
         eg_md.d_old = eg_md.del_cur_ns_shr10 - eg_md.del_old_ns_shr10;
         eg_md.congested_margin = eg_md.del_cur_ns_shr10 - eg_md.congested_from_ns_shr10;
@@ -1012,6 +1038,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     }
 
     action build_update() {
+        hdr.feedback.flow_src_port = (bit<16>)eg_intr_md.egress_port;  /* the ring's start */
         hdr.ethernet.dst_addr = 0;
         hdr.ethernet.src_addr = 0;
         hdr.ethernet.ether_type = ETHERTYPE_TOFCC_FEEDBACK;
@@ -1022,7 +1049,6 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         hdr.feedback.queue_id = 0;
         hdr.feedback.degree = hdr.spie_mirror.congested;
         hdr.feedback.flow_protocol = 0;
-        hdr.feedback.flow_src_port = 0;
         hdr.feedback.rate = hdr.spie_mirror.prob >> 1;  /* 2^-31 units */
         hdr.feedback.target_rate = hdr.spie_mirror.now_ticks;  /* the step's time */
         hdr.spie_mirror.setInvalid();
@@ -1087,7 +1113,7 @@ control SwitchEgressDeparser(packet_out pkt, inout headers_t hdr, in eg_md_t eg_
                 eg_md.mirror_congested,
                 8w0,
                 eg_md.prob,
-                hdr.aqm_bridged.now_ticks});
+                eg_md.step_ticks});
         }
         hdr.ipv4.hdr_checksum = ipv4_checksum.update({
             hdr.ipv4.version, hdr.ipv4.ihl, hdr.ipv4.dscp, hdr.ipv4.ecn,

@@ -138,6 +138,15 @@ class BfrtSwitch(Switch):
         each_then_rest(writes, rest, steps, restore, self.write)
 
     # -- reads -----------------------------------------------------------------
+    def pipe_count(self) -> int:
+        """num_pipes of `<tf>.dev.device_configuration` (open-p4studio
+        1f97778f bf_rt_dev/bf_rt_dev_tf1.json line 38, tf2 the same; a
+        default-entry read, bf_rt_dev_table_impl.cpp line 177)."""
+        data = self.session.get_default(f"{self.tm_prefix}.dev.device_configuration")
+        if data is None:
+            raise ControllerError(f"{self.description}: the device did not say its pipe count")
+        return int(data.to_dict()["num_pipes"])
+
     def read_register_pipes(self, name: str, index: int) -> list[int]:
         return self.tables.read_register_pipes(name, index)
 
