@@ -111,6 +111,25 @@ def q_flight_cells(
     return math.ceil(in_flight_bytes / profile.cell_bytes)
 
 
+def pfc_bound_cells(q_pfc_cells: int, q_flight_cells: int) -> int:
+    """Q_PFC - Q_flight: the largest Q_P4QCN that leaves room below Q_PFC for
+    what is in flight while P4QCN's feedback takes effect. The one place the
+    bound is computed: `thresholds`, config checks and `set` all use it."""
+    return q_pfc_cells - q_flight_cells
+
+
+def pfc_bound_violation(q_p4qcn_cells: int, q_pfc_cells: int, q_flight_cells: int) -> str | None:
+    """Why Q_P4QCN breaks Q_P4QCN <= Q_PFC - Q_flight, or None when it holds."""
+    bound = pfc_bound_cells(q_pfc_cells, q_flight_cells)
+    if q_p4qcn_cells <= bound:
+        return None
+    return (
+        f"Q_P4QCN {q_p4qcn_cells} cells exceeds Q_PFC - Q_flight = {q_pfc_cells} - "
+        f"{q_flight_cells} = {bound} cells: PFC would pause the link before P4QCN's "
+        "feedback takes effect (seed 003, 3.2.2)"
+    )
+
+
 def p4qcn_thresholds(
     profile: HwProfile,
     port_speed_gbps: int,
@@ -168,7 +187,7 @@ def p4qcn_thresholds(
             f"{what}; the buffer left after PFC headroom ({free} cells over {queues} "
             f"queues) gives Q_PFC {q_pfc} and Q_P4QCN {q_p4qcn} cells: no room for a threshold"
         )
-    pfc_bound = q_pfc - flight
+    pfc_bound = pfc_bound_cells(q_pfc, flight)
     if pfc_bound < 1:
         raise ThresholdError(
             f"{what}; Q_P4QCN {q_p4qcn} cells (shared-buffer bound) against Q_PFC - Q_flight "

@@ -452,7 +452,8 @@ AUDIT: tuple[Entry, ...] = (
         "dadctcp",
         "last_departure",
         "register",
-        "the ingress clock at the queue's latest departure",
+        "the egress clock (global_tstamp bits 37..6, read in egress) at the queue's "
+        "latest departure",
         60.0,
         "the controller reads it once per interval (at most 60 s) and compares "
         "it with its previous read and the switch's freshest departure as 32-bit "

@@ -39,6 +39,7 @@ from .config import (
     QueueSpec,
     check_against,
     check_entry_budget,
+    check_pfc_bound,
     check_queue,
     interval_ticks,
 )
@@ -314,6 +315,7 @@ class P4qcnApp(IntendedStateApp):
                 )
             spec = q.model_copy(update=asdict(live))
             check_queue(f"{field} {key}", spec, self.profile)
+            check_pfc_bound(f"{field} {key} q_max_cells", spec, self.config.pfc)
             out.append(spec)
         return out
 
@@ -339,20 +341,22 @@ class P4qcnApp(IntendedStateApp):
 
     def apply_thresholds(self, t: P4qcnThresholds) -> list[Change]:
         """Q_P4QCN becomes every queue's Q_max (P = 1 from there); a Q_min
-        above it comes down to it. Q_PFC is for the traffic manager's PFC,
-        which this program does not configure."""
+        above it comes down to it. Q_PFC is not written: the traffic
+        manager's PFC pauses at the config's pfc.xoff_cells."""
         if t.chip != self.profile.chip:
             raise ConfigError("thresholds", f"computed for {t.chip}, switch is {self.profile.chip}")
-        # The PFC threshold this switch is configured with, not only the one
-        # computed: Q_max must leave Q_flight below it, or PFC pauses the
-        # link before P4QCN's feedback takes effect (seed 003, 3.2.2).
-        pfc = self.config.pfc
-        if pfc is not None and t.q_p4qcn_cells > pfc.xoff_cells - t.q_flight_cells:
-            raise ConfigError(
+        # The PFC threshold this switch is configured with, against the
+        # Q_flight just computed for the link: Q_max must leave it below
+        # Q_PFC, or PFC pauses the link before P4QCN's feedback takes effect
+        # (seed 003, 3.2.2). set_queues then holds it to the config's
+        # headroom_cells as every change is.
+        for q in self.config.queues:
+            check_pfc_bound(
                 "pfc.xoff_cells",
-                f"Q_P4QCN {t.q_p4qcn_cells} cells exceeds the configured Q_PFC - Q_flight = "
-                f"{pfc.xoff_cells} - {t.q_flight_cells} = {pfc.xoff_cells - t.q_flight_cells} "
-                "cells: PFC would fire before P4QCN acts",
+                q.model_copy(update={"q_max_cells": t.q_p4qcn_cells}),
+                self.config.pfc,
+                t.q_flight_cells,
+                f"{t.port_speed_gbps} Gb/s over {t.cable_m:g} m of cable (thresholds)",
             )
         updates: dict[tuple[int, int], dict[str, object]] = {}
         for q in self.config.queues:

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from hw_profiles import HwProfile, load_profile
+from models.p4qcn_thresholds import pfc_bound_violation
 from models.switch.common import CLOCK_TICK_SHIFT
 from models.switch.p4qcn import P4QCN_PROBABILITY_ENTRIES
 
@@ -264,6 +265,37 @@ def check_against(cfg: P4qcnConfig, profile: HwProfile) -> None:
         no_repeats("pfc.queues", cfg.pfc.queues)
         check_pfc_cos(cfg.pfc)
         check_pfc_buffers(cfg.pfc, cfg.traffic_classes, profile)
+    for i, q in enumerate(cfg.queues):
+        check_pfc_bound(f"queues[{i}].q_max_cells", q, cfg.pfc)
+
+
+def pfc_covers(pfc: PfcSpec | None, q: QueueSpec) -> bool:
+    """This switch pauses the queue's own traffic: PFC is generated on its
+    port (a PPG pausing at xoff_cells) and the queue is one the pauses stop.
+    Without `generate` no PPG is written, so xoff_cells is never a threshold."""
+    return pfc is not None and pfc.generate and q.port in pfc.ports and q.queue in pfc.queues
+
+
+def check_pfc_bound(
+    field: str,
+    q: QueueSpec,
+    pfc: PfcSpec | None,
+    q_flight_cells: int | None = None,
+    flight_from: str = "pfc.headroom_cells",
+) -> None:
+    """Seed 003, 3.2.2: a congestion point's Q_max (its Q_P4QCN) at most
+    Q_PFC - Q_flight, so P4QCN's feedback acts before PFC pauses the link.
+    Q_PFC is pfc.xoff_cells; Q_flight the config's skid headroom unless the
+    caller has computed one (`thresholds`)."""
+    if pfc is None or not pfc_covers(pfc, q):
+        return
+    flight = pfc.headroom_cells if q_flight_cells is None else q_flight_cells
+    why = pfc_bound_violation(q.q_max_cells, pfc.xoff_cells, flight)
+    if why is not None:
+        raise ConfigError(
+            field,
+            f"queue {q.port}/{q.queue}'s {why}; Q_PFC is pfc.xoff_cells, Q_flight {flight_from}",
+        )
 
 
 def check_pfc_cos(pfc: PfcSpec) -> None:

@@ -44,9 +44,11 @@ the traffic a class wants to carry except class A's, divided by n C.
 
 We therefore keep Eq. 14 as the paper's objective and give layer 2 a floor
 that carries the port's load (:meth:`PmqecnProblem.target_floor`): with u
-the target utilisation (``PmqecnProblem.target_utilisation``, default 0.9)
-and cap = min(Lambda, n C, u Gamma), each class's floor is its weighted
-max-min share of the cap, weights mu*_i (:func:`share_targets`), and
+the target utilisation (``PmqecnProblem.target_utilisation``, default 0.6,
+``DEFAULT_TARGET_UTILISATION`` in :mod:`models.optimize.problem`; 0.9 until
+the "Target utilisation" runs in docs/evaluation.md) and
+cap = min(Lambda, n C, u Gamma), each class's floor is its weighted max-min
+share of the cap, weights mu*_i (:func:`share_targets`), and
 sum(lambda*) <= cap.  So a port carrying no more than the cap gives every
 class lambda* >= lambda (feedback never cuts there); a busier one cuts the
 classes above their share, to a total equal to the cap (the layer's answer

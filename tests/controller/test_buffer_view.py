@@ -44,6 +44,9 @@ def congest(sw: Switch, fake: FakeBfrtGrpc | None, cells: int, drops: int = 0) -
 def with_pfc() -> dict[str, Any]:
     raw = copy.deepcopy(RAW)
     raw["pfc"] = {"ports": [4, 5], "xoff_cells": 182, "headroom_cells": 52}
+    # PFC covers congestion point 4/0: its Q_max within Q_PFC - Q_flight = 182 - 52
+    # (seed 003, 3.2.2), which the default 209 breaks.
+    raw["queues"][0].update(q_min_cells=130, q_max_cells=130)
     raw["traffic_classes"] = [{"dscp": 26, "queue": 0, "icos": 3}]
     return raw
 

@@ -255,6 +255,8 @@ def test_apply_thresholds_refused_below_the_configured_pfc_threshold() -> None:
     # A lossless class (DSCP 26 -> queue 0, iCoS 3) so PFC has packets to pause.
     raw["traffic_classes"] = [{"dscp": 26, "queue": 0, "icos": 3}]
     raw["pfc"] = {"ports": [4], "xoff_cells": 300, "headroom_cells": 172}
+    # Within the config's own bound, 300 - 172 = 128, so the config loads.
+    raw["queues"][0].update(q_min_cells=100, q_max_cells=100)
     app = _app(raw)
     before = app.live["4/0"]
     t = p4qcn_thresholds(load_profile("tofino"), 100, 10.0)
@@ -265,6 +267,105 @@ def test_apply_thresholds_refused_below_the_configured_pfc_threshold() -> None:
     app = _app(raw)
     app.apply_thresholds(t)
     assert app.live["4/0"].q_max_cells == 216
+
+
+def _pfc_on_the_cp(q_max: int, **pfc: object) -> dict[str, object]:
+    """The default congestion point 4/0, lossless: PFC on its port and queue
+    with Q_PFC (xoff) 182 and Q_flight (headroom) 52 cells, so
+    Q_PFC - Q_flight = 130."""
+    raw = _cfg(q_min_cells=min(q_max, 100), q_max_cells=q_max)
+    raw["traffic_classes"] = [{"dscp": 26, "queue": 0, "icos": 3}]
+    raw["pfc"] = {
+        "cos": 3,
+        "icos": [3],
+        "ports": [4, 5],
+        "queues": [0],
+        "xoff_cells": 182,
+        "headroom_cells": 52,
+        **pfc,
+    }
+    return raw
+
+
+def _write(tmp_path: Path, raw: dict[str, object], name: str = "p4qcn.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return path
+
+
+def test_check_refuses_q_max_above_q_pfc_minus_q_flight(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 47: Q_max 209 with PFC at xoff 182 and headroom 52 on the
+    congestion point's own queue breaks Q_P4QCN <= Q_PFC - Q_flight (seed
+    003, 3.2.2): exit 2, one line naming the file, field, queue and bound."""
+    path = _write(tmp_path, _pfc_on_the_cp(209))
+    assert run(["--program", "p4qcn", "check", "--config", str(path)]) == 2
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in captured.err
+    err = lines[0]
+    assert f"{path}: queues[0].q_max_cells" in err
+    assert "queue 4/0" in err
+    assert "Q_P4QCN 209 cells exceeds Q_PFC - Q_flight = 182 - 52 = 130" in err
+    assert "Q_PFC is pfc.xoff_cells, Q_flight pfc.headroom_cells" in err
+
+
+@pytest.mark.parametrize(
+    ("q_max", "pfc", "code"),
+    [
+        (130, {}, 0),  # exactly Q_PFC - Q_flight
+        (131, {}, 2),  # one cell over
+        (209, {"queues": [1]}, 0),  # PFC stops queue 1 only: 4/0 is not lossless
+        (209, {"ports": [5]}, 0),  # nor PFC on another port
+        (209, {"generate": False}, 0),  # no pause is ever sent: xoff is no threshold
+        (209, {"xoff_cells": 261}, 0),  # a Q_PFC with room: 261 - 52 = 209
+    ],
+)
+def test_the_pfc_bound_holds_for_the_queues_pfc_covers(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    q_max: int,
+    pfc: dict[str, object],
+    code: int,
+) -> None:
+    path = _write(tmp_path, _pfc_on_the_cp(q_max, **pfc))
+    assert run(["--program", "p4qcn", "check", "--config", str(path)]) == code
+    assert ("Q_PFC - Q_flight" in capsys.readouterr().err) == (code == 2)
+
+
+def test_set_refuses_q_max_above_the_pfc_bound_and_applies_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A live change is held to the bound as the config is: nothing written,
+    the intended state unchanged, and a change within it still taken."""
+    app = _app(_pfc_on_the_cp(120))
+    before = app.live["4/0"]
+    held = _level(app, 4, 0, 125)
+    writes = len(app.switch.batches)  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match=r"set 4/0 q_max_cells: queue 4/0's Q_P4QCN 131 .*= 130"):
+        app.set_queues({(4, 0): {"q_max_cells": 131}})
+    assert app.live["4/0"] == before
+    assert len(app.switch.batches) == writes  # type: ignore[attr-defined]
+    assert _level(app, 4, 0, 125) == held
+    app.set_queues({(4, 0): {"q_max_cells": 130}})
+    assert app.live["4/0"].q_max_cells == 130
+
+    # The same through `tofcc set`, the state file untouched by the refusal.
+    path = _write(tmp_path, _pfc_on_the_cp(120))
+    state = tmp_path / "state.json"
+    base = ["--program", "p4qcn", "--config", str(path), "--state", str(state)]
+    assert run([*base, "set", "q_max_cells=130"]) == 0
+    saved = state.read_text()
+    capsys.readouterr()
+    assert run([*base, "set", "q_min_cells=0", "q_max_cells=131"]) == 2
+    err = capsys.readouterr().err
+    assert "Q_PFC - Q_flight = 182 - 52 = 130" in err and "4/0" in err
+    assert state.read_text() == saved
+    # What the switch holds, as the state file replays it.
+    assert run(["--program", "p4qcn", "--state", str(state), "status", "--json"]) == 0
+    rows = [r for r in yaml.safe_load(capsys.readouterr().out) if r.get("section") == QUEUES]
+    assert (rows[0]["q_min_cells"], rows[0]["q_max_cells"]) == (100, 130)
 
 
 def test_restore_live_refuses_a_corrupt_state() -> None:

@@ -44,6 +44,9 @@ def with_pfc(**watchdog: object) -> dict[str, Any]:
         "headroom_cells": 52,
         "watchdog": {"detection_ms": 200, "restoration_ms": 200, **watchdog},
     }
+    # PFC covers congestion point 4/0: its Q_max within Q_PFC - Q_flight = 182 - 52
+    # (seed 003, 3.2.2), which the default 209 breaks.
+    raw["queues"][0].update(q_min_cells=130, q_max_cells=130)
     raw["traffic_classes"] = [{"dscp": 26, "queue": 0, "icos": COS}]
     return raw
 

@@ -32,6 +32,9 @@ def with_pfc(**pfc: object) -> dict[str, object]:
     """The default config with PFC on CoS 3, whose iCoS (3) DSCP 26 has."""
     raw = copy.deepcopy(RAW)
     raw["pfc"] = {"ports": [4, 5], "xoff_cells": 182, "headroom_cells": 52, **pfc}
+    # PFC covers congestion point 4/0: its Q_max within Q_PFC - Q_flight = 182 - 52
+    # (seed 003, 3.2.2), which the default 209 breaks.
+    raw["queues"][0].update(q_min_cells=130, q_max_cells=130)
     raw["traffic_classes"] = [{"dscp": 26, "queue": 0, "icos": COS}]
     return raw
 

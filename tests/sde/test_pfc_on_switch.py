@@ -50,6 +50,9 @@ def config(tmp_path: Path, **pfc: object) -> Path:
         "headroom_cells": 52,
         **pfc,
     }
+    # PFC covers congestion point 4/0: its Q_max within Q_PFC - Q_flight = 182 - 52
+    # (seed 003, 3.2.2), which the default 209 breaks.
+    raw["queues"][0].update(q_min_cells=130, q_max_cells=130)
     raw["traffic_classes"] = [{"dscp": 26, "queue": 1, "icos": 3}]
     path = tmp_path / "p4qcn.yaml"
     path.write_text(yaml.safe_dump(raw))

@@ -34,6 +34,9 @@ PFC_PORT_NAMES = ("13/0", "13/1")
 def p4qcn_raw(**pfc: object) -> dict[str, Any]:
     raw = yaml.safe_load(P4QCN_DEFAULT.read_text())
     raw["pfc"] = {"cos": 3, "ports": [4, 5], "xoff_cells": 182, "headroom_cells": 52, **pfc}
+    # PFC covers congestion point 4/0: its Q_max within Q_PFC - Q_flight = 182 - 52
+    # (seed 003, 3.2.2), which the default 209 breaks.
+    raw["queues"][0].update(q_min_cells=130, q_max_cells=130)
     raw["traffic_classes"] = [{"dscp": 26, "queue": 0, "icos": 3}]
     return raw
 
