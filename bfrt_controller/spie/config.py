@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -97,14 +97,51 @@ class PieParams(Strict):
         return self
 
 
+# Columns per concurrent flow the sketch keeps apart: with fewer, collisions
+# lift the weighted average and a large flow escapes (tna/spie/README.md,
+# "How many columns"; scripts/sketch_columns.py: a 4x flow is admitted at
+# Algorithm 2's own share, 0.30, up to columns/8 flows, 0.60 at columns/4,
+# all of it from columns/2).
+COLUMNS_PER_FLOW = 8
+DEFAULT_COLUMNS = 1024
+
+
 class SketchParams(Strict):
-    columns: Annotated[int, Field(ge=1, le=SPIE_SKETCH_COLUMNS)] = 1024
+    columns: Annotated[int, Field(ge=1, le=SPIE_SKETCH_COLUMNS)] = DEFAULT_COLUMNS
+    # The flows the sketch must tell apart at once (every S-PIE and PIE
+    # port's, and every other routed flow's: the sketch counts them all).
+    # Given, it sets `columns` (COLUMNS_PER_FLOW each, a power of two) or
+    # checks the columns given.
+    expected_flows: Annotated[int, Field(ge=1)] | None = None
     # ClearMemory's interval: rounded to the nearest 2^k ticks of 64 ns,
     # k in 16..24 (4.2 ms .. 1.07 s).
     clear_interval_us: Annotated[float, Field(gt=0)] = 1_073_741.824
     # The fastest S-PIE port's line rate; none: the chip's fastest port
     # (hw_profiles' max_port_gbps), the worst case the counts must hold.
     line_rate_gbps: Annotated[float, Field(gt=0)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _columns_for_the_flows(cls, raw: Any) -> Any:
+        if not isinstance(raw, dict) or not isinstance(raw.get("expected_flows"), int):
+            return raw
+        flows = raw["expected_flows"]
+        needed = COLUMNS_PER_FLOW * flows
+        columns = raw.get("columns")
+        if columns is None:
+            if needed > SPIE_SKETCH_COLUMNS:
+                raise ValueError(
+                    f"expected_flows {flows} needs {needed} columns ({COLUMNS_PER_FLOW} a "
+                    f"flow); the sketch has at most {SPIE_SKETCH_COLUMNS}"
+                )
+            return {**raw, "columns": 1 << (needed - 1).bit_length()}
+        if isinstance(columns, int) and columns < needed:
+            raise ValueError(
+                f"columns {columns} keep {columns // COLUMNS_PER_FLOW} flows apart "
+                f"({COLUMNS_PER_FLOW} a flow), fewer than expected_flows {flows}: a large "
+                "flow would be admitted whole"
+            )
+        return raw
 
 
 class SpieConfig(Strict):
