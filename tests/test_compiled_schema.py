@@ -133,3 +133,46 @@ def test_a_production_fake_has_no_test_hooks() -> None:
     names = {s.name for s in fake.switch.specs}
     assert not any(n.endswith(HOOK_SUFFIX) for n in names)
     assert "pipe.SwitchEgress.queue_hook.queue_md_override" not in names
+
+
+def _names_module(program: str) -> object:
+    import importlib
+
+    return importlib.import_module(f"bfrt_controller.{program}.names")
+
+
+@pytest.mark.parametrize(("program", "chip"), [(p, c) for p in PROGRAMS for c in CHIPS])
+def test_controller_names_are_the_compilers(program: str, chip: str) -> None:
+    """Every control-plane name a controller's names.py keeps by hand is one
+    the compiler declared: tables, registers and counters of the right kind,
+    actions of some table, keys (K_*) of some table. A typo or a rename in
+    the P4 fails here, not on a switch."""
+    names = _names_module(program)
+    compiled = {s.name.removeprefix("pipe."): s for s in p4_table_specs(program, chip)}
+    actions = {a for s in compiled.values() for a in s.actions}
+    keys = {k for s in compiled.values() for k in s.keys}
+    problems = []
+    for attr in dir(names):
+        value = getattr(names, attr)
+        if not isinstance(value, str):
+            continue
+        if attr.startswith("K_"):
+            if value not in keys:
+                problems.append(f"{attr} = {value!r}: no compiled table has this key")
+        elif (
+            value.startswith(("SwitchIngress.", "SwitchEgress."))
+            and value not in compiled
+            and value not in actions
+        ):
+            problems.append(f"{attr} = {value!r}: neither an object nor an action compiled")
+    for group, kind in (
+        ("ALL_TABLES", "mat"),
+        ("ALL_REGISTERS", "register"),
+        ("ALL_COUNTERS", "counter"),
+    ):
+        for name in getattr(names, group, ()):
+            spec = compiled.get(name)
+            if spec is None or spec.kind != kind:
+                got = "absent" if spec is None else spec.kind
+                problems.append(f"{group}: {name} is {got} in bf-rt.json, not a {kind}")
+    assert not problems, "\n".join(problems)
