@@ -497,6 +497,11 @@ class Switch(ABC):
     def read_counter(self, name: str, index: int) -> tuple[int, int]:
         """(packets, bytes)."""
 
+    def read_register_pipes(self, name: str, index: int) -> list[int]:
+        """The cell's value in every pipe, in pipe order. A backend that runs
+        several pipes overrides this; one that does not holds one value."""
+        return [self.read_register(name, index)]
+
     def read_registers(self, name: str, indices: Sequence[int]) -> list[int]:
         """Several cells of one register, in `indices`' order. A backend that
         can read many entries in one request overrides this: a control cycle

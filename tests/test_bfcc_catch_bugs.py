@@ -159,7 +159,7 @@ def test_fakes_under_shaping_are_caught(monkeypatch: pytest.MonkeyPatch) -> None
         t = self.rate_threshold
         for e in t.entries:
             if e.action.endswith("no_rate_threshold"):
-                e.data.update({"rt_packets": 1, "recirculation_session": 0})
+                e.data.update({"rt_packets": 1})
                 object.__setattr__(e, "action", self.set_rate_threshold.name)
         t._groups = None
         return real(self, md, data)  # type: ignore[arg-type]

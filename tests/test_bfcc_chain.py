@@ -75,10 +75,16 @@ def _upstream_setup(expiry_ns: int) -> Setup:
                         "table": "SwitchEgress.rate_threshold",
                         "key": {"hdr.bfcc_bridged.bp_degree": degree},
                         "action": "SwitchEgress.set_rate_threshold",
-                        "data": {"rt_packets": rt, "recirculation_session": 20},
+                        "data": {"rt_packets": rt},
                     }
                     for degree, rt in ((1, 9), (2, 3), (3, 1))
                 ),
+                {
+                    "table": "SwitchEgress.recirculation",
+                    "key": {"eg_intr_md.egress_port": 3},
+                    "action": "SwitchEgress.recirculate",
+                    "data": {"session": 20, "level_cells": 1000},
+                },
             ],
             "mirror_sessions": [{"sid": 20, "port": "recirculation"}],
         }

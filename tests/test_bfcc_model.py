@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
 
 from hw_profiles import load_profile
 from models.switch import bfcc
 from models.switch.headers import BridgedMd
 from models.switch.registry import PROGRAMS
 from models.switch.target import ModelTarget
+from models.switch.tna import IngressIntrinsic
 from models.vectors.format import (
     DEFAULT_VECTOR_ROOT,
     VectorFormatError,
@@ -22,6 +25,7 @@ from models.vectors.format import (
     vector_files,
 )
 from models.vectors.runner import VectorMismatch, apply_setup, run_vector
+from models.wire import TofccFeedback
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -55,6 +59,11 @@ def test_constants_match_the_p4() -> None:
     for name, value in program.items():
         if name.startswith("BFCC_"):
             assert getattr(bfcc, name) == value, name
+    for name in ("PKT_TYPE_MIRROR_BP_REPLICA", "MIRROR_TYPE_BP_REPLICA"):
+        assert program[name] == getattr(bfcc, name), name
+    # A type of BFCC's own, clear of every shared one.
+    shared_types = {v for k, v in shared.items() if k.startswith("PKT_TYPE_")}
+    assert bfcc.PKT_TYPE_MIRROR_BP_REPLICA not in shared_types
     assert bfcc.BFCC_VQ_SLOTS == bfcc.BFCC_CONGESTION_POINTS * bfcc.BFCC_GROUPS
 
 
@@ -63,6 +72,7 @@ def test_headers_fit_the_chip(chip: str) -> None:
     profile = load_profile(chip)
     assert bfcc.BpMirror.size_bytes() <= profile.mirror_header_max_bytes
     assert bfcc.RecircMirror.size_bytes() <= profile.mirror_header_max_bytes
+    assert bfcc.BpReplicaMirror.size_bytes() <= profile.mirror_header_max_bytes
     bridged = BridgedMd.size_bytes() + bfcc.BfccBridged.size_bytes()
     assert bridged <= profile.bridged_metadata_max_bytes
     # Every register entry fits a stateful ALU word: one of at most 32 bits,
@@ -165,3 +175,35 @@ def test_refresh_epoch_bits_match_the_p4() -> None:
     text = (REPO / "tna/bfcc/bfcc.p4").read_text()
     hi = bfcc.BFCC_EPOCH_LOW_BIT + bfcc.BFCC_EPOCH_BITS - 1
     assert f"bp_epoch_ns[{hi}:{bfcc.BFCC_EPOCH_LOW_BIT}] ++ eg_md.degree[1:0]" in text
+
+
+def test_backpressure_is_aged_on_the_global_timestamp() -> None:
+    """Issue 50, item 5: BFCC's clock is the parser's global timestamp,
+    which the chip defines for every packet, a recirculated original's
+    included (ig_prsr_md.global_tstamp), not ingress_mac_tstamp, which it
+    does not document on the recirculation path. A message is recorded at
+    it and a data packet's age measured on it."""
+    profile = load_profile("tofino")
+    model = bfcc.Bfcc(profile)
+    target = ModelTarget(model)
+    vfile = load_vector_file(DEFAULT_VECTOR_ROOT / "bfcc" / "reaction_point.yaml")
+    apply_setup(target, vfile.setup)
+    message = bytes(
+        Ether(dst="02:00:00:00:00:03", src="00:00:00:00:03:fe", type=0x88B6)
+        / TofccFeedback(msg_type=2, class_id=1, degree=3)
+    )
+    model.ingress(IngressIntrinsic(3, ingress_mac_tstamp_ns=111, global_tstamp_ns=7_000), message)
+    assert model.register("SwitchIngress.bp_recorded_ns").read(3) == 7_000
+    # Port 2 expires after 1 ms: its age is 1 ms on the global clock, 1 ms -
+    # 7 us on the MAC clock, so only the global clock expires it.
+    model.ingress(IngressIntrinsic(2, ingress_mac_tstamp_ns=0, global_tstamp_ns=0), message)
+    packet = bytes(
+        Ether(dst="02:00:00:00:00:01", src="00:00:00:00:01:01")
+        / IP(src="10.0.1.1", dst="10.0.2.2")
+        / UDP(sport=5001, dport=6000)
+    )
+    ig = model.ingress(
+        IngressIntrinsic(1, ingress_mac_tstamp_ns=993_000, global_tstamp_ns=1_000_000), packet
+    )
+    assert not ig.drop and ig.egress_port == 2 and ig.qid == 2
+    assert model.register("SwitchIngress.bp_state").read(2) == 0

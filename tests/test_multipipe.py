@@ -157,16 +157,6 @@ def _spy_pipes(model: TnaProgram) -> list[tuple[str, int, int]]:
 
 
 @pytest.mark.parametrize("pipes", PIPES)
-def test_multipipe_backpressure_is_kept_in_the_arrival_pipe(pipes: int) -> None:
-    """Backpressure arriving on the reaction port is recorded in that port's
-    ingress pipe only (each pipe has its own bp_state)."""
-    _app, model = bfcc_on(pipes, host_pipes=[0])
-    model.send(REACTION_PORT, backpressure(HOST_GROUP, degree=2))
-    state = model.register("SwitchIngress.bp_state").read_pipes(REACTION_PORT)
-    assert state == [(HOST_GROUP << 8) | 2] + [0] * (pipes - 1)
-
-
-@pytest.mark.parametrize("pipes", PIPES)
 def test_multipipe_bfcc_host_in_the_reaction_points_pipe_is_slowed(pipes: int) -> None:
     """Hosts in the reaction port's pipe see its backpressure: the named
     group takes the low queue and is cut by fakes (RT 1 at severe), its

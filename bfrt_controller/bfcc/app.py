@@ -23,6 +23,7 @@ from ..common import (
     check_chip,
     lpm,
     mac_to_int,
+    pipe_of,
     route_writes,
     source_binding_writes,
     trusted_port_writes,
@@ -48,7 +49,9 @@ from .config import (
     check_recirculation_budget,
     check_shaping_rates,
     param_warnings,
-    recirculation_port,
+    recirculation_level_cells,
+    recirculation_ports,
+    recirculation_sessions,
     refresh_mask,
     saturation_reports,
     sender_notify_targets,
@@ -58,6 +61,7 @@ from .config import (
 )
 from .rows import (
     bp_key,
+    port_register,
     status_rows,
 )
 
@@ -83,7 +87,10 @@ class BfccApp(IntendedStateApp):
         self.switch = switch
         self.config = config
         self.params: Params = config.params
-        self.recirculation_port = recirculation_port(config, switch.profile)
+        # pipe -> its recirculation session and port (every pipe the config
+        # uses, when there are reaction points).
+        self.recirculation_sessions = recirculation_sessions(config, switch.profile)
+        self.recirculation_ports = recirculation_ports(config, switch.profile)
         # Groups attached here. Under none a group split over two host ports
         # just has no entry; check_against (config) and set_params (a run-time
         # switch to match_switch) refuse it.
@@ -121,7 +128,6 @@ class BfccApp(IntendedStateApp):
             )
         # Without reaction points no packet is ever flagged: RT would be dead state.
         if cfg.reaction_points:
-            assert cfg.recirculation_session is not None  # check_against
             for degree, rt in p.rate_thresholds().items():
                 key = {n.K_BP_DEGREE: Match(degree)}
                 if p.reduction == "shaping":
@@ -130,13 +136,23 @@ class BfccApp(IntendedStateApp):
                     writes.append(EntryWrite(n.RATE_THRESHOLD, key, n.NO_RATE_THRESHOLD, {}))
                     continue
                 writes.append(
-                    EntryWrite(
-                        n.RATE_THRESHOLD,
-                        key,
-                        n.SET_RATE_THRESHOLD,
-                        {"rt_packets": rt, "recirculation_session": cfg.recirculation_session},
-                    )
+                    EntryWrite(n.RATE_THRESHOLD, key, n.SET_RATE_THRESHOLD, {"rt_packets": rt})
                 )
+        # Each reaction port recirculates through its own pipe's port, up to
+        # the level (a tunable, so `set` rewrites these).
+        level = recirculation_level_cells(p, self.switch.profile)
+        for rp in cfg.reaction_points:
+            writes.append(
+                EntryWrite(
+                    n.RECIRCULATION,
+                    {n.K_EGRESS_PORT: Match(rp.port)},
+                    n.RECIRCULATE,
+                    {
+                        "session": self.recirculation_sessions[pipe_of(rp.port, self.profile)],
+                        "level_cells": level,
+                    },
+                )
+            )
         # Every attached group has its two entries whatever the reaction, so
         # `set sender_reaction=...` modifies entries instead of adding or
         # deleting them; `consume` is what a miss does.
@@ -179,11 +195,15 @@ class BfccApp(IntendedStateApp):
             MirrorSessionWrite(u.mirror_session, u.port, n.BP_TRUNCATE_BYTES)
             for u in cfg.upstream_ports
         ]
-        if self.recirculation_port is not None:
-            assert cfg.recirculation_session is not None  # check_against
-            writes.append(MirrorSessionWrite(cfg.recirculation_session, self.recirculation_port))
+        # Both directions: fakes' originals are egress copies, backpressure
+        # going round the pipes ingress copies.
+        for pipe, sid in self.recirculation_sessions.items():
+            writes.append(MirrorSessionWrite(sid, self.recirculation_ports[pipe], direction="BOTH"))
         writes += route_writes(cfg.routes)
-        writes += trusted_port_writes(cfg.trusted_ports)
+        # A copy of backpressure from another pipe arrives on a recirculation
+        # port: trusted, as the switch-facing port it came in on.
+        writes += trusted_port_writes(cfg.trusted_ports + self._replica_ports())
+        writes += self._replication_writes()
         writes += source_binding_writes(cfg.source_bindings)
         upstream = {u.port: u for u in cfg.upstream_ports}
         for g in cfg.groups:
@@ -212,6 +232,45 @@ class BfccApp(IntendedStateApp):
             writes.append(TmQueueWrite(rp.port, rp.low_qid, max_priority=LOW_PRIORITY))
         writes.extend(self._param_writes(self.params))
         return by_table(writes)
+
+    def _replica_ports(self) -> list[int]:
+        """The recirculation ports backpressure copies arrive on (none on one pipe)."""
+        if len(self.recirculation_sessions) < 2:
+            return []
+        return [self.recirculation_ports[pipe] for pipe in self.recirculation_sessions]
+
+    def _replication_writes(self) -> list[Write]:
+        """bp_replicate: backpressure arriving on a reaction port goes round
+        the other pipes the config uses (in pipe order, from the next one),
+        recorded in each for the reaction port, so senders on every pipe see
+        it (issue 50, finding 4)."""
+        pipes = list(self.recirculation_sessions)
+        if len(pipes) < 2:
+            return []
+
+        def next_session(pipe: int) -> int:
+            return self.recirculation_sessions[pipes[(pipes.index(pipe) + 1) % len(pipes)]]
+
+        writes: list[Write] = []
+        for rp in self.config.reaction_points:
+            # The first copy's pipe is one; pipes_left are the ones after it.
+            data = {
+                "session": next_session(pipe_of(rp.port, self.profile)),
+                "pipes_left": len(pipes) - 2,
+            }
+            writes.append(
+                EntryWrite(n.BP_REPLICATE, {n.K_INGRESS_PORT: Match(rp.port)}, n.REPLICATE, data)
+            )
+        for pipe in pipes:
+            writes.append(
+                EntryWrite(
+                    n.BP_REPLICATE,
+                    {n.K_INGRESS_PORT: Match(self.recirculation_ports[pipe])},
+                    n.RELAY_REPLICA,
+                    {"session": next_session(pipe)},
+                )
+            )
+        return writes
 
     def live_state(self) -> dict[str, Any]:
         return {"params": self.params.model_dump()}
@@ -303,7 +362,7 @@ class BfccApp(IntendedStateApp):
                 line_kbps = rp.rate_mbps * 1000
                 if p.shaping_base == "carried":
                     self._measure(rp.port, now_s)
-                group, degree = bp_key(self.switch.read_register(n.BP_STATE, rp.port))
+                group, degree = bp_key(port_register(self.switch, n.BP_STATE, rp.port))
                 if group and degree in rts:
                     if p.shaping_base == "line":
                         rate = shaped_rate_kbps(rp.rate_mbps, rts[degree])
@@ -351,4 +410,4 @@ class BfccApp(IntendedStateApp):
     # ---- what the switch holds ------------------------------------
     def status(self) -> list[dict[str, object]]:
         """Rows by section, as read back from the switch (rows.py)."""
-        return status_rows(self.switch, self.config, self.params, self.recirculation_port)
+        return status_rows(self.switch, self.config, self.params)

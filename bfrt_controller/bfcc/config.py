@@ -175,6 +175,12 @@ class Params(Strict):
     # cycle before the backpressure began (its $PORT_STAT byte counter), so
     # the cut bites at any load, like a fake on a saturated port.
     shaping_base: Literal["line", "carried"] = "line"
+    # The level of a pipe's recirculation queue (bytes) above which a fake's
+    # original leaves itself instead of recirculating, so the recirculation
+    # port never drops an original (tna/bfcc/README.md, "Recirculation
+    # bandwidth"): keep it below what the port's queue may hold. 64 KiB is
+    # 5.2 us at 100 Gb/s.
+    recirculation_level_bytes: Annotated[int, Field(ge=0, le=U32_MAX)] = 65536
 
     def rate_thresholds(self) -> dict[int, int]:
         return {
@@ -209,18 +215,52 @@ class BfccConfig(Strict):
         list[CongestionPoint], Field(max_length=BFCC_CONGESTION_POINTS)
     ] = []
     reaction_points: list[ReactionPoint] = []
-    # The session fakes' real copies recirculate through; its port is the
-    # chip's recirculation port (hw profile), never configured.
+    # The mirror session to the recirculation port (hw profile, never
+    # configured) of the first pipe the config uses; each further pipe takes
+    # the next id. Fakes' originals recirculate through their reaction
+    # port's own pipe; backpressure goes round every pipe through them.
     recirculation_session: Annotated[int, Field(ge=1)] | None = None
     params: Params
 
 
-def recirculation_port(cfg: BfccConfig, profile: HwProfile) -> int | None:
-    """The recirculation port of the reaction points' pipe (None without any):
-    the recirculated real packet must see the same pipe's bp_state again."""
-    if not cfg.reaction_points:
-        return None
-    return profile.recirculation_ports[pipe_of(cfg.reaction_points[0].port, profile)]
+def config_pipes(cfg: BfccConfig, profile: HwProfile) -> list[int]:
+    """The pipes holding a port the config names, in order. Registers are per
+    pipe and a sender's packets read bp_state in the ingress pipe of the port
+    they arrive on, so backpressure is copied to each of these pipes."""
+    ports = (
+        {r.port for r in cfg.routes}
+        | set(cfg.trusted_ports)
+        | {b.port for b in cfg.source_bindings}
+        | {u.port for u in cfg.upstream_ports}
+        | {cp.port for cp in cfg.congestion_points}
+        | {rp.port for rp in cfg.reaction_points}
+    )
+    return sorted({pipe_of(port, profile) for port in ports})
+
+
+def recirculation_sessions(cfg: BfccConfig, profile: HwProfile) -> dict[int, int]:
+    """pipe -> the mirror session to that pipe's recirculation port, for every
+    pipe the config uses: recirculation_session for the first, the next ids
+    for the next (none without reaction points). A fake's original
+    recirculates through its reaction port's own pipe; backpressure goes
+    round the pipes through theirs."""
+    if not cfg.reaction_points or cfg.recirculation_session is None:
+        return {}
+    return {
+        pipe: cfg.recirculation_session + i for i, pipe in enumerate(config_pipes(cfg, profile))
+    }
+
+
+def recirculation_ports(cfg: BfccConfig, profile: HwProfile) -> dict[int, int]:
+    """pipe -> its recirculation port (hw profile), for the pipes with a session."""
+    return {
+        pipe: profile.recirculation_ports[pipe] for pipe in recirculation_sessions(cfg, profile)
+    }
+
+
+def recirculation_level_cells(p: Params, profile: HwProfile) -> int:
+    """The recirculation table's level_cells: whole cells within the level."""
+    return p.recirculation_level_bytes // profile.cell_bytes
 
 
 _no_repeats = no_repeats
@@ -254,27 +294,29 @@ def line_rate_gbps(rp: ReactionPoint, profile: HwProfile) -> float:
 
 def recirculation_loads(cfg: BfccConfig, p: Params, profile: HwProfile) -> list[RecirculationLoad]:
     """Each pipe's worst-case recirculation (tna/bfcc/README.md, "Recirculation
-    bandwidth"); none when nothing recirculates (no reaction point, or
-    reduction shaping: the TM cuts the port, no fakes)."""
-    port = recirculation_port(cfg, profile)
-    if port is None or p.reduction != "fakes":
+    bandwidth"), for the pipes with reaction points: a fake's original
+    recirculates through its reaction port's own pipe. None when nothing
+    recirculates (no reaction point, or reduction shaping: the TM cuts the
+    port, no fakes)."""
+    if not cfg.reaction_points or p.reduction != "fakes":
         return []
     rt = min(p.rate_thresholds().values())
     share = 1 / (rt + 1)
-    shares = tuple(
-        (i, line_rate_gbps(rp, profile) * share) for i, rp in enumerate(cfg.reaction_points)
-    )
-    # One session, so every reaction point's originals take this one port
-    # (check_against keeps them in its pipe).
+    by_pipe: dict[int, list[tuple[int, float]]] = {}
+    for i, rp in enumerate(cfg.reaction_points):
+        by_pipe.setdefault(pipe_of(rp.port, profile), []).append(
+            (i, line_rate_gbps(rp, profile) * share)
+        )
     return [
         RecirculationLoad(
-            pipe_of(port, profile),
-            port,
+            pipe,
+            profile.recirculation_ports[pipe],
             sum(g for _, g in shares),
             float(profile.recirculation_port_gbps),
-            shares,
+            tuple(shares),
             rt,
         )
+        for pipe, shares in sorted(by_pipe.items())
     ]
 
 
@@ -286,10 +328,13 @@ def check_recirculation_budget(
     cfg: BfccConfig, p: Params, profile: HwProfile, field: str | None = None
 ) -> None:
     """Refuse reaction points whose worst-case recirculation exceeds their
-    pipe's recirculation port: past it the port drops the fakes' originals,
-    and each dropped original is a lost data packet (issue 50, finding 3).
-    The error names the reaction point that crosses the capacity (or
-    `field`, the parameter a `set` changed), the pipe and the load."""
+    pipe's recirculation port (issue 50, finding 3). The data plane never
+    drops an original for it (past the port's level an original leaves
+    itself instead of a fake), but the cut then falls short of RT/(RT+1)
+    whenever the ports are busy: a config that cannot have its cut is
+    refused rather than silently weakened. The error names the reaction
+    point that crosses the capacity (or `field`, the parameter a `set`
+    changed), the pipe and the load."""
     for load in recirculation_loads(cfg, p, profile):
         if not load.over:
             continue
@@ -308,7 +353,8 @@ def check_recirculation_budget(
             f"reaction ports {ports} each recirculate 1/(RT+1) = 1/{load.rt_packets + 1} of "
             "their line rate (rate_mbps, else the chip's fastest port) at the degree with "
             f"the lowest RT ({load.rt_packets}). Raise that RT, give the ports' rate_mbps, "
-            "take reaction points off, or use reduction: shaping",
+            "move reaction points to another pipe (each pipe recirculates through its own "
+            "port), take reaction points off, or use reduction: shaping",
         )
 
 
@@ -422,6 +468,15 @@ def check_params(
             f"{p.threshold_packets} packets of {p.packet_bytes} B are {cells} cells, which "
             f"{profile.chip}'s queue depth can never exceed (buffer {profile.buffer_cells} "
             f"cells, enq_qdepth {profile.enq_qdepth_bits} bits): is it in packets?",
+        )
+    level = recirculation_level_cells(p, profile)
+    if level >= reach:
+        raise ConfigError(
+            f"{prefix}recirculation_level_bytes",
+            f"{p.recirculation_level_bytes} B are {level} cells, which {profile.chip}'s "
+            f"recirculation queue can never exceed (buffer {profile.buffer_cells} cells, "
+            f"deq_qdepth {profile.enq_qdepth_bits} bits): no original would ever be kept "
+            "from a full recirculation port",
         )
     if 0 < p.refresh_ns < 1 << REFRESH_MIN_LOG2:
         raise ConfigError(
@@ -630,15 +685,6 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
                 f"port {rp.port} faces a downstream BFCC switch but is not in trusted_ports, "
                 "so its backpressure would be dropped as forged",
             )
-        first = cfg.reaction_points[0].port
-        if pipe_of(rp.port, profile) != pipe_of(first, profile):
-            raise ConfigError(
-                f"reaction_points[{i}].port",
-                f"port {rp.port} is in pipe {pipe_of(rp.port, profile)} but reaction_points[0] "
-                f"(port {first}) in pipe {pipe_of(first, profile)}: rate_threshold names one "
-                "recirculation session, and a real packet must recirculate through the pipe "
-                "that holds its port's backpressure",
-            )
     _no_repeats("reaction_points", (rp.port for rp in cfg.reaction_points), ".port")
 
     if cfg.reaction_points:
@@ -646,19 +692,35 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
             raise ConfigError(
                 "recirculation_session", "required when reaction_points are set (fakes need it)"
             )
-        session("recirculation_session", cfg.recirculation_session)
-        for i, u in enumerate(cfg.upstream_ports):
-            if u.mirror_session == cfg.recirculation_session:
-                raise ConfigError(
-                    "recirculation_session",
-                    f"session {u.mirror_session} is upstream_ports[{i}].mirror_session",
-                )
+        check_recirculation_sessions(cfg, profile)
 
     check_params(cfg.params, profile, "params.")
     check_shaping_rates(cfg, cfg.params)
     check_recirculation_budget(cfg, cfg.params, profile)
     if cfg.params.sender_reaction == "match_switch":
         sender_notify_targets(cfg)
+
+
+def check_recirculation_sessions(cfg: BfccConfig, profile: HwProfile) -> None:
+    """One session per pipe the config uses, from recirculation_session on:
+    each must be the chip's and none an upstream port's."""
+    upstream = {u.mirror_session: i for i, u in enumerate(cfg.upstream_ports)}
+    for k, (pipe, sid) in enumerate(recirculation_sessions(cfg, profile).items()):
+        which = f"session {sid}" if k == 0 else f"session {sid} (recirculation_session + {k})"
+        if not profile.valid_mirror_session(sid):
+            raise ConfigError(
+                "recirculation_session",
+                f"{which}, pipe {pipe}'s recirculation, is outside "
+                f"{profile.mirror_session_min}..{profile.mirror_session_max} on {profile.chip} "
+                "(each pipe the config uses takes the next id)",
+            )
+        if sid in upstream:
+            raise ConfigError(
+                "recirculation_session",
+                f"{which} is upstream_ports[{upstream[sid]}].mirror_session "
+                f"(pipe {pipe}'s recirculation takes it; each pipe the config uses takes "
+                "the next id from recirculation_session)",
+            )
 
 
 def parse_config(raw: object, source: str = "") -> BfccConfig:

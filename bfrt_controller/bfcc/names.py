@@ -43,6 +43,16 @@ BACKPRESSURE_RECEIVED = f"{IG}.backpressure_received"
 ADMITTED_BY_QID = f"{IG}.admitted_by_qid"
 FLAGGED_DEPARTURES = f"{EG}.flagged_departures"
 FAKES_SENT = f"{EG}.fakes_sent"
+# Each reaction port's way back: its pipe's recirculation session and level.
+RECIRCULATION = f"{EG}.recirculation"
+RECIRCULATE = f"{EG}.recirculate"
+NO_RECIRCULATION = f"{EG}.no_recirculation"
+RECIRCULATION_DEPTH = f"{EG}.recirculation_depth"
+RECIRCULATION_SKIPS = f"{EG}.recirculation_skips"
+# Backpressure copied to every pipe the config uses.
+BP_REPLICATE = f"{IG}.bp_replicate"
+REPLICATE = f"{IG}.replicate"
+RELAY_REPLICA = f"{IG}.relay_replica"
 
 # Sender reaction: backpressure and clear relayed to the named group's senders.
 SENDER_NOTIFY = f"{IG}.sender_notify"
@@ -78,6 +88,8 @@ ALL_TABLES = (
     SENDER_GROUP,
     REACTION_POINT,
     RATE_THRESHOLD,
+    RECIRCULATION,
+    BP_REPLICATE,
     CONGESTION_POINT,
     BP_UPSTREAM,
     SENDER_NOTIFY,
@@ -91,6 +103,10 @@ ALL_ACTIONS = (
     REACT,
     SET_RATE_THRESHOLD,
     NO_RATE_THRESHOLD,
+    RECIRCULATE,
+    NO_RECIRCULATION,
+    REPLICATE,
+    RELAY_REPLICA,
     MONITOR,
     TO_UPSTREAM,
     NOTIFY_SENDERS,
@@ -100,6 +116,7 @@ ALL_REGISTERS = (
     BP_STATE,
     BP_RECORDED_NS,
     RR_COUNT,
+    RECIRCULATION_DEPTH,
     OCCUPANCY_WINDOW,
     VQ_OCCUPANCY,
     CONGESTED_VQ,
@@ -113,6 +130,7 @@ ALL_COUNTERS = (
     ADMITTED_BY_QID,
     FLAGGED_DEPARTURES,
     FAKES_SENT,
+    RECIRCULATION_SKIPS,
 )
 ALL_KEYS = (
     K_DST_ADDR,

@@ -6,10 +6,16 @@ from __future__ import annotations
 from models.switch.core import Match
 from models.switch.headers import FEEDBACK_TYPE_BACKPRESSURE
 
-from ..common import PORTS_SECTION, lpm, port_guard_row
+from ..common import PORTS_SECTION, lpm, pipe_of, port_guard_row
 from ..switch import Switch
 from . import names as n
-from .config import BfccConfig, Params, refresh_period_ns, sojourn_thresholds
+from .config import (
+    BfccConfig,
+    Params,
+    recirculation_ports,
+    refresh_period_ns,
+    sojourn_thresholds,
+)
 
 # Status sections: rows carry one of these under "section".
 CONGESTION_POINTS = "congestion points"
@@ -27,14 +33,23 @@ def bp_key(key: int, degree_mask: int = 0xFF) -> tuple[int | None, int | None]:
     return key >> 8, key & degree_mask
 
 
-def status_rows(
-    switch: Switch, config: BfccConfig, params: Params, recirculation_port: int | None
-) -> list[dict[str, object]]:
+def port_register(switch: Switch, name: str, port: int) -> int:
+    """A per-port ingress register's cell as the port's own pipe holds it.
+    Backpressure is recorded in the reaction port's pipe and copied to every
+    other pipe the config uses: a sum over the pipes would count it once
+    per pipe. A switch running one pipe holds one value."""
+    values = switch.read_register_pipes(name, port)
+    if len(values) == 1:
+        return values[0]
+    return values[pipe_of(port, switch.profile)]
+
+
+def status_rows(switch: Switch, config: BfccConfig, params: Params) -> list[dict[str, object]]:
     """Rows by section, as read back from the switch (not from the intended state)."""
     return [
         *_congestion_point_rows(switch, config, params),
         *_reaction_point_rows(switch, config),
-        *_rate_threshold_rows(switch, config, params, recirculation_port),
+        *_rate_threshold_rows(switch, config, params),
         *_group_rows(switch, config),
         *_port_rows(switch, config),
     ]
@@ -74,10 +89,13 @@ def _congestion_point_rows(
 
 def _reaction_point_rows(switch: Switch, config: BfccConfig) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
+    # Mirror sessions are not read back through Switch: the profile's ports.
+    ports = recirculation_ports(config, switch.profile)
     for rp in config.reaction_points:
         e = switch.read_entry(n.REACTION_POINT, {n.K_UCAST_EGRESS_PORT: Match(rp.port)})
         d = e.data if e else {}
-        group, degree = bp_key(switch.read_register(n.BP_STATE, rp.port))
+        r = switch.read_entry(n.RECIRCULATION, {n.K_EGRESS_PORT: Match(rp.port)})
+        group, degree = bp_key(port_register(switch, n.BP_STATE, rp.port))
         rows.append(
             {
                 "section": REACTION_POINTS,
@@ -88,10 +106,15 @@ def _reaction_point_rows(switch: Switch, config: BfccConfig) -> list[dict[str, o
                 "named_group_only": d.get("named_group_only"),
                 "slowed_group": group,
                 "slowed_degree": degree,
-                "recorded_ns": switch.read_register(n.BP_RECORDED_NS, rp.port),
+                "recorded_ns": port_register(switch, n.BP_RECORDED_NS, rp.port),
                 "backpressure_received": switch.read_counter(n.BACKPRESSURE_RECEIVED, rp.port)[0],
                 "flagged_departures": switch.read_counter(n.FLAGGED_DEPARTURES, rp.port)[0],
                 "fakes_sent": switch.read_counter(n.FAKES_SENT, rp.port)[0],
+                # Fakes not made: the pipe's recirculation queue was over its level.
+                "recirculation_skips": switch.read_counter(n.RECIRCULATION_SKIPS, rp.port)[0],
+                "recirculation_session": r.data.get("session") if r else None,
+                "recirculation_port": ports.get(pipe_of(rp.port, switch.profile)),
+                "level_cells": r.data.get("level_cells") if r else None,
                 # reduction shaping: the TM max rate on the port or its low queue.
                 "shaped_kbps": switch.read_tm_shaping(rp.port)
                 or switch.read_tm_shaping(rp.port, rp.low_qid),
@@ -101,7 +124,7 @@ def _reaction_point_rows(switch: Switch, config: BfccConfig) -> list[dict[str, o
 
 
 def _rate_threshold_rows(
-    switch: Switch, config: BfccConfig, params: Params, recirculation_port: int | None
+    switch: Switch, config: BfccConfig, params: Params
 ) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     if not config.reaction_points:
@@ -114,9 +137,6 @@ def _rate_threshold_rows(
                 "degree": degree,
                 # No RT under reduction shaping (the entry is no_rate_threshold).
                 "rt_packets": e.data.get("rt_packets") if e else None,
-                "recirculation_session": e.data.get("recirculation_session") if e else None,
-                # Mirror sessions are not read back through Switch: the profile's port.
-                "recirculation_port": recirculation_port,
             }
         )
     return rows

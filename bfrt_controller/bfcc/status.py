@@ -37,6 +37,10 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
             ("bp received", "backpressure_received"),
             ("flagged", "flagged_departures"),
             ("fakes", "fakes_sent"),
+            # Fakes not made (recirculation over its level), and the port
+            # the originals recirculate through.
+            ("skips", "recirculation_skips"),
+            ("recirc", "recirculation_port"),
             ("shaped kb/s", "shaped_kbps"),
         ),
     ),
@@ -45,8 +49,6 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("degree", "degree"),
             ("RT packets", "rt_packets"),
-            ("recirc session", "recirculation_session"),
-            ("recirc port", "recirculation_port"),
         ),
     ),
     (

@@ -13,6 +13,7 @@ from hw_profiles import HwProfile
 
 from .common import (
     Cursor,
+    DequeueQueueHook,
     FeedbackTrust,
     Ipv4Forward,
     ParserError,
@@ -30,6 +31,7 @@ from .headers import (
     FEEDBACK_VERSION,
     BridgedMd,
     Ethernet,
+    Feedback,
     Header,
     Headers,
     Ipv4,
@@ -43,6 +45,7 @@ from .tna import (
     EgressMirror,
     EgressResult,
     IngressIntrinsic,
+    IngressMirror,
     IngressResult,
     TnaProgram,
 )
@@ -68,6 +71,9 @@ BFCC_DEGREE_SEVERE = 3
 BFCC_WINDOW_CLOSED = 0xFF
 BFCC_KEY_FIRST_COUNT = 0xFE
 BFCC_KEY_ONE_COUNT = 0x100
+# Backpressure copied to the other pipes (bfcc.p4 bp_replicate).
+PKT_TYPE_MIRROR_BP_REPLICA = 6
+MIRROR_TYPE_BP_REPLICA = 6
 # Bits of the ns clock that make the refresh epoch (monitor's refresh_mask).
 BFCC_EPOCH_LOW_BIT = 19
 BFCC_EPOCH_BITS = 6
@@ -105,6 +111,15 @@ class RecircMirror(Header):
 
 
 @dataclass
+class BpReplicaMirror(Header):
+    """bp_replica_mirror_h: in front of a message copied to another pipe."""
+
+    pkt_type: int = bits(8)
+    origin_port: int = bits(16)
+    pipes_left: int = bits(8)
+
+
+@dataclass
 class BfccHeaders(Headers):
     """`struct headers_t` with the instances only BFCC makes valid."""
 
@@ -126,6 +141,13 @@ class IgMd:
     bp_alive_max_ns: int = 0
     bp_age_ns: int = 0
     bp_overage_ns: int = 0
+    bp_port: int = 0
+    replicate: int = 0
+    replica: int = 0
+    replica_session: int = 0
+    replica_left: int = 0
+    mirror_pkt_type: int = 0
+    mirror_type: int = 0  # ig_dprsr_md.mirror_type
 
 
 @dataclass
@@ -135,6 +157,10 @@ class EgMd:
     rate_threshold_packets: int = 0
     recirculation_session: int = 0
     make_fake: int = 0
+    recirc_level_cells: int = 0
+    recirc_ok: int = 0
+    recirc_queue: QueueMd = field(default_factory=QueueMd)
+    bp_replica: BpReplicaMirror = field(default_factory=BpReplicaMirror)
     cp_id: int = 0
     congestion_threshold_cells: int = 0
     t_min_ns: int = 0
@@ -174,7 +200,7 @@ def bit31(value: int) -> int:
     return (value >> 31) & 1
 
 
-def egress_parser(pkt: Cursor, hdr: BfccHeaders, parsed: ParsedMd) -> None:
+def egress_parser(pkt: Cursor, hdr: BfccHeaders, md: EgMd) -> None:
     """parser SwitchEgressParser of bfcc.p4 (eg_intr_md is passed separately)."""
     pkt_type = pkt.lookahead_byte()
     if pkt_type == PKT_TYPE_MIRROR_BACKPRESSURE:
@@ -186,9 +212,14 @@ def egress_parser(pkt: Cursor, hdr: BfccHeaders, parsed: ParsedMd) -> None:
         hdr.ethernet = pkt.extract(Ethernet)
         hdr.ipv4 = pkt.extract(Ipv4)
         return
+    if pkt_type == PKT_TYPE_MIRROR_BP_REPLICA:
+        md.bp_replica = pkt.extract(BpReplicaMirror)
+        hdr.ethernet = pkt.extract(Ethernet)
+        hdr.feedback = pkt.extract(Feedback)
+        return
     hdr.bridged = pkt.extract(BridgedMd)
     hdr.bfcc_bridged = pkt.extract(BfccBridged)
-    parse_headers(pkt, hdr, parsed)
+    parse_headers(pkt, hdr, md.parsed)
 
 
 class Bfcc(TnaProgram):
@@ -241,6 +272,18 @@ class Bfcc(TnaProgram):
             )
         )
 
+        self.replicate = Action(f"{ig}.replicate", (("session", mirror_id_bits), ("pipes_left", 8)))
+        self.relay_replica = Action(f"{ig}.relay_replica", (("session", mirror_id_bits),))
+        self.bp_replicate = p4.table(
+            Table(
+                f"{ig}.bp_replicate",
+                [KeyField("ig_intr_md.ingress_port", 9, "exact")],
+                [self.replicate, self.relay_replica, Action("NoAction")],
+                ("NoAction", {}),
+                size=BFCC_PORTS,
+            )
+        )
+
         self.notify_senders = Action(
             f"{ig}.notify_senders", (("port", 9), ("src_mac", 48), ("dst_mac", 48))
         )
@@ -261,15 +304,16 @@ class Bfcc(TnaProgram):
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
         self.queue_hook = QueueMetadataHook(p4, f"{eg}.queue_hook")
+        self.recirc_queue_hook = DequeueQueueHook(p4, f"{eg}.recirc_queue_hook")
         self.flagged_departures = p4.counter(
             Counter(f"{eg}.flagged_departures", BFCC_PORTS, "packets")
         )
         self.fakes_sent = p4.counter(Counter(f"{eg}.fakes_sent", BFCC_PORTS, "packets"))
-        self.rr_count = p4.register(Register(f"{eg}.rr_count", 8, BFCC_PORTS))
-        self.set_rate_threshold = Action(
-            f"{eg}.set_rate_threshold",
-            (("rt_packets", 8), ("recirculation_session", mirror_id_bits)),
+        self.recirculation_skips = p4.counter(
+            Counter(f"{eg}.recirculation_skips", BFCC_PORTS, "packets")
         )
+        self.rr_count = p4.register(Register(f"{eg}.rr_count", 8, BFCC_PORTS))
+        self.set_rate_threshold = Action(f"{eg}.set_rate_threshold", (("rt_packets", 8),))
         self.rate_threshold = p4.table(
             Table(
                 f"{eg}.rate_threshold",
@@ -279,6 +323,20 @@ class Bfcc(TnaProgram):
                 size=4,
             )
         )
+        self.recirculate = Action(
+            f"{eg}.recirculate", (("session", mirror_id_bits), ("level_cells", 32))
+        )
+        self.recirculation = p4.table(
+            Table(
+                f"{eg}.recirculation",
+                [KeyField("eg_intr_md.egress_port", 9, "exact")],
+                [self.recirculate, Action(f"{eg}.no_recirculation")],
+                (f"{eg}.no_recirculation", {}),
+                size=BFCC_PORTS,
+            )
+        )
+        # One entry, one copy per pipe: the pipe's recirculation queue.
+        self.recirculation_depth = p4.register(Register(f"{eg}.recirculation_depth", 32, 1))
         cps = BFCC_CONGESTION_POINTS
         # Pairs of 32-bit halves: bfcc_window_t {id, packets},
         # bfcc_tagged_key_t {window_id, key}. The window number is 32 bits so
@@ -359,7 +417,9 @@ class Bfcc(TnaProgram):
         bridge(hdr, port)
         hdr.bfcc_bridged.set_valid()
         hdr.bfcc_bridged.bp_degree = 0
-        md.now_ns = ig_intr_md.ingress_mac_tstamp_ns & U32
+        # The parser's global timestamp, defined on the recirculation path too.
+        md.now_ns = ig_intr_md.global_tstamp_ns & U32
+        md.bp_port = port
 
         md.forged = self.trust.apply(hdr, port, len(data))
         md.spoofed = self.source_guard.apply(hdr, port, len(data))
@@ -369,36 +429,7 @@ class Bfcc(TnaProgram):
             self.fake_drops.count(port, len(data))
             return IngressResult(drop=True)
         if hdr.feedback.is_valid() and not hdr.ipv4.is_valid():
-            # Consumed here, or relayed to the named group's senders.
-            n = self.sender_notify.lookup(
-                {
-                    "hdr.feedback.msg_type": hdr.feedback.msg_type,
-                    "hdr.feedback.class_id": hdr.feedback.class_id,
-                }
-            )
-            if hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE:
-                md.bp_key = ((hdr.feedback.class_id & 0xFF) << 8) | hdr.feedback.degree
-                self.bp_state_write(port, md)
-                self.bp_recorded_write(port, md)
-                self.backpressure_received.count(port, len(data))
-            elif hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE_CLEAR:
-                md.bp_key = 0
-                self.bp_state_write(port, md)
-                self.backpressure_received.count(port, len(data))
-            if n.action != self.notify_senders.name:
-                return IngressResult(drop=True)
-            hdr.ethernet.src_addr = n.data["src_mac"]
-            hdr.ethernet.dst_addr = n.data["dst_mac"]
-            out = emit(
-                hdr.bridged,
-                hdr.bfcc_bridged,
-                hdr.ethernet,
-                hdr.ipv4,
-                hdr.tcp,
-                hdr.udp,
-                hdr.feedback,
-            )
-            return IngressResult(drop=False, egress_port=n.data["port"], data=out + pkt.payload)
+            return self.message(hdr, md, port, data, pkt)
 
         drop, egress_port = self.forward.apply(hdr)
         if hdr.ipv4.is_valid() and not hdr.feedback.is_valid() and not drop:
@@ -443,6 +474,77 @@ class Bfcc(TnaProgram):
         )
         return IngressResult(drop=False, egress_port=egress_port, qid=qid, data=out + pkt.payload)
 
+    def message(
+        self, hdr: BfccHeaders, md: IgMd, port: int, data: bytes, pkt: Cursor
+    ) -> IngressResult:
+        """A backpressure or clear message accepted from a trusted port (the
+        feedback branch of SwitchIngress.apply): recorded for the port it
+        concerns in this pipe, copied on to the next pipe (bp_replicate), and
+        consumed or, an original, relayed to the named group's senders."""
+        fb = hdr.feedback
+        r = self.bp_replicate.lookup({"ig_intr_md.ingress_port": port})
+        if r.action == self.replicate.name:
+            md.replicate = 1
+            md.replica_session = r.data["session"]
+            md.replica_left = r.data["pipes_left"]
+        elif r.action == self.relay_replica.name:
+            md.replica = 1
+            md.replica_session = r.data["session"]
+            md.replica_left = (fb.flow_protocol - 1) & 0xFF
+            md.bp_port = fb.flow_src_port
+        relay: dict[str, int] | None = None
+        if md.replica == 1:
+            # consume()
+            if fb.flow_protocol != 0:
+                self.mirror_replica(md)
+        else:
+            n = self.sender_notify.lookup(
+                {"hdr.feedback.msg_type": fb.msg_type, "hdr.feedback.class_id": fb.class_id}
+            )
+            if n.action == self.notify_senders.name:
+                relay = n.data
+            if md.replicate == 1:
+                self.mirror_replica(md)
+        index = md.bp_port & 0x1FF
+        if fb.msg_type == FEEDBACK_TYPE_BACKPRESSURE:
+            md.bp_key = ((fb.class_id & 0xFF) << 8) | fb.degree
+            self.bp_state_write(index, md)
+            self.bp_recorded_write(index, md)
+            if md.replica == 0:
+                self.backpressure_received.count(port, len(data))
+        elif fb.msg_type == FEEDBACK_TYPE_BACKPRESSURE_CLEAR:
+            md.bp_key = 0
+            self.bp_state_write(index, md)
+            if md.replica == 0:
+                self.backpressure_received.count(port, len(data))
+        # SwitchIngressDeparser: the copy is the message as it arrived.
+        mirror = None
+        if md.mirror_type == MIRROR_TYPE_BP_REPLICA:
+            header = BpReplicaMirror(
+                pkt_type=md.mirror_pkt_type, origin_port=md.bp_port, pipes_left=md.replica_left
+            ).pack()
+            mirror = IngressMirror(md.replica_session, header)
+        if relay is None:
+            return IngressResult(drop=True, mirror=mirror)
+        hdr.ethernet.src_addr = relay["src_mac"]
+        hdr.ethernet.dst_addr = relay["dst_mac"]
+        out = emit(
+            hdr.bridged,
+            hdr.bfcc_bridged,
+            hdr.ethernet,
+            hdr.ipv4,
+            hdr.tcp,
+            hdr.udp,
+            hdr.feedback,
+        )
+        return IngressResult(
+            drop=False, egress_port=relay["port"], data=out + pkt.payload, mirror=mirror
+        )
+
+    def mirror_replica(self, md: IgMd) -> None:
+        md.mirror_type = MIRROR_TYPE_BP_REPLICA
+        md.mirror_pkt_type = PKT_TYPE_MIRROR_BP_REPLICA
+
     # ---- egress register actions -----------------------------------
     def rr_count_step(self, index: int, md: EgMd) -> int:
         sent = self.rr_count.read(index)
@@ -452,6 +554,12 @@ class Bfcc(TnaProgram):
             sent, fake = (sent + 1) & self.rr_count.max, 0
         self.rr_count.write(index, sent)
         return fake
+
+    def recirculation_depth_write(self, index: int, md: EgMd) -> None:
+        self.recirculation_depth.write(index, md.recirc_queue.depth_cells & U32)
+
+    def recirculation_room(self, index: int, md: EgMd) -> int:
+        return 0 if self.recirculation_depth.read(index) > md.recirc_level_cells else 1
 
     def occupancy_window_count(self, index: int, md: EgMd) -> int:
         w = self.occupancy_window.split(self.occupancy_window.read(index))
@@ -526,26 +634,22 @@ class Bfcc(TnaProgram):
         hdr = BfccHeaders()
         md = EgMd()
         pkt = Cursor(data)
-        egress_parser(pkt, hdr, md.parsed)
+        egress_parser(pkt, hdr, md)
         port = eg_intr_md.egress_port
 
         if hdr.bp_mirror.is_valid():
             self.build_backpressure(hdr)
+        elif md.bp_replica.is_valid():
+            # address_replica(): whose record, and how far the copy goes.
+            hdr.feedback.flow_src_port = md.bp_replica.origin_port
+            hdr.feedback.flow_protocol = md.bp_replica.pipes_left
         elif hdr.recirc_mirror.is_valid():
             self.restore_real(hdr)
+            md.recirc_queue = self.recirc_queue_hook.apply(eg_intr_md)
+            self.recirculation_depth_write(0, md)
         elif hdr.ipv4.is_valid() and not hdr.feedback.is_valid():
             if hdr.bfcc_bridged.bp_degree != 0:
-                r = self.rate_threshold.lookup(
-                    {"hdr.bfcc_bridged.bp_degree": hdr.bfcc_bridged.bp_degree}
-                )
-                if r.hit and r.action == self.set_rate_threshold.name:
-                    md.rate_threshold_packets = r.data["rt_packets"]
-                    md.recirculation_session = r.data["recirculation_session"]
-                    self.flagged_departures.count(port, len(data))
-                    md.make_fake = self.rr_count_step(port, md)
-                    if md.make_fake == 1:
-                        self.make_fake(hdr, md)
-                        self.fakes_sent.count(port, len(data))
+                self.reaction_point_apply(hdr, md, port, len(data))
 
             md.queue = self.queue_hook.apply(eg_intr_md)
             cp = self.congestion_point.lookup({"eg_intr_md.egress_port": port})
@@ -580,6 +684,28 @@ class Bfcc(TnaProgram):
             hdr.ipv4.hdr_checksum = hdr.ipv4.checksum()
         out = emit(hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback)
         return EgressResult(drop=False, data=out + pkt.payload, mirror=mirror_out)
+
+    def reaction_point_apply(self, hdr: BfccHeaders, md: EgMd, port: int, size: int) -> None:
+        """The reaction point's steps in SwitchEgress, for a flagged departure:
+        every RT+1-th leaves as a fake while its original recirculates
+        through the pipe's recirculation port, unless that port's queue is
+        over its level: then the original leaves itself (counted)."""
+        r = self.rate_threshold.lookup({"hdr.bfcc_bridged.bp_degree": hdr.bfcc_bridged.bp_degree})
+        c = self.recirculation.lookup({"eg_intr_md.egress_port": port})
+        if r.action != self.set_rate_threshold.name or c.action != self.recirculate.name:
+            return
+        md.rate_threshold_packets = r.data["rt_packets"]
+        md.recirculation_session = c.data["session"]
+        md.recirc_level_cells = c.data["level_cells"]
+        self.flagged_departures.count(port, size)
+        md.make_fake = self.rr_count_step(port, md)
+        if md.make_fake == 1:
+            md.recirc_ok = self.recirculation_room(0, md)
+            if md.recirc_ok == 1:
+                self.make_fake(hdr, md)
+                self.fakes_sent.count(port, size)
+            else:
+                self.recirculation_skips.count(port, size)
 
     def congestion_degree(self, md: EgMd) -> int:
         """The gateways on the sojourn margins' bit 31 in SwitchEgress.apply."""

@@ -39,6 +39,14 @@ VALID_PIPES = (1, 2, 4)
 class IngressIntrinsic:
     ingress_port: int
     ingress_mac_tstamp_ns: int = 0
+    # ig_prsr_md.global_tstamp: the parser's clock, defined for every packet
+    # (a recirculated one's too). The model has one clock: unset (-1), it
+    # reads as ingress_mac_tstamp_ns.
+    global_tstamp_ns: int = -1
+
+    def __post_init__(self) -> None:
+        if self.global_tstamp_ns < 0:
+            self.global_tstamp_ns = self.ingress_mac_tstamp_ns
 
 
 @dataclass

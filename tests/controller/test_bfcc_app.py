@@ -113,11 +113,11 @@ def test_push_all_is_one_batch_and_reads_back(app: BfccApp) -> None:
     (rp,) = section(app, REACTION_POINTS)
     assert (rp["port"], rp["high_qid"], rp["low_qid"], rp["expiry_ns"]) == (3, 2, 1, 5_000_000)
     assert rp["named_group_only"] == 0
+    # Tofino pipe 0's port, from the profile; 64 KiB of 80-byte cells.
+    assert (rp["recirculation_session"], rp["recirculation_port"]) == (20, 68)
+    assert (rp["level_cells"], rp["recirculation_skips"]) == (65536 // 80, 0)
     rts = section(app, RATE_THRESHOLDS)
-    assert [(r["degree"], r["rt_packets"], r["recirculation_session"]) for r in rts] == [
-        (1, 9, 20), (2, 3, 20), (3, 1, 20),
-    ]  # fmt: skip
-    assert {r["recirculation_port"] for r in rts} == {68}  # Tofino pipe 0, from the profile
+    assert [(r["degree"], r["rt_packets"]) for r in rts] == [(1, 9), (2, 3), (3, 1)]
     assert [(r["group"], r["senders"], r["mirror_session"]) for r in section(app, GROUPS)] == [
         (1, "10.0.1.1/32", 11), (2, "10.0.1.2/32", 11), (3, "10.0.1.3/32", 11),
     ]  # fmt: skip
@@ -139,7 +139,7 @@ def test_tofino2_recirculates_through_its_own_port() -> None:
     a = BfccApp(FlakyModelSwitch("bfcc", "tofino2"), parse_config(raw))
     a.push_all()
     assert counting(a).model.mirror_sessions[20].egress_port == 6
-    assert {r["recirculation_port"] for r in section(a, RATE_THRESHOLDS)} == {6}
+    assert {r["recirculation_port"] for r in section(a, REACTION_POINTS)} == {6}
 
 
 # ---- the pushed state on packets --------------------------------------------
@@ -260,7 +260,7 @@ def test_refused_batch_leaves_previous_state(app: BfccApp) -> None:
     sw = counting(app)
     good = EntryWrite(
         n.RATE_THRESHOLD, {n.K_BP_DEGREE: Match(1)}, n.SET_RATE_THRESHOLD,
-        {"rt_packets": 5, "recirculation_session": 20},
+        {"rt_packets": 5},
     )  # fmt: skip
     bad = EntryWrite(
         n.CONGESTION_POINT, {n.K_EGRESS_PORT: Match(2)}, n.MONITOR,

@@ -53,7 +53,7 @@ def test_status_tables_are_readable(tmp_path: Path) -> None:
     assert code == 0, out
     for words in ("congestion points", "reaction points", "rate thresholds", "groups", "ports"):
         assert words in out
-    assert "T_max ns" in out and "recirc port" in out and "forged drops" in out
+    assert "T_max ns" in out and "recirc" in out and "skips" in out and "forged drops" in out
 
 
 def test_set_persists_on_the_model_target(tmp_path: Path) -> None:

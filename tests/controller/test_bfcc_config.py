@@ -17,14 +17,17 @@ from bfrt_controller.bfcc.config import (
     load_config,
     param_warnings,
     parse_config,
+    recirculation_level_cells,
     recirculation_loads,
-    recirculation_port,
+    recirculation_ports,
+    recirculation_sessions,
     refresh_mask,
     refresh_period_ns,
     saturation_reports,
     sojourn_thresholds,
     threshold_cells,
 )
+from bfrt_controller.common import pipe_of
 from bfrt_controller.errors import ConfigError
 from doubles.configs import bfcc_on_tofino2 as on_tofino2
 from doubles.flaky_model import FlakyModelSwitch
@@ -182,12 +185,28 @@ BAD: list[tuple[Any, str, str]] = [
         "not in trusted_ports",
     ),
     (
+        # Pipe 1 takes the next session, which is the upstream port's.
         lambda r: (
             r["trusted_ports"].append(130),
             r["reaction_points"].append({"port": 130, "high_qid": 2, "low_qid": 1}),
+            r.update(recirculation_session=10),
         ),
-        "reaction_points[1].port",
-        "pipe 1",
+        "recirculation_session",
+        "session 11 (recirculation_session + 1) is upstream_ports[0].mirror_session",
+    ),
+    (
+        lambda r: (
+            r["trusted_ports"].append(130),
+            r["reaction_points"].append({"port": 130, "high_qid": 2, "low_qid": 1}),
+            r.update(recirculation_session=1015),
+        ),
+        "recirculation_session",
+        "pipe 1's recirculation, is outside",
+    ),
+    (
+        lambda r: r["params"].update(recirculation_level_bytes=10**9),
+        "params.recirculation_level_bytes",
+        "can never exceed",
     ),
     (
         lambda r: r["reaction_points"].append(r["reaction_points"][0]),
@@ -334,7 +353,35 @@ def test_recirculation_port_is_the_reaction_points_pipe(chip: str, port: int, re
     raw["trusted_ports"] = sorted({*raw["trusted_ports"], port})
     raw["reaction_points"][0]["port"] = port
     cfg = parse_config(raw)
-    assert recirculation_port(cfg, load_profile(chip)) == recirc
+    profile = load_profile(chip)
+    assert recirculation_ports(cfg, profile)[pipe_of(port, profile)] == recirc
+
+
+def test_multipipe_bfcc_every_pipe_the_config_uses_gets_the_next_session() -> None:
+    """Reaction points in pipes 0 and 2, a host port in pipe 1: sessions
+    20, 21, 22 to the recirculation ports of pipes 0, 1, 2 (backpressure
+    goes round all three; fakes recirculate in 0 and 2)."""
+    raw = copy.deepcopy(RAW)
+    raw["routes"].append(
+        {
+            "prefix": "10.0.9.0/24",
+            "port": 129,
+            "src_mac": "02:00:00:00:00:09",
+            "dst_mac": "00:00:00:00:09:09",
+        }
+    )
+    raw["source_bindings"].append({"port": 129, "prefixes": ["10.0.9.0/24"]})
+    _reaction_ports(raw, [3, 260])
+    cfg = parse_config(raw)
+    profile = load_profile("tofino")
+    assert recirculation_sessions(cfg, profile) == {0: 20, 1: 21, 2: 22}
+    assert recirculation_ports(cfg, profile) == {0: 68, 1: 196, 2: 324}
+
+
+def test_recirculation_level_is_whole_cells_below_the_bytes() -> None:
+    p = Params(threshold_packets=15, t_min_us=1, t_max_us=2, recirculation_level_bytes=8079)
+    assert recirculation_level_cells(p, load_profile("tofino")) == 100  # 80 B cells
+    assert recirculation_level_cells(p, load_profile("tofino2")) == 45  # 176 B cells
 
 
 def test_no_reaction_points_need_no_recirculation() -> None:
@@ -342,7 +389,7 @@ def test_no_reaction_points_need_no_recirculation() -> None:
     raw["reaction_points"] = []
     raw.pop("recirculation_session")
     cfg = parse_config(raw)
-    assert recirculation_port(cfg, load_profile("tofino")) is None
+    assert recirculation_ports(cfg, load_profile("tofino")) == {}
 
 
 def test_dubious_but_legal_params_warn() -> None:
@@ -454,6 +501,17 @@ def test_multipipe_bfcc_budget_mild_alone_fills_it_at_ten_ports(ports: int, ok: 
         return
     with pytest.raises(ConfigError, match=r"reaction_points\[10\].port: pipe 0.*110 Gb/s"):
         parse_config(raw)
+
+
+def test_multipipe_bfcc_budget_is_per_pipe_three_severe_100g_ports_over_two_pipes() -> None:
+    """Each pipe's reaction points recirculate through their own pipe's
+    port: two severe 100G ports in pipe 0 (100G) and one in pipe 1 (50G)
+    are within budget; a third in pipe 0 is refused naming pipe 0."""
+    cfg = parse_config(_budget_raw([3, 5, 130]))
+    loads = recirculation_loads(cfg, cfg.params, load_profile("tofino"))
+    assert [(x.pipe, x.port, x.load_gbps) for x in loads] == [(0, 68, 100.0), (1, 196, 50.0)]
+    with pytest.raises(ConfigError, match=r"reaction_points\[3\].port: pipe 0's .* 150 Gb/s"):
+        parse_config(_budget_raw([3, 5, 130, 6]))
 
 
 def test_multipipe_bfcc_budget_counts_each_ports_rate() -> None:

@@ -9,13 +9,16 @@ from bfrt_controller.bfcc import names as n
 from hw_profiles import load_profile
 from models.switch.registry import make_model
 
-HOOK_TABLE = "SwitchEgress.queue_hook.queue_md_override"
+HOOK_TABLES = {
+    "SwitchEgress.queue_hook.queue_md_override",
+    "SwitchEgress.recirc_queue_hook.queue_md_override",
+}
 
 
 @pytest.mark.parametrize("chip", ["tofino", "tofino2"])
 def test_every_bfcc_name_exists_in_the_model(chip: str) -> None:
     model = make_model("bfcc", load_profile(chip))
-    assert set(n.ALL_TABLES) == set(model.p4.tables) - {HOOK_TABLE}
+    assert set(n.ALL_TABLES) == set(model.p4.tables) - HOOK_TABLES
     assert set(n.ALL_REGISTERS) == set(model.p4.registers)
     assert set(n.ALL_COUNTERS) == set(model.p4.counters)
     actions = {a for t in model.p4.tables.values() for a in t.actions}
@@ -36,7 +39,10 @@ def test_action_parameters_are_the_ones_the_app_writes() -> None:
         "bp_expiry_ns",
         "named_group_only",
     }
-    assert params(n.RATE_THRESHOLD, n.SET_RATE_THRESHOLD) == {"rt_packets", "recirculation_session"}
+    assert params(n.RATE_THRESHOLD, n.SET_RATE_THRESHOLD) == {"rt_packets"}
+    assert params(n.RECIRCULATION, n.RECIRCULATE) == {"session", "level_cells"}
+    assert params(n.BP_REPLICATE, n.REPLICATE) == {"session", "pipes_left"}
+    assert params(n.BP_REPLICATE, n.RELAY_REPLICA) == {"session"}
     assert params(n.CONGESTION_POINT, n.MONITOR) == {
         "cp_id",
         "congestion_threshold_cells",

@@ -21,8 +21,13 @@
  *   Algorithm 1 line 2) and is subject to the fake-packet cut; packets of the
  *   named group go to the low-priority queue, everything else to the
  *   high-priority queue; after every RT(degree) real flagged packets one
- *   leaves as a fake while the real one recirculates. named_group_only = 1
- *   flags only the named group's packets.
+ *   leaves as a fake while the real one recirculates through its pipe's
+ *   recirculation port, unless that port is over its level (table
+ *   recirculation): then the original leaves itself, counted in
+ *   recirculation_skips. named_group_only = 1 flags only the named group's
+ *   packets. Backpressure is recorded in the reaction port's ingress pipe
+ *   and copied to every other pipe the controller names (bp_replicate), so
+ *   senders on any pipe see it.
  * Sender reaction (table sender_notify): a message accepted from a trusted
  *   port is relayed to the host port behind which the named group's senders
  *   sit, when the controller says so (sender_reaction: match_switch).
@@ -55,12 +60,20 @@ const bit<32> BFCC_WINDOW_CLOSED = 0xff;
  * the lower group id, and the group is the key's low byte. */
 const bit<8> BFCC_KEY_FIRST_COUNT = 0xfe;
 const bit<32> BFCC_KEY_ONE_COUNT = 0x100;
+/* Backpressure copied from the reaction port's ingress pipe to every other
+ * pipe the controller names (tna/bfcc/README.md, "Pipes"): an
+ * ingress-to-egress mirror to the next pipe's recirculation port, whose
+ * egress writes the origin into the message and sends it round to that
+ * pipe's ingress. Types of our own: only BFCC's parsers read them. */
+const pkt_type_t PKT_TYPE_MIRROR_BP_REPLICA = 6;
+const MirrorType_t MIRROR_TYPE_BP_REPLICA = 6;
 
 typedef bit<4>  cp_id_t;
 /* Sender groups: 8 bits, the low byte of the shared class_id_t. */
 typedef bit<8>  group_t;
 typedef bit<12> vq_index_t;   /* cp_id ++ group */
 typedef bit<7>  qid_index_t;  /* QueueId_t of either chip */
+typedef bit<1>  recirc_slot_t; /* a pipe's one recirculation_depth entry */
 
 /* Two 32-bit halves of one register entry, updated by one RegisterAction.
  * The control plane sees them as <register>.<member>; the model packs them
@@ -78,6 +91,16 @@ struct bfcc_tagged_key_t {
     bit<32> key;       /* ~count ++ group in the low 16 bits */
 }
 
+/* In front of a backpressure (or clear) message copied to another pipe,
+ * 4 bytes. Egress writes both fields into the message (feedback_h's
+ * flow_src_port and flow_protocol, unused by backpressure) so the next
+ * pipe's ingress knows whose record it is and how far the copy still goes. */
+header bp_replica_mirror_h {
+    pkt_type_t pkt_type;
+    bit<16>    origin_port;   /* the reaction port the message arrived on */
+    bit<8>     pipes_left;    /* pipes still to reach after this copy's */
+}
+
 struct ig_md_t {
     parsed_md_t parsed;
     bool        forged;
@@ -92,6 +115,14 @@ struct ig_md_t {
     bit<32>     bp_alive_max_ns;
     bit<32>     bp_age_ns;
     bit<32>     bp_overage_ns;
+    /* A message's record: the port it arrived on, or for a copy from
+     * another pipe the port the original arrived on. */
+    bit<16>     bp_port;
+    bit<1>      replicate;        /* an original to copy to the next pipe */
+    bit<1>      replica;          /* a copy from another pipe */
+    MirrorId_t  replica_session;  /* the next pipe's recirculation session */
+    bit<8>      replica_left;     /* pipes after the one the copy goes to */
+    pkt_type_t  mirror_pkt_type;
 }
 
 /* What the congestion point decided for this departure. */
@@ -105,8 +136,15 @@ struct eg_md_t {
     /* reaction point */
     bit<8>      rate_threshold_packets;
     MirrorId_t  recirculation_session;
-    bit<1>      make_fake;
+    bit<1>      make_fake;        /* rr_count says: this slot is a fake's */
     bit<1>      rt_on;            /* rate_threshold hit */
+    bit<1>      recirc_on;        /* recirculation hit */
+    bit<32>     recirc_level_cells;
+    /* 1: the pipe's recirculation queue is within its level, so a fake's
+     * original may recirculate; 0: it leaves itself. */
+    bit<1>      recirc_ok;
+    queue_md_t  recirc_queue;     /* the recirculation port's, as a copy leaves it */
+    bp_replica_mirror_h bp_replica;
     /* congestion point */
     bit<1>      cp_on;            /* congestion_point hit */
     bit<2>      cp_state;         /* CP_IDLE, CP_CONGESTED or CP_RECOVERED */
@@ -270,6 +308,38 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         size = BFCC_SENDER_NOTIFY_ENTRIES;
     }
 
+    /* Backpressure reaches every pipe the controller names: registers are
+     * per pipe, and a sender's packets read bp_state in the ingress pipe of
+     * the port they arrive on. On a reaction port, an original message is
+     * also copied to the next pipe (ring order, as the controller writes
+     * it), pipes_left pipes after that one; on a pipe's recirculation port
+     * a copy from another pipe records the origin's state and goes on to
+     * the next pipe while pipes remain. No entry: one pipe, no copies. */
+    action replicate(MirrorId_t session, bit<8> pipes_left) {
+        ig_md.replicate = 1;
+        ig_md.replica_session = session;
+        ig_md.replica_left = pipes_left;
+    }
+
+    action relay_replica(MirrorId_t session) {
+        ig_md.replica = 1;
+        ig_md.replica_session = session;
+        ig_md.replica_left = hdr.feedback.flow_protocol - 1;
+        ig_md.bp_port = hdr.feedback.flow_src_port;
+    }
+
+    table bp_replicate {
+        key = { ig_intr_md.ingress_port : exact; }
+        actions = { replicate; relay_replica; NoAction; }
+        default_action = NoAction();
+        size = BFCC_PORTS;
+    }
+
+    action mirror_replica() {
+        ig_dprsr_md.mirror_type = MIRROR_TYPE_BP_REPLICA;
+        ig_md.mirror_pkt_type = PKT_TYPE_MIRROR_BP_REPLICA;
+    }
+
     /* age >= expiry <=> age |-| (expiry - 1) != 0, and never when expiry
      * is 0. In an action so the gateway tests an ALU result against 0. */
     action check_expiry() {
@@ -299,7 +369,14 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         hdr.bridged.orig_dst_mac = hdr.ethernet.dst_addr;
         hdr.bfcc_bridged.setValid();
         hdr.bfcc_bridged.bp_degree = 0;
-        ig_md.now_ns = ig_intr_md.ingress_mac_tstamp[31:0];
+        /* The parser's global timestamp: defined for every packet, a
+         * recirculated original's included, where the MAC timestamp of a
+         * recirculation port is not documented. Messages and data packets
+         * read the same clock, so ages are exact. */
+        ig_md.now_ns = ig_prsr_md.global_tstamp[31:0];
+        ig_md.bp_port = (bit<16>)ig_intr_md.ingress_port;
+        ig_md.replicate = 0;
+        ig_md.replica = 0;
 
         /* Side by side in stage 0: a forged or spoofed packet is counted
          * there and dropped here, before it can name a sender group or
@@ -319,17 +396,33 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         } else if (hdr.feedback.isValid() && !hdr.ipv4.isValid()) {
             /* Switch-to-switch feedback is hop by hop: consumed here, or
              * relayed to the named group's senders (sender_notify), never
-             * forwarded toward another switch. */
-            sender_notify.apply();
+             * forwarded toward another switch; a copy from another pipe is
+             * consumed once recorded, and relayed by the original only. */
+            bp_replicate.apply();
+            if (ig_md.replica == 1) {
+                consume();
+                if (hdr.feedback.flow_protocol != 0) {
+                    mirror_replica();
+                }
+            } else {
+                sender_notify.apply();
+                if (ig_md.replicate == 1) {
+                    mirror_replica();
+                }
+            }
             if (hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE) {
                 ig_md.bp_key = hdr.feedback.class_id[7:0] ++ hdr.feedback.degree;
-                bp_state_write.execute(ig_intr_md.ingress_port);
-                bp_recorded_write.execute(ig_intr_md.ingress_port);
-                backpressure_received.count(ig_intr_md.ingress_port);
+                bp_state_write.execute(ig_md.bp_port[8:0]);
+                bp_recorded_write.execute(ig_md.bp_port[8:0]);
+                if (ig_md.replica == 0) {
+                    backpressure_received.count(ig_intr_md.ingress_port);
+                }
             } else if (hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE_CLEAR) {
                 ig_md.bp_key = 0;
-                bp_state_write.execute(ig_intr_md.ingress_port);
-                backpressure_received.count(ig_intr_md.ingress_port);
+                bp_state_write.execute(ig_md.bp_port[8:0]);
+                if (ig_md.replica == 0) {
+                    backpressure_received.count(ig_intr_md.ingress_port);
+                }
             }
         } else {
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
@@ -367,7 +460,16 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
 control SwitchIngressDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t ig_md,
                               in ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md) {
+    Mirror() mirror;
+
     apply {
+        /* The copy is the message as it arrived, behind this header. */
+        if (ig_dprsr_md.mirror_type == MIRROR_TYPE_BP_REPLICA) {
+            mirror.emit<bp_replica_mirror_h>(ig_md.replica_session, {
+                ig_md.mirror_pkt_type,
+                ig_md.bp_port,
+                ig_md.replica_left});
+        }
         pkt.emit(hdr.bridged);
         pkt.emit(hdr.bfcc_bridged);
         pkt.emit(hdr.ethernet);
@@ -379,8 +481,9 @@ control SwitchIngressDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t ig
 }
 
 /* Egress sees a bridged packet, a backpressure copy (mirror header + the
- * Ethernet header the session kept) or a copy bound for recirculation
- * (mirror header + the whole fake, whose IPv4 header is put right). */
+ * Ethernet header the session kept), a copy bound for recirculation
+ * (mirror header + the whole fake, whose IPv4 header is put right) or a
+ * message copied to another pipe (mirror header + the message). */
 parser SwitchEgressParser(packet_in pkt, out headers_t hdr, out eg_md_t eg_md,
                           out egress_intrinsic_metadata_t eg_intr_md) {
     HeaderParser() header_parser;
@@ -390,6 +493,7 @@ parser SwitchEgressParser(packet_in pkt, out headers_t hdr, out eg_md_t eg_md,
         transition select(pkt.lookahead<pkt_type_t>()) {
             PKT_TYPE_MIRROR_BACKPRESSURE: parse_backpressure_copy;
             PKT_TYPE_MIRROR_RECIRCULATE: parse_recirculate_copy;
+            PKT_TYPE_MIRROR_BP_REPLICA: parse_replica_copy;
             default: parse_bridged;
         }
     }
@@ -413,6 +517,13 @@ parser SwitchEgressParser(packet_in pkt, out headers_t hdr, out eg_md_t eg_md,
         pkt.extract(hdr.ipv4);
         transition accept;
     }
+
+    state parse_replica_copy {
+        pkt.extract(eg_md.bp_replica);
+        pkt.extract(hdr.ethernet);
+        pkt.extract(hdr.feedback);
+        transition accept;
+    }
 }
 
 /* Flags and action data written in stage 0 by different tables: each in a
@@ -422,15 +533,26 @@ parser SwitchEgressParser(packet_in pkt, out headers_t hdr, out eg_md_t eg_md,
 @pa_solitary("egress", "eg_md.cp_on")
 @pa_solitary("egress", "eg_md.recirculation_session")
 @pa_solitary("egress", "eg_md.rate_threshold_packets")
+@pa_solitary("egress", "eg_md.recirc_on")
+/* The recirculation depth written whole into recirculation_depth: left to
+ * itself, Tofino2's production build reads deq_qdepth straight into the
+ * stateful ALU, which its input crossbar cannot take. */
+@pa_solitary("egress", "eg_md.recirc_queue.depth_cells")
 control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                      in egress_intrinsic_metadata_t eg_intr_md,
                      in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                      inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     QueueMetadataHook() queue_hook;
+    /* The recirculation port's queue as a recirculating original leaves it
+     * (deq_qdepth; a test injects it for the recirculation port). */
+    DequeueQueueHook() recirc_queue_hook;
 
     Counter<bit<32>, PortId_t>(BFCC_PORTS, CounterType_t.PACKETS) flagged_departures;
     Counter<bit<32>, PortId_t>(BFCC_PORTS, CounterType_t.PACKETS) fakes_sent;
+    /* Fakes not made because the pipe's recirculation was over its level:
+     * the original left in the fake's slot. */
+    Counter<bit<32>, PortId_t>(BFCC_PORTS, CounterType_t.PACKETS) recirculation_skips;
 
     /* ---- reaction point: rate reduction (Algorithm 2, lines 15-19) ---- */
 
@@ -449,12 +571,10 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         }
     };
 
-    /* RT per degree (controller defaults 9, 3, 1) and the mirror session
-     * whose port is a recirculation port. No entry: no reduction. */
-    action set_rate_threshold(bit<8> rt_packets, MirrorId_t recirculation_session) {
+    /* RT per degree (controller defaults 9, 3, 1). No entry: no reduction. */
+    action set_rate_threshold(bit<8> rt_packets) {
         eg_md.rt_on = 1;
         eg_md.rate_threshold_packets = rt_packets;
-        eg_md.recirculation_session = recirculation_session;
     }
 
     action no_rate_threshold() {
@@ -467,6 +587,50 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         default_action = no_rate_threshold();
         size = 4;
     }
+
+    /* Per reaction port: the mirror session to its own pipe's recirculation
+     * port, and that port's level: while the port's queue holds more than
+     * level_cells, a fake's original leaves itself instead, so a full
+     * recirculation port never drops one (issue 50, finding 3). No entry:
+     * no fakes, since an original without a way back would be lost. */
+    action recirculate(MirrorId_t session, bit<32> level_cells) {
+        eg_md.recirc_on = 1;
+        eg_md.recirculation_session = session;
+        eg_md.recirc_level_cells = level_cells;
+    }
+
+    action no_recirculation() {
+        eg_md.recirc_on = 0;
+    }
+
+    table recirculation {
+        key = { eg_intr_md.egress_port : exact; }
+        actions = { recirculate; no_recirculation; }
+        default_action = no_recirculation();
+        size = BFCC_PORTS;
+    }
+
+    /* The depth of the pipe's recirculation queue behind the last original
+     * that left it (deq_qdepth: the last one out of a draining queue writes
+     * what is left, so a queue that emptied reads empty again). One entry:
+     * registers are per pipe, as is the recirculation port. */
+    Register<bit<32>, recirc_slot_t>(1, 0) recirculation_depth;
+
+    RegisterAction<bit<32>, recirc_slot_t, void>(recirculation_depth) recirculation_depth_write = {
+        void apply(inout bit<32> depth) {
+            depth = eg_md.recirc_queue.depth_cells;
+        }
+    };
+
+    RegisterAction<bit<32>, recirc_slot_t, bit<1>>(recirculation_depth) recirculation_room = {
+        void apply(inout bit<32> depth, out bit<1> ok) {
+            if (depth > eg_md.recirc_level_cells) {
+                ok = 0;
+            } else {
+                ok = 1;
+            }
+        }
+    };
 
     /* The original leaves as the fake; its egress mirror copy (the same
      * bytes) recirculates and is turned back into the real packet. */
@@ -659,15 +823,27 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         hdr.feedback.target_rate = 0;
     }
 
+    /* A message copied to another pipe: where it came from and how far it
+     * still goes, in fields backpressure leaves 0. */
+    action address_replica() {
+        hdr.feedback.flow_src_port = eg_md.bp_replica.origin_port;
+        hdr.feedback.flow_protocol = eg_md.bp_replica.pipes_left;
+    }
+
     apply {
         eg_md.make_fake = 0;
+        eg_md.recirc_ok = 0;
         eg_md.bp_report = 0;
         eg_md.cp_state = CP_IDLE;
 
         if (hdr.bp_mirror.isValid()) {
             build_backpressure();
+        } else if (eg_md.bp_replica.isValid()) {
+            address_replica();
         } else if (hdr.recirc_mirror.isValid()) {
             restore_real();
+            recirc_queue_hook.apply(eg_intr_md, eg_md.recirc_queue);
+            recirculation_depth_write.execute(0);
         } else if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
             /* Reaction point and congestion point are two chains that
              * share stages. Each step has its own gate, on flags the
@@ -678,11 +854,12 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
              * (tna/README.md, "Stages"). */
             queue_hook.apply(eg_intr_md, eg_md.queue);
             rate_threshold.apply();
+            recirculation.apply();
             congestion_point.apply();
 
             /* Reaction point first: a packet that leaves as a fake carries
              * the recirculation mirror, and a packet has only one mirror. */
-            if (eg_md.rt_on == 1 && hdr.bfcc_bridged.bp_degree != 0) {
+            if (eg_md.rt_on == 1 && eg_md.recirc_on == 1 && hdr.bfcc_bridged.bp_degree != 0) {
                 flagged_departures.count(eg_intr_md.egress_port);
                 eg_md.make_fake = rr_count_step.execute(eg_intr_md.egress_port);
             }
@@ -690,13 +867,20 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                 classify();
             }
             if (eg_md.make_fake == 1) {
+                eg_md.recirc_ok = recirculation_room.execute(0);
+            }
+            if (eg_md.make_fake == 1 && eg_md.recirc_ok == 1) {
                 make_fake();
                 fakes_sent.count(eg_intr_md.egress_port);
+            } else if (eg_md.make_fake == 1) {
+                recirculation_skips.count(eg_intr_md.egress_port);
             }
 
-            /* A departure that leaves as a fake neither counts nor
-             * reports: its real packet recirculates and counts when it
-             * departs, and the fake's mirror is taken. */
+            /* A departure in a fake's slot neither counts nor reports: its
+             * real packet recirculates and counts when it departs, and the
+             * fake's mirror is taken. (One whose original left itself,
+             * recirculation being over its level, is not counted either:
+             * the level's test ends a stage later than this gate.) */
             if (eg_md.cp_on == 1 && eg_md.make_fake == 0) {
                 if (eg_md.depth_margin_cells[31:31] == 1) {
                     if (eg_md.t_max_margin_ns[31:31] == 1) {
