@@ -22,7 +22,12 @@ Definitions follow the papers where they say how they measured:
   p99 are not measured (None) when any sized flow did not complete, since
   a mean over the finished ones favours the scheme that left the slow ones
   unfinished; `incomplete_flows` says how many;
-- Jain's index over the flows' steady-state throughputs (starved flows count).
+- Jain's index over the flows' steady-state throughputs (starved flows count);
+- out of order: data packets delivered after one their sender sent later
+  (UDP senders: a sequence number below the flow's highest delivered), per
+  flow and in all, and as a fraction of the packets delivered;
+- recirculation drops: frames a full recirculation port refused (BFCC: each
+  a fake's original, i.e. lost data, or a copy of backpressure).
 """
 
 from __future__ import annotations
@@ -56,6 +61,9 @@ HEADLINE = (
     "loss_rate",
     "feedback_sent",
     "recirculation_overhead",
+    "recirculation_drops",
+    "out_of_order",
+    "out_of_order_fraction",
     "pfc_pauses_sent",
 )
 
@@ -267,4 +275,15 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     }
     delivered = float(size.sum())
     v["recirculation_overhead"] = run.recirculated_bytes / delivered if delivered else None
+    v["recirculation_drops"] = float(run.recirculation_drops)
+    detail["recirculation_skips"] = run.recirculation_skips
+    # Reordering, per flow (TCP flows are not counted: their segments are
+    # reassembled by ns-3's stack; see `tcp` for retransmissions).
+    if run.tcp:
+        v["out_of_order"] = v["out_of_order_fraction"] = None
+    else:
+        ooo = sum(f.out_of_order for f in run.flows)
+        v["out_of_order"] = float(ooo)
+        v["out_of_order_fraction"] = ooo / recv_pkts if recv_pkts else None
+        detail["out_of_order_by_flow"] = {f.name: f.out_of_order for f in run.flows}
     return Metrics(v, detail, series)

@@ -165,6 +165,7 @@ class Stats:
     drops_active: int = 0
     recirculated_packets: int = 0
     recirculated_bytes: int = 0
+    recirculation_drops: int = 0
 
     def __post_init__(self) -> None:
         self.feedback: dict[str, int] = {}
@@ -251,6 +252,9 @@ class SwitchPort:
         else:
             accepted = self.tm.enqueue(frame, qid, now, ingress_port)
         if not accepted:
+            if self.device is None:
+                # A recirculation port: whatever it refuses is lost for good.
+                stats.recirculation_drops += 1
             if data:
                 stats.drops_overflow += 1
                 if self.monitor is not None:
@@ -563,6 +567,8 @@ class HostNode:
         self.senders: dict[int, Sender] = {}
         self.flows, self.log = flows, log
         self.notifier: Notifier | None = None
+        # The highest sequence number delivered so far, per flow.
+        self._highest_seq: dict[int, int] = {}
 
     def transmit(self, frame: bytes) -> None:
         self.sim.send(self.device, frame)
@@ -624,10 +630,14 @@ class HostNode:
             sender.rc.on_feedback(fb, now)
 
     def _data(self, p: frames.Parsed, now: int) -> None:
-        flow_id, _seq, sent_ns = frames.read_data(p.payload)
+        flow_id, seq, sent_ns = frames.read_data(p.payload)
         f = self.flows.get(flow_id)
         if f is None:
             return
+        if seq < self._highest_seq.get(flow_id, -1):
+            f.out_of_order += 1
+        else:
+            self._highest_seq[flow_id] = seq
         ce = p.ecn == 3
         self.log.add(flow_id, p.ip_len, sent_ns, now, ce)
         f.packets_received += 1
@@ -667,6 +677,7 @@ def collect(
         feedback_sent=dict(sorted(stats.feedback.items())),
         recirculated_packets=stats.recirculated_packets,
         recirculated_bytes=stats.recirculated_bytes,
+        recirculation_drops=stats.recirculation_drops,
         pfc_pauses_sent=dict(sorted(stats.pfc_pauses_sent.items())),
         pfc_resumes_sent=dict(sorted(stats.pfc_resumes_sent.items())),
         pfc_pauses_received=dict(sorted(stats.pfc_pauses_received.items())),

@@ -31,6 +31,10 @@ class FlowRecord:
     completed_ns: int | None = None
     # Congestion signals this flow's sender acted on (feedback, CNPs).
     feedback_received: int = 0
+    # Data packets that arrived after one the sender sent later (a lower
+    # sequence number than the highest delivered so far): reordering, e.g.
+    # BFCC's recirculated originals overtaken by later packets.
+    out_of_order: int = 0
 
     @property
     def fct_ns(self) -> int | None:
@@ -114,6 +118,12 @@ class RunResult:
     feedback_sent: dict[str, int] = field(default_factory=dict)
     recirculated_packets: int = 0
     recirculated_bytes: int = 0
+    # Frames a recirculation port's full queue refused: for BFCC each one a
+    # fake's original (a lost data packet) or a copy of backpressure.
+    recirculation_drops: int = 0
+    # BFCC: fakes not made because the pipe's recirculation queue was over
+    # its level; the original left itself (SwitchEgress.recirculation_skips).
+    recirculation_skips: int = 0
     # PFC frames (802.1Qbb) by port, "<switch>-><neighbour>" (a host by its
     # name for those it received): pauses (refreshes included), resumes.
     pfc_pauses_sent: dict[str, int] = field(default_factory=dict)

@@ -372,6 +372,8 @@ def _markdown(
         ("loss", "loss_rate", 3),
         ("feedback", "feedback_sent", 0),
         ("recirc. overhead", "recirculation_overhead", 3),
+        ("recirc. drops", "recirculation_drops", 0),
+        ("out of order", "out_of_order", 0),
         ("PFC pauses", "pfc_pauses_sent", 0),
     ]
     lines.append("| scheme | variant | " + " | ".join(c[0] for c in cols) + " |")
@@ -390,8 +392,10 @@ def _markdown(
         "packets that port's full buffer refused, 'drops, all': at every port. "
         "RTT: 2 x one-way delay (the paper's estimate). Throughput: steady-state bins, "
         f"{s.trim:.0%} trimmed at each end. FCT: not measured when any flow did not "
-        "complete. Loss: data packets sent but never delivered. PFC pauses: XOFF "
-        "frames the switches sent (refreshes included; per port below).",
+        "complete. Loss: data packets sent but never delivered. Recirc. drops: frames "
+        "a full recirculation port refused (BFCC: fakes' originals, lost data). Out of "
+        "order: data packets delivered after one their sender sent later. PFC pauses: "
+        "XOFF frames the switches sent (refreshes included; per port below).",
         "",
     ]
     if s.transport == "tcp":

@@ -428,6 +428,10 @@ class Bfcc(Strict):
     # cycle before the backpressure (bfcc/config.py Params.shaping_base).
     shaping_base: Literal["line", "carried"] = "line"
     shaping_interval_us: Annotated[float, Field(gt=0, le=1_000_000)] = 1000.0
+    # The recirculation queue's level past which a fake's original leaves
+    # itself (bfcc/config.py Params.recirculation_level_bytes). None: half
+    # the port buffer, at most the controller's 64 KiB default.
+    recirculation_level_bytes: Annotated[int, Field(ge=0)] | None = None
 
     @model_validator(mode="after")
     def _order(self) -> Bfcc:
@@ -653,6 +657,11 @@ class Scenario(Strict):
     # expand to are drawn once, from the file's seed, when it loads.
     repeats: Annotated[int, Field(ge=1, le=1000)] = 1
     chip: Literal["tofino", "tofino2"] = "tofino"
+    # The pipes each switch runs. 1: a switch's links take front-panel ports
+    # in order (pipe 0's first) and its model runs one pipe, as before. 2 or
+    # 4: link n goes to pipe (n - 1) mod pipes, and the models run that many
+    # pipes, each with its own registers and recirculation port (issue 50).
+    pipes: Literal[1, 2, 4] = 1
     # Shared buffer per egress port, in packets of the largest flow's size.
     buffer_packets: Annotated[int, Field(ge=1)] = 200
     # The run's first `startup_s` is left out of "queue max after start-up"

@@ -57,6 +57,7 @@ from .topology import Topology, mac_text
 
 FEEDBACK_SESSION_BASE = 10
 RECIRCULATION_SESSION = 100
+RECIRCULATION_LEVEL_BYTES = 65536  # bfrt_controller/bfcc/config.py's default
 BFCC_HIGH_QID, BFCC_LOW_QID = 2, 1
 
 
@@ -203,7 +204,7 @@ def pmqecn_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Pmqecn)
     # (bounded by scenario.py) replaces the floored one once the rest passed.
     opt = cfg.optimizer.model_copy(update={"interval_s": p.optimizer_interval_s or 1.0})
     cfg = cfg.model_copy(update={"optimizer": opt})
-    sw = ModelSwitch("pmqecn", profile)
+    sw = ModelSwitch("pmqecn", profile, topo.scenario.pipes)
     app = PmqecnApp(sw, cfg)
     app.push_all()
     app.start(0.0)  # baseline at t = 0: the first answer comes one interval in
@@ -285,13 +286,20 @@ def bfcc_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Bfcc) -> 
             "sender_reaction": p.sender_reaction,
             "reduction": p.reduction,
             "shaping_base": p.shaping_base,
+            # Originals leave themselves once the recirculation queue holds
+            # half the port buffer the harness gives it (or the 64 KiB default).
+            "recirculation_level_bytes": min(
+                RECIRCULATION_LEVEL_BYTES, s.buffer_packets * (pkt + frames.ETH.size) // 2
+            )
+            if p.recirculation_level_bytes is None
+            else p.recirculation_level_bytes,
         },
     }
     cfg = parse_bfcc(raw, f"{s.name}:{switch}")
     # Into the run's report rather than the terminal: a sweep writes the same
     # report for every switch and run.
     notes = [*param_warnings(cfg.params), *saturation_reports(cfg, cfg.params, profile)]
-    sw = ModelSwitch("bfcc", profile)
+    sw = ModelSwitch("bfcc", profile, topo.scenario.pipes)
     with _quiet("bfrt_controller.bfcc.app"):
         app = BfccApp(sw, cfg)
         app.push_all()
@@ -353,7 +361,7 @@ def aqm_switch(
         ],
     }
     cfg = parse_aqm(raw, f"{topo.scenario.name}:{switch}")
-    sw = ModelSwitch("aqm", profile)
+    sw = ModelSwitch("aqm", profile, topo.scenario.pipes)
     AqmApp(sw, cfg).push_all()
     return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
 
@@ -394,7 +402,7 @@ def spie_switch(
         },
     }
     cfg = parse_spie(raw, f"{topo.scenario.name}:{switch}")
-    sw = ModelSwitch("spie", profile)
+    sw = ModelSwitch("spie", profile, topo.scenario.pipes)
     SpieApp(sw, cfg).push_all()
     return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
 
@@ -463,7 +471,7 @@ def dadctcp_switch(topo: Topology, switch: str, profile: HwProfile, p: sc.Dadctc
     # A simulated clock: the scenario's interval, below the controller's
     # floor if it says so (as PMQECN's, above).
     cfg = cfg.model_copy(update={"interval_s": p.interval_s})
-    sw = ModelSwitch("dadctcp", profile)
+    sw = ModelSwitch("dadctcp", profile, topo.scenario.pipes)
     app = DadctcpApp(sw, cfg)
     app.push_all()
     setup = SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from hw_profiles import load_profile
+from models.switch.tna import TnaProgram
 
 from . import frames, ns3_env, qdisc, schemes, tcp
 from .network import HostNode, Sender, Sim, Stats, SwitchNode, SwitchPort, collect
@@ -23,11 +24,11 @@ from .scenario import Ns3Aqm, P4Codel, P4Pie, P4Red, Scenario, kind_of, parse_ra
 from .tm import EgressTm
 from .topology import Topology
 
+# BFCC's count of fakes' originals that left themselves (tna/bfcc/bfcc.p4).
+RECIRCULATION_SKIPS = "SwitchEgress.recirculation_skips"
 # Progress callback: fraction of simulated time done for the current run.
 Progress = Callable[[float], None]
 PROGRESS_STEPS = 50
-# Recirculation ports run at the chip's internal rate (no ns-3 device).
-RECIRCULATION_RATE_BPS = 100_000_000_000
 
 
 @dataclass(frozen=True)
@@ -152,9 +153,12 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                 else:
                     sim.on_receive(dev, _port_receiver(sw, end.port))
     for sw in switches.values():
+        # No ns-3 device: each runs at the rate the profile gives a pipe's
+        # recirculation port, with a port's buffer.
         for port in sw.pipeline.recirculation_ports:
             tm = EgressTm(buffer_bytes, profile.cell_bytes)
-            sw.ports[port] = SwitchPort(sw, port, None, RECIRCULATION_RATE_BPS, tm, None)
+            rate = round(profile.recirculation_port_gbps * 1e9)
+            sw.ports[port] = SwitchPort(sw, port, None, rate, tm, None)
 
     for i, f in enumerate(s.flows):
         src = hosts[f.src]
@@ -233,10 +237,22 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         stats,
     )
     result.notes = notes
+    result.recirculation_skips = sum(
+        _counted(sw.pipeline, RECIRCULATION_SKIPS) for sw in switches.values()
+    )
     result.tcp = tcp_stats
     result.wall_s = time.perf_counter() - started
     del keep
     return result
+
+
+def _counted(pipeline: object, counter: str) -> int:
+    """Packets a P4 model's counter holds, every index and pipe (0 for a
+    pipeline that is not a model, or a model without that counter)."""
+    program = getattr(pipeline, "program", None)
+    if not isinstance(program, TnaProgram) or counter not in program.p4.counters:
+        return 0
+    return sum(sum(packets) for packets, _ in program.p4.counters[counter].copies())
 
 
 def _port_receiver(sw: SwitchNode, port: int) -> Callable[[bytes], None]:

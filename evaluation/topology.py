@@ -41,7 +41,12 @@ class Topology:
         self.ports: dict[str, dict[int, str]] = {w: {} for w in s.switches}
         self.links: list[TopoLink] = []
         self.neighbours: dict[str, list[str]] = {n: [] for n in (*s.hosts, *s.switches)}
-        self._front_panel = load_profile(s.chip).front_panel_ports()
+        profile = load_profile(s.chip)
+        self._front_panel = profile.front_panel_ports()
+        local_bits = profile.port_id_bits - (profile.pipes - 1).bit_length()
+        self._by_pipe = [
+            [p for p in self._front_panel if p >> local_bits == pipe] for pipe in range(s.pipes)
+        ]
         for link in s.links:
             rate = parse_rate(rate_override or link.rate or s.link.rate)
             delay_us = s.link.delay_us if link.delay_us is None else link.delay_us
@@ -58,7 +63,18 @@ class Topology:
     def _dev_port(self, switch: str, n: int) -> int:
         """The n-th link's device port: the chip's front-panel ports in
         order from the second (port 1 on Tofino, 9 on Tofino2), past a
-        pipe's last into the next pipe's, never a CPU or recirculation port."""
+        pipe's last into the next pipe's, never a CPU or recirculation port.
+        With `pipes` 2 or 4, link n takes pipe (n - 1) mod pipes, each pipe's
+        ports in the same order from its second."""
+        if self.scenario.pipes > 1:
+            ports = self._by_pipe[(n - 1) % self.scenario.pipes]
+            k = (n - 1) // self.scenario.pipes + 1
+            if k >= len(ports):
+                raise ValueError(
+                    f"{switch}: link {n} needs more than the {len(ports) - 1} front-panel "
+                    f"ports of each of {self.scenario.chip}'s {self.scenario.pipes} pipes"
+                )
+            return ports[k]
         if n >= len(self._front_panel):
             raise ValueError(
                 f"{switch}: link {n} needs more than the {len(self._front_panel) - 1} "

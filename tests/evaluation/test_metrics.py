@@ -191,3 +191,17 @@ def test_every_flow_starved_has_no_fairness_and_loss_counts_every_flow() -> None
     assert m.values["loss_rate"] == pytest.approx(0.75)
     assert m.values["feedback_sent"] == 5.0
     assert m.detail["feedback_by_kind"] == {"cnp": 2, "fake": 3}
+
+
+def test_out_of_order_arrivals_per_flow_and_in_all() -> None:
+    """Reordering is read from each flow's count (packets delivered after
+    one sent later), in all and as a fraction of the packets delivered."""
+    flows = [
+        flow(0, packets_sent=10, packets_received=10, out_of_order=3),
+        flow(1, packets_sent=10, packets_received=10),
+    ]
+    m = compute_metrics(result(flows, PacketLog(), recirculation_drops=2), scenario())
+    assert m.values["out_of_order"] == 3.0
+    assert m.values["out_of_order_fraction"] == pytest.approx(3 / 20)
+    assert m.detail["out_of_order_by_flow"] == {"f0": 3, "f1": 0}
+    assert m.values["recirculation_drops"] == 2.0

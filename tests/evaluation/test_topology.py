@@ -47,3 +47,10 @@ def test_a_switch_with_many_links_skips_cpu_and_recirculation_ports() -> None:
     assert not bad & set(ports)
     t2 = Topology(load_scenario("tcp-dumbbell-s002").model_copy(update={"chip": "tofino2"}))
     assert sorted(t2.ports["router1"])[:2] == [9, 10]
+
+
+def test_multipipe_links_alternate_between_the_scenarios_pipes() -> None:
+    """`pipes: 2`: s1's links (g1, g2, g3, s2, s3, s4) take pipes 0, 1, 0, 1,
+    0, 1, each pipe's ports from its second (Tofino: 1, 2, 3; 129, 130, 131)."""
+    topo = Topology(load_scenario("bfcc-three-severe-dc"))
+    assert topo.ports["s1"] == {1: "g1", 129: "g2", 2: "g3", 130: "s2", 3: "s3", 131: "s4"}
