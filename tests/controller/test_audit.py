@@ -212,7 +212,11 @@ def test_a_daemon_push_leaves_a_line_and_so_does_each_reload(tmp_path: Path) -> 
     d.close()
 
 
-def test_the_daemon_checks_its_audit_log_before_any_push(tmp_path: Path) -> None:
+def test_the_daemon_checks_its_audit_log_before_any_push(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "file").write_text("")
     deploy = deployment(tmp_path / "d.yaml", audit_log="file/audit.log")
     assert tofcc(["run", "--config", str(deploy), "--cycles", "1"]) == 2
+    err = capsys.readouterr().err
+    assert f"audit log {tmp_path}/file/audit.log" in err and "event=connected" not in err
