@@ -6,7 +6,7 @@ opens a switch as its writer) and each push the daemon makes on its own
 JSON line: when, who (the OS user, and the user sudo ran as when it did),
 on which host, the command line, the switch and program, the sha256 of the
 config written (the `config_sha` of tofcc_target_info) and how it ended:
-`ok`, or `refused` with the error. The optimiser's and the watchdog's own
+`ok`, `refused` with the error, or `interrupted` (Ctrl-C). The optimiser's and the watchdog's own
 writes each cycle are the program running, not a change anyone made: they
 show in `event=cycle` / `event=watchdog` log lines and in metrics.
 
@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import click
+
 from . import paths
 from .errors import ConfigError, ControllerError
 from .logs import log_event
@@ -54,7 +56,7 @@ SYSLOG_SOCKET_ENV = "TOFCC_SYSLOG_SOCKET"
 SYSLOG_TAG = "tofcc-audit"
 # authpriv (10) x 8 + notice (5), as sudo logs who ran what.
 SYSLOG_PRIORITY = 10 * 8 + 5
-OK, REFUSED = "ok", "refused"
+OK, REFUSED, INTERRUPTED = "ok", "refused", "interrupted"
 
 
 def config_sha(config: object) -> str:
@@ -92,6 +94,15 @@ def _now() -> str:
         .isoformat(timespec="milliseconds")
         .replace("+00:00", "Z")
     )
+
+
+def result(error: BaseException | None) -> str:
+    if error is None:
+        return OK
+    # Ctrl-C (click's Abort is how it reaches a command) stopped it: what
+    # was written before it stays, so not a refusal.
+    interrupted = isinstance(error, KeyboardInterrupt | click.exceptions.Abort)
+    return INTERRUPTED if interrupted else REFUSED
 
 
 def error_text(exc: BaseException) -> str:
@@ -133,7 +144,7 @@ class AuditLog:
             "program": program,
             "config_sha": config_sha(config) if config is not None else None,
             **extra,
-            "result": OK if error is None else REFUSED,
+            "result": result(error),
         }
         if error is not None:
             line["error"] = error_text(error)

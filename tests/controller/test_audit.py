@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from bfrt_controller.audit import SYSLOG_SOCKET_ENV
+from bfrt_controller.audit import SYSLOG_SOCKET_ENV, AuditLog
 from bfrt_controller.backends.bfrt import BfrtSwitch
 from bfrt_controller.backends.bfrt import client as bfrt_client
 from bfrt_controller.cli import run as tofcc
@@ -170,6 +170,14 @@ def test_each_line_also_goes_to_syslog(tmp_path: Path, monkeypatch: pytest.Monke
     head, _, body = message.partition(": ")
     assert head == f"<85>tofcc-audit[{os.getpid()}]"  # authpriv.notice
     assert json.loads(body) == lines()[0]
+
+
+def test_a_write_stopped_by_ctrl_c_is_interrupted_not_refused(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "a.log", "tofcc optimize --interval 1")
+    with pytest.raises(KeyboardInterrupt), log.write("optimize", "model", "pmqecn", {"k": 1}):
+        raise KeyboardInterrupt
+    (line,) = lines(tmp_path / "a.log")
+    assert line["result"] == "interrupted" and line["command"] == "tofcc optimize --interval 1"
 
 
 # ---- the daemon -------------------------------------------------------------------------
