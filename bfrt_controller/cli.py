@@ -23,8 +23,8 @@ from __future__ import annotations
 import contextlib
 import importlib
 import json
-import logging
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ from rich.table import Table
 from hw_profiles import ProfileError
 from tofcc_common import registry
 
+from .audit import AuditLog
 from .buffer_commands import clear, queues
 from .console import console, print_error, print_rows
 from .context import Context
@@ -54,7 +55,9 @@ def _commands(program: str) -> Any:
 
 # Options of the group that a user may also write after the subcommand, as
 # most CLIs with subcommands take them; run() moves them before it.
-GLOBAL_VALUE_OPTIONS = ("--program", "--target", "--log-level", "--switch")
+GLOBAL_VALUE_OPTIONS = ("--program", "--target", "--log-level", "--switch", "--audit-log")
+# Where make_context keeps the command line, for the audit lines (audit.py).
+_ARGV = "tofcc.argv"
 
 
 def hoist_global_options(argv: list[str]) -> list[str]:
@@ -130,10 +133,21 @@ class _TofccGroup(PluginGroup):
     # click turns EPIPE into exit 1; `head` users expect 0 and no message, so
     # the closed pipe leaves click as an exception it does not catch.
     def invoke(self, ctx: click.Context) -> Any:
+        error: BaseException | None = None
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
-            raise _PipeClosed() from None
+            raise _PipeClosed() from None  # the write, if any, was done
+        except click.exceptions.Exit as exc:
+            error = exc if exc.exit_code else None
+            raise
+        except BaseException as exc:
+            error = exc
+            raise
+        finally:
+            # Every write leaves one audit line, however the command ended.
+            if isinstance(ctx.obj, Context):
+                ctx.obj.settle_audit(ctx.invoked_subcommand or "", error)
 
     def make_context(
         self,
@@ -142,10 +156,13 @@ class _TofccGroup(PluginGroup):
         parent: click.Context | None = None,
         **extra: Any,
     ) -> click.Context:
+        argv = list(args)
         try:  # `tofcc --help | head -1`: the help is printed while parsing
-            return super().make_context(info_name, args, parent, **extra)
+            ctx = super().make_context(info_name, args, parent, **extra)
         except BrokenPipeError:
             raise _PipeClosed() from None
+        ctx.meta[_ARGV] = argv
+        return ctx
 
 
 def _discard_stdout() -> None:
@@ -193,6 +210,15 @@ def _discard_stdout() -> None:
     show_default=True,
     help="BF-Runtime client id (grpc:// only); the server refuses a second client with the same id",
 )
+@click.option(
+    "--audit-log",
+    type=click.Path(path_type=Path),
+    default=None,
+    envvar="TOFCC_AUDIT_LOG",
+    help="the file each write's audit line is appended to (also sent to syslog); default: "
+    "the deployment's audit_log, else $LOGS_DIRECTORY/audit.log under systemd, else "
+    "$XDG_STATE_HOME/tofcc/audit.log; env TOFCC_AUDIT_LOG",
+)
 @click.option("-v", "--verbose", is_flag=True, help="--log-level info")
 @click.option(
     "--log-level",
@@ -209,6 +235,7 @@ def cli(
     state_path: Path | None,
     switch_name: str | None,
     client_id: int,
+    audit_log: Path | None,
     verbose: bool,
     log_level: str | None,
 ) -> None:
@@ -223,7 +250,10 @@ def cli(
         for name in ("target", "client_id", "state_path")
         if ctx.get_parameter_source(name) not in (None, click.core.ParameterSource.DEFAULT)
     )
-    ctx.obj = Context(target, program, config_path, state_path, client_id, given, switch_name)
+    command = shlex.join(["tofcc", *ctx.meta.get(_ARGV, [])])
+    ctx.obj = Context(
+        target, program, config_path, state_path, client_id, given, switch_name, audit_log, command
+    )
     ctx.call_on_close(ctx.obj.close)
 
 
@@ -265,6 +295,7 @@ def set_params(
             "--program",
             f"`set` is for {', '.join(settable)}, not {obj.program.name}",
         )
+    obj.intend_write()
     handler(obj, pairs, queues, port)
 
 
@@ -278,10 +309,14 @@ def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
     if dry_run:
         show_diff(obj, config_file)
         return
+    obj.intend_write(file=str(config_file))
     doc = obj.document(config_file)
     if isinstance(doc, DeploymentDocument):
         _refuse_deployment_overrides(obj, config_file)
-        _apply_deployment(doc)
+        audit = obj.audit(doc)
+        audit.check()
+        obj.settled_write()  # from here each switch leaves a line of its own
+        _apply_deployment(doc, audit)
         return
     obj.adopt(doc)
     obj.config_path = config_file
@@ -311,20 +346,27 @@ def _refuse_deployment_overrides(obj: Context, config_file: Path) -> None:
         raise ConfigError(flag, f"not taken with the deployment file {config_file}: {why}")
 
 
-def _apply_deployment(doc: DeploymentDocument) -> None:
+def _apply_deployment(doc: DeploymentDocument, audit: AuditLog) -> None:
     """Apply a deployment file: every switch gets its ports and its program's
     state, one batch each. A switch that refuses keeps its state (rolled
     back) and the others are still written; the first error is the exit
     code. The whole file was validated when it was read, before any write.
-    A model target's switch is saved to its state file (fleet.save_target)."""
+    A model target's switch is saved to its state file (fleet.save_target).
+    Each switch leaves its own audit line."""
     from .fleet import make_target_app, save_target
     from .state import state_lock, target_state_path
 
     failed: ControllerError | None = None
     for t in doc.targets:
-        switch = open_switch(t.spec.target, t.spec.program, t.profile, client_id=t.spec.client_id)
         try:
-            with contextlib.ExitStack() as held:
+            with (
+                audit.write("apply", t.name, t.spec.program, t.config, target=t.spec.target),
+                contextlib.ExitStack() as held,
+            ):
+                switch = open_switch(
+                    t.spec.target, t.spec.program, t.profile, client_id=t.spec.client_id, tls=t.tls
+                )
+                held.callback(switch.close)
                 if t.spec.target == "model":
                     held.enter_context(state_lock(target_state_path(t.name)))
                 switch.connect()
@@ -337,8 +379,6 @@ def _apply_deployment(doc: DeploymentDocument) -> None:
         except ControllerError as exc:
             print_error(exc, prefix=f"{t.name}: ")
             failed = failed or exc
-        finally:
-            switch.close()
     if failed is not None:
         raise failed
 
@@ -368,7 +408,7 @@ def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
             continue
         # Read-only: works beside the daemon that holds the switch.
         read_only = t.spec.target != "model"
-        sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=read_only)
+        sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=read_only, tls=t.tls)
         sw.connect()
         obj._held.callback(sw.close)
         if not read_only:  # the model switch as apply or `run` left it
@@ -436,27 +476,35 @@ class DifferencesFound(ControllerError):
     default=None,
     help="stop after this many passes over the switches (a smoke test; default: until SIGTERM)",
 )
+@click.option(
+    "--web-config",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="TLS and basic auth for /metrics: a Prometheus exporter web config "
+    "(tls_server_config, basic_auth_users)",
+)
 @click.pass_obj
 def run_service(
-    obj: Context, deploy_file: Path, metrics_port: int | None, cycles: int | None
+    obj: Context,
+    deploy_file: Path,
+    metrics_port: int | None,
+    cycles: int | None,
+    web_config: Path | None,
 ) -> None:
     from .runtime import claim_deployment, early_signals, signal_handlers
     from .service import Daemon
+    from .web_config import load_web_config
 
-    tofcc_log = logging.getLogger("tofcc")
+    # Read before any switch is contacted: a bad file is exit 2 with nothing pushed.
+    web = load_web_config(web_config) if web_config is not None else None
     # Handlers first: a SIGHUP while a slow file loads must not kill the daemon.
     with early_signals() as pending, claim_deployment(deploy_file):
-        daemon = Daemon(deploy_file, keep_model_state=True)
-        spec = daemon.config.metrics
+        daemon = Daemon(deploy_file, keep_model_state=True, audit_log=obj.audit_log)
         server = None
-        if spec is not None or metrics_port is not None:
-            from .metrics import serve
+        if daemon.config.metrics is not None or metrics_port is not None or web is not None:
+            from .metrics import start
 
-            address = spec.address if spec is not None else "127.0.0.1"
-            port = metrics_port if metrics_port is not None else spec.port if spec else 0
-            field = "--metrics-port" if metrics_port is not None else f"{deploy_file}: metrics"
-            server = serve(daemon, address, port, field)
-            tofcc_log.info("event=metrics url=http://%s:%d/metrics", address, server.server_port)
+            server = start(daemon, deploy_file, metrics_port, web)
         try:
             with signal_handlers(daemon, pending):
                 daemon.run(max_steps=cycles or 0)

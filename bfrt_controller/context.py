@@ -24,8 +24,10 @@ from .programs import App, get_program
 from .state import default_state_path, load_state, save_state, state_lock, target_state_path
 from .sync import sync_with_switch
 from .targets import open_switch
+from .tls import ChannelTls
 
 if TYPE_CHECKING:  # imported when a command needs them: each app pulls in its solver stack
+    from .audit import AuditLog
     from .bfcc import app as bfcc_app
     from .deployment import ResolvedTarget
     from .pmqecn import app as pmqecn_app
@@ -43,8 +45,17 @@ class Context:
         client_id: int = 0,
         given: frozenset[str] = frozenset(),
         switch: str | None = None,
+        audit_log: Path | None = None,
+        command: str = "tofcc",
     ) -> None:
         self.target = target
+        # --audit-log, and the command line each audit line names (audit.py).
+        self.audit_log = audit_log
+        self.command = command
+        # Writes this command opened a switch for, and one it set out to make
+        # (apply, set) even if it is refused before a switch is opened.
+        self._writes: list[tuple[str, str, str, Any]] = []
+        self._intent: dict[str, Any] | None = None
         # The global options the user gave (click's parameter names), not defaulted.
         self.given = given
         # --program / TOFCC_PROGRAM when given; else the config's own
@@ -120,6 +131,52 @@ class Context:
         self.target = chosen.spec.target
         self.client_id = chosen.spec.client_id
 
+    # -- audit (audit.py) ----------------------------------------------------------
+    def audit(self, doc: Document | None = None) -> AuditLog:
+        """Where this command's audit lines go: --audit-log, else the
+        deployment's `audit_log:` (`doc`'s, or the bound target's), else the default."""
+        from .audit import audit_log
+        from .deployment import audit_log_path
+
+        path = self.audit_log
+        deployment = doc if isinstance(doc, DeploymentDocument) else None
+        if deployment is None and self._deployment_path is not None:
+            bound = self.document(self._deployment_path)
+            deployment = bound if isinstance(bound, DeploymentDocument) else None
+        if path is None and deployment is not None:
+            path = audit_log_path(deployment.service, deployment.path.parent)
+        return audit_log(path, self.command)
+
+    def intend_write(self, **fields: Any) -> None:
+        """This command is to write: even a refusal before any switch is
+        opened leaves an audit line."""
+        self._intent = fields
+
+    def settled_write(self) -> None:
+        """The command recorded its own lines (a deployment apply: one per switch)."""
+        self._intent = None
+
+    def _note_writer(self, program: str, config: Any) -> None:
+        """A switch is about to be opened as this command's writer: the audit
+        file must take a line first (else exit 2, nothing sent)."""
+        self.audit().check()
+        bound = self.deployment_target
+        switch = bound.name if bound is not None else self.target
+        self._writes.append((switch, self.target, program, config))
+
+    def settle_audit(self, action: str, error: BaseException | None) -> None:
+        """One audit line per write this command opened a switch for, with
+        how the command ended; or, for a write refused before that, one."""
+        writes, intent = self._writes, self._intent
+        self._writes, self._intent = [], None
+        if not writes and intent is None:
+            return
+        audit = self.audit()
+        for switch, target, program, config in writes:
+            audit.record(action, switch, program, config, error, target=target)
+        if not writes and intent is not None:
+            audit.record(action, self.target, self.program.name, None, error, **intent)
+
     def document(self, path: Path) -> Document:
         """`path` read and validated, once per command (documents.py)."""
         doc = self._documents.get(path)
@@ -156,6 +213,12 @@ class Context:
 
     def close(self) -> None:
         self._held.close()
+
+    @property
+    def tls(self) -> ChannelTls | None:
+        """TLS for the switch: the deployment target's `tls:`, if one is bound."""
+        bound = self.deployment_target
+        return bound.tls if bound is not None else None
 
     @property
     def is_model(self) -> bool:
@@ -206,12 +269,15 @@ class Context:
         return app
 
     def _make_app(self, cfg: Any, read_only: bool) -> App:
+        if not read_only:
+            self._note_writer(self.program.name, cfg)
         switch = open_switch(
             self.target,
             self.program.name,
             load_profile(cfg.chip),
             client_id=self.client_id,
             read_only=read_only,
+            tls=self.tls,
         )
         switch.connect()
         self._held.callback(switch.close)

@@ -2,9 +2,11 @@
 program, that program's config and the front-panel ports to bring up.
 
     metrics: {address: 127.0.0.1, port: 9464}
+    audit_log: /var/log/tofcc/audit.log    # optional (audit.py)
     targets:
       - name: leaf1
         target: grpc://10.0.0.1:50052
+        tls: {ca_file: ca.pem, cert_file: tofcc.pem, key_file: tofcc.key}  # optional
         program: pmqecn
         config: pmqecn.yaml
         front_panel:
@@ -36,6 +38,7 @@ from .logs import log_event
 from .ports import PortsConfig, check_ports
 from .programs import PROGRAMS, Program, get_program
 from .targets import SwitchIdentity, switch_identity
+from .tls import CERTIFICATE, PRIVATE_KEY, ChannelTls, read_pem, resolve_path
 from .validation import load_yaml, parse_model
 
 log = logging.getLogger("tofcc.service")
@@ -46,7 +49,8 @@ _GRPC = re.compile(r"(?:grpc|tofino-model)://[^\s/]+:([0-9]{1,5})")
 
 
 class MetricsSpec(Strict):
-    # Loopback unless the deployment says otherwise: the endpoint has no auth.
+    # Loopback unless the deployment says otherwise: the endpoint has TLS and
+    # auth only with `tofcc run --web-config` (web_config.py).
     address: str = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 9464  # 0: any free port
 
@@ -62,9 +66,31 @@ class MetricsSpec(Strict):
         return value
 
 
+class TlsSpec(Strict):
+    """TLS to a BF-Runtime switch, as P4Runtime and Stratum clients take it:
+    the CA its certificate chains to and, for mutual TLS, this client's
+    certificate and key. Paths relative to the deployment file."""
+
+    ca_file: Annotated[str, Field(min_length=1)]
+    cert_file: Annotated[str, Field(min_length=1)] | None = None
+    key_file: Annotated[str, Field(min_length=1)] | None = None
+    # The name the switch's certificate must carry, when not HOST itself.
+    server_name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.:-]+$")] | None = None
+
+    @model_validator(mode="after")
+    def _pair(self) -> TlsSpec:
+        if (self.cert_file is None) != (self.key_file is None):
+            given, missing = (
+                ("cert_file", "key_file") if self.key_file is None else ("key_file", "cert_file")
+            )
+            raise ValueError(f"{given} without {missing}: mutual TLS needs both")
+        return self
+
+
 class TargetSpec(Strict):
     name: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
     target: str = "model"  # 'model' or grpc://HOST:PORT
+    tls: TlsSpec | None = None
     program: str
     # The program's config: a path (relative to the deployment file) or inline.
     config: str | dict[str, Any] | None = None
@@ -75,6 +101,8 @@ class TargetSpec(Strict):
 
 class ServiceConfig(Strict):
     metrics: MetricsSpec | None = None
+    # Where each write's audit line goes (audit.py); relative to this file.
+    audit_log: Annotated[str, Field(min_length=1)] | None = None
     targets: Annotated[list[TargetSpec], Field(min_length=1)]
     # A front-panel port that is neither trusted nor source-bound forwards any
     # source address (tna/include/source_guard.p4): a warning, or with this,
@@ -113,6 +141,7 @@ class ResolvedTarget:
     board: BoardProfile | None
     # Front-panel device ports brought up with no source binding and not trusted.
     unguarded_ports: tuple[int, ...] = ()
+    tls: ChannelTls | None = None
 
     @property
     def name(self) -> str:
@@ -125,9 +154,11 @@ class ResolvedTarget:
         optimizer = getattr(self.config, "optimizer", None)
         return float(getattr(optimizer, "interval_s", DEFAULT_INTERVAL_S))
 
-    def endpoint(self) -> tuple[str, str, int, str]:
-        """What the target's session depends on: another value needs a new one."""
-        return (self.spec.target, self.spec.program, self.spec.client_id, self.profile.chip)
+    def endpoint(self) -> tuple[str, str, int, str, str]:
+        """What the target's session depends on: another value needs a new one
+        (a rotated certificate too: the channel was made with the old one)."""
+        tls = self.tls.fingerprint() if self.tls is not None else ""
+        return (self.spec.target, self.spec.program, self.spec.client_id, self.profile.chip, tls)
 
 
 def is_service_config(raw: object) -> bool:
@@ -181,9 +212,32 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
                 "expected 'model', grpc://HOST:PORT or tofino-model://HOST:PORT with PORT "
                 f"1..65535, got {spec.target!r}",
             )
-        out.append(ResolvedTarget(spec, program, config, profile, board, unguarded))
+        tls = None if spec.tls is None else load_channel_tls(spec, base, f"{at}.tls")
+        out.append(ResolvedTarget(spec, program, config, profile, board, unguarded, tls))
     _one_writer_per_switch(out, source)
     return cfg, out
+
+
+def audit_log_path(cfg: ServiceConfig, base: Path) -> Path | None:
+    """The deployment's `audit_log:`, relative to the file's directory."""
+    return None if cfg.audit_log is None else resolve_path(cfg.audit_log, base)
+
+
+def load_channel_tls(spec: TargetSpec, base: Path, at: str) -> ChannelTls:
+    """The target's `tls:` files, read now: one that is missing, unreadable or
+    not PEM is exit 2 naming its field, before any switch is contacted."""
+    assert spec.tls is not None
+    if spec.target == "model":
+        raise ConfigError(
+            at, "is for grpc:// and tofino-model:// targets: the model has no channel"
+        )
+    t = spec.tls
+    ca = read_pem(resolve_path(t.ca_file, base), f"{at}.ca_file", CERTIFICATE)
+    cert = key = None
+    if t.cert_file is not None and t.key_file is not None:
+        cert = read_pem(resolve_path(t.cert_file, base), f"{at}.cert_file", CERTIFICATE)
+        key = read_pem(resolve_path(t.key_file, base), f"{at}.key_file", PRIVATE_KEY)
+    return ChannelTls(ca, cert, key, t.server_name)
 
 
 def _one_writer_per_switch(targets: list[ResolvedTarget], source: str) -> None:

@@ -54,7 +54,9 @@ def show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
                 sw = open_switch("model", t.spec.program, t.profile)
                 replay_target(sw, target_state_path(t.name), t.spec.program)
             else:
-                sw = open_switch(t.spec.target, t.spec.program, t.profile, read_only=True)
+                sw = open_switch(
+                    t.spec.target, t.spec.program, t.profile, read_only=True, tls=t.tls
+                )
                 sw.connect()
                 obj._held.callback(sw.close)
             target_app = make_target_app(t, sw)
@@ -67,7 +69,7 @@ def show_diff(obj: Context, config_file: Path, as_json: bool = False) -> int:
         if obj.is_model:
             sw = live_model(obj, profile)
         else:
-            sw = open_switch(obj.target, obj.program.name, profile, read_only=True)
+            sw = open_switch(obj.target, obj.program.name, profile, read_only=True, tls=obj.tls)
             sw.connect()
             obj._held.callback(sw.close)
         plans.append((obj.target, sw, TargetApp(obj.program.make_app(sw, cfg), None, None)))

@@ -258,4 +258,6 @@ SwitchFactory = Callable[[ResolvedTarget], Switch]
 
 
 def default_switch_factory(t: ResolvedTarget) -> Switch:
-    return open_switch(t.spec.target, t.spec.program, t.profile, client_id=t.spec.client_id)
+    return open_switch(
+        t.spec.target, t.spec.program, t.profile, client_id=t.spec.client_id, tls=t.tls
+    )

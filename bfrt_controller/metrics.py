@@ -11,27 +11,33 @@ does, which `rate()` treats as a counter reset.
 
 from __future__ import annotations
 
-import hashlib
-import json
+import ipaddress
+import logging
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, make_wsgi_app
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from .audit import config_sha
 from .errors import ConfigError
+from .logs import log_event
 from .ports import PORT_STATUS_SECTION
 from .scrape_server import Limits, ScrapeServer
+from .web_config import BasicAuth, WebConfig
 
 if TYPE_CHECKING:
     from .fleet import Target
     from .service import Daemon
 
 PREFIX = "tofcc_"
+log = logging.getLogger("tofcc.metrics")
 
 
 @dataclass(frozen=True)
@@ -428,13 +434,6 @@ TARGET_METRICS: tuple[tuple[str, str, str, StatFn], ...] = (
 )
 
 
-def config_sha(config: object) -> str:
-    """A short digest of the config a switch runs: which file version it is."""
-    dump = config.model_dump(mode="json") if hasattr(config, "model_dump") else config
-    text = json.dumps(dump, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
 def _value(v: object) -> float | None:
     if isinstance(v, bool):
         return 1.0 if v else 0.0
@@ -520,9 +519,41 @@ MAX_PENDING_PER_CLIENT = 4
 MAX_CONNECTIONS = 256
 
 
-def serve(daemon: Daemon, address: str, port: int, field: str = "metrics") -> ScrapeServer:
+def _warn_exposed(address: str, web: WebConfig | None) -> None:
+    """What a scraper on the network could do: read without auth, or see a
+    password go by in the clear."""
+    if web is not None and web.users and web.tls is None:
+        log_event(
+            log,
+            "metrics-basic-auth-in-clear",
+            logging.WARNING,
+            web_config=web.source,
+            why="basic_auth_users without tls_server_config: passwords cross the network in clear",
+        )
+    checked = web is not None and (
+        bool(web.users) or (web.tls is not None and web.tls.verify_mode == ssl.CERT_REQUIRED)
+    )
+    if not checked and not ipaddress.ip_address(address).is_loopback:
+        log_event(
+            log,
+            "metrics-unauthenticated",
+            logging.WARNING,
+            address=address,
+            why="served beyond this host to any client: give tofcc run --web-config "
+            "with basic_auth_users or client certificates",
+        )
+
+
+def serve(
+    daemon: Daemon,
+    address: str,
+    port: int,
+    field: str = "metrics",
+    web: WebConfig | None = None,
+) -> ScrapeServer:
     """Serve /metrics on a thread; port 0 takes a free one (server.server_port).
     `shutdown()` then `server_close()` stop it, closing every connection.
+    `web` (--web-config): TLS, and basic auth in front of the app.
 
     A bind that fails (the port in use, an address not on this machine) is a
     ConfigError naming `field`: exit 2, not a traceback."""
@@ -534,12 +565,37 @@ def serve(daemon: Daemon, address: str, port: int, field: str = "metrics") -> Sc
         pending_per_client=MAX_PENDING_PER_CLIENT,
         connections=MAX_CONNECTIONS,
     )
+    _warn_exposed(address, web)
+    app = make_wsgi_app(registry_for(daemon))
+    if web is not None and web.users:
+        app = BasicAuth(app, web.users)
+    tls = web.tls if web is not None else None
     try:
-        server = ScrapeServer((address, port), family, make_wsgi_app(registry_for(daemon)), limits)
+        server = ScrapeServer((address, port), family, app, limits, tls)
     except OSError as exc:
         raise ConfigError(
             field, f"cannot serve metrics on {address}:{port}: {exc.strerror or exc}"
         ) from None
     thread = threading.Thread(target=server.serve_forever, name="tofcc-metrics", daemon=True)
     thread.start()
+    return server
+
+
+def start(
+    daemon: Daemon, deploy_file: Path, port_option: int | None, web: WebConfig | None
+) -> ScrapeServer:
+    """`tofcc run`'s endpoint: the deployment's `metrics:` (--metrics-port
+    overriding its port), with `web` (--web-config) TLS and auth."""
+    spec = daemon.config.metrics
+    if spec is None and port_option is None:
+        raise ConfigError(
+            "--web-config", f"{deploy_file} serves no /metrics: add `metrics:` or --metrics-port"
+        )
+    address = spec.address if spec is not None else "127.0.0.1"
+    port = port_option if port_option is not None else spec.port if spec else 0
+    field = "--metrics-port" if port_option is not None else f"{deploy_file}: metrics"
+    server = serve(daemon, address, port, field, web)
+    scheme = web.scheme if web is not None else "http"
+    host = f"[{address}]" if ":" in address else address
+    log_event(log, "metrics", url=f"{scheme}://{host}:{server.server_port}/metrics")
     return server

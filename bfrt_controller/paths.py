@@ -199,6 +199,29 @@ def open_lock(dir_fd: int, path: Path) -> int:
     return fd
 
 
+def append_line(path: Path, data: bytes) -> None:
+    """Append `data` to the log file `path` (made 0600 when missing) in one
+    write(2) on an O_APPEND descriptor, synced: lines from several processes
+    never interleave. Never through a symlink, a regular file only, in a
+    directory no other user can write (made 0700 when missing)."""
+    with private_dir(path.parent) as dir_fd:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC
+        try:
+            fd = os.open(path.name, flags, 0o600, dir_fd=dir_fd)
+        except (OSError, ValueError) as exc:
+            raise error(path, exc, nofollow=True) from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise PathError(path, "is not a regular file", unsafe=True)
+            if data:
+                os.write(fd, data)
+                os.fsync(fd)
+        except OSError as exc:
+            raise error(path, exc) from None
+        finally:
+            os.close(fd)
+
+
 def replace_file(path: Path, data: bytes, mode: int = 0o644, private: bool = False) -> None:
     """Write `data` to `path` in one step: a temporary beside it, new
     (O_EXCL, O_NOFOLLOW) and synced, renamed over the name. A reader sees

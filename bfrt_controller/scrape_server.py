@@ -20,6 +20,11 @@ served, not dropped). So a scraper gets through beside any number of slow
 clients, its own address's included; past `connections` in all, the oldest
 request still arriving is closed for the new one. `shutdown()` closes every
 connection rather than waiting for it.
+
+With an SSL context (`tofcc run --web-config`, web_config.py) each accepted
+connection is a TLS one: its handshake is driven by the same I/O thread,
+without blocking, against the same deadline from its accept as the request,
+so a client that stalls mid-handshake costs what a slow request costs.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import queue
 import re
 import selectors
 import socket
+import ssl
 import threading
 import time
 from collections import deque
@@ -90,6 +96,11 @@ class _Conn:
     scanned: int = 0  # bytes already searched for the head's end
     need: int | None = None  # the whole request's length, once its head is in
     out: memoryview = field(default_factory=lambda: memoryview(b""))
+    handshaking: bool = False  # a TLS connection whose handshake is not done
+
+
+def _tls_pending(sock: socket.socket) -> bool:
+    return isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
 
 
 def client_key(host: str) -> str:
@@ -166,8 +177,10 @@ class ScrapeServer:
         family: socket.AddressFamily,
         app: WSGIApp,
         limits: Limits,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.limits = limits
+        self.tls = tls
         self.application = app
         listener = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -300,8 +313,15 @@ class ScrapeServer:
 
     def _admit(self, sock: socket.socket, peer: Any) -> None:
         sock.setblocking(False)
+        if self.tls is not None:
+            try:
+                sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+            except (OSError, ValueError):
+                sock.close()
+                return
         now = time.monotonic()
         conn = _Conn(sock, peer, client_key(str(peer[0])), now, now + self.limits.request_timeout_s)
+        conn.handshaking = self.tls is not None
         self._make_room(conn.client)
         if len(self._conns) >= self.limits.connections:
             sock.close()  # every connection is a request being answered: none to spare
@@ -338,20 +358,44 @@ class ScrapeServer:
             self._close(conn)
 
     def _readable(self, conn: _Conn) -> None:
-        if conn.state == READING:
+        if conn.state == LINGERING:
+            self._recv(conn, 65536)  # discarded: only the client's close matters
+            return
+        if conn.state == READING and conn.handshaking:
+            self._handshake(conn)
+        while conn.state == READING and not conn.handshaking:
             room = self.limits.request_bytes + 1 - len(conn.data)
             chunk = self._recv(conn, room)
             if chunk:
                 conn.scanned = len(conn.data)
                 conn.data += chunk
                 self._check_request(conn)
-        elif conn.state == LINGERING:
-            self._recv(conn, 65536)  # discarded: only the client's close matters
+            # TLS: what OpenSSL decrypted beyond this read is not on the
+            # socket any more, so the selector would not report it.
+            if not chunk or not _tls_pending(conn.sock):
+                break
+
+    def _handshake(self, conn: _Conn) -> None:
+        """One step of a TLS handshake; the selector waits for what it needs next."""
+        assert isinstance(conn.sock, ssl.SSLSocket)
+        try:
+            conn.sock.do_handshake()
+        except ssl.SSLWantReadError:
+            self._selector.modify(conn.sock, selectors.EVENT_READ, conn)
+            return
+        except ssl.SSLWantWriteError:
+            self._selector.modify(conn.sock, selectors.EVENT_WRITE, conn)
+            return
+        except (OSError, ValueError):  # a refused certificate, plaintext HTTP, a reset
+            self._close(conn)
+            return
+        conn.handshaking = False
+        self._selector.modify(conn.sock, selectors.EVENT_READ, conn)
 
     def _recv(self, conn: _Conn, size: int) -> bytes:
         try:
             chunk = conn.sock.recv(size)
-        except BlockingIOError:
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return b""
         except OSError:
             chunk = b""
@@ -401,11 +445,16 @@ class ScrapeServer:
         self._writable(conn)
 
     def _writable(self, conn: _Conn) -> None:
+        if conn.state == READING and conn.handshaking:
+            self._handshake(conn)
+            if not conn.handshaking:
+                self._readable(conn)
+            return
         if conn.state != WRITING:
             return
         try:
             sent = conn.sock.send(conn.out)
-        except BlockingIOError:
+        except (BlockingIOError, ssl.SSLWantReadError, ssl.SSLWantWriteError):
             return
         except OSError:
             self._close(conn)
@@ -413,6 +462,11 @@ class ScrapeServer:
         conn.out = conn.out[sent:]
         if conn.out:
             return
+        if isinstance(conn.sock, ssl.SSLSocket):
+            # close_notify, so the client sees the response end cleanly;
+            # the reply to it is not waited for (nonblocking: want-read).
+            with contextlib.suppress(OSError, ValueError):
+                conn.sock.unwrap()
         try:
             conn.sock.shutdown(socket.SHUT_WR)
         except OSError:

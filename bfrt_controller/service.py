@@ -25,6 +25,10 @@ and the new one has not, and the new intended state; a switch that refuses
 the batch keeps its old state (the backend rolls the batch back) and its old
 config. Targets added start; targets removed are closed.
 
+Each push the daemon makes on its own (a switch connected, a reload's
+batch, a re-push after a restart) and each refused write leaves an audit
+line (audit.py); the audit file is checked at start and on reload.
+
 After the first pass that ran a cycle, and again after each reload, the
 daemon settles its heap (`settle_heap`) so that Python's full collections
 stop pausing cycles.
@@ -40,16 +44,19 @@ import functools
 import gc
 import logging
 import os
+import shlex
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from .audit import AuditLog, audit_log
 from .deployment import (
     DEFAULT_INTERVAL_S,
     ResolvedTarget,
     ServiceConfig,
+    audit_log_path,
     is_service_config,
     load_service_config,
     resolve,
@@ -173,8 +180,11 @@ class Daemon:
         clock: Callable[[], float] = time.monotonic,
         wait: Callable[[threading.Event, float], None] | None = None,
         keep_model_state: bool = False,
+        audit_log: Path | None = None,
     ) -> None:
         self.config_path = config_path
+        # --audit-log: over the deployment's `audit_log:` (audit.py).
+        self._audit_option = audit_log
         # `tofcc run`: each `target: model` switch replays its state file when
         # it connects and saves it after each change (fleet.replay_target),
         # so the one-shot commands naming the target see the daemon's switch.
@@ -206,6 +216,8 @@ class Daemon:
         # the optimiser's problems compiled) and again after each reload.
         self.heap_settled = False
         self.config, resolved = load_service_config(config_path)
+        self.audit = self._audit_for(self.config)
+        self.audit.check()  # exit 2 before any switch is written
         self.targets: dict[str, Target] = {t.name: self._make_target(t) for t in resolved}
         self.lock = threading.Lock()  # held while state the metrics read changes
 
@@ -241,6 +253,18 @@ class Daemon:
     def stopping(self) -> bool:
         return self._stop.is_set() or self._stop_signalled
 
+    # -- audit -----------------------------------------------------------------
+    def _audit_for(self, config: ServiceConfig) -> AuditLog:
+        path = self._audit_option or audit_log_path(config, self.config_path.parent)
+        return audit_log(path, shlex.join(["tofcc", "run", "--config", str(self.config_path)]))
+
+    def _audited(self, action: str, r: ResolvedTarget) -> contextlib.AbstractContextManager[None]:
+        """One audit line for the write inside, however it ends."""
+        return self.audit.write(action, r.name, r.spec.program, r.config, target=r.spec.target)
+
+    def _record(self, action: str, r: ResolvedTarget, error: BaseException | None = None) -> None:
+        self.audit.record(action, r.name, r.spec.program, r.config, error, target=r.spec.target)
+
     # -- targets ---------------------------------------------------------------
     def _make_target(self, t: ResolvedTarget) -> Target:
         switch = self.switch_factory(t)
@@ -254,7 +278,7 @@ class Daemon:
         adopted first (sync.py), so a daemon restart does not reset them."""
         t.switch.connect()
         t.app.resolve_front_panel()
-        with self._model_state(t) as path:
+        with self._audited("connect-push", t.resolved), self._model_state(t) as path:
             if path is not None and replay_target(t.switch, path, t.resolved.spec.program):
                 # The model switch "stayed up": start from it as from a real one.
                 if not sync_with_switch(t.app).missing:
@@ -322,8 +346,10 @@ class Daemon:
                     self._save_model(t, path)
             if t.restarts_detected != restarts:
                 _event("restart-detected", level=logging.WARNING, switch=t.name, repushed=True)
+                self._record("restart-repush", t.resolved)
             if t.reconnects != reconnects:
                 _event("reconnected", level=logging.WARNING, switch=t.name, repushed=True)
+                self._record("reconnect-repush", t.resolved)
             t.stats.changes_written += changes
             rows = t.app.status()
             with self.lock:
@@ -348,6 +374,8 @@ class Daemon:
             t.stats.write_failures += 1
             t.next_due_s = now_s + t.resolved.interval_s
             _event("write-refused", level=logging.ERROR, switch=t.name, why=exc)
+            if t.connected:  # a connect's push recorded its own refusal
+                self._record("cycle", t.resolved, exc)
         except Exception as exc:
             # A bug or an SDE surprise in one switch's cycle must not stop the fleet.
             t.stats.cycle_errors += 1
@@ -424,6 +452,7 @@ class Daemon:
             except WriteError as exc:
                 t.stats.write_failures += 1
                 _event("write-refused", level=logging.ERROR, switch=t.name, why=exc)
+                self._record("watchdog", t.resolved, exc)
             except Exception as exc:
                 t.stats.cycle_errors += 1
                 _event("watchdog-failed", level=logging.ERROR, switch=t.name, why=repr(exc))
@@ -482,11 +511,15 @@ class Daemon:
     def _apply_reload(self, config: ServiceConfig, resolved: list[ResolvedTarget]) -> bool:
         """Apply a read and validated file to the fleet, on the loop's thread."""
         try:
-            # Every new app and switch object first, before anything is written:
-            # an app that refuses its config (or a missing SDE) refuses the reload.
+            # The new audit file, then every new app and switch object, before
+            # anything is written: an audit file that cannot be written, an app
+            # that refuses its config (or a missing SDE) refuses the reload.
+            audit = self._audit_for(config)
+            audit.check()
             plans = [(r, self.targets.get(r.name), self._plan(r)) for r in resolved]
         except Exception as exc:
             return self._refuse_reload(exc)
+        self.audit = audit
         now = self.clock()
         new_targets: dict[str, Target] = {}
         refused = 0
@@ -504,7 +537,8 @@ class Daemon:
             if old.connected:
                 try:
                     app.resolve_front_panel()
-                    old.switch.write(reload_writes(old.app, app))
+                    with self._audited("reload", r):
+                        old.switch.write(reload_writes(old.app, app))
                     with self._model_state(replacement) as path:
                         if path is not None:
                             self._save_model(replacement, path)

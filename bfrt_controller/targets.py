@@ -16,13 +16,20 @@ from hw_profiles import HwProfile
 
 from .errors import ConfigError
 from .switch import Switch
+from .tls import ChannelTls
 
 
 def open_switch(
-    target: str, program: str, profile: HwProfile, client_id: int = 0, read_only: bool = False
+    target: str,
+    program: str,
+    profile: HwProfile,
+    client_id: int = 0,
+    read_only: bool = False,
+    tls: ChannelTls | None = None,
 ) -> Switch:
-    """`client_id` and `read_only` matter to BF-Runtime only (see BfrtSwitch):
-    one writer binds the program; read-only commands use an unbound client."""
+    """`client_id`, `read_only` and `tls` matter to BF-Runtime only (see
+    BfrtSwitch): one writer binds the program; read-only commands use an
+    unbound client; `tls` (a deployment target's `tls:`) secures its channel."""
     if target == "model":
         from .backends.model import ModelSwitch
 
@@ -44,6 +51,7 @@ def open_switch(
             client_id=client_id,
             read_only=read_only,
             asic=scheme == "grpc",
+            tls=tls,
         )
     raise ConfigError(
         "--target",

@@ -77,6 +77,10 @@ def _private_state_home(
     applies a deployment must never write the user's ~/.local/state, nor see
     what an earlier test left there; nor does a TOFCC_* variable of the
     shell running the suite choose its program or target. A test may set its own."""
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("xdg-state")))
-    for name in ("TOFCC_PROGRAM", "TOFCC_TARGET"):
+    state = tmp_path_factory.mktemp("xdg-state")
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    # Audit lines (audit.py) stay in the test's state directory; the syslog
+    # copy goes to a socket that is not there (so stderr), never the machine's.
+    monkeypatch.setenv("TOFCC_SYSLOG_SOCKET", str(state / "no-syslog"))
+    for name in ("TOFCC_PROGRAM", "TOFCC_TARGET", "TOFCC_AUDIT_LOG", "LOGS_DIRECTORY"):
         monkeypatch.delenv(name, raising=False)

@@ -43,6 +43,12 @@ Read from open-p4studio (pkgsrc/bf-drivers) and modelled here:
   FEC; FEC reads back as the first alias in std::map order; `$PORT_UP` is
   read-only. Port changes are not in pipe_mgr's transaction: an aborted
   call keeps them, as with TM.
+- Channels (fake_grpc.py): ClientInterface makes its own with the module's
+  `grpc.insecure_channel` (client.py line 436) and takes no credentials
+  (line 405); a switch given serve_tls() refuses a plaintext channel and any
+  TLS one whose handshake would fail (CA, name, client certificate), one
+  without refuses a TLS channel: a subscribe then fails as the real client's
+  does (RuntimeError), an independent client's first RPC with UNAVAILABLE.
 - Clients (proto/bf_rt_server_mgr.cpp): a second subscription with a client id
   in use fails; a second client binding a program another client owns gets
   ALREADY_EXISTS; an independent client (perform_subscribe=False) binds
@@ -121,6 +127,7 @@ from tests.doubles.compiled_tables import (
     TableSpec,
     p4_table_specs,
 )
+from tests.doubles.fake_grpc import FakeChannel, FakeGrpc, ServerTls, plaintext_refusal
 
 ALL_PIPES = 0xFFFF
 # bfruntime_pb2.WriteRequest.Atomicity
@@ -1022,15 +1029,15 @@ class FakeClient:
         client_id: int,
         device_id: int,
         perform_subscribe: bool = True,
+        channel: FakeChannel | None = None,
     ) -> None:
         self.client_id = client_id
         self.device_id = device_id
-        self.closed = False
         self.is_independent = not perform_subscribe
         # The real client's stream thread parks stream errors here.
         self.exception_q: queue.Queue[Exception] = queue.Queue()
         self._switch = switch
-        self.channel = SimpleNamespace(close=self._close_channel)
+        self.channel = channel or FakeChannel(grpc_addr, None, [])
         if perform_subscribe:
             self.generation = switch.subscribe(self, grpc_addr, device_id)
         else:
@@ -1039,8 +1046,13 @@ class FakeClient:
                 raise RuntimeError(f"no server at {grpc_addr}")
             self.generation = switch.generation
 
-    def _close_channel(self) -> None:
-        self.closed = True
+    @property
+    def closed(self) -> bool:
+        return self.channel.closed
+
+    @closed.setter
+    def closed(self, value: bool) -> None:
+        self.channel.closed = value
 
     def bfrt_info_get(self, p4_name: str | None = None) -> FakeBfrtInfo:
         self._switch.check_alive(self, BfruntimeForwardingRpcException)
@@ -1175,6 +1187,8 @@ class FakeSwitch:
         # `$PORT_STAT` as its shadow holds it (the last stats poll).
         self.port_stat_shadow: dict[Any, int] = {}
         self.last_read_from_hw = True
+        # What the BF-Runtime server's port speaks: plaintext, or TLS (serve_tls).
+        self.tls: ServerTls | None = None
 
     def spec(self, name: str) -> TableSpec:
         try:
@@ -1210,9 +1224,17 @@ class FakeSwitch:
         return state
 
     # -- sessions ------------------------------------------------------------
+    def handshake_refusal(self, channel: FakeChannel) -> str | None:
+        """Why a connection on `channel` fails its TLS handshake (fake_grpc.py)."""
+        return plaintext_refusal(channel) if self.tls is None else self.tls.refusal(channel)
+
     def subscribe(self, client: FakeClient, grpc_addr: str, device_id: int) -> int:
         if self.is_down or grpc_addr != self.address:
             raise RuntimeError(f"failed to subscribe to server at {grpc_addr}")
+        refused = self.handshake_refusal(client.channel)
+        if refused is not None:
+            # The client retries the subscribe, then gives up (client.py line 452).
+            raise RuntimeError(f"Failed to subscribe to server at {grpc_addr} ({refused})")
         if device_id != 0:
             raise RuntimeError(f"no device {device_id} at {grpc_addr}")
         if client.client_id in self.clients:
@@ -1237,6 +1259,14 @@ class FakeSwitch:
             if self.is_down:
                 raise exc_type(
                     FakeRpcError(StatusCode.UNAVAILABLE, f"failed to connect to {self.address}")
+                )
+            refused = self.handshake_refusal(client.channel)
+            if refused is not None:
+                raise exc_type(
+                    FakeRpcError(
+                        StatusCode.UNAVAILABLE,
+                        f"failed to connect to all addresses; last error: {refused}",
+                    )
                 )
             return
         if self.is_down:
@@ -2203,6 +2233,9 @@ class FakeBfrtGrpc:
         program as built with --production (no test hooks compiled in). `pipes`:
         the board's pipe count (default the chip's)."""
         self.switch = FakeSwitch(program, profile, address, asic, production, pipes)
+        # The module's `import grpc` (client.py line 26): what ClientInterface
+        # makes its channel with, looked up when it is called.
+        self.grpc: Any = FakeGrpc()
 
     def ClientInterface(  # named like the real module's class
         self,
@@ -2216,7 +2249,16 @@ class FakeBfrtGrpc:
     ) -> FakeClient:
         if not perform_subscribe and notifications:
             raise RuntimeError("Notifications should not be provided if subscribe not requested")
-        return FakeClient(self.switch, grpc_addr, client_id, device_id, perform_subscribe)
+        gigabyte = 1024**3  # the options client.py line 436 gives
+        channel = self.grpc.insecure_channel(
+            grpc_addr,
+            options=[
+                ("grpc.max_send_message_length", gigabyte),
+                ("grpc.max_receive_message_length", gigabyte),
+                ("grpc.max_metadata_size", gigabyte),
+            ],
+        )
+        return FakeClient(self.switch, grpc_addr, client_id, device_id, perform_subscribe, channel)
 
     # -- test controls ---------------------------------------------------------
     @property
@@ -2239,6 +2281,11 @@ class FakeBfrtGrpc:
 
     def restart(self) -> None:
         self.switch.restart()
+
+    def serve_tls(self, cert: bytes, key: bytes, client_ca: bytes | None = None) -> None:
+        """bf_switchd's gRPC server speaks TLS with this certificate and key;
+        with `client_ca`, only to clients with a certificate it signed."""
+        self.switch.tls = ServerTls(cert, key, client_ca)
 
     def down(self) -> None:
         self.switch.is_down = True

@@ -10,6 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...errors import ControllerError, SwitchBusy, SwitchUnavailable
+from ...tls import ChannelTls
+from .channel import secure_channels
 from .client import ALL_PIPES, CODE_NOT_FOUND, GONE_HINTS, busy_message, message
 
 
@@ -22,6 +24,7 @@ class Session:
     with its `client_id`; `read_only=True` opens an independent client
     (perform_subscribe=False) that binds nothing and names the program in
     each read, so `tofcc status` works while a controller holds the switch.
+    With `tls`, the client's channel is a TLS one (channel.py).
     """
 
     def __init__(
@@ -32,8 +35,10 @@ class Session:
         device_id: int,
         client_id: int,
         read_only: bool,
+        tls: ChannelTls | None = None,
     ) -> None:
         self.gc = gc
+        self.tls = tls
         self.program = program
         self.address = address
         self.device_id = device_id
@@ -46,19 +51,22 @@ class Session:
         # A stale session would keep our client id taken on the server.
         self.close()
         try:
-            client = self.gc.ClientInterface(
-                self.address,
-                client_id=self.client_id,
-                device_id=self.device_id,
-                perform_subscribe=not self.read_only,
-            )
+            with secure_channels(self.gc, self.tls):
+                client = self.gc.ClientInterface(
+                    self.address,
+                    client_id=self.client_id,
+                    device_id=self.device_id,
+                    perform_subscribe=not self.read_only,
+                )
+        except SwitchUnavailable:
+            raise
         except Exception as exc:
             # The server refuses a subscription whose client id is in use; the
             # client reports any failed subscription as RuntimeError.
             raise SwitchUnavailable(
                 f"cannot subscribe to BF-Runtime at {self.address} (device {self.device_id}) "
                 f"as client id {self.client_id}: {message(exc)} (another client may hold "
-                "this id: give a different --client-id)"
+                f"this id: give a different --client-id){self._tls_hint()}"
             ) from exc
         try:
             info = client.bfrt_info_get(self.program)
@@ -70,9 +78,23 @@ class Session:
             if getattr(code, "name", None) == "ALREADY_EXISTS":
                 raise SwitchBusy(busy_message(self.program, self.address, message(exc))) from exc
             raise SwitchUnavailable(
-                f"BF-Runtime at {self.address} cannot bind program '{self.program}': {message(exc)}"
+                f"BF-Runtime at {self.address} cannot bind program '{self.program}': "
+                f"{message(exc)}{self._tls_hint()}"
             ) from exc
         self.client, self.info = client, info
+
+    def _tls_hint(self) -> str:
+        """A refused TLS handshake looks like any failed connect to gRPC's
+        client: say that it may be one."""
+        if self.tls is None:
+            return ""
+        mode = "mutual TLS" if self.tls.mutual else "TLS"
+        name = self.tls.server_name or "the host"
+        return (
+            f"; over {mode}, so also check the target's tls: that the switch's certificate "
+            f"chains to ca_file and names {name}"
+            + (", and that the switch trusts cert_file's CA" if self.tls.mutual else "")
+        )
 
     def close(self) -> None:
         client, self.client, self.info = self.client, None, None

@@ -24,6 +24,7 @@ from ...switch import (
     TmPpgWrite,
     Write,
 )
+from ...tls import ChannelTls
 from . import client
 from .batch import Batch
 from .client import ALL_PIPES
@@ -65,6 +66,7 @@ class BfrtSwitch(Switch):
         client_id: int = 0,
         read_only: bool = False,
         asic: bool = True,
+        tls: ChannelTls | None = None,
     ) -> None:
         super().__init__(program, profile)
         if isinstance(client_id, bool) or not isinstance(client_id, int) or client_id < 0:
@@ -78,7 +80,7 @@ class BfrtSwitch(Switch):
         # Declarations only (names, widths, sizes): the switch holds the state.
         self.model = make_model(program, profile)
         self.tm_prefix = "tf2" if profile.chip == "tofino2" else "tf1"
-        self.session = Session(self.gc, program, address, device_id, client_id, read_only)
+        self.session = Session(self.gc, program, address, device_id, client_id, read_only, tls)
         self.tables = P4TableWriter(self.session, self.model)
         self.mirror = MirrorWriter(self.session, profile)
         self.tm = TmRowWriter(self.session, profile)
