@@ -45,6 +45,7 @@ from .documents import DeploymentDocument, require_deployment
 from .errors import ConfigError, ControllerError
 from .logs import LOG_LEVELS, configure_logging
 from .programs import PROGRAMS
+from .safe_commands import COMMANDS as SAFE_CHANGE_COMMANDS
 from .targets import open_switch
 
 
@@ -304,11 +305,31 @@ def set_params(
 @click.option(
     "--dry-run", is_flag=True, help="write nothing: show what the apply would change (tofcc diff)"
 )
+@click.option(
+    "--confirm-within",
+    "confirm_within",
+    type=click.FloatRange(1, 86_400),
+    default=None,
+    metavar="SECONDS",
+    help="revert to what ran before unless `tofcc confirm` comes within SECONDS "
+    "(as EOS's commit timer; README: Safe changes)",
+)
 @click.pass_obj
-def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
+def apply(obj: Context, config_file: Path, dry_run: bool, confirm_within: float | None) -> None:
     if dry_run:
         show_diff(obj, config_file)
         return
+    if confirm_within is not None:
+        from .safe_changes import apply_with_confirm
+
+        apply_with_confirm(obj, config_file, confirm_within, lambda: _apply(obj, config_file))
+        return
+    _apply(obj, config_file)
+
+
+def _apply(obj: Context, config_file: Path) -> None:
+    from .running import keep_measurements, measurements_held
+
     obj.intend_write(file=str(config_file))
     doc = obj.document(config_file)
     if isinstance(doc, DeploymentDocument):
@@ -320,8 +341,14 @@ def apply(obj: Context, config_file: Path, dry_run: bool) -> None:
         return
     obj.adopt(doc)
     obj.config_path = config_file
-    # An apply writes the file's values, not the ones the switch holds.
+    # An apply writes the file's values, not the ones the switch holds...
     app = obj.open_app(adopt_live=False)
+    # ...but keeps what it measured (running.py): no config field holds that.
+    if obj.is_model:  # the state file open_app read (of this program: it checked)
+        held = (obj._saved or {}).get("live")
+    else:
+        held = measurements_held(obj.program.name, app.switch, app.config)
+    keep_measurements(obj.program.name, app, held)
     if not obj.is_model:
         app.push_all()
     obj.save(app)
@@ -354,6 +381,7 @@ def _apply_deployment(doc: DeploymentDocument, audit: AuditLog) -> None:
     A model target's switch is saved to its state file (fleet.save_target).
     Each switch leaves its own audit line."""
     from .fleet import make_target_app, save_target
+    from .running import keep_measurements
     from .state import state_lock, target_state_path
 
     failed: ControllerError | None = None
@@ -372,6 +400,7 @@ def _apply_deployment(doc: DeploymentDocument, audit: AuditLog) -> None:
                 switch.connect()
                 app = make_target_app(t, switch)
                 app.resolve_front_panel()
+                keep_measurements(t.spec.program, app.inner, _held_measurements(t, switch))
                 app.push_all()
                 if t.spec.target == "model":
                     save_target(target_state_path(t.name), app)
@@ -381,6 +410,17 @@ def _apply_deployment(doc: DeploymentDocument, audit: AuditLog) -> None:
             failed = failed or exc
     if failed is not None:
         raise failed
+
+
+def _held_measurements(t: Any, switch: Any) -> dict[str, Any] | None:
+    """What a deployment target's switch measured (running.py), which an apply keeps."""
+    from .running import measurements_held
+    from .state import load_state, target_state_path
+
+    if t.spec.target != "model":
+        return measurements_held(t.spec.program, switch, t.config)
+    saved = load_state(target_state_path(t.name))
+    return saved.get("live") if saved is not None and saved["program"] == t.spec.program else None
 
 
 @cli.command(help="Show the front-panel ports of a deployment file's switches as they hold them.")
@@ -436,9 +476,14 @@ def ports(obj: Context, deploy_file: Path, as_json: bool) -> None:
     is_flag=True,
     help="exit 1 when an apply would change something, 0 when not (as `git diff --exit-code`)",
 )
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="list the table entries, TM and port writes that differ, not the config fields",
+)
 @click.pass_obj
-def diff(obj: Context, config_file: Path, as_json: bool, exit_code: bool) -> None:
-    changed = show_diff(obj, config_file, as_json)
+def diff(obj: Context, config_file: Path, as_json: bool, exit_code: bool, raw: bool) -> None:
+    changed = show_diff(obj, config_file, as_json, raw)
     if exit_code and changed:
         raise DifferencesFound()
 
@@ -583,6 +628,8 @@ def demo(obj: Context) -> None:
 cli.add_command(queues)
 cli.add_command(clear)
 cli.add_command(deploy)
+for _command in SAFE_CHANGE_COMMANDS:
+    cli.add_command(_command)
 
 for _name in PROGRAMS:
     for _command in _commands(_name).COMMANDS:

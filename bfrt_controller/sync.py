@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import copy
 import logging
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -190,6 +190,24 @@ def sync_with_switch(app: SyncedApp) -> SyncReport:
         )
         app.push_all()
         return report
+    report.adopted = _adopt(app, current)
+    return report
+
+
+def adopt_held_values(app: SyncedApp) -> dict[str, tuple[int, int]]:
+    """Step 1 alone, reading only: the app's live values become those the
+    switch holds (a read-only session: `tofcc save`, `diff`); what was adopted,
+    as path: (intended, live). Nothing is pushed, whatever the switch lacks."""
+    switch = app.switch
+    writes = _by_location(app.dynamic_writes())
+    cache: dict[Location, dict[str, int] | None] = {}
+    return _adopt(app, lambda loc: _read_cached(cache, loc, switch, writes[loc][0]))
+
+
+def _adopt(
+    app: SyncedApp, current: Callable[[Location], dict[str, int] | None]
+) -> dict[str, tuple[int, int]]:
+    adopted_values: dict[str, tuple[int, int]] = {}
     live = app.live_state()
     adopted = copy.deepcopy(live)
     for path, where in carriers(app).items():
@@ -204,12 +222,12 @@ def sync_with_switch(app: SyncedApp) -> SyncReport:
             continue
         if seen and (new := seen.pop()) != old:
             _set(adopted, path, new)
-            report.adopted["/".join(path)] = (old, new)
-    if report.adopted:
+            adopted_values["/".join(path)] = (old, new)
+    if adopted_values:
         app.restore_live(adopted)
-        for what, (old, new) in report.adopted.items():
+        for what, (old, new) in adopted_values.items():
             log.info("live value from the switch: %s = %d (intended %d)", what, new, old)
-    return report
+    return adopted_values
 
 
 def _static_sample(app: SyncedApp) -> list[Write]:

@@ -639,7 +639,10 @@ def test_apply_dry_run_and_diff_write_nothing(
     capsys.readouterr()
     assert tofcc(["--state", str(state), "apply", "--dry-run", str(new)]) == 0
     out = capsys.readouterr().out
-    assert "1 change(s)" in out and "threshold_bytes=2640" in out
+    # The row names the config field (issue 52); --raw names the table entry.
+    assert "1 change(s)" in out and "voice.threshold_cells" in out
+    assert tofcc(["--state", str(state), "diff", "--raw", "--config", str(new)]) == 0
+    assert "threshold_bytes=2640" in capsys.readouterr().out
     assert tofcc(["--state", str(state), "diff", "--config", str(cfg)]) == 0
     assert "no changes" in capsys.readouterr().out
     assert state.read_text() == saved
