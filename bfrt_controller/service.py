@@ -43,12 +43,11 @@ import contextlib
 import functools
 import gc
 import logging
-import os
 import shlex
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 from .audit import AuditLog, audit_log
@@ -74,22 +73,17 @@ from .fleet import (
     make_target_app,
     reload_writes,
     replay_target,
-    save_target,
 )
 from .logs import log_event
+from .model_states import ModelStates
 from .ports import PORT_STATUS_SECTION
 from .runtime import claim_deployment, early_signals, signal_handlers
-from .state import load_state, state_lock, target_state_path
 from .sync import sync_with_switch
 
 log = logging.getLogger("tofcc.service")
 
 # How soon a signal is acted on while the loop waits for the next cycle.
 SIGNAL_POLL_S = 0.1
-# How long a cycle waits for a one-shot command's hold on a model target's
-# state file: a short one, as the cycle holds up the fleet meanwhile; past it
-# the cycle fails (logged) and the next one tries again.
-MODEL_STATE_WAIT_S = 5.0
 
 
 def _event(event: str, level: int = logging.INFO, **fields: object) -> None:
@@ -160,16 +154,6 @@ class ReloadParse:
             self._wake.set()  # a plain thread, not a signal handler: the loop takes it next
 
 
-def _file_stamp(path: Path) -> tuple[int, int] | None:
-    """Which version of a state file this is: each save is a new file
-    (state.save_state replaces it whole), so its inode and mtime change."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_ino, st.st_mtime_ns)
-
-
 class Daemon:
     """The fleet's control loop. `run()` until `stop()`; `step()` is one pass."""
 
@@ -188,9 +172,7 @@ class Daemon:
         # `tofcc run`: each `target: model` switch replays its state file when
         # it connects and saves it after each change (fleet.replay_target),
         # so the one-shot commands naming the target see the daemon's switch.
-        self.keep_model_state = keep_model_state
-        # Each model target's state file as the daemon last wrote it (_file_stamp).
-        self._model_saved: dict[str, tuple[int, int] | None] = {}
+        self.model_states = ModelStates(keep_model_state)
         self.switch_factory = switch_factory
         self.clock = clock
         self._wait = wait or self._wait_for_signal_or_timeout
@@ -278,7 +260,7 @@ class Daemon:
         adopted first (sync.py), so a daemon restart does not reset them."""
         t.switch.connect()
         t.app.resolve_front_panel()
-        with self._audited("connect-push", t.resolved), self._model_state(t) as path:
+        with self._audited("connect-push", t.resolved), self.model_states.locked(t) as path:
             if path is not None and replay_target(t.switch, path, t.resolved.spec.program):
                 # The model switch "stayed up": start from it as from a real one.
                 if not sync_with_switch(t.app).missing:
@@ -287,42 +269,11 @@ class Daemon:
                 # sync pushed everything itself when the switch lacked the program.
                 t.app.push_all()
             if path is not None:
-                self._save_model(t, path)
+                self.model_states.save(t, path)
         t.app.inner.service_start(now_s)
         t.connected = True
         t.backoff_s = FIRST_BACKOFF_S
         _event("connected", switch=t.name, target=t.resolved.spec.target)
-
-    @contextlib.contextmanager
-    def _model_state(self, t: Target) -> Iterator[Path | None]:
-        """The state file of `t`'s model switch, locked as the CLI locks it
-        (state.py), or None when the daemon keeps none for it."""
-        if not self.keep_model_state or t.resolved.spec.target != "model":
-            yield None
-            return
-        path = target_state_path(t.name)
-        with state_lock(path, wait_s=MODEL_STATE_WAIT_S):
-            yield path
-
-    def _save_model(self, t: Target, path: Path) -> None:
-        save_target(path, t.app)
-        self._model_saved[t.name] = _file_stamp(path)
-
-    def _adopt_one_shot_writes(self, t: Target, path: Path) -> None:
-        """A one-shot command (`tofcc --config DEPLOY set-threshold ...`) wrote
-        the target's switch since the daemon last saved it: its live values
-        are what the switch holds now, so the daemon goes on from them, as a
-        daemon on a real switch finds an operator's write in the tables."""
-        stamp = _file_stamp(path)
-        if stamp == self._model_saved.get(t.name):
-            return
-        # Taken as seen first: a file that will not restore fails one cycle, not each.
-        self._model_saved[t.name] = stamp
-        saved = load_state(path)
-        if saved is not None and saved["program"] == t.resolved.spec.program:
-            t.app.restore_live(saved.get("live") or {}, f"state file {path}: live")
-            t.app.push_all()
-            _event("adopted", switch=t.name, state=path)
 
     def cycle(self, t: Target, now_s: float) -> None:
         """One cycle of one switch; never raises for what a switch or its
@@ -336,14 +287,14 @@ class Daemon:
                     t.stats.connect_failures += 1
                     raise
             restarts, reconnects = t.restarts_detected, t.reconnects
-            with self._model_state(t) as path:
+            with self.model_states.locked(t) as path:
                 if path is not None:
-                    self._adopt_one_shot_writes(t, path)
+                    self.model_states.adopt_one_shot_writes(t, path)
                 changes = t.supervisor.run(lambda: t.app.inner.service_cycle(now_s))
                 if path is not None and (
                     changes or t.reconnects != reconnects or t.restarts_detected != restarts
                 ):
-                    self._save_model(t, path)
+                    self.model_states.save(t, path)
             if t.restarts_detected != restarts:
                 _event("restart-detected", level=logging.WARNING, switch=t.name, repushed=True)
                 self._record("restart-repush", t.resolved)
@@ -539,9 +490,9 @@ class Daemon:
                     app.resolve_front_panel()
                     with self._audited("reload", r):
                         old.switch.write(reload_writes(old.app, app))
-                    with self._model_state(replacement) as path:
+                    with self.model_states.locked(replacement) as path:
                         if path is not None:
-                            self._save_model(replacement, path)
+                            self.model_states.save(replacement, path)
                     app.inner.service_start(now)
                 except SwitchUnavailable:
                     # Whatever the switch kept, the next connect pushes the new state.

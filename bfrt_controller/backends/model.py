@@ -27,9 +27,7 @@ from ..switch import (
     PFC_LEVELS,
     POOL_CFG_CHOICES,
     PPG_POOLS,
-    TM_COUNTER_POOLS,
     BufferCounters,
-    ClearWhat,
     EntryState,
     EntryWrite,
     MirrorSessionWrite,
@@ -48,6 +46,7 @@ from ..switch import (
     hw_pfc_limit_cells,
     hysteresis_profile_refusal,
 )
+from .model_buffer import ModelBufferCounters
 
 # Every queue's DWRR weight at power-on: open-p4studio 1f97778f
 # traffic_mgr/api/tm_api_sch.c line 64 ("Default: Queue scheduling weights
@@ -55,7 +54,7 @@ from ..switch import (
 POWER_ON_DWRR_WEIGHT = 1023
 
 
-class ModelSwitch(Switch):
+class ModelSwitch(ModelBufferCounters, Switch):
     """The reference model as a switch. `pipes`: how many pipes it runs (1, 2
     or 4, as the chip and board have; models/switch/tna.py): registers and
     counters per pipe, read as BfrtSwitch reads them (a register summed over
@@ -423,40 +422,6 @@ class ModelSwitch(Switch):
             raise P4ModelError(f"$PORT_STAT: no $TransmitPri{cos}Pause1USCount")
         return self.port_tx_pause_us.get((port, cos), 0)
 
-    def congest(self, port: int, queue: int, usage_cells: int, drops: int = 0) -> BufferCounters:
-        """What traffic does to a queue's tm.counter.queue row: the depth
-        now, the watermark at least that, `drops` more packets dropped."""
-        held = self.tm_queue_counters.get((port, queue), BufferCounters(0, 0, 0))
-        now = BufferCounters(
-            usage_cells,
-            max(held.watermark_cells, usage_cells),
-            (held.drop_packets or 0) + drops,
-        )
-        self.tm_queue_counters[(port, queue)] = now
-        return now
-
-    def read_tm_queue_counters(self, port: int, queue: int) -> BufferCounters:
-        if isinstance(port, bool) or not 0 <= port <= self.profile.max_port:
-            raise P4ModelError(f"tm.counter.queue: dev_port {port} invalid")
-        if isinstance(queue, bool) or not 0 <= queue < self.profile.min_queues_per_port:
-            raise P4ModelError(f"tm.counter.queue: dev_port {port} has no queue {queue}")
-        return self.tm_queue_counters.get((port, queue), BufferCounters(0, 0, 0))
-
-    def read_tm_ppg_counters(self, port: int, ppg_id: int) -> BufferCounters:
-        if self.read_tm_ppg(port, ppg_id) is None:
-            raise P4ModelError(f"tm.counter.ppg: no ppg {ppg_id} on dev_port {port}")
-        return self.tm_ppg_counters.get((port, ppg_id), BufferCounters(0, 0, 0))
-
-    def read_tm_pool_counters(self, pool: str) -> BufferCounters:
-        if pool not in TM_COUNTER_POOLS:
-            raise P4ModelError(f"tm.counter.pool: pool {pool!r} invalid")
-        return self.tm_pool_counters.get(pool, BufferCounters(0, 0))
-
-    def clear_tm_counters(
-        self, what: ClearWhat, ports: Sequence[int], ppgs: Sequence[tuple[int, int]] = ()
-    ) -> None:
-        clear_counters(self, what, ports, ppgs)
-
 
 def check_shaping(w: TmShapingWrite, max_port: int, max_queue_id: int) -> None:
     """What the SDE's shaping tables refuse (both backends check the same):
@@ -609,23 +574,3 @@ def remember(
                 sessions[sid] = before
 
         undo.append(put_session_back)
-
-
-def clear_counters(
-    self: ModelSwitch, what: ClearWhat, ports: Sequence[int], ppgs: Sequence[tuple[int, int]] = ()
-) -> None:
-    """As the SDE clears them (switch.clear_tm_counters): drops and
-    watermarks to 0, the watermark back to the depth now."""
-    if what in ("queues", "all"):
-        for at, c in list(self.tm_queue_counters.items()):
-            if at[0] in ports:
-                self.tm_queue_counters[at] = BufferCounters(c.usage_cells, c.usage_cells, 0)
-        for at, c in list(self.tm_ppg_counters.items()):
-            if at in ppgs:
-                self.tm_ppg_counters[at] = BufferCounters(c.usage_cells, c.usage_cells, 0)
-        for pool, c in list(self.tm_pool_counters.items()):
-            self.tm_pool_counters[pool] = BufferCounters(c.usage_cells, c.usage_cells)
-    if what in ("pfc", "all"):
-        for counts in (self.port_rx_pause_us, self.port_tx_pause_us):
-            for at in [at for at in counts if at[0] in ports]:
-                counts[at] = 0

@@ -19,343 +19,104 @@ import ipaddress
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal, get_args, get_origin
-
-from pydantic import AfterValidator, Field
 
 from hw_profiles import HwProfile, load_profile
-from models.switch.bfcc import (
-    BFCC_CONGESTION_POINTS,
-    BFCC_DEGREE_MILD,
-    BFCC_DEGREE_MODERATE,
-    BFCC_DEGREE_SEVERE,
-    BFCC_EPOCH_BITS,
-    BFCC_EPOCH_LOW_BIT,
-    DEFAULT_RATE_THRESHOLDS,
-)
 
 from ..common import (
-    Mac,
-    PortNumber,
     Route,
-    SourceBinding,
-    Strict,
     check_port,
     check_routes,
     check_source_bindings,
-    ipv4_prefix,
     no_repeats,
-    pipe_of,
 )
 from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
-
-U8_MAX = 0xFF
-U32_MAX = 0xFFFFFFFF
-# The P4 tests `threshold - measure` by its bit 31: both must stay below 2^31.
-SIGN_LIMIT = (1 << 31) - 1
-# The refresh epoch is bits 24..19 of the ns clock (bfcc.p4 monitor).
-REFRESH_MIN_LOG2 = BFCC_EPOCH_LOW_BIT
-REFRESH_MAX_LOG2 = BFCC_EPOCH_LOW_BIT + BFCC_EPOCH_BITS - 1
-# Seed 001 sections 3.1 and 5: 10 Mb/s links (7-10 Mb/s measured).
-PAPER_RATE_MBPS = 10
-# Seed 001 section 5.1: "a packet size of 128 B". Its threshold of 15
-# packets is about 2 kB of queue; of 1500-byte packets it would be 22.5 kB.
-PAPER_PACKET_BYTES = 128
-MIN_FRAME_BYTES = 64
-MAX_FRAME_BYTES = 16384
-# Names in another unit than the one BFCC is configured in, and why.
-WRONG_UNIT = {
-    "threshold_cells": "threshold_packets",
-    "threshold": "threshold_packets",
-    "t_min_ns": "t_min_us",
-    "t_max_ns": "t_max_us",
-    "t_min_ms": "t_min_us",
-    "t_max_ms": "t_max_us",
-    "t_min": "t_min_us",
-    "t_max": "t_max_us",
-    "window_pkts": "window_packets",
-    "rt1": "rt1_packets",
-    "rt2": "rt2_packets",
-    "rt3": "rt3_packets",
-}
-MAX_GROUP = 0xFF  # group_t (the low byte of class_id) is 8 bits; 0 means "no group"
-
-
-class Group(Strict):
-    """A virtual queue: the senders it holds (the same division on every
-    switch) and the upstream port behind which they sit, if any."""
-
-    id: Annotated[int, Field(ge=1, le=MAX_GROUP)]
-    # One validator per element, so an error names groups[i].senders[j].
-    senders: Annotated[list[Annotated[str, AfterValidator(ipv4_prefix)]], Field(min_length=1)]
-    # None: the senders are attached here, no upstream switch to slow them.
-    upstream_port: PortNumber | None = None
-
-
-class UpstreamPort(Strict):
-    """A port facing an upstream BFCC switch: backpressure for the groups
-    behind it leaves through `mirror_session`, addressed with these MACs."""
-
-    port: PortNumber
-    mirror_session: Annotated[int, Field(ge=1)]
-    src_mac: Mac
-    dst_mac: Mac
-
-
-class CongestionPoint(Strict):
-    """A monitored egress port; its cp_id is its position in the list.
-    `rate_mbps` is the port's speed: the paper's T_min/T_max (set for
-    `params.reference_rate_mbps` links) are scaled to it (None: the
-    reference rate, i.e. the paper's values as they are)."""
-
-    port: PortNumber
-    rate_mbps: Annotated[int, Field(ge=1)] | None = None
-
-
-class ReactionPoint(Strict):
-    """A port facing a downstream BFCC switch: the named group goes to
-    `low_qid`, everything else to `high_qid` (strict priority between them).
-    `rate_mbps` is the port's speed, which `params.reduction: shaping` cuts
-    to RT/(RT+1) (required then)."""
-
-    port: PortNumber
-    high_qid: Annotated[int, Field(ge=0)]
-    low_qid: Annotated[int, Field(ge=0)]
-    rate_mbps: Annotated[int, Field(ge=1)] | None = None
-
-
-class Params(Strict):
-    """Run-time tunables (`tofcc --program bfcc set NAME=VALUE`), in the
-    paper's units; the controller converts them to the chip's."""
-
-    # CONGESTION_THRESHOLD (paper 3.2.1/5.1.1: 15 packets): a queue holding
-    # more than this many packets is congested. The chip counts cells, so
-    # the P4 threshold is threshold_packets x cells of one packet_bytes frame.
-    threshold_packets: Annotated[int, Field(ge=1, le=U32_MAX)]
-    # The paper's packets unless given: a data-centre deployment names its own.
-    packet_bytes: Annotated[int, Field(ge=MIN_FRAME_BYTES, le=MAX_FRAME_BYTES)] = PAPER_PACKET_BYTES
-    # The paper's T_min/T_max (deq_timedelta in BMv2's microseconds: 80,000
-    # and 150,000) on reference_rate_mbps links. A port of another speed
-    # gets the time the same queued bytes take to drain at its rate.
-    t_min_us: Annotated[int, Field(ge=0, le=U32_MAX)]
-    t_max_us: Annotated[int, Field(ge=0, le=U32_MAX)]
-    reference_rate_mbps: Annotated[int, Field(ge=1)] = PAPER_RATE_MBPS
-    window_packets: Annotated[int, Field(ge=1, le=U8_MAX)] = 100
-    # 0: an unchanged message is never repeated; else repeated every
-    # refresh period: the largest power of two <= refresh_ns, 2^19..2^24 ns.
-    refresh_ns: Annotated[int, Field(ge=0, le=U32_MAX)] = 0
-    # Real packets per fake for degree 1, 2, 3 (paper: 9, 3, 1).
-    rt1_packets: Annotated[int, Field(ge=1, le=U8_MAX)] = DEFAULT_RATE_THRESHOLDS[BFCC_DEGREE_MILD]
-    rt2_packets: Annotated[int, Field(ge=1, le=U8_MAX)] = DEFAULT_RATE_THRESHOLDS[
-        BFCC_DEGREE_MODERATE
-    ]
-    rt3_packets: Annotated[int, Field(ge=1, le=U8_MAX)] = DEFAULT_RATE_THRESHOLDS[
-        BFCC_DEGREE_SEVERE
-    ]
-    # 0: backpressure holds until cleared.
-    expiry_ns: Annotated[int, Field(ge=0, le=U32_MAX)] = 0
-    # 0 (the paper): while backpressure is active every packet to the port
-    # is flagged and cut by fakes; 1: only the named group's packets.
-    named_group_only: Annotated[int, Field(ge=0, le=1)] = 0
-    # What a sender does about backpressure naming its group (seed 001
-    # 4.2.2 says both): "none", the switches alone slow it; "match_switch",
-    # its first-hop switch relays the message (sender_notify) and the sender
-    # cuts its rate to RT/(RT+1), as the switch cuts the port.
-    sender_reaction: Literal["none", "match_switch"] = "none"
-    # How a reaction point cuts the port toward a congested switch (4.2.2's
-    # RT/(RT+1)): "fakes", the paper's fake packets (a fake takes a slot only
-    # when the port is saturated); "shaping", the controller shapes the port
-    # (or, with named_group_only, the low queue) in the TM to RT/(RT+1) of
-    # its rate_mbps while the switch holds backpressure: no fakes, no
-    # recirculation, at the controller's polling delay.
-    reduction: Literal["fakes", "shaping"] = "fakes"
-    # What shaping takes RT/(RT+1) of: "line", the reaction point's
-    # rate_mbps; "carried", the rate the port carried over the controller
-    # cycle before the backpressure began (its $PORT_STAT byte counter), so
-    # the cut bites at any load, like a fake on a saturated port.
-    shaping_base: Literal["line", "carried"] = "line"
-    # The level of a pipe's recirculation queue (bytes) above which a fake's
-    # original leaves itself instead of recirculating, so the recirculation
-    # port never drops an original (tna/bfcc/README.md, "Recirculation
-    # bandwidth"): keep it below what the port's queue may hold. 64 KiB is
-    # 5.2 us at 100 Gb/s.
-    recirculation_level_bytes: Annotated[int, Field(ge=0, le=U32_MAX)] = 65536
-
-    def rate_thresholds(self) -> dict[int, int]:
-        return {
-            BFCC_DEGREE_MILD: self.rt1_packets,
-            BFCC_DEGREE_MODERATE: self.rt2_packets,
-            BFCC_DEGREE_SEVERE: self.rt3_packets,
-        }
-
-
-PARAM_NAMES = tuple(Params.model_fields)
-# Params whose value is a word, not a number (`set sender_reaction=match_switch`).
-CHOICE_PARAMS: dict[str, tuple[str, ...]] = {
-    name: get_args(f.annotation)
-    for name, f in Params.model_fields.items()
-    if get_origin(f.annotation) is Literal
-}
-
-
-class BfccConfig(Strict):
-    program: Literal["bfcc"] = "bfcc"
-    chip: Literal["tofino", "tofino2"] = "tofino"
-    routes: list[Route] = []
-    # Switch-facing ports: feedback from any other port is a forgery.
-    trusted_ports: list[PortNumber] = []
-    # The sources each host port's hosts may use (tna/include/source_guard.p4):
-    # a host sending with a sender of another group would be counted, and
-    # backpressured, as that group. Every untrusted routed port must be bound.
-    source_bindings: list[SourceBinding] = []
-    groups: list[Group] = []
-    upstream_ports: list[UpstreamPort] = []
-    congestion_points: Annotated[
-        list[CongestionPoint], Field(max_length=BFCC_CONGESTION_POINTS)
-    ] = []
-    reaction_points: list[ReactionPoint] = []
-    # The mirror session to the recirculation port (hw profile, never
-    # configured) of the first pipe the config uses; each further pipe takes
-    # the next id. Fakes' originals recirculate through their reaction
-    # port's own pipe; backpressure goes round every pipe through them.
-    recirculation_session: Annotated[int, Field(ge=1)] | None = None
-    params: Params
-
-
-def config_pipes(cfg: BfccConfig, profile: HwProfile) -> list[int]:
-    """The pipes holding a port the config names, in order. Registers are per
-    pipe and a sender's packets read bp_state in the ingress pipe of the port
-    they arrive on, so backpressure is copied to each of these pipes."""
-    ports = (
-        {r.port for r in cfg.routes}
-        | set(cfg.trusted_ports)
-        | {b.port for b in cfg.source_bindings}
-        | {u.port for u in cfg.upstream_ports}
-        | {cp.port for cp in cfg.congestion_points}
-        | {rp.port for rp in cfg.reaction_points}
-    )
-    return sorted({pipe_of(port, profile) for port in ports})
-
-
-def recirculation_sessions(cfg: BfccConfig, profile: HwProfile) -> dict[int, int]:
-    """pipe -> the mirror session to that pipe's recirculation port, for every
-    pipe the config uses: recirculation_session for the first, the next ids
-    for the next (none without reaction points). A fake's original
-    recirculates through its reaction port's own pipe; backpressure goes
-    round the pipes through theirs."""
-    if not cfg.reaction_points or cfg.recirculation_session is None:
-        return {}
-    return {
-        pipe: cfg.recirculation_session + i for i, pipe in enumerate(config_pipes(cfg, profile))
-    }
-
-
-def recirculation_ports(cfg: BfccConfig, profile: HwProfile) -> dict[int, int]:
-    """pipe -> its recirculation port (hw profile), for the pipes with a session."""
-    return {
-        pipe: profile.recirculation_ports[pipe] for pipe in recirculation_sessions(cfg, profile)
-    }
-
-
-def recirculation_level_cells(p: Params, profile: HwProfile) -> int:
-    """The recirculation table's level_cells: whole cells within the level."""
-    return p.recirculation_level_bytes // profile.cell_bytes
-
+from .recirculation import (
+    RecirculationLoad as RecirculationLoad,
+)
+from .recirculation import (
+    check_recirculation_budget as check_recirculation_budget,
+)
+from .recirculation import (
+    check_recirculation_sessions as check_recirculation_sessions,
+)
+from .recirculation import (
+    config_pipes as config_pipes,
+)
+from .recirculation import (
+    line_rate_gbps as line_rate_gbps,
+)
+from .recirculation import (
+    recirculation_level_cells as recirculation_level_cells,
+)
+from .recirculation import (
+    recirculation_loads as recirculation_loads,
+)
+from .recirculation import (
+    recirculation_ports as recirculation_ports,
+)
+from .recirculation import (
+    recirculation_sessions as recirculation_sessions,
+)
+from .schema import (
+    CHOICE_PARAMS as CHOICE_PARAMS,
+)
+from .schema import (
+    MAX_FRAME_BYTES as MAX_FRAME_BYTES,
+)
+from .schema import (
+    MAX_GROUP as MAX_GROUP,
+)
+from .schema import (
+    MIN_FRAME_BYTES as MIN_FRAME_BYTES,
+)
+from .schema import (
+    PAPER_PACKET_BYTES as PAPER_PACKET_BYTES,
+)
+from .schema import (
+    PAPER_RATE_MBPS as PAPER_RATE_MBPS,
+)
+from .schema import (
+    PARAM_NAMES as PARAM_NAMES,
+)
+from .schema import (
+    REFRESH_MAX_LOG2 as REFRESH_MAX_LOG2,
+)
+from .schema import (
+    REFRESH_MIN_LOG2 as REFRESH_MIN_LOG2,
+)
+from .schema import (
+    SIGN_LIMIT as SIGN_LIMIT,
+)
+from .schema import (
+    U8_MAX as U8_MAX,
+)
+from .schema import (
+    U32_MAX as U32_MAX,
+)
+from .schema import (
+    WRONG_UNIT as WRONG_UNIT,
+)
+from .schema import (
+    BfccConfig as BfccConfig,
+)
+from .schema import (
+    CongestionPoint as CongestionPoint,
+)
+from .schema import (
+    Group as Group,
+)
+from .schema import (
+    Params as Params,
+)
+from .schema import (
+    ReactionPoint as ReactionPoint,
+)
+from .schema import (
+    UpstreamPort as UpstreamPort,
+)
 
 _no_repeats = no_repeats
-
-
-@dataclass(frozen=True)
-class RecirculationLoad:
-    """The worst case a pipe's recirculation port carries: every reaction
-    point whose fakes' originals recirculate through it, at its line rate,
-    at the degree that recirculates most (1/(RT+1) of its slots; RT 1 at
-    severe: half), against what the port carries (hw profile)."""
-
-    pipe: int
-    port: int
-    load_gbps: float
-    capacity_gbps: float
-    # (index in reaction_points, the port's worst share in Gb/s), in order.
-    shares: tuple[tuple[int, float], ...]
-    rt_packets: int
-
-    @property
-    def over(self) -> bool:
-        return self.load_gbps > self.capacity_gbps
-
-
-def line_rate_gbps(rp: ReactionPoint, profile: HwProfile) -> float:
-    """A reaction port's speed: its rate_mbps, else the chip's fastest port
-    (the worst case a port of unknown speed can be)."""
-    return rp.rate_mbps / 1000 if rp.rate_mbps is not None else float(profile.max_port_gbps)
-
-
-def recirculation_loads(cfg: BfccConfig, p: Params, profile: HwProfile) -> list[RecirculationLoad]:
-    """Each pipe's worst-case recirculation (tna/bfcc/README.md, "Recirculation
-    bandwidth"), for the pipes with reaction points: a fake's original
-    recirculates through its reaction port's own pipe. None when nothing
-    recirculates (no reaction point, or reduction shaping: the TM cuts the
-    port, no fakes)."""
-    if not cfg.reaction_points or p.reduction != "fakes":
-        return []
-    rt = min(p.rate_thresholds().values())
-    share = 1 / (rt + 1)
-    by_pipe: dict[int, list[tuple[int, float]]] = {}
-    for i, rp in enumerate(cfg.reaction_points):
-        by_pipe.setdefault(pipe_of(rp.port, profile), []).append(
-            (i, line_rate_gbps(rp, profile) * share)
-        )
-    return [
-        RecirculationLoad(
-            pipe,
-            profile.recirculation_ports[pipe],
-            sum(g for _, g in shares),
-            float(profile.recirculation_port_gbps),
-            tuple(shares),
-            rt,
-        )
-        for pipe, shares in sorted(by_pipe.items())
-    ]
-
-
-def _gbps(value: float) -> str:
-    return f"{value:.3f}".rstrip("0").rstrip(".")
-
-
-def check_recirculation_budget(
-    cfg: BfccConfig, p: Params, profile: HwProfile, field: str | None = None
-) -> None:
-    """Refuse reaction points whose worst-case recirculation exceeds their
-    pipe's recirculation port (issue 50, finding 3). The data plane never
-    drops an original for it (past the port's level an original leaves
-    itself instead of a fake), but the cut then falls short of RT/(RT+1)
-    whenever the ports are busy: a config that cannot have its cut is
-    refused rather than silently weakened. The error names the reaction
-    point that crosses the capacity (or `field`, the parameter a `set`
-    changed), the pipe and the load."""
-    for load in recirculation_loads(cfg, p, profile):
-        if not load.over:
-            continue
-        running = 0.0
-        first_over = load.shares[-1][0]
-        for i, gbps in load.shares:
-            running += gbps
-            if running > load.capacity_gbps:
-                first_over = i
-                break
-        ports = ", ".join(str(cfg.reaction_points[i].port) for i, _ in load.shares)
-        raise ConfigError(
-            field or f"reaction_points[{first_over}].port",
-            f"pipe {load.pipe}'s recirculation port {load.port} would carry up to "
-            f"{_gbps(load.load_gbps)} Gb/s against its {_gbps(load.capacity_gbps)} Gb/s: "
-            f"reaction ports {ports} each recirculate 1/(RT+1) = 1/{load.rt_packets + 1} of "
-            "their line rate (rate_mbps, else the chip's fastest port) at the degree with "
-            f"the lowest RT ({load.rt_packets}). Raise that RT, give the ports' rate_mbps, "
-            "move reaction points to another pipe (each pipe recirculates through its own "
-            "port), take reaction points off, or use reduction: shaping",
-        )
 
 
 UNIT_WHY = {
@@ -699,28 +460,6 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
     check_recirculation_budget(cfg, cfg.params, profile)
     if cfg.params.sender_reaction == "match_switch":
         sender_notify_targets(cfg)
-
-
-def check_recirculation_sessions(cfg: BfccConfig, profile: HwProfile) -> None:
-    """One session per pipe the config uses, from recirculation_session on:
-    each must be the chip's and none an upstream port's."""
-    upstream = {u.mirror_session: i for i, u in enumerate(cfg.upstream_ports)}
-    for k, (pipe, sid) in enumerate(recirculation_sessions(cfg, profile).items()):
-        which = f"session {sid}" if k == 0 else f"session {sid} (recirculation_session + {k})"
-        if not profile.valid_mirror_session(sid):
-            raise ConfigError(
-                "recirculation_session",
-                f"{which}, pipe {pipe}'s recirculation, is outside "
-                f"{profile.mirror_session_min}..{profile.mirror_session_max} on {profile.chip} "
-                "(each pipe the config uses takes the next id)",
-            )
-        if sid in upstream:
-            raise ConfigError(
-                "recirculation_session",
-                f"{which} is upstream_ports[{upstream[sid]}].mirror_session "
-                f"(pipe {pipe}'s recirculation takes it; each pipe the config uses takes "
-                "the next id from recirculation_session)",
-            )
 
 
 def parse_config(raw: object, source: str = "") -> BfccConfig:
