@@ -265,13 +265,11 @@ class PmqecnApp(IntendedStateApp):
 
     def push_all(self) -> None:
         super().push_all()
-        # After a push (start-up, a restarted switch) the arrival counts may
-        # have started again from zero: the next cycle only takes a baseline.
+        # A restarted switch counts arrivals from zero (the next cycle only
+        # takes a baseline) and sums W_i into half 0. The epoch is not
+        # intended state: one left by an earlier controller is set right by
+        # the next flip, whose read is then the start's baseline (measure.py).
         self.pipes.forget_counts()
-        # A restarted switch sums W_i into half 0 (sojourn_epoch's default).
-        # The epoch is not intended state: one a running switch holds from
-        # an earlier controller is set right by the next flip, whose read is
-        # then the start's baseline (measure.py).
         self.meter.epoch = 0
 
     def live_state(self) -> dict[str, Any]:
