@@ -513,10 +513,6 @@ class Switch(ABC):
         """(packets, bytes) of several cells of one counter, in `indices`' order."""
         return [self.read_counter(name, i) for i in indices]
 
-    def read_register_pipes(self, name: str, index: int) -> list[int]:
-        """The cell's value in every pipe, in pipe order (registers are per pipe)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot read one pipe's register")
-
     def read_registers_pipes(self, name: str, indices: Sequence[int]) -> list[list[int]]:
         """Every pipe's value of several cells, in `indices`' order: what a
         control cycle needs when the pipes' copies mean different things
