@@ -98,6 +98,23 @@ ROW_METRICS: tuple[RowMetric, ...] = (
     RowMetric(
         "classes", "weight", "class_weight", "gauge", "The class's scheduling weight.", _CLASS
     ),
+    RowMetric(
+        "classes",
+        "feedback_copies",
+        "class_feedback_copies",
+        "counter",
+        "Feedback packets rebuilt in egress from the class's mirror copies.",
+        _CLASS,
+    ),
+    RowMetric(
+        "classes",
+        "feedback_lost",
+        "class_feedback_copies_lost",
+        "gauge",
+        "Feedback copies the class's ingress gates made that never reached egress (mirror"
+        " buffer or session queue drops), since the switch started.",
+        _CLASS,
+    ),
     # Shared port guards (both programs).
     RowMetric(
         "ports",

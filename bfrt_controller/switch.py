@@ -513,6 +513,13 @@ class Switch(ABC):
         """(packets, bytes) of several cells of one counter, in `indices`' order."""
         return [self.read_counter(name, i) for i in indices]
 
+    def read_registers_pipes(self, name: str, indices: Sequence[int]) -> list[list[int]]:
+        """Every pipe's value of several cells, in `indices`' order: what a
+        control cycle needs when the pipes' copies mean different things
+        (PMQECN's per-pipe arrivals). A backend that reads many entries in one
+        request overrides this, as read_registers."""
+        return [self.read_register_pipes(name, i) for i in indices]
+
     @abstractmethod
     def read_entry(
         self, table: str, key: Mapping[str, Match], priority: int = 0

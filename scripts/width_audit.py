@@ -554,6 +554,37 @@ AUDIT: tuple[Entry, ...] = (
     ),
     Entry(
         "pmqecn",
+        "class_arrivals",
+        "register",
+        "32",
+        "the class's arrivals in one ingress pipe (each pipe's share of its drain)",
+        PerPacket(1, "all"),
+        1.0,
+        "the controller's interval (interval_s, 1 s)",
+        BY_DESIGN,
+        "wraps; the controller takes each pipe's difference modulo 2^32 every "
+        "interval, exact while a pipe counts fewer than 2^32 of one class's "
+        "packets in an interval: 1.8 s with a 64-port Tofino pipe's 16 x 100G "
+        "all 64-byte frames of one class (the time shown is every port of the "
+        "chip into one class, which no one pipe sees)",
+    ),
+    Entry(
+        "pmqecn",
+        "feedback_gate",
+        "register",
+        "32+32",
+        "per class and pipe: ticks since the last feedback copy; copies let through",
+        PerPacket(1, "port"),
+        None,
+        "since the switch started",
+        BY_DESIGN,
+        "quiet saturates (2^32 ticks, 275 s, is above any interval, so a "
+        "pinned value still lets the next copy through); made wraps, and the "
+        "controller takes copies lost as made less rebuilt modulo 2^32 "
+        "(bfrt_controller/pmqecn/status.py)",
+    ),
+    Entry(
+        "pmqecn",
         "sojourn_sum_ns",
         "register",
         "32",
@@ -579,7 +610,8 @@ AUDIT: tuple[Entry, ...] = (
         1.0,
         "the controller's interval (interval_s, 1 s)",
         CANNOT,
-        "saturating; the controller reads and clears it each interval",
+        "saturating; the controller reads the half (sojourn_epoch) the last "
+        "interval summed into and clears it before the epoch returns to it",
     ),
     Entry(
         "pmqecn",
@@ -594,6 +626,7 @@ AUDIT: tuple[Entry, ...] = (
         "",
     ),
     _ticks("pmqecn", "ig_md_t.now_ticks", "metadata", "the ingress clock", 1.0, ""),
+    *_counters("pmqecn", ("feedback_rebuilt",), "feedback copies rebuilt per class"),
     # ---- spie ----------------------------------------------------------------
     *_counters(
         "spie",

@@ -251,11 +251,16 @@ def voice_frame(pipe: int, payload: int) -> tuple[int, bytes]:
 
 
 def pmqecn_marked(
-    app: PmqecnApp, model: TnaProgram, sender_pipes: list[int], load: float, packets: int = 400
+    app: PmqecnApp,
+    model: TnaProgram,
+    sender_pipes: list[int],
+    load: float,
+    packets: int = 400,
+    start_ns: int = 1_000_000,
 ) -> int:
-    """Voice packets from `sender_pipes` in turn, together at `load` x the
-    class's virtual-queue drain rate; how many made feedback (a copy back
-    to a sender's port)."""
+    """Voice packets from `sender_pipes` in turn from `start_ns`, together at
+    `load` x the class's virtual-queue drain rate; how many made feedback (a
+    copy back to a sender's port)."""
     voice = app.config.classes[0]
     drain = app.drain_rate_bytes_per_s(voice)
     frames = [voice_frame(p, 1000) for p in sender_pipes]
@@ -265,6 +270,20 @@ def pmqecn_marked(
     marked = 0
     for i in range(packets):
         port, data = frames[i % len(frames)]
-        model.now_ns = 1_000_000 + i * gap_ns
+        model.now_ns = start_ns + i * gap_ns
         marked += sum(1 for o in model.send(port, data) if o.port in sender_ports)
     return marked
+
+
+def pmqecn_measured(
+    app: PmqecnApp, model: TnaProgram, sender_pipes: list[int], packets: int = 200
+) -> int:
+    """One controller interval in which the voice class's senders of
+    `sender_pipes` send together at 0.8 x its rate (no marking), closed by
+    the daemon's cycle (which measures each pipe's share of the arrivals);
+    the time the interval ended (ns), for the next sends to start after."""
+    app.start(0.0)
+    pmqecn_marked(app, model, sender_pipes, load=0.8, packets=packets)
+    end_ns = model.now_ns + 1_000_000
+    app.service_cycle(1.0)
+    return end_ns

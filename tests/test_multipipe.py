@@ -6,8 +6,8 @@ in their session port's pipe, a recirculated packet back in the pipe of its
 recirculation port, a resubmitted one in its ingress pipe; the control
 plane reading pipes as BF-Runtime does. Every shared vector runs in the last
 pipe of each board's switch. The behaviours issue 50 found wrong, as they
-must become, are in tests/test_multipipe_findings_pending.py; the ones here
-hold today.
+are now, are in tests/test_multipipe_spie.py, tests/test_multipipe_bfcc.py
+and tests/test_multipipe_pmqecn.py.
 """
 
 from __future__ import annotations
@@ -287,7 +287,7 @@ def test_multipipe_spie_p_builds_from_its_own_pipes_steps(pipes: int) -> None:
 def test_multipipe_spie_queue_within_the_stale_limit_keeps_raising_p(pipes: int) -> None:
     """Time-ordered, a 30 ms queue (below stale_after - T_update = 45 ms):
     each update reaches ingress fresh, so p rises all along. (At 50 ms it
-    does not: tests/test_multipipe_findings_pending.py.)"""
+    did not before issue 50: tests/test_multipipe_spie.py.)"""
     middle, end = pie_deep_queue_p(pipes, 30, [0])
     assert middle > 0.02
     assert end > middle + 0.02

@@ -28,10 +28,18 @@ from ..logs import logfmt_value
 from ..switch import EntryWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
-from .config import ClassSpec, PmqecnConfig, check_against, max_weight, weight_refusal
+from .config import (
+    ClassSpec,
+    PmqecnConfig,
+    check_against,
+    feedback_interval_ticks,
+    max_weight,
+    weight_refusal,
+)
 from .drain import exp_entries, log_entries, rate_log2_q7
 from .live import ClassLive, SavedClass
 from .measure import ClassMeter, Sample
+from .pipes import PipeBalance, share_of
 from .sampling import sample_mask
 from .status import status_rows
 
@@ -71,6 +79,8 @@ class PmqecnApp(IntendedStateApp):
         self.unchanged_because: str | None = None
         # Counters, sojourn sums and k per class (sampling.py): measure.py.
         self.meter = ClassMeter(switch, config)
+        # Each ingress pipe's share of each class's drain: pipes.py.
+        self.pipes = PipeBalance([c.id for c in config.classes])
 
     # ---- intended state --------------------------------------------
     def _class_writes(
@@ -94,7 +104,7 @@ class PmqecnApp(IntendedStateApp):
                 {"class_id": c.id, "vq_id": c.vq, "qid": c.queue},
                 priority=c.priority,
             ),
-            self._threshold_write(c, port_weights),
+            *self._threshold_writes(c, port_weights),
             EntryWrite(
                 n.CLASS_RATES,
                 {n.K_CLASS_ID: Match(c.id)},
@@ -114,22 +124,29 @@ class PmqecnApp(IntendedStateApp):
             {"sample_mask": sample_mask(self.meter.sample_log2[class_id])},
         )
 
-    def _threshold_write(
+    def _threshold_writes(
         self, c: ClassSpec, port_weights: dict[int | None, int] | None = None
-    ) -> EntryWrite:
-        return EntryWrite(
-            n.ECN_THRESHOLD,
-            {n.K_CLASS_ID: Match(c.id)},
-            n.SET_THRESHOLD,
-            {
-                # K_i is kept in cells (the optimiser's and operator's unit);
-                # the virtual queue counts bytes.
-                "threshold_bytes": self.live[c.id].threshold_cells * self.profile.cell_bytes,
-                "mark_original": int(c.mark_original),
-                # The virtual queue's drain, in the log domain (drain.py).
-                "rate_log2_q7": rate_log2_q7(self.drain_rate_bytes_per_s(c, port_weights)),
-            },
-        )
+    ) -> list[EntryWrite]:
+        """The class's ecn_threshold entry in each ingress pipe: the same K_i
+        and feedback interval, the drain at the pipe's share (pipes.py)."""
+        drain = self.drain_rate_bytes_per_s(c, port_weights)
+        return [
+            EntryWrite(
+                n.ECN_THRESHOLD,
+                {n.K_CLASS_ID: Match(c.id), n.K_INGRESS_PIPE: Match(pipe)},
+                n.SET_THRESHOLD,
+                {
+                    # K_i is kept in cells (the optimiser's and operator's
+                    # unit); the virtual queue counts bytes.
+                    "threshold_bytes": self.live[c.id].threshold_cells * self.profile.cell_bytes,
+                    "mark_original": int(c.mark_original),
+                    # The virtual queue's drain, in the log domain (drain.py).
+                    "rate_log2_q7": rate_log2_q7(share_of(drain, units)),
+                    "feedback_interval_ticks": feedback_interval_ticks(c.feedback_interval_us),
+                },
+            )
+            for pipe, units in enumerate(self.pipes.shares[c.id])
+        ]
 
     def _weight_writes(self, c: ClassSpec) -> list[Write]:
         sched = self.config.scheduling
@@ -246,6 +263,15 @@ class PmqecnApp(IntendedStateApp):
     def static_tables(self) -> frozenset[str]:
         return frozenset((n.VQ_LOG_ELAPSED, n.VQ_EXP_DRAIN))
 
+    def push_all(self) -> None:
+        super().push_all()
+        # A restarted switch counts arrivals from zero (the next cycle only
+        # takes a baseline) and sums W_i into half 0. The epoch is not
+        # intended state: one left by an earlier controller is set right by
+        # the next flip, whose read is then the start's baseline (measure.py).
+        self.pipes.forget_counts()
+        self.meter.epoch = 0
+
     def live_state(self) -> dict[str, Any]:
         return {str(cid): asdict(live) for cid, live in self.live.items()}
 
@@ -323,12 +349,10 @@ class PmqecnApp(IntendedStateApp):
                 writes.extend(self._class_writes(by_id[cid], port_weights))
             if any(ch.what == "weight" for ch in changes):
                 # A weight moves every share of its port, so every class's
-                # drain rate is written again (one entry each).
-                writes += [
-                    self._threshold_write(c, port_weights)
-                    for c in self.config.classes
-                    if c.id not in new_live
-                ]
+                # drain rate is written again (one entry a pipe).
+                for c in self.config.classes:
+                    if c.id not in new_live:
+                        writes += self._threshold_writes(c, port_weights)
             self.switch.write(by_table(writes))
         except Exception:
             self.live.update(old)
@@ -352,11 +376,23 @@ class PmqecnApp(IntendedStateApp):
         whole interval (without it the first cycle only records a baseline and
         the first answer comes after two)."""
         self.sample(now_s)
+        self.balance_pipes()
         log.debug("event=measuring since_s=%.6f", now_s)
 
     def sample(self, now_s: float) -> list[Sample]:
         """lambda_i and W_i of every class over the interval (measure.py)."""
         return self.meter.sample(now_s, self.live, self._sampling_write)
+
+    def balance_pipes(self) -> list[int]:
+        """Each pipe's share of each class's arrivals since the last call; the
+        ecn_threshold entries of the classes whose shares moved are written
+        again, as one batch (pipes.py). The classes rewritten."""
+        weights = self._port_weights()
+        by_id = {c.id: c for c in self.config.classes}
+        return self.pipes.rebalance(
+            self.switch,
+            lambda ids: [w for cid in ids for w in self._threshold_writes(by_id[cid], weights)],
+        )
 
     # ---- optimisation ----------------------------------------------
     def packets_to_cells(self, packets: float) -> int:
@@ -372,7 +408,7 @@ class PmqecnApp(IntendedStateApp):
     # ---- what the switch holds ------------------------------------
     def status(self) -> list[dict[str, object]]:
         """Per class, then per port, as read back from the switch (status.py)."""
-        return status_rows(self.switch, self.config, self.live)
+        return status_rows(self.switch, self.config, self.live, self.pipes)
 
     def service_start(self, now_s: float) -> None:
         self.start(now_s)
@@ -390,6 +426,9 @@ class PmqecnApp(IntendedStateApp):
 
         # Why this cycle changed nothing, for `optimize --once` to say.
         self.unchanged_because = "the solution equals what the switch holds"
+        # Measurements, not the optimiser's answers: kept up whether or not
+        # it runs, as the virtual queues need them to drain right.
+        self.balance_pipes()
         if not self.config.optimizer.enabled:
             self.unchanged_because = "optimizer.enabled is false in the config"
             log.debug("event=optimizer-skipped reason=disabled")

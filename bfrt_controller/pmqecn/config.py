@@ -8,6 +8,7 @@ when any field is wrong.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Annotated, Literal
 
@@ -35,7 +36,7 @@ from ..common import (
 from ..errors import ConfigError
 from ..switch import MAX_DWRR_WEIGHT, MAX_TM_PRIORITY
 from ..validation import load_yaml, parse_model
-from .drain import LOG_TABLE_SIZE, log_entries_count
+from .drain import LOG_TABLE_SIZE, TICK_NS, log_entries_count
 
 # Class and virtual-queue ids index PMQECN's 1024-entry registers and
 # tables (tna/pmqecn/pmqecn.p4); 0 is "unclassified".
@@ -48,6 +49,21 @@ MAX_RATE_PPS = 1e11
 # One controller cycle a day at most; `time.sleep` overflows far below 1e308.
 MAX_INTERVAL_S = 86_400.0
 Rate = Annotated[float, Field(gt=0, le=MAX_RATE_PPS)]
+# A class's feedback copies, at most one per this many microseconds in each
+# ingress pipe (the feedback_gate register, tna/pmqecn/README.md). Without a
+# limit a congested 100G port mirrors one copy per arriving packet (8.1 Mpps
+# at 1500 B); 50 us is P4QCN's N and DCQCN's CNP interval: 20,000 copies a
+# second per class and pipe. 0 turns the limit off (a copy per marked packet).
+DEFAULT_FEEDBACK_INTERVAL_US = 50.0
+# The gate counts quiet time in 32 bits of 64 ns ticks (275 s); a second is
+# far above any useful interval.
+MAX_FEEDBACK_INTERVAL_US = 1_000_000.0
+
+
+def feedback_interval_ticks(feedback_interval_us: float) -> int:
+    """The interval in the ingress clock's 64 ns ticks, rounded up so the
+    limit is never shorter than configured."""
+    return math.ceil(feedback_interval_us * 1000 / TICK_NS)
 
 
 class PortSpec(FeedbackPort):
@@ -89,6 +105,11 @@ class ClassSpec(Strict):
     # edit threshold_cells, pin it, reload; deploy/README.md).
     pin: bool = False
     mark_original: bool = False  # over K_i, CE-mark an ECT packet too, not only mirror feedback
+    # At most one feedback copy of the class per this interval in each ingress
+    # pipe (0: one per marked packet).
+    feedback_interval_us: Annotated[float, Field(ge=0, le=MAX_FEEDBACK_INTERVAL_US)] = (
+        DEFAULT_FEEDBACK_INTERVAL_US
+    )
     weight: Annotated[int, Field(ge=1, le=0xFFFF)] = 1  # W_i: its share of the port
     target_rate_pps: Annotated[int, Field(ge=0, le=0xFFFFFFFF)] = 0  # lambda_i*: 0 until tuned
 

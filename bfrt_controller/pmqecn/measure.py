@@ -1,12 +1,20 @@
 """Each interval's measurement of every class: lambda_i from the class
-counters, W_i from the sampled sojourn accumulators (read and cleared in
-one batch with the next interval's sampling rate), and the standing backlog."""
+counters, W_i from the sampled sojourn accumulators, and the standing backlog.
+
+The accumulators have two halves (cell = epoch ++ class); egress sums into
+the half `sojourn_epoch` names. Each interval the meter clears the idle
+half, flips the epoch to it, and only then reads the half the last interval
+summed into, which no departure writes any more: no departure is summed
+after the read and lost to the clear, as one read and one clear of the same
+cells lost those between the two calls."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from models.switch.pmqecn import sojourn_slot
 
 from ..common import by_table
 from ..switch import EntryWrite, RegisterWrite, Switch, Write
@@ -80,6 +88,28 @@ class ClassMeter:
         # k per class (sampling.py): derived from the last reading, so not
         # saved; after a restart every class starts summed whole again.
         self.sample_log2: dict[int, int] = {c.id: 0 for c in config.classes}
+        # The half egress sums into (the switch's sojourn_epoch default).
+        self.epoch = 0
+
+    def epoch_write(self, epoch: int) -> EntryWrite:
+        return EntryWrite(n.SOJOURN_EPOCH, {}, n.SET_SOJOURN_EPOCH, {"epoch": epoch}, op="default")
+
+    def _flip(self, ids: list[int]) -> int:
+        """Clear the idle half, then sum into it; the half just left, which
+        nothing writes now."""
+        new = 1 - self.epoch
+        clears: list[Write] = []
+        for cid in ids:
+            slot = sojourn_slot(new, cid)
+            clears += [
+                RegisterWrite(n.SOJOURN_SUM_NS, slot, 0),
+                RegisterWrite(n.SOJOURN_PKTS, slot, 0),
+            ]
+        # Two batches: the half is clear before the first departure reaches it.
+        self.switch.write(by_table(clears))
+        self.switch.write([self.epoch_write(new)])
+        old, self.epoch = self.epoch, new
+        return old
 
     def sample(
         self,
@@ -88,27 +118,26 @@ class ClassMeter:
         sampling_write: Callable[[int], EntryWrite],
     ) -> list[Sample]:
         """lambda_i from the class counters (delta over the interval) and W_i
-        from the sojourn accumulators, which are read and cleared."""
+        from the half of the sojourn accumulators the interval summed into."""
         ids = [c.id for c in self.config.classes]
         counted = self.switch.read_counters(n.CLASS_COUNTERS, ids)
         packets = {cid: pkts for cid, (pkts, _) in zip(ids, counted, strict=True)}
-        totals = self.switch.read_registers(n.SOJOURN_SUM_NS, ids)
-        counts = self.switch.read_registers(n.SOJOURN_PKTS, ids)
+        summed = self._flip(ids)
+        slots = [sojourn_slot(summed, cid) for cid in ids]
+        totals = self.switch.read_registers(n.SOJOURN_SUM_NS, slots)
+        counts = self.switch.read_registers(n.SOJOURN_PKTS, slots)
         sojourn = dict(zip(ids, zip(totals, counts, strict=True), strict=True))
         taken_at = dict(self.sample_log2)
-        # The next interval's k goes in with the clears, one batch, so each
-        # interval's sum is taken at one k.
-        clears: list[Write] = []
+        # A new k goes in after the read: the departures of the read's few
+        # milliseconds are sampled at the old k (tna/pmqecn/README.md).
+        changes: list[Write] = []
         for cid in ids:
             self.sample_log2[cid] = next_sample_log2(taken_at[cid], sojourn[cid][0])
-            clears += [
-                RegisterWrite(n.SOJOURN_SUM_NS, cid, 0),
-                RegisterWrite(n.SOJOURN_PKTS, cid, 0),
-            ]
             if self.sample_log2[cid] != taken_at[cid]:
-                clears.append(sampling_write(cid))
+                changes.append(sampling_write(cid))
         try:
-            self.switch.write(by_table(clears))
+            if changes:
+                self.switch.write(by_table(changes))
         except Exception:
             self.sample_log2 = taken_at
             raise
@@ -116,8 +145,8 @@ class ClassMeter:
         samples = []
         for c in self.config.classes:
             total, count = sojourn[c.id]
-            summed = samples_taken(count, taken_at[c.id])
-            w = total / summed if summed else 0.0
+            taken = samples_taken(count, taken_at[c.id])
+            w = total / taken if taken else 0.0
             # >=: BF-Runtime sums the per-pipe cells, which may exceed one cell's max.
             saturated = total >= U32_MAX
             if saturated:

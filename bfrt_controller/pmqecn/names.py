@@ -49,12 +49,20 @@ FEEDBACK_SESSION = f"{IG}.feedback_session"
 SET_FEEDBACK_SESSION = f"{IG}.set_feedback_session"
 VQ_BYTES = f"{IG}.vq_bytes"
 VQ_LAST_TICK = f"{IG}.vq_last_tick"
+# Per pipe: the class's arrivals (each pipe's share of its drain, pipes.py)
+# and its feedback gate (quiet time, copies let through).
+CLASS_ARRIVALS = f"{IG}.class_arrivals"
+FEEDBACK_GATE = f"{IG}.feedback_gate"
 
 # W_i (egress).
 SOJOURN_SUM_NS = f"{EG}.sojourn_sum_ns"
 SOJOURN_PKTS = f"{EG}.sojourn_pkts"
 SOJOURN_SAMPLING = f"{EG}.sojourn_sampling"
 SET_SOJOURN_SAMPLING = f"{EG}.set_sojourn_sampling"
+SOJOURN_EPOCH = f"{EG}.sojourn_epoch"
+SET_SOJOURN_EPOCH = f"{EG}.set_sojourn_epoch"
+# Feedback copies that reached egress, per class.
+FEEDBACK_REBUILT = f"{EG}.feedback_rebuilt"
 
 # Test hooks (absent from production builds).
 QUEUE_MD_OVERRIDE = f"{EG}.queue_hook.queue_md_override"
@@ -66,6 +74,7 @@ K_PROTOCOL = "hdr.ipv4.protocol"
 K_VQ_ID = "ig_md.vq_id"
 K_WRR_LEVEL = "ig_md.wrr_level"
 K_CLASS_ID = "hdr.bridged.class_id"
+K_INGRESS_PIPE = "ingress_pipe"  # ig_intr_md.ingress_port[8:7]
 K_BRIDGED_INGRESS_PORT = "hdr.bridged.ingress_port"
 K_ELAPSED_TICKS = "ig_md.vq_elapsed_ticks"
 K_LOG_DRAIN = "ig_md.vq_log_drain_q7"
@@ -86,6 +95,16 @@ ALL_TABLES = (
     CLASS_RATES,
     FEEDBACK_SESSION,
     SOJOURN_SAMPLING,
+    SOJOURN_EPOCH,
 )
-ALL_REGISTERS = (VQ_USED, VQ_LEVEL, VQ_BYTES, VQ_LAST_TICK, SOJOURN_SUM_NS, SOJOURN_PKTS)
-ALL_COUNTERS = (CLASS_COUNTERS, UNTRUSTED_FEEDBACK_DROPS, SPOOFED_SOURCE_DROPS)
+ALL_REGISTERS = (
+    VQ_USED,
+    VQ_LEVEL,
+    VQ_BYTES,
+    VQ_LAST_TICK,
+    CLASS_ARRIVALS,
+    FEEDBACK_GATE,
+    SOJOURN_SUM_NS,
+    SOJOURN_PKTS,
+)
+ALL_COUNTERS = (CLASS_COUNTERS, FEEDBACK_REBUILT, UNTRUSTED_FEEDBACK_DROPS, SPOOFED_SOURCE_DROPS)

@@ -180,7 +180,12 @@ def _parse_control(
         km = re.search(r"\bkey\s*=\s*\{([^}]*)\}", tbody)
         if km:
             for entry in filter(None, (x.strip() for x in km.group(1).split(";"))):
-                expr, kind = (x.strip() for x in entry.split(":"))
+                # `expr : kind`, or `expr : kind @name("n")` (a slice's
+                # control-plane name); a slice's `[8:7]` has a colon too.
+                expr, kind = (x.strip() for x in entry.rsplit(":", 1))
+                named = re.fullmatch(r'(\w+)\s*@name\("([^"]+)"\)', kind)
+                if named:
+                    kind, expr = named.group(1), named.group(2)
                 keys.append((expr, kind))
         am = re.search(r"\bactions\s*=\s*\{([^}]*)\}", tbody)
         actions = [a.strip() for a in am.group(1).split(";") if a.strip()] if am else []

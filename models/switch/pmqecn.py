@@ -50,6 +50,13 @@ PMQECN_CLASSES = 1024
 # (class_slot_t/vq_slot_t in the P4: a slice of the bridged 16-bit id).
 SLOT_MASK = PMQECN_CLASSES - 1
 PMQECN_VQS = 1024
+# ecn_threshold holds an entry per class and ingress pipe: a device port's
+# pipe is its bits 8:7 on both chips (ig_intr_md.ingress_port[8:7]).
+PIPE_KEY_VALUES = 4
+PMQECN_THRESHOLD_ENTRIES = PMQECN_CLASSES * PIPE_KEY_VALUES
+PIPE_SHIFT = 7
+# The sojourn accumulators' cells: epoch ++ class (sojourn_slot_t).
+PMQECN_SOJOURN_CELLS = 2 * PMQECN_CLASSES
 PMQECN_LOG_ENTRIES = 4096
 PMQECN_EXP_ENTRIES = 8192
 U32_MAX = 0xFFFFFFFF
@@ -59,6 +66,17 @@ VQ_CAP_BYTES = 0x3FFFC000
 VQ_NO_THRESHOLD = 0x7FFFFFFF
 VQ_DRAIN_MAX_BYTES = 1 << 30
 ETHERNET_HEADER_BYTES = 14
+MIRROR_TYPE_FEEDBACK = 2
+
+
+def ingress_pipe(port: int) -> int:
+    """ig_intr_md.ingress_port[8:7]: the pipe in ecn_threshold's key."""
+    return (port >> PIPE_SHIFT) & (PIPE_KEY_VALUES - 1)
+
+
+def sojourn_slot(epoch: int, class_id: int) -> int:
+    """`epoch ++ class_id[9:0]`: a class's sojourn cell in one epoch's half."""
+    return (epoch << 10) | (class_id & SLOT_MASK)
 
 
 def sat_add_u32(a: int, b: int) -> int:
@@ -91,6 +109,9 @@ class IgMd:
     vq_len_bytes: int = 0
     k_minus_vq_bytes: int = 0
     mark_original: int = 0
+    fb_interval_ticks: int = 0
+    fb_wait_ticks: int = 0
+    fb_session_on: int = 0
     mirror_session: int = 0
     mirror: bool = False
     fb_queue_id: int = 0
@@ -104,6 +125,7 @@ class EgMd:
     queue: QueueMd = field(default_factory=QueueMd)
     sojourn_sample_mask: int = 0
     sojourn_seen: int = 0
+    sojourn_epoch: int = 0
 
 
 class Pmqecn(TnaProgram):
@@ -167,18 +189,37 @@ class Pmqecn(TnaProgram):
 
         self.vq_last_tick = p4.register(Register(f"{ig}.vq_last_tick", 32, PMQECN_CLASSES))
         self.vq_bytes = p4.register(Register(f"{ig}.vq_bytes", 32, PMQECN_CLASSES))
+        self.class_arrivals = p4.register(Register(f"{ig}.class_arrivals", 32, PMQECN_CLASSES))
+        # Initially quiet since ever (saturated): a class's first copy goes out.
+        self.feedback_gate = p4.register(
+            Register(
+                f"{ig}.feedback_gate",
+                64,
+                PMQECN_CLASSES,
+                initial=U32_MAX << 32,
+                members=("quiet", "made"),
+            )
+        )
         self.set_threshold = Action(
             f"{ig}.set_threshold",
-            (("threshold_bytes", 32), ("mark_original", 1), ("rate_log2_q7", 16)),
+            (
+                ("threshold_bytes", 32),
+                ("mark_original", 1),
+                ("rate_log2_q7", 16),
+                ("feedback_interval_ticks", 32),
+            ),
         )
         self.no_threshold = Action(f"{ig}.no_threshold")
         self.ecn_threshold = p4.table(
             Table(
                 f"{ig}.ecn_threshold",
-                [KeyField("hdr.bridged.class_id", 16, "exact")],
+                [
+                    KeyField("hdr.bridged.class_id", 16, "exact"),
+                    KeyField("ingress_pipe", 2, "exact"),
+                ],
                 [self.set_threshold, self.no_threshold],
                 (self.no_threshold.name, {}),
-                size=PMQECN_CLASSES,
+                size=PMQECN_THRESHOLD_ENTRIES,
             )
         )
         self.log_elapsed = Action(f"{ig}.log_elapsed", (("log_elapsed_q7", 16),))
@@ -215,12 +256,13 @@ class Pmqecn(TnaProgram):
         self.set_feedback_session = Action(
             f"{ig}.set_feedback_session", (("session_id", mirror_id_bits),)
         )
+        self.no_feedback_session = Action(f"{ig}.no_feedback_session")
         self.feedback_session = p4.table(
             Table(
                 f"{ig}.feedback_session",
                 [KeyField("hdr.bridged.ingress_port", 9, "exact")],
-                [self.set_feedback_session, Action("NoAction")],
-                ("NoAction", {}),
+                [self.set_feedback_session, self.no_feedback_session],
+                (self.no_feedback_session.name, {}),
                 size=512,
             )
         )
@@ -228,8 +270,23 @@ class Pmqecn(TnaProgram):
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
         self.queue_hook = QueueMetadataHook(p4, f"{eg}.queue_hook")
-        self.sojourn_sum_ns = p4.register(Register(f"{eg}.sojourn_sum_ns", 32, PMQECN_CLASSES))
-        self.sojourn_pkts = p4.register(Register(f"{eg}.sojourn_pkts", 32, PMQECN_CLASSES))
+        self.sojourn_sum_ns = p4.register(
+            Register(f"{eg}.sojourn_sum_ns", 32, PMQECN_SOJOURN_CELLS)
+        )
+        self.sojourn_pkts = p4.register(Register(f"{eg}.sojourn_pkts", 32, PMQECN_SOJOURN_CELLS))
+        self.set_sojourn_epoch = Action(f"{eg}.set_sojourn_epoch", (("epoch", 1),))
+        self.sojourn_epoch = p4.table(
+            Table(
+                f"{eg}.sojourn_epoch",
+                [],
+                [self.set_sojourn_epoch],
+                (self.set_sojourn_epoch.name, {"epoch": 0}),
+                size=1,
+            )
+        )
+        self.feedback_rebuilt = p4.counter(
+            Counter(f"{eg}.feedback_rebuilt", PMQECN_CLASSES, "packets")
+        )
         self.set_sojourn_sampling = Action(f"{eg}.set_sojourn_sampling", (("sample_mask", 32),))
         self.sojourn_sampling = p4.table(
             Table(
@@ -275,6 +332,27 @@ class Pmqecn(TnaProgram):
         self.vq_bytes.write(index, q)
         return q
 
+    def class_arrivals_add(self, index: int) -> None:
+        self.class_arrivals.write(index, (self.class_arrivals.read(index) + 1) & U32_MASK)
+
+    def feedback_gate_check(self, index: int, md: IgMd) -> int:
+        """The mirror type: a copy if the class has been quiet for the interval."""
+        g = self.feedback_gate.split(self.feedback_gate.read(index))
+        if g["quiet"] >= md.fb_wait_ticks:
+            g["quiet"] = 0
+            g["made"] = (g["made"] + 1) & U32_MASK
+            mirror_type = MIRROR_TYPE_FEEDBACK
+        else:
+            g["quiet"] = sat_add_u32(g["quiet"], md.vq_elapsed_ticks)
+            mirror_type = 0
+        self.feedback_gate.write(index, self.feedback_gate.pack(g))
+        return mirror_type
+
+    def feedback_gate_wait(self, index: int, md: IgMd) -> None:
+        g = self.feedback_gate.split(self.feedback_gate.read(index))
+        g["quiet"] = sat_add_u32(g["quiet"], md.vq_elapsed_ticks)
+        self.feedback_gate.write(index, self.feedback_gate.pack(g))
+
     # ---- ingress ----------------------------------------------------
     def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:
         hdr = Headers()
@@ -314,6 +392,12 @@ class Pmqecn(TnaProgram):
                 md.vq_id = 0
             # Counted where it is classified, whether or not routing dropped it.
             self.class_counters.count(hdr.bridged.class_id & SLOT_MASK, len(data))
+            s = self.feedback_session.lookup({"hdr.bridged.ingress_port": hdr.bridged.ingress_port})
+            if s.action == self.set_feedback_session.name:
+                md.mirror_session = s.data["session_id"]
+                md.fb_session_on = 1
+            else:
+                md.fb_session_on = 0
             # The P4 gates each WRR and virtual-queue step separately so the
             # two chains can share stages; they touch disjoint state, so
             # running one chain after the other here decides the same.
@@ -328,7 +412,7 @@ class Pmqecn(TnaProgram):
                     qid = q.data["qid"]
                     md.fb_queue_id = qid & 0xFF
             if hdr.bridged.class_id != 0:
-                self.virtual_queue(hdr, md)
+                self.virtual_queue(hdr, md, ig_intr_md.ingress_port)
         mirror = None
         if md.mirror:
             m = FbMirror(
@@ -352,20 +436,27 @@ class Pmqecn(TnaProgram):
             drop=False, egress_port=egress_port, qid=qid, data=out + pkt.payload, mirror=mirror
         )
 
-    def virtual_queue(self, hdr: Headers, md: IgMd) -> None:
-        """The class's virtual queue and the arrival-time marking decision."""
+    def virtual_queue(self, hdr: Headers, md: IgMd, ingress_port: int) -> None:
+        """The class's virtual queue, the arrival-time marking decision and
+        the class's feedback gate."""
         cls = hdr.bridged.class_id
         slot = cls & SLOT_MASK
         md.vq_elapsed_ticks = self.vq_clock_step(slot, md)
-        t = self.ecn_threshold.lookup({"hdr.bridged.class_id": cls})
+        self.class_arrivals_add(slot)
+        t = self.ecn_threshold.lookup(
+            {"hdr.bridged.class_id": cls, "ingress_pipe": ingress_pipe(ingress_port)}
+        )
         if t.action == self.set_threshold.name:
             md.threshold_bytes = t.data["threshold_bytes"]
             md.mark_original = t.data["mark_original"]
             md.vq_rate_log2_q7 = t.data["rate_log2_q7"]
+            md.fb_interval_ticks = t.data["feedback_interval_ticks"]
         else:
             md.threshold_bytes = VQ_NO_THRESHOLD
             md.mark_original = 0
             md.vq_rate_log2_q7 = 0
+            md.fb_interval_ticks = 0
+        md.fb_wait_ticks = sat_sub_u32(md.fb_interval_ticks, md.vq_elapsed_ticks)
         e = self.vq_log_elapsed.lookup({"ig_md.vq_elapsed_ticks": md.vq_elapsed_ticks})
         if e.action == self.log_elapsed.name:
             md.vq_log_drain_q7 = (e.data["log_elapsed_q7"] + md.vq_rate_log2_q7) & 0xFFFF
@@ -379,19 +470,17 @@ class Pmqecn(TnaProgram):
         else:
             md.vq_len_bytes = self.vq_shrink(slot, md)
         md.k_minus_vq_bytes = (md.threshold_bytes - md.vq_len_bytes) & U32_MASK
-        if md.k_minus_vq_bytes >> 31 == 1:
-            if md.mark_original == 1 and hdr.ipv4.ecn != ECN_NOT_ECT:
-                hdr.ipv4.ecn = ECN_CE
-            if md.parsed.ipv4_plain:
-                rates = self.class_rates.lookup({"hdr.bridged.class_id": cls})
-                md.fb_rate = rates.data["rate"]
-                md.fb_target_rate = rates.data["target_rate"]
-                s = self.feedback_session.lookup(
-                    {"hdr.bridged.ingress_port": hdr.bridged.ingress_port}
-                )
-                if s.action == self.set_feedback_session.name:
-                    md.mirror_session = s.data["session_id"]
-                    md.mirror = True
+        over = md.k_minus_vq_bytes >> 31 == 1
+        if over and md.mark_original == 1 and hdr.ipv4.ecn != ECN_NOT_ECT:
+            hdr.ipv4.ecn = ECN_CE
+        # Every packet of the class runs one of the gate's two actions.
+        if over and md.parsed.ipv4_plain and md.fb_session_on == 1:
+            rates = self.class_rates.lookup({"hdr.bridged.class_id": cls})
+            md.fb_rate = rates.data["rate"]
+            md.fb_target_rate = rates.data["target_rate"]
+            md.mirror = self.feedback_gate_check(slot, md) == MIRROR_TYPE_FEEDBACK
+        else:
+            self.feedback_gate_wait(slot, md)
 
     # ---- egress -----------------------------------------------------
     def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:
@@ -401,10 +490,12 @@ class Pmqecn(TnaProgram):
         egress_prefix_parser(pkt, hdr, md.parsed)
 
         if hdr.fb_mirror.is_valid():
+            self.feedback_rebuilt.count(hdr.fb_mirror.class_id & SLOT_MASK, len(data))
             rebuild_feedback(hdr, FEEDBACK_TYPE_PMQECN_RATE)
         elif hdr.bridged.class_id != 0 and not hdr.feedback.is_valid():
             md.queue = self.queue_hook.apply(eg_intr_md)
-            slot = hdr.bridged.class_id & SLOT_MASK
+            md.sojourn_epoch = self.sojourn_epoch.lookup({}).data["epoch"]
+            slot = sojourn_slot(md.sojourn_epoch, hdr.bridged.class_id)
             t = self.sojourn_sampling.lookup({"hdr.bridged.class_id": hdr.bridged.class_id})
             md.sojourn_sample_mask = t.data["sample_mask"]
             # sojourn_pkts_add: the departures before this one, then one more.

@@ -11,7 +11,9 @@ vector names, without touching the vector files:
 - the port a packet is sent on and every expected output port;
 - key fields whose name ends in `port` (ig_intr_md.ingress_port,
   eg_intr_md.egress_port, ig_tm_md.ucast_egress_port, hdr.bridged.ingress_port,
-  and the queue hook's key);
+  and the queue hook's key), and those ending in `pipe` (PMQECN's
+  ecn_threshold `ingress_pipe`, a port's bits 8:7): pipe p of the vector is
+  pipe p of the ports it moved into;
 - action data named `port` or ending in `_port` (e.g. route's port), but
   not data written `recirculation`;
 - mirror-session ports and port keys (not `recirculation`, which is already
@@ -70,6 +72,10 @@ def _is_port_name(name: str) -> bool:
     return name.rsplit(".", 1)[-1].endswith("port")
 
 
+def _is_pipe_name(name: str) -> bool:
+    return name.rsplit(".", 1)[-1].endswith("pipe")
+
+
 def _is_port_param(name: str) -> bool:
     return name == "port" or name.endswith("_port")
 
@@ -101,6 +107,8 @@ class PortMappedTarget:
                 if k.mask not in (None, full):
                     raise ValueError(f"{name}: a masked port key cannot be moved to device ports")
                 k = k.model_copy(update={"value": self.port(k.value)})
+            elif _is_pipe_name(name) and k.mask is None and k.prefix_len is None:
+                k = k.model_copy(update={"value": k.value + self.pipe})
             out[name] = k
         return out
 

@@ -23,6 +23,7 @@ from models.switch.core import Match, P4ModelError
 
 PROGRAM = "pmqecn"
 ECN = "SwitchIngress.ecn_threshold"
+PIPE = "ingress_pipe"  # ecn_threshold's second key: the ingress pipe
 RATES = "SwitchIngress.class_rates"
 CLASSIFY = "SwitchIngress.classify"
 LPM = "SwitchIngress.forward.ipv4_lpm"
@@ -38,9 +39,14 @@ def profile(request: pytest.FixtureRequest) -> HwProfile:
 def threshold(class_id: int, cells: int, op: str = "upsert") -> EntryWrite:
     return EntryWrite(
         ECN,
-        {"hdr.bridged.class_id": Match(class_id)},
+        {"hdr.bridged.class_id": Match(class_id), PIPE: Match(0)},
         "SwitchIngress.set_threshold",
-        {"threshold_bytes": cells, "mark_original": 0, "rate_log2_q7": 0},
+        {
+            "threshold_bytes": cells,
+            "mark_original": 0,
+            "rate_log2_q7": 0,
+            "feedback_interval_ticks": 0,
+        },
         op=op,  # type: ignore[arg-type]
     )
 
@@ -102,26 +108,44 @@ BAD_WRITES: list[tuple[Write, str]] = [
         EntryWrite(ECN, {"hdr.bridged.klass": Match(1)}, "SwitchIngress.no_threshold"),
         "hdr.bridged.klass",
     ),
-    (EntryWrite(ECN, {"hdr.bridged.class_id": Match(1)}, "SwitchEgress.nope"), "nope"),
     (
-        EntryWrite(ECN, {"hdr.bridged.class_id": Match(1 << 16)}, "SwitchIngress.no_threshold"),
+        EntryWrite(ECN, {"hdr.bridged.class_id": Match(1), PIPE: Match(0)}, "SwitchEgress.nope"),
+        "nope",
+    ),
+    (
+        EntryWrite(
+            ECN,
+            {"hdr.bridged.class_id": Match(1 << 16), PIPE: Match(0)},
+            "SwitchIngress.no_threshold",
+        ),
         "hdr.bridged.class_id",
     ),
     (
         EntryWrite(
             ECN,
-            {"hdr.bridged.class_id": Match(1)},
+            {"hdr.bridged.class_id": Match(1), PIPE: Match(0)},
             "SwitchIngress.set_threshold",
-            {"threshold_bytes": 1, "mark_original": 2, "rate_log2_q7": 0},
+            {
+                "threshold_bytes": 1,
+                "mark_original": 2,
+                "rate_log2_q7": 0,
+                "feedback_interval_ticks": 0,
+            },
         ),
         "mark_original",
     ),
     (
         EntryWrite(
             ECN,
-            {"hdr.bridged.class_id": Match(1)},
+            {"hdr.bridged.class_id": Match(1), PIPE: Match(0)},
             "SwitchIngress.set_threshold",
-            {"threshold_bytes": 1, "mark_original": 0, "rate_log2_q7": 0, "extra": 1},
+            {
+                "threshold_bytes": 1,
+                "mark_original": 0,
+                "rate_log2_q7": 0,
+                "feedback_interval_ticks": 0,
+                "extra": 1,
+            },
         ),
         "extra",
     ),
@@ -213,7 +237,12 @@ def test_every_kind_of_write_is_rolled_back(sw: BfrtSwitch, fake: FakeBfrtGrpc) 
             ECN,
             op="default",
             action="SwitchIngress.set_threshold",
-            data={"threshold_bytes": 5, "mark_original": 1, "rate_log2_q7": 0},
+            data={
+                "threshold_bytes": 5,
+                "mark_original": 1,
+                "rate_log2_q7": 0,
+                "feedback_interval_ticks": 0,
+            },
         ),
         rates(1, 0, op="delete"),
         RegisterWrite(VQ_USED, 3, 8),
@@ -251,7 +280,7 @@ def test_restart_makes_calls_unavailable_until_reconnect(
         sw.read_register(VQ_USED, 3)
     sw.connect()
     # A reboot loses every entry; the session works again.
-    assert sw.read_entry(ECN, {"hdr.bridged.class_id": Match(1)}) is None
+    assert sw.read_entry(ECN, {"hdr.bridged.class_id": Match(1), PIPE: Match(0)}) is None
     sw.write([threshold(1, 10)])
     assert len(fake.entries(ECN)) == 1
 
@@ -400,7 +429,7 @@ def test_fake_checks_names_and_widths_like_the_server(fake: FakeBfrtGrpc) -> Non
         t.make_key([fake.KeyTuple("hdr.bridged.klass", 1)])
     with pytest.raises(KeyError, match=r"SwitchEgress\.nope"):
         t.make_data([], "SwitchEgress.nope")
-    key = t.make_key([fake.KeyTuple("hdr.bridged.class_id", 70000)])
+    key = t.make_key([fake.KeyTuple("hdr.bridged.class_id", 70000), fake.KeyTuple(PIPE, 0)])
     data = t.make_data([], "SwitchIngress.no_threshold")
     with pytest.raises(fake.BfruntimeReadWriteRpcException) as err:
         t.entry_add(fake.Target(), [key], [data])
@@ -414,7 +443,10 @@ def test_fake_rollback_is_per_call(fake: FakeBfrtGrpc) -> None:
     client = fake.ClientInterface("localhost:50052", client_id=0, device_id=0)
     client.bind_pipeline_config(PROGRAM)
     t = client.bfrt_info_get(PROGRAM).table_get(ECN)
-    keys = [t.make_key([fake.KeyTuple("hdr.bridged.class_id", c)]) for c in (1, 2, 1)]
+    keys = [
+        t.make_key([fake.KeyTuple("hdr.bridged.class_id", c), fake.KeyTuple(PIPE, 0)])
+        for c in (1, 2, 1)
+    ]
     datas = [t.make_data([], "SwitchIngress.no_threshold") for _ in keys]
     wr = fake.bfruntime_pb2.WriteRequest
     with pytest.raises(fake.BfruntimeReadWriteRpcException):

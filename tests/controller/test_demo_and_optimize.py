@@ -65,7 +65,8 @@ def test_optimize_once_writes_what_it_reports() -> None:
     changes = app.optimize_once(1e-4)  # 300k / 500k / 350k pps
     assert changes
     for cid in (1, 2, 3):
-        entry = app.switch.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(cid)})
+        key = {n.K_CLASS_ID: Match(cid), n.K_INGRESS_PIPE: Match(0)}
+        entry = app.switch.read_entry(n.ECN_THRESHOLD, key)
         assert entry is not None
         cell = app.profile.cell_bytes
         assert entry.data["threshold_bytes"] == app.live[cid].threshold_cells * cell

@@ -74,14 +74,17 @@ def test_a_one_field_edit_diffs_as_that_field_only(
     code, out, _ = out_of(capsys, "diff", "--config", str(deploy), "--json")
     assert code == 0
     sw = json.loads(out)["model-pmqecn"]
-    assert sw["changes"] == 1
+    # K_i is in the class's entry of each of the four ingress pipes.
+    assert sw["changes"] == 4
     assert sw["constant_tables"] == []  # no thousands of drain-table adds
-    (change,) = [d for d in sw["differences"] if d["change"] != "unknown"]
-    assert change["table"] == "SwitchIngress.ecn_threshold"
-    assert "class_id=1" in change["where"]
-    # 20 -> 33 cells of 80 bytes
-    assert "threshold_bytes=1600" in change["current"]
-    assert "threshold_bytes=2640" in change["intended"]
+    changes = [d for d in sw["differences"] if d["change"] != "unknown"]
+    assert len(changes) == 4
+    for change in changes:
+        assert change["table"] == "SwitchIngress.ecn_threshold"
+        assert "class_id=1" in change["where"]
+        # 20 -> 33 cells of 80 bytes
+        assert "threshold_bytes=1600" in change["current"]
+        assert "threshold_bytes=2640" in change["intended"]
 
 
 def test_run_then_status_and_diff_see_the_daemons_switch(
@@ -104,7 +107,7 @@ def test_run_then_status_and_diff_see_the_daemons_switch(
         == 25
     )
     code, out, _ = out_of(capsys, "diff", "--config", str(deploy), "--json")
-    assert json.loads(out)["model-pmqecn"]["changes"] == 1
+    assert json.loads(out)["model-pmqecn"]["changes"] == 4  # the class's entry in each pipe
 
 
 def test_the_daemon_starts_from_the_switch_a_one_shot_left(

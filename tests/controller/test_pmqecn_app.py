@@ -17,6 +17,12 @@ from bfrt_controller.switch import EntryWrite, Write
 from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.switch.core import Match
+from models.switch.pmqecn import sojourn_slot
+
+
+def pipe0(cid: int) -> dict[str, Match]:
+    """A class's ecn_threshold key in pipe 0 (K_i is the same in every pipe's)."""
+    return {n.K_CLASS_ID: Match(cid), n.K_INGRESS_PIPE: Match(0)}
 
 
 @pytest.fixture
@@ -28,7 +34,7 @@ def app() -> PmqecnApp:
 
 def threshold(app: PmqecnApp, cid: int) -> int:
     """K_i in cells, as the app keeps it (the switch holds it in bytes)."""
-    e = app.switch.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(cid)})
+    e = app.switch.read_entry(n.ECN_THRESHOLD, pipe0(cid))
     assert e is not None
     cell = app.profile.cell_bytes
     assert e.data["threshold_bytes"] % cell == 0
@@ -67,8 +73,9 @@ def test_invalid_threshold_writes_nothing(app: PmqecnApp) -> None:
 def test_refused_batch_leaves_previous_state(app: PmqecnApp) -> None:
     """A batch whose last write the switch refuses leaves nothing of it applied."""
     good = EntryWrite(
-        n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(1)}, n.SET_THRESHOLD,
-        {"threshold_bytes": 5, "mark_original": 0, "rate_log2_q7": 0},
+        n.ECN_THRESHOLD, pipe0(1), n.SET_THRESHOLD,
+        {"threshold_bytes": 5, "mark_original": 0, "rate_log2_q7": 0,
+         "feedback_interval_ticks": 0},
     )  # fmt: skip
     bad = EntryWrite(
         n.VQ_WEIGHT, {n.K_VQ_ID: Match(2)}, n.WRR, {"weight": 1 << 16, "last_level": 2}
@@ -98,7 +105,7 @@ def test_restart_then_reconnect_repushes_everything(app: PmqecnApp) -> None:
     assert isinstance(sw, FlakyModelSwitch)
     app.set_thresholds({2: 44})
     sw.restart()  # the switch rebooted: tables empty
-    assert sw.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(2)}) is None
+    assert sw.read_entry(n.ECN_THRESHOLD, pipe0(2)) is None
     sw.down = 3  # unreachable for a while
     sleeps: list[float] = []
     sup = Supervisor(app, first_delay_s=0.5, sleep=sleeps.append)
@@ -135,8 +142,10 @@ def test_sample_measures_rates_and_sojourn(app: PmqecnApp) -> None:
     assert samples[2].rate_pps == pytest.approx(100.0)
     assert samples[2].mean_sojourn_ns == pytest.approx(3000.0)
     assert samples[1].rate_pps == 0.0
-    # read-and-clear: the accumulators start again from zero
-    assert sw.read_register(n.SOJOURN_PKTS, 2) == 0
+    # The next interval sums into the other half, cleared before the flip.
+    assert sw.read_register(n.SOJOURN_PKTS, sojourn_slot(app.meter.epoch, 2)) == 0
+    sw.model.send(2, data)
+    assert app.sample(11.0)[1].packets == 1
 
 
 def test_counter_reset_by_restart_is_not_a_negative_rate(app: PmqecnApp) -> None:
@@ -227,7 +236,9 @@ def test_drain_rates_follow_the_weights(app: PmqecnApp) -> None:
     def table_drain(class_id: int) -> int:
         """What the switch drains for class_id over `ticks`: its log rate
         from ecn_threshold, plus the shared log table, through the exp table."""
-        rate_log = sw.model.table(n.ECN_THRESHOLD).lookup({n.K_CLASS_ID: class_id})
+        rate_log = sw.model.table(n.ECN_THRESHOLD).lookup(
+            {n.K_CLASS_ID: class_id, n.K_INGRESS_PIPE: 0}
+        )
         log_e = sw.model.table(n.VQ_LOG_ELAPSED).lookup({n.K_ELAPSED_TICKS: ticks})
         total = rate_log.data["rate_log2_q7"] + log_e.data["log_elapsed_q7"]
         return sw.model.table(n.VQ_EXP_DRAIN).lookup({n.K_LOG_DRAIN: total}).data["drain_bytes"]
@@ -297,8 +308,12 @@ def test_pinned_sojourn_sum_is_sampled_then_measured_exactly(app: PmqecnApp) -> 
     assert isinstance(sw, ModelSwitch)
     assert _sample_mask(app, 2) == 0
     app.sample(10.0)
+    summing = sojourn_slot(app.meter.epoch, 2)
     sw.write(
-        [RegisterWrite(n.SOJOURN_SUM_NS, 2, 0xFFFFFFFF), RegisterWrite(n.SOJOURN_PKTS, 2, 30_000)]
+        [
+            RegisterWrite(n.SOJOURN_SUM_NS, summing, 0xFFFFFFFF),
+            RegisterWrite(n.SOJOURN_PKTS, summing, 30_000),
+        ]
     )
     pinned = {s.class_id: s for s in app.sample(11.0)}
     # The backlog is counted, not read from a lower bound of W_i.
@@ -308,8 +323,9 @@ def test_pinned_sojourn_sum_is_sampled_then_measured_exactly(app: PmqecnApp) -> 
     data = bytes(FLOWS["video"].packet())
     for _ in range(64):
         sw.model.send(2, data)
-    assert sw.read_register(n.SOJOURN_SUM_NS, 2) == 4 * 200_000
-    assert sw.read_register(n.SOJOURN_PKTS, 2) == 64
+    summing = sojourn_slot(app.meter.epoch, 2)
+    assert sw.read_register(n.SOJOURN_SUM_NS, summing) == 4 * 200_000
+    assert sw.read_register(n.SOJOURN_PKTS, summing) == 64
     measured = {s.class_id: s for s in app.sample(12.0)}
     assert measured[2].mean_sojourn_ns == pytest.approx(200_000.0)
     # 16 x 800,000 ns is far below 2^31: summed whole again.

@@ -36,6 +36,16 @@ def test_default_config_is_valid() -> None:
             "can never be reached",
         ),
         (lambda r: r["classes"][0].update(qos="D"), "classes[0].qos", ""),
+        (
+            lambda r: r["classes"][1].update(feedback_interval_us=-1),
+            "classes[1].feedback_interval_us",
+            "",
+        ),
+        (
+            lambda r: r["classes"][1].update(feedback_interval_us=2e6),
+            "classes[1].feedback_interval_us",
+            "",
+        ),
         (lambda r: r["classes"][0].update(colour="red"), "classes[0].colour", "unknown field"),
         (
             lambda r: r["classes"][1].update(id=1),
@@ -210,3 +220,14 @@ def test_pmqecn_ids_are_checked_as_strictly_as_bfcc(mutate: Any, field: str, wor
     err = _err(mutate)
     assert field in str(err), str(err)
     assert words in str(err), str(err)
+
+
+def test_feedback_interval_is_written_in_ticks_rounded_up() -> None:
+    """50 us is 781.25 ticks of 64 ns: 782, so the limit is never shorter."""
+    from bfrt_controller.pmqecn.config import feedback_interval_ticks
+
+    assert feedback_interval_ticks(50.0) == 782
+    assert feedback_interval_ticks(0.0) == 0
+    assert feedback_interval_ticks(0.064) == 1
+    cfg = load_config(DEFAULT_CONFIG)
+    assert [c.feedback_interval_us for c in cfg.classes] == [50.0, 50.0, 50.0]

@@ -19,7 +19,8 @@ OPERATOR_K_CELLS = 37
 
 
 def held_k_cells(sw: Recording, class_id: int) -> int:
-    st = sw.read_entry(ECN, {"hdr.bridged.class_id": Match(class_id)})
+    # K_i is the same in every ingress pipe's entry.
+    st = sw.read_entry(ECN, {"hdr.bridged.class_id": Match(class_id), "ingress_pipe": Match(0)})
     assert st is not None
     k_bytes = st.data["threshold_bytes"]
     assert isinstance(k_bytes, int)

@@ -331,7 +331,7 @@ def test_a_reload_writes_the_new_config_as_one_batch(tmp_path: Path) -> None:
     assert sw.read_entry(LPM, {"hdr.ipv4.dst_addr": lpm(gone["prefix"])}) is None
     new_app = d.targets["leaf1"].app
     assert new_app is not app
-    thr = sw.read_entry(ECN, {"hdr.bridged.class_id": Match(1)})
+    thr = sw.read_entry(ECN, {"hdr.bridged.class_id": Match(1), "ingress_pipe": Match(0)})
     assert thr is not None and thr.data["threshold_bytes"] == 33 * 80
 
 
@@ -554,7 +554,8 @@ def test_metrics_are_scraped_over_http(tmp_path: Path) -> None:
     # What the switch holds after the optimiser's cycle (K_i, weight, lambda_i*).
     sw = made["leaf1"]
     key = {"hdr.bridged.class_id": Match(1)}
-    thr, rates = sw.read_entry(ECN, key), sw.read_entry("SwitchIngress.class_rates", key)
+    thr = sw.read_entry(ECN, {**key, "ingress_pipe": Match(0)})
+    rates = sw.read_entry("SwitchIngress.class_rates", key)
     assert thr is not None and rates is not None
     assert thr.data["threshold_bytes"] != 20 * 80  # the optimiser moved K_1
     assert m[("tofcc_class_ecn_threshold_cells", voice)] == thr.data["threshold_bytes"] // 80
@@ -617,12 +618,13 @@ def test_diff_shows_only_what_differs(tmp_path: Path) -> None:
         for d in diff_writes(sw, make_target_app(r2, sw).intended_writes())
         if d.change != "unknown"
     ]
+    # K_i is in the class's entry of each of the four ingress pipes.
     assert [(d.change, d.where.split(" [")[0]) for d in changed] == [
         ("change", "$PORT 1"),
-        ("change", ECN),
+        *[("change", ECN)] * 4,
     ]
-    assert "threshold_bytes=1600" in changed[1].current
-    assert "threshold_bytes=2640" in changed[1].intended
+    assert all("threshold_bytes=1600" in d.current for d in changed[1:])
+    assert all("threshold_bytes=2640" in d.intended for d in changed[1:])
 
 
 def test_apply_dry_run_and_diff_write_nothing(
@@ -639,8 +641,9 @@ def test_apply_dry_run_and_diff_write_nothing(
     capsys.readouterr()
     assert tofcc(["--state", str(state), "apply", "--dry-run", str(new)]) == 0
     out = capsys.readouterr().out
-    # The row names the config field (issue 52); --raw names the table entry.
-    assert "1 change(s)" in out and "voice.threshold_cells" in out
+    # The row names the config field (issue 52); --raw names the table
+    # entries: K_i is in the class's entry of each of the four ingress pipes.
+    assert "4 change(s)" in out and "voice.threshold_cells" in out
     assert tofcc(["--state", str(state), "diff", "--raw", "--config", str(new)]) == 0
     assert "threshold_bytes=2640" in capsys.readouterr().out
     assert tofcc(["--state", str(state), "diff", "--config", str(cfg)]) == 0

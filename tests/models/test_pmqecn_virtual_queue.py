@@ -59,12 +59,13 @@ def _switch(rate_bytes_per_s: int, bits: int) -> Pmqecn:
     )
     # No K_i to speak of: these tests watch the queue, not the marking.
     model.table("SwitchIngress.ecn_threshold").add(
-        {"hdr.bridged.class_id": Match(CLASS)},
+        {"hdr.bridged.class_id": Match(CLASS), "ingress_pipe": Match(0)},
         "SwitchIngress.set_threshold",
         {
             "threshold_bytes": 0x7FFFFFFF,
             "mark_original": 0,
             "rate_log2_q7": rate_log2_q7(rate_bytes_per_s),
+            "feedback_interval_ticks": 0,
         },
     )
     log_table = model.table("SwitchIngress.vq_log_elapsed")

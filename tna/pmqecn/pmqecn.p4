@@ -2,17 +2,22 @@
  * (seed 000, "Design", Algorithm 1, Fig. 4).
  *
  * Ingress: classify (class, virtual queue, queue) -> count per class ->
- *          the class's register virtual queue: it grows by each arriving
- *          frame and drains at the class's service rate over the time since
- *          the class's last packet -> if it exceeds K_i, mirror the arriving
- *          packet (ingress-to-egress) to its ingress port, where the copy
- *          becomes a feedback packet (ECN=11, lambda_i, lambda_i*) to the
- *          source before the packet itself has waited in any queue.
+ *          the class's register virtual queue (one per pipe): it grows by
+ *          each arriving frame and drains at the pipe's share of the class's
+ *          service rate over the time since the class's last packet -> if
+ *          it exceeds the pipe's share of K_i, mirror the arriving packet
+ *          (ingress-to-egress) to its ingress port, at most once per class
+ *          per feedback interval, where the copy becomes a feedback packet
+ *          (ECN=11, lambda_i, lambda_i*) to the source before the packet
+ *          itself has waited in any queue.
  *          Optional: the paper's Fig. 4 WRR over strict priority.
- * Egress:  accumulate sojourn per class (W_i); rebuild feedback copies.
- * The controller reads the class counters and sojourn accumulators, solves
- * the M/M/1/N model and writes K_i, weights, drain rates (as logs) and lambda_i*
- * (models/optimize). tna/pmqecn/README.md lists what is approximated.
+ * Egress:  accumulate sojourn per class (W_i) into the half the epoch
+ *          names; count and rebuild feedback copies.
+ * The controller reads the class counters, per-pipe arrivals and sojourn
+ * accumulators, solves the M/M/1/N model and writes K_i, weights, drain rates
+ * (as logs) and lambda_i* (models/optimize), each split over the pipes by
+ * their share of the class's arrivals. tna/pmqecn/README.md lists what is
+ * approximated.
  */
 #include "../include/arch.p4"
 #include "../include/headers.p4"
@@ -25,6 +30,10 @@
 
 #define PMQECN_CLASSES 1024
 #define PMQECN_VQS 1024
+/* ecn_threshold: one entry per class and ingress pipe (4 on every chip). */
+#define PMQECN_THRESHOLD_ENTRIES 4096
+/* The sojourn accumulators: two halves of PMQECN_CLASSES (epoch ++ class). */
+#define PMQECN_SOJOURN_CELLS 2048
 /* A class or virtual queue indexes 1024-cell registers, so its id is 10 bits
  * where it is written (classify's action) and where it is used as an index
  * (a slice of the bridged 16-bit class_id, which BFCC shares): no value can
@@ -33,6 +42,17 @@
  * exist. */
 typedef bit<10> class_slot_t;
 typedef bit<10> vq_slot_t;
+/* The sojourn accumulators' cells: the epoch the controller last set, then
+ * the class (tna/pmqecn/README.md, "Reading W_i without losing a departure"). */
+typedef bit<11> sojourn_slot_t;
+
+/* The two halves of a class's feedback gate: the 64 ns ticks since it last
+ * let a feedback copy through (saturating), and how many it has let through
+ * (wrapping). */
+struct fb_gate_t {
+    bit<32> quiet;
+    bit<32> made;
+}
 /* The virtual queues' drain tables, shared by every class (tna/pmqecn/README.md,
  * "Virtual queue"): log2 of the elapsed ticks (3327 ternary entries at the
  * controller's default 8-bit mantissa) and 2^(log sum) bytes (5632 exact). */
@@ -65,6 +85,9 @@ struct ig_md_t {
     bit<32>     vq_len_bytes;       /* the length this packet leaves */
     bit<32>     k_minus_vq_bytes;   /* K_i - length: negative when over */
     bit<1>      mark_original;
+    bit<32>     fb_interval_ticks;  /* the class's least gap between feedback */
+    bit<32>     fb_wait_ticks;      /* that gap less this packet's elapsed, at least 0 */
+    bit<1>      fb_session_on;      /* the ingress port has a feedback session */
     MirrorId_t  mirror_session;
     pkt_type_t  fb_pkt_type;
     bit<8>      fb_queue_id;
@@ -77,6 +100,7 @@ struct eg_md_t {
     queue_md_t  queue;
     bit<32>     sojourn_sample_mask;  /* 2^k - 1: one departure in 2^k is summed */
     bit<32>     sojourn_seen;         /* departures before this one, then & mask */
+    bit<1>      sojourn_epoch;        /* which half of the accumulators is summed */
 }
 
 parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
@@ -179,6 +203,52 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         }
     };
 
+    /* The class's arrivals in this pipe (packets, wrapping): the controller
+     * reads every pipe's cell and gives each pipe its share of the class's
+     * drain and K_i (bfrt_controller/pmqecn/pipes.py). class_counters, read
+     * summed over the pipes, cannot say which pipe a packet came in by. */
+    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) class_arrivals;
+
+    RegisterAction<bit<32>, class_slot_t, void>(class_arrivals) class_arrivals_add = {
+        void apply(inout bit<32> value) {
+            value = value + 1;
+        }
+    };
+
+    /* One feedback copy per class per feedback interval (in each pipe).
+     * `quiet` is the time since the class's last feedback copy in this
+     * pipe, as the sum of the gaps between its packets (vq_clock_step's
+     * elapsed ticks), saturating: every packet of the class runs one of the
+     * two actions, so no clock difference wraps and no second copy of the
+     * clock is needed (the stateful ALU reads at most two PHV words).
+     * `made` counts the copies let through (wrapping): the metrics compare
+     * it with the copies egress rebuilt, the difference being copies lost
+     * on the way (tna/pmqecn/README.md). */
+    /* Quiet since ever at load: a class's first copy always goes out. */
+    Register<fb_gate_t, class_slot_t>(PMQECN_CLASSES, {0xFFFFFFFF, 0}) feedback_gate;
+
+    /* Over K_i, with a session: a copy if the class has been quiet for the
+     * interval (quiet + elapsed >= interval, as quiet >= interval - elapsed,
+     * saturated at 0). The output is the mirror type itself. */
+    RegisterAction<fb_gate_t, class_slot_t, MirrorType_t>(feedback_gate) feedback_gate_check = {
+        void apply(inout fb_gate_t g, out MirrorType_t mirror_type) {
+            if (g.quiet >= ig_md.fb_wait_ticks) {
+                g.quiet = 0;
+                g.made = g.made + 1;
+                mirror_type = MIRROR_TYPE_FEEDBACK;
+            } else {
+                g.quiet = g.quiet |+| ig_md.vq_elapsed_ticks;
+                mirror_type = 0;
+            }
+        }
+    };
+
+    RegisterAction<fb_gate_t, class_slot_t, void>(feedback_gate) feedback_gate_wait = {
+        void apply(inout fb_gate_t g) {
+            g.quiet = g.quiet |+| ig_md.vq_elapsed_ticks;
+        }
+    };
+
     action set_class(class_slot_t class_id, vq_slot_t vq_id, QueueId_t qid) {
         hdr.bridged.class_id = (class_id_t)class_id;
         ig_md.vq_id = vq_id;
@@ -234,12 +304,16 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     /* K_i in bytes of virtual queue; mark_original also CE-marks an ECT
      * original (tna/pmqecn/README.md). */
     /* K_i and the class's drain rate as 128 x (log2 of bytes per tick +
-     * 32), from the controller (bfrt_controller/pmqecn/drain.py). */
+     * 32), from the controller (bfrt_controller/pmqecn/drain.py), each this
+     * pipe's share of the class's (the pipe is in the key: a class whose
+     * senders span pipes has a virtual queue in each); and the least gap
+     * between the class's feedback copies (0: every marked packet). */
     action set_threshold(bit<32> threshold_bytes, bit<1> mark_original,
-                         bit<16> rate_log2_q7) {
+                         bit<16> rate_log2_q7, bit<32> feedback_interval_ticks) {
         ig_md.threshold_bytes = threshold_bytes;
         ig_md.mark_original = mark_original;
         ig_md.vq_rate_log2_q7 = rate_log2_q7;
+        ig_md.fb_interval_ticks = feedback_interval_ticks;
     }
 
     /* No K_i and no drain: a log rate of 0 keeps every sum below the first
@@ -248,13 +322,17 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         ig_md.threshold_bytes = VQ_NO_THRESHOLD;
         ig_md.mark_original = 0;
         ig_md.vq_rate_log2_q7 = 0;
+        ig_md.fb_interval_ticks = 0;
     }
 
     table ecn_threshold {
-        key = { hdr.bridged.class_id : exact; }
+        key = {
+            hdr.bridged.class_id : exact;
+            ig_intr_md.ingress_port[8:7] : exact @name("ingress_pipe");
+        }
         actions = { set_threshold; no_threshold; }
         default_action = no_threshold();
-        size = PMQECN_CLASSES;
+        size = PMQECN_THRESHOLD_ENTRIES;
     }
 
     /* The drain, rate x elapsed time, without a multiply: log2 of the
@@ -304,18 +382,28 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     }
 
     /* Feedback leaves through the port the packet came in on: that is
-     * where its source is. One mirror session per such port. */
+     * where its source is. One mirror session per such port. Looked up for
+     * every packet, early, so the feedback gate (which sets the mirror
+     * type) needs nothing after it. */
     action set_feedback_session(MirrorId_t session_id) {
         ig_md.mirror_session = session_id;
         ig_md.fb_pkt_type = PKT_TYPE_MIRROR_FEEDBACK;
-        ig_dprsr_md.mirror_type = MIRROR_TYPE_FEEDBACK;
+        ig_md.fb_session_on = 1;
+    }
+
+    action no_feedback_session() {
+        ig_md.fb_session_on = 0;
     }
 
     table feedback_session {
         key = { hdr.bridged.ingress_port : exact; }
-        actions = { set_feedback_session; NoAction; }
-        default_action = NoAction();
+        actions = { set_feedback_session; no_feedback_session; }
+        default_action = no_feedback_session();
         size = 512;
+    }
+
+    action feedback_wait() {
+        ig_md.fb_wait_ticks = ig_md.fb_interval_ticks |-| ig_md.vq_elapsed_ticks;
     }
 
     /* The frame in a 32-bit field, in two steps: an ALU operation's sources
@@ -375,6 +463,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
                 classify.apply();
                 class_counters.count(hdr.bridged.class_id[9:0]);
+                feedback_session.apply();
                 /* Two independent chains follow: the class's virtual queue
                  * and the optional WRR. Each step is gated on its own
                  * rather than inside one `if` per chain, because Tofino
@@ -385,6 +474,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                 vq_weight.apply();
                 if (hdr.bridged.class_id != 0) {
                     ig_md.vq_elapsed_ticks = vq_clock_step.execute(hdr.bridged.class_id[9:0]);
+                    class_arrivals_add.execute(hdr.bridged.class_id[9:0]);
                     ecn_threshold.apply();
                 }
                 if (ig_md.wrr_on == 1) {
@@ -392,6 +482,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                 }
                 if (hdr.bridged.class_id != 0) {
                     vq_log_elapsed.apply();
+                    feedback_wait();
                 }
                 if (ig_md.wrr_on == 1) {
                     ig_md.wrr_level = vq_level_step.execute(ig_md.vq_id);
@@ -420,9 +511,18 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                     if (ig_md.mark_original == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
                         mark_ce();
                     }
-                    if (ig_md.parsed.ipv4_plain) {
+                }
+                /* Every packet of a class runs one action of its feedback
+                 * gate: the check when it is over K_i and its source can be
+                 * sent feedback, otherwise the wait. */
+                if (hdr.bridged.class_id != 0) {
+                    if (ig_md.k_minus_vq_bytes[31:31] == 1 && ig_md.parsed.ipv4_plain
+                            && ig_md.fb_session_on == 1) {
                         class_rates.apply();
-                        feedback_session.apply();
+                        ig_dprsr_md.mirror_type =
+                            feedback_gate_check.execute(hdr.bridged.class_id[9:0]);
+                    } else {
+                        feedback_gate_wait.execute(hdr.bridged.class_id[9:0]);
                     }
                 }
             }
@@ -483,17 +583,21 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
      * few packets on average over the interval (Little: the sum is the
      * queue's packet-seconds); the controller picks k per class from what the
      * last interval summed (bfrt_controller/pmqecn/sampling.py), so the sum
-     * stays in range at any rate while a slow class is summed whole. */
-    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) sojourn_sum_ns;
-    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) sojourn_pkts;
+     * stays in range at any rate while a slow class is summed whole.
+     * Two halves, cell epoch ++ class: departures are summed into the half
+     * sojourn_epoch names, so the controller flips the epoch and then reads
+     * and clears the other half, which nothing writes any more - no
+     * departure falls between a read and its clear. */
+    Register<bit<32>, sojourn_slot_t>(PMQECN_SOJOURN_CELLS, 0) sojourn_sum_ns;
+    Register<bit<32>, sojourn_slot_t>(PMQECN_SOJOURN_CELLS, 0) sojourn_pkts;
 
-    RegisterAction<bit<32>, class_slot_t, void>(sojourn_sum_ns) sojourn_sum_add = {
+    RegisterAction<bit<32>, sojourn_slot_t, void>(sojourn_sum_ns) sojourn_sum_add = {
         void apply(inout bit<32> value) {
             value = value |+| eg_md.queue.sojourn_ns;
         }
     };
 
-    RegisterAction<bit<32>, class_slot_t, bit<32>>(sojourn_pkts) sojourn_pkts_add = {
+    RegisterAction<bit<32>, sojourn_slot_t, bit<32>>(sojourn_pkts) sojourn_pkts_add = {
         void apply(inout bit<32> value, out bit<32> seen) {
             seen = value;
             value = value |+| 1;
@@ -516,18 +620,37 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.sojourn_seen = eg_md.sojourn_seen & eg_md.sojourn_sample_mask;
     }
 
+    action set_sojourn_epoch(bit<1> epoch) {
+        eg_md.sojourn_epoch = epoch;
+    }
+
+    /* No key: the default action is the switch's one epoch bit. */
+    table sojourn_epoch {
+        actions = { set_sojourn_epoch; }
+        default_action = set_sojourn_epoch(0);
+        size = 1;
+    }
+
+    /* Feedback copies that reached egress, per class: beside the copies the
+     * ingress gates let through (feedback_gate's `made`), the difference is
+     * what the mirror buffer or the session port's queue dropped. */
+    Counter<bit<32>, class_slot_t>(PMQECN_CLASSES, CounterType_t.PACKETS) feedback_rebuilt;
+
     FeedbackRebuild(FEEDBACK_TYPE_PMQECN_RATE) rebuild_feedback;
 
     apply {
         if (hdr.fb_mirror.isValid()) {
+            feedback_rebuilt.count(hdr.fb_mirror.class_id[9:0]);
             rebuild_feedback.apply(hdr);
         } else if (hdr.bridged.class_id != 0 && !hdr.feedback.isValid()) {
             queue_hook.apply(eg_intr_md, eg_md.queue);
+            sojourn_epoch.apply();
             sojourn_sampling.apply();
-            eg_md.sojourn_seen = sojourn_pkts_add.execute(hdr.bridged.class_id[9:0]);
+            eg_md.sojourn_seen = sojourn_pkts_add.execute(
+                eg_md.sojourn_epoch ++ hdr.bridged.class_id[9:0]);
             sojourn_sample_bits();
             if (eg_md.sojourn_seen == 0) {
-                sojourn_sum_add.execute(hdr.bridged.class_id[9:0]);
+                sojourn_sum_add.execute(eg_md.sojourn_epoch ++ hdr.bridged.class_id[9:0]);
             }
         }
     }

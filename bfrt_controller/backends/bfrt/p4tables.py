@@ -203,11 +203,12 @@ class P4TableWriter:
         return [found[i] for i in indices]
 
     def read_registers(self, name: str, indices: Sequence[int]) -> list[int]:
+        return [sum(values) for values in self.read_registers_pipes(name, indices)]
+
+    def read_registers_pipes(self, name: str, indices: Sequence[int]) -> list[list[int]]:
         r = self.model.register(name)
-        out = []
-        for data in self.get_indexed(r.name, "$REGISTER_INDEX", list(indices), r.size):
-            out.append(sum(register_pipe_values(r, data.to_dict())))
-        return out
+        rows = self.get_indexed(r.name, "$REGISTER_INDEX", list(indices), r.size)
+        return [register_pipe_values(r, data.to_dict()) for data in rows]
 
     def read_counters(self, name: str, indices: Sequence[int]) -> list[tuple[int, int]]:
         c = self.model.counter(name)

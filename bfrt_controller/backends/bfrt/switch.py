@@ -155,6 +155,9 @@ class BfrtSwitch(Switch):
     def read_registers(self, name: str, indices: Sequence[int]) -> list[int]:
         return self.tables.read_registers(name, indices)
 
+    def read_registers_pipes(self, name: str, indices: Sequence[int]) -> list[list[int]]:
+        return self.tables.read_registers_pipes(name, indices)
+
     def read_counters(self, name: str, indices: Sequence[int]) -> list[tuple[int, int]]:
         return self.tables.read_counters(name, indices)
 
