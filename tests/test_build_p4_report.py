@@ -209,3 +209,27 @@ def test_the_committed_schema_is_checked_against_a_fresh_compile(
     assert build_p4.schema_check(fresh, committed, update=False) is None  # layout only
     fresh.write_text('{"tables": [{"name": "pipe.a", "size": 2}], "schema_version": "1.0.0"}')
     assert "stale" in str(build_p4.schema_check(fresh, committed, update=False))
+
+
+def test_a_recompile_that_only_renumbers_the_snapshot_tables_is_fresh(
+    tmp_path: Path, build_p4: ModuleType
+) -> None:
+    """The compiler numbers and orders its snapshot tables differently from
+    one build of an unchanged program to the next: that is not a stale
+    schema. A P4 table's id or any other field still is."""
+    import json
+
+    def write(path: Path, tables: list[dict[str, Any]]) -> Path:
+        path.write_text(json.dumps({"schema_version": "1.0.0", "tables": tables}))
+        return path
+
+    a = {"name": "pipe.SwitchIngress.t", "id": 7, "size": 4}
+    snap = {"name": "pipe.snapshot.cfg", "id": 2447364724, "size": 12}
+    committed = tmp_path / "committed.json"
+    build_p4.schema_check(write(tmp_path / "one.json", [a, snap]), committed, update=True)
+    renumbered = [dict(snap, id=2449491319), a]
+    assert build_p4.schema_check(write(tmp_path / "two.json", renumbered), committed, False) is None
+    moved = [dict(a, id=8), snap]
+    assert "stale" in str(
+        build_p4.schema_check(write(tmp_path / "x.json", moved), committed, False)
+    )
