@@ -303,7 +303,7 @@ def test_the_suite_collects_with_an_entry_without_its_parts() -> None:
         " 'BogusApp', schemes=('bogus',), soak=registry.SoakQueue(4, 300, 100_000))\n"
         "import pytest\n"
         "sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider',"
-        " '-p', 'no:xdist', '-k', 'bogus']))\n"
+        " '-o', 'addopts=--strict-markers', '-k', 'bogus']))\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
     done = subprocess.run(

@@ -4,9 +4,12 @@ Each entry says where each part of one mechanism lives: its P4, its
 reference model, its controller app and config schema, its CLI commands,
 its shared vectors, its PTF module and the evaluation schemes that run it.
 Every list of programs elsewhere (the models' registry, the controller's,
-`tofcc --program`, the compile script, the vector runners) is derived from
-this one, and tests/test_layout.py (test_every_program_is_whole) fails,
-naming the part, when an entry points at something that does not exist.
+`tofcc --program`, the compile, p4testgen, width-audit and soak scripts,
+the vector runners) is derived from this one: tests/test_layout.py fails on
+a literal naming every program anywhere else, and
+(test_every_program_is_whole) names the part when an entry points at
+something that does not exist. `scripts/new_program.py NAME --from PROGRAM`
+writes a new entry with a copy of PROGRAM's parts (docs/adding-a-program.md).
 
 Parts are named by dotted path ("package.module:attribute") and imported
 only when asked for, so this module imports nothing of the project and any
