@@ -110,6 +110,34 @@ def _defined_names(path: Path) -> set[str]:
     return out
 
 
+CONTEXT = Path("bfrt_controller/context.py")
+
+
+def _not_copyable(root: Path, program: str) -> str:
+    """Why `program` cannot be copied by renaming, or "" if it can."""
+    schemes = registry.PROGRAMS[program].schemes
+    if schemes != (program,):
+        return (
+            f"its schemes ({', '.join(schemes)}) are not named after it, so their copies "
+            "have no name to take"
+        )
+    # PMQECN's and BFCC's commands reach their app through a Context method
+    # of their own, which shared code would have to grow for the copy.
+    if program in _defined_methods(root / CONTEXT):
+        return f"its commands use Context.{program}() ({CONTEXT}), which a copy has no twin of"
+    return ""
+
+
+def _defined_methods(path: Path) -> set[str]:
+    return {
+        f.name
+        for c in ast.parse(path.read_text()).body
+        if isinstance(c, ast.ClassDef)
+        for f in c.body
+        if isinstance(f, ast.FunctionDef)
+    }
+
+
 def check(root: Path, names: Names) -> None:
     """Refuse a name that is not one lower-case word or is taken, and a
     source the script cannot copy."""
@@ -121,13 +149,10 @@ def check(root: Path, names: Names) -> None:
         )
     if old not in registry.PROGRAMS:
         raise Refused(f"--from {old!r}: no such program (known: {', '.join(registry.PROGRAMS)})")
-    if registry.PROGRAMS[old].schemes != (old,):
-        copyable = [n for n, s in registry.PROGRAMS.items() if s.schemes == (n,)]
-        raise Refused(
-            f"--from {old}: its schemes ({', '.join(registry.PROGRAMS[old].schemes)}) are not "
-            f"named after it, so their copies have no name to take; copy one of "
-            f"{', '.join(copyable)}"
-        )
+    why = _not_copyable(root, old)
+    if why:
+        others = ", ".join(n for n in registry.PROGRAMS if not _not_copyable(root, n))
+        raise Refused(f"--from {old}: {why}; copy one of {others}")
     if new in registry.PROGRAMS:
         raise Refused(f"NAME {new!r}: a program of that name exists (tofcc_common/registry.py)")
     from evaluation.scenario import SCHEMES as KINDS

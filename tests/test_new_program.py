@@ -126,6 +126,7 @@ def test_a_copy_of_dadctcp_passes_its_own_tests(tmp_path: Path) -> None:
         (("tcn", "--from", "dadctcp"), "a scheme of that name exists"),
         (("widget", "--from", "nosuch"), "no such program"),
         (("widget", "--from", "aqm"), "not named after it"),
+        (("widget", "--from", "bfcc"), "Context.bfcc()"),
     ],
 )
 def test_a_taken_or_bad_name_is_refused_in_one_line(args: tuple[str, ...], words: str) -> None:
