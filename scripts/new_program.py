@@ -371,6 +371,37 @@ def _insert_after(text: str, line: int, block: str) -> str:
     return "".join(lines[:line]) + block + "".join(lines[line:])
 
 
+def name_commands(text: str, names: Names) -> str:
+    """The copy's own `tofcc` commands named NAME-COMMAND: under PROGRAM's
+    names they would replace PROGRAM's commands in tofcc."""
+    tree = ast.parse(text)
+    edits: list[tuple[int, int, int, str]] = []
+    for fn in tree.body:
+        if not isinstance(fn, ast.FunctionDef):
+            continue
+        for deco in fn.decorator_list:
+            if not (
+                isinstance(deco, ast.Call)
+                and isinstance(deco.func, ast.Attribute)
+                and deco.func.attr == "command"
+            ):
+                continue
+            first = deco.args[0] if deco.args else None
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                new = f'"{names.new}-{first.value}"'
+                edits.append((first.lineno, first.col_offset, first.end_col_offset or 0, new))
+            else:
+                # click names an unnamed command after its function.
+                at = deco.func.end_col_offset or 0
+                name = f'"{names.new}-{fn.name.replace("_", "-")}"' + (
+                    ", " if deco.args or deco.keywords else ""
+                )
+                edits.append((deco.func.lineno, at + 1, at + 1, name))
+    for line, start, end, new in sorted(edits, reverse=True):
+        text = _replace_at(text, line, start, end, new)
+    return text
+
+
 def add_registry_entry(text: str, names: Names, keep: tuple[str, ...]) -> str:
     """PROGRAM's `_spec(...)` entry copied as NAME's, after the last entry."""
     tree = ast.parse(text)
@@ -608,6 +639,10 @@ def plan(root: Path, names: Names) -> Plan:
     out = Plan()
     for src, dst in copies.items():
         out.writes[dst] = rename_words((root / src).read_text(), names, keep)
+    commands = Path(*registry.PROGRAMS[names.old].commands.split(".")).with_suffix(".py")
+    mine = Path(rename_words(commands.as_posix(), names))
+    if mine in out.writes:
+        out.writes[mine] = name_commands(out.writes[mine], names)
     out.writes[REGISTRY] = add_registry_entry((root / REGISTRY).read_text(), names, keep)
     out.writes[SCENARIO] = add_scheme_model((root / SCENARIO).read_text(), names, keep)
     copied_modules = {".".join(s.with_suffix("").parts) for s in copies if s.suffix == ".py"}

@@ -8,6 +8,7 @@ so a lazy import inside a function counts as much as one at the top.
 from __future__ import annotations
 
 import ast
+import importlib
 import os
 import re
 import subprocess
@@ -450,6 +451,20 @@ def test_a_hand_kept_list_is_found(tmp_path: Path) -> None:
         "pkg/b.yaml",
         "pkg/d.toml",
     ]
+
+
+def test_no_two_programs_add_a_command_of_the_same_name() -> None:
+    """tofcc adds each program's COMMANDS by name: a second `reallocate`
+    would replace the first program's (a copy made by new_program.py names
+    its own NAME-reallocate)."""
+    seen: dict[str, str] = {}
+    clashes: list[str] = []
+    for name, spec in registry.PROGRAMS.items():
+        for command in importlib.import_module(spec.commands).COMMANDS:
+            if command.name in seen:
+                clashes.append(f"{command.name}: {seen[command.name]} and {name}")
+            seen[command.name] = name
+    assert clashes == []
 
 
 def test_nothing_else_names_every_program() -> None:
