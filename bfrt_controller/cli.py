@@ -54,6 +54,11 @@ def _commands(program: str) -> Any:
     return importlib.import_module(registry.PROGRAMS[program].commands)
 
 
+# The programs whose commands module is there: a registry entry added before
+# its code has none yet, and must not stop tofcc (or the test suite) importing.
+_WITH_COMMANDS = tuple(n for n in PROGRAMS if registry.importable(registry.PROGRAMS[n].commands))
+
+
 # Options of the group that a user may also write after the subcommand, as
 # most CLIs with subcommands take them; run() moves them before it.
 GLOBAL_VALUE_OPTIONS = ("--program", "--target", "--log-level", "--switch", "--audit-log")
@@ -278,7 +283,7 @@ def status(obj: Context, as_json: bool) -> None:
 @cli.command(
     "set",
     help="Set a program's parameters, all or none. "
-    + " ".join(f"{h}." for h in (_commands(n).SET_HELP for n in PROGRAMS) if h),
+    + " ".join(f"{h}." for h in (_commands(n).SET_HELP for n in _WITH_COMMANDS) if h),
 )
 @click.argument("pairs", nargs=-1, required=True)
 @click.option(
@@ -291,7 +296,7 @@ def set_params(
 ) -> None:
     handler = _commands(obj.program.name).set_command
     if handler is None:
-        settable = [n for n in PROGRAMS if _commands(n).set_command is not None]
+        settable = [n for n in _WITH_COMMANDS if _commands(n).set_command is not None]
         raise ConfigError(
             "--program",
             f"`set` is for {', '.join(settable)}, not {obj.program.name}",
@@ -631,7 +636,7 @@ cli.add_command(deploy)
 for _command in SAFE_CHANGE_COMMANDS:
     cli.add_command(_command)
 
-for _name in PROGRAMS:
+for _name in _WITH_COMMANDS:
     for _command in _commands(_name).COMMANDS:
         cli.add_command(_command)
 

@@ -22,7 +22,6 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .errors import ConfigError
 from .programs import App, get_program
 from .switch import Switch
 from .sync import adopt_held_values
@@ -78,27 +77,26 @@ def _bfcc(app: Any) -> BaseModel:
 
 
 def _effective(app: Any) -> BaseModel:
-    # AQM and S-PIE keep the config with their run-time changes applied.
-    return app.effective  # type: ignore[no-any-return]
+    """A program whose run-time changes are applied to its config as they
+    are made (AQM, S-PIE: `effective`), or that has none (its config)."""
+    effective = getattr(app, "effective", None)
+    return effective if isinstance(effective, BaseModel) else app.config  # type: ignore[no-any-return]
 
 
+# The programs whose run-time values live outside their config object, each
+# folded back into its config's fields; every other program is _effective.
 FOLDS: dict[str, Callable[[Any], BaseModel]] = {
     "pmqecn": _pmqecn,
     "dadctcp": _dadctcp,
     "p4qcn": _p4qcn,
     "bfcc": _bfcc,
-    "aqm": _effective,
-    "spie": _effective,
 }
 
 
 def running_config(program: str, app: App) -> Any:
     """`app`'s config with its run-time values in their config fields,
     validated as a file is (what `apply` would say of it)."""
-    fold = FOLDS.get(program)
-    if fold is None:  # a program added to the registry without its fold
-        raise ConfigError("--program", f"tofcc cannot write {program}'s running values yet")
-    raw = fold(app).model_dump(mode="json")
+    raw = FOLDS.get(program, _effective)(app).model_dump(mode="json")
     return get_program(program).parse_config(raw, "the running values")
 
 

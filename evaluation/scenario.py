@@ -11,7 +11,7 @@ import random
 import re
 from fractions import Fraction
 from pathlib import Path
-from typing import Annotated, Literal, get_args
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -20,6 +20,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    create_model,
     model_validator,
 )
 
@@ -35,31 +36,7 @@ SCENARIO_DIR = Path(__file__).parent / "scenarios"
 _RATE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kMG]?)bps\s*$")
 _RATE_SCALE = {"": 1, "k": 1_000, "M": 1_000_000, "G": 1_000_000_000}
 
-# The kinds of scheme; a scenario may also run a named variant of one,
-# `<kind>-<tag>` (e.g. `dcqcn-10ms`), with its own parameters. Besides our
-# programs' schemes (tofcc_common.registry): the papers' baselines, `none`,
-# ns-3's own AQMs at every switch port (evaluation/qdisc.py: red, pie,
-# codel, fqcodel); p4red/p4codel are tna/aqm and p4pie/p4spie tna/spie.
-SchemeName = Literal[
-    "pmqecn",
-    "bfcc",
-    "dcqcn",
-    "p4qcn",
-    "tcn",
-    "dadctcp",
-    "none",
-    "red",
-    "pie",
-    "codel",
-    "fqcodel",
-    "p4red",
-    "p4codel",
-    "p4pie",
-    "p4spie",
-]
-SCHEMES: tuple[str, ...] = get_args(SchemeName)
 NO_CONTROL = "none"
-_VARIANT = re.compile(rf"^({'|'.join(SCHEMES)})-[a-z0-9][a-z0-9_-]*$")
 # Error messages of cross-field checks start with the field they are about.
 _FIELD_PREFIX = re.compile(r"^([a-z][a-z0-9_-]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_-]*(?:\[\d+\])?)*): ")
 
@@ -490,9 +467,15 @@ class P4Pie(Strict):
 
 
 P4Aqm = P4Red | P4Codel | P4Pie
-SchemeParams = (
-    Pmqecn | Bfcc | Dcqcn | P4qcn | Tcn | Dadctcp | NoControl | Ns3Aqm | P4Red | P4Codel | P4Pie
-)
+SchemeParams = Strict
+# The kinds of scheme, each with its parameters' model: the one list of them
+# (SCHEMES, the `schemes:` section's keys and `eval run --scheme` come from
+# it). A scenario may also run a named variant of one, `<kind>-<tag>` (e.g.
+# `dcqcn-10ms`), with its own parameters. Besides our programs' schemes
+# (tofcc_common.registry's `schemes`, each of which must be here:
+# tests/test_layout.py::test_every_program_is_whole): the papers' baselines,
+# `none`, ns-3's own AQMs at every switch port (evaluation/qdisc.py: red, pie,
+# codel, fqcodel); p4red/p4codel are tna/aqm and p4pie/p4spie tna/spie.
 _KIND_MODEL: dict[str, type[Strict]] = {
     "pmqecn": Pmqecn,
     "bfcc": Bfcc,
@@ -512,27 +495,15 @@ _KIND_MODEL: dict[str, type[Strict]] = {
 }
 
 
-class Schemes(Strict):
+SCHEMES: tuple[str, ...] = tuple(_KIND_MODEL)
+_VARIANT = re.compile(rf"^({'|'.join(SCHEMES)})-[a-z0-9][a-z0-9_-]*$")
+
+
+class _SchemesBase(Strict):
     """One entry per scheme to run. Besides the kinds, `<kind>-<tag>` runs a
     named variant of a kind with its own parameters (`dcqcn-10ms`)."""
 
     model_config = ConfigDict(extra="allow", frozen=True, allow_inf_nan=False, strict=True)
-
-    pmqecn: Pmqecn | None = None
-    bfcc: Bfcc | None = None
-    dcqcn: Dcqcn | None = None
-    p4qcn: P4qcn | None = None
-    tcn: Tcn | None = None
-    dadctcp: Dadctcp | None = None
-    none: NoControl | None = None
-    red: Ns3Aqm | None = None
-    pie: Ns3Aqm | None = None
-    codel: Ns3Aqm | None = None
-    fqcodel: Ns3Aqm | None = None
-    p4red: P4Red | None = None
-    p4codel: P4Codel | None = None
-    p4pie: P4Pie | None = None
-    p4spie: P4Pie | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -544,7 +515,7 @@ class Schemes(Strict):
         return raw
 
     @model_validator(mode="after")
-    def _variants(self) -> Schemes:
+    def _variants(self) -> _SchemesBase:
         extra = self.model_extra if self.model_extra is not None else {}
         for name in list(extra):
             m = _VARIANT.match(name)
@@ -582,6 +553,19 @@ class Schemes(Strict):
         if p is None:
             raise KeyError(f"scheme '{name}' is not in schemes")
         return p  # type: ignore[no-any-return]
+
+
+# A field per kind, optional, of its parameters' model.
+if TYPE_CHECKING:
+    Schemes = _SchemesBase
+else:
+    Schemes = create_model(
+        "Schemes",
+        __base__=_SchemesBase,
+        __module__=__name__,
+        __doc__=_SchemesBase.__doc__,
+        **{kind: (model | None, None) for kind, model in _KIND_MODEL.items()},
+    )
 
 
 def kind_of(scheme: str) -> str:

@@ -56,7 +56,7 @@ from bfrt_controller.backends.model import ModelSwitch  # noqa: E402
 from bfrt_controller.programs import get_program  # noqa: E402
 from hw_profiles import load_profile  # noqa: E402
 from models.switch.core import Match  # noqa: E402
-from tofcc_common.registry import PROGRAMS  # noqa: E402
+from tofcc_common.registry import PROGRAMS, SoakQueue  # noqa: E402
 
 WIRE_OVERHEAD_BYTES = 20  # preamble + inter-frame gap
 SOAK_SEED = 33
@@ -76,25 +76,9 @@ def _audit() -> Any:
 WA = _audit()
 
 
-@dataclass(frozen=True)
-class Target:
-    """Where a program's managed queue is in its default config, and the
-    queue state that congests it without pinning it at its maximum."""
-
-    port: int
-    depth_cells: int
-    sojourn_ns: int
-    dscp: int = 0
-
-
-TARGETS = {
-    "aqm": Target(3, 190, 2_000_000),  # RED between min_th 95 and max_th 285
-    "bfcc": Target(4, 200, 200_000),
-    "dadctcp": Target(4, 300, 100_000),  # below K = 20 packets (380 cells)
-    "p4qcn": Target(4, 150, 100_000),  # below Q_min = Q_max = 209
-    "pmqecn": Target(4, 200, 100_000, dscp=46),
-    "spie": Target(3, 0, 30_000_000),  # above del_ref / 3: congested
-}
+# Each program's congested queue, as its registry entry declares it.
+Target = SoakQueue
+TARGETS: dict[str, Target] = {name: spec.soak for name, spec in PROGRAMS.items()}
 
 
 @dataclass

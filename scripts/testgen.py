@@ -17,7 +17,7 @@ statement p4testgen left uncovered, with the p4testgen limitation that
 blocks it where BLOCKERS names one (required below COVERAGE_FLOOR). The
 files are data: CI replays them on the model without p4testgen
 (tests/test_generated_vectors.py). How p4testgen searches each program
-(path selection, seed per chip) is SEARCH's.
+(path selection, seed per chip) is SEARCH's, else GREEDY's.
 
     P4TESTGEN=/path/to/p4testgen scripts/testgen.py [PROGRAM ...] [--chip CHIP]
     P4TESTGEN=... scripts/testgen.py --check      # what must hold on any build
@@ -140,20 +140,20 @@ class Search:
 # first spends its 200 tests on the first tables' entries and never gets
 # far into the egress (aqm 91 %, dadctcp 91 %, p4qcn 67 % on tofino);
 # greedy statement search steers toward statements not yet covered (aqm
-# 99-100 %, dadctcp 100 %, p4qcn 76 %, every statement it can reach).
+# 99-100 %, dadctcp 100 %, p4qcn 76 %, every statement it can reach; bfcc:
+# depth first 85 %, greedy 90 %). So greedy is every program's search
+# (dadctcp, p4qcn, bfcc and any program added since), and SEARCH holds only
+# the programs that need more: their own seeds or more tests.
+GREEDY = Search("GREEDY_STATEMENT_SEARCH")
 # aqm's seeds: the best of seeds 1-8 per chip (3 reaches every statement on
 # tofino; on tofino2 no seed reaches CoDel's drop of a non-ECT packet).
 SEARCH: dict[str, Search] = {
     "aqm": Search("GREEDY_STATEMENT_SEARCH", {"tofino": 3, "tofino2": 2}),
-    "dadctcp": Search("GREEDY_STATEMENT_SEARCH"),
-    "p4qcn": Search("GREEDY_STATEMENT_SEARCH"),
     # pmqecn: depth first stops at 45 % (tofino) / 41 % (tofino2); greedy
     # reaches 80 % with seed 2 on both chips since the per-pipe drain and
     # feedback gate (issue 50; seed 4 on tofino2 stops at 79.7 %); the rest
     # is the mirrored feedback copy, BLOCKERS.
     "pmqecn": Search("GREEDY_STATEMENT_SEARCH", {"tofino": 2, "tofino2": 2}),
-    # bfcc: depth first 85 %, greedy 90 %.
-    "bfcc": Search("GREEDY_STATEMENT_SEARCH"),
     # S-PIE: depth first spends every test in the feedback/update branch
     # (all drops, 44 % at 200 or 1000 tests); greedy search emits only the
     # tests that found something new, and its coverage stops rising at the
@@ -1275,7 +1275,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--path-selection",
         choices=PATH_SELECTIONS,
-        help="default: the program's (SEARCH), else p4testgen's (DEPTH_FIRST)",
+        help="default: the program's (SEARCH), else GREEDY_STATEMENT_SEARCH",
     )
     ap.add_argument(
         "--max-tests", type=int, help=f"default: the program's (SEARCH), else {DEFAULT_MAX_TESTS}"
@@ -1306,7 +1306,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.program not in PROGRAMS or args.chip == "all":
                 ap.error("--from-ptf needs --program PROGRAM and --chip tofino|tofino2")
             tests = parse_ptf(args.from_ptf.read_text(), str(args.from_ptf))
-            search = SEARCH.get(args.program, Search())
+            search = SEARCH.get(args.program, GREEDY)
             _, substitutes = p4testgen_copy(PROGRAMS[args.program].p4.read_text())
             sys.stdout.write(
                 render_vectors(
@@ -1339,7 +1339,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="testgen-check-") as check_root:
         root = Path(check_root) if args.check else args.root
         for program in programs:
-            search = SEARCH.get(program, Search())
+            search = SEARCH.get(program, GREEDY)
             for chip in chips:
                 committed_file = generated_path(args.root, program, chip)
                 if args.check and committed_file.is_file():

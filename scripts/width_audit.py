@@ -1,6 +1,7 @@
 """Width audit: every register, counter and accumulating metadata field of
-the six programs in tna/, how wide the P4 declares it, what it counts, and
-how long it takes to overflow at the chip's worst case.
+every program in tna/ (those tofcc_common/registry.py names), how wide the
+P4 declares it, what it counts, and how long it takes to overflow at the
+chip's worst case.
 
 The worst case is the fastest port's line rate from hw_profiles/
 (`max_port_gbps`: 100 Gb/s on Tofino, 400 Gb/s on Tofino2) in
@@ -38,12 +39,13 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from hw_profiles import HwProfile, load_profile  # noqa: E402
+from tofcc_common.registry import PROGRAMS as REGISTRY  # noqa: E402
 
 TNA = ROOT / "tna"
 README = TNA / "README.md"
 BEGIN = "<!-- width-audit:begin (scripts/width_audit.py --write) -->"
 END = "<!-- width-audit:end -->"
-PROGRAMS = ("aqm", "bfcc", "dadctcp", "p4qcn", "pmqecn", "spie")
+PROGRAMS = tuple(sorted(REGISTRY))
 INCLUDES = ("trust", "source_guard", "headers")
 CHIPS = ("tofino", "tofino2")
 MIN_WIRE_BYTES = 84  # 64-byte frame + 8 preamble + 12 inter-frame gap

@@ -9,7 +9,12 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -189,10 +194,10 @@ def _scenario_schemes() -> set[str]:
 SCENARIO_SCHEMES = _scenario_schemes()
 
 
-@pytest.mark.parametrize("name", sorted(registry.PROGRAMS))
-def test_every_program_is_whole(name: str) -> None:
-    """Each part a registry entry names exists; the failure names the part."""
-    from bfrt_controller.programs import get_program
+def missing_parts(name: str) -> list[str]:
+    """What of program `name`'s registry entry is not there, each part named
+    (with the file or module it should be in): a part that is missing is
+    reported, never raised, so the list is whole however little exists."""
     from evaluation.scenario import SCHEMES
     from models.switch.tna import TnaProgram
 
@@ -203,25 +208,263 @@ def test_every_program_is_whole(name: str) -> None:
         if not ok:
             missing.append(part)
 
+    def get(part: str, dotted: str) -> Any:
+        try:
+            return registry.resolve(dotted)
+        except (ImportError, AttributeError) as exc:
+            missing.append(f"{part} {dotted} ({exc})")
+            return None
+
     need(f"P4 {spec.p4.relative_to(REPO)}", spec.p4.is_file())
     need(f"README {spec.readme.relative_to(REPO)}", spec.readme.is_file())
-    model = registry.resolve(spec.model)
-    need("model: a TnaProgram", isinstance(model, type) and issubclass(model, TnaProgram))
-    need("model: its name", getattr(model, "name", None) == name)
-    program = get_program(name)
-    need("app", callable(program.make_app))
+    model = get("model", spec.model)
+    if model is not None:
+        need("model: a TnaProgram", isinstance(model, type) and issubclass(model, TnaProgram))
+        need("model: its name", getattr(model, "name", None) == name)
+    app = get("app", spec.app)
+    need("app: callable", app is None or callable(app))
+    for attr in ("parse_config", "DEFAULT_CONFIG"):
+        get("config", f"{spec.config}:{attr}")
     need(f"default config {spec.default_config.relative_to(REPO)}", spec.default_config.is_file())
-    need("status sections", bool(program.status_sections))
-    commands = importlib.import_module(spec.commands)
-    need("commands: COMMANDS", isinstance(getattr(commands, "COMMANDS", None), tuple))
-    need("commands: set_command", hasattr(commands, "set_command"))
+    sections = get("status sections", spec.status_sections)
+    need("status sections: not empty", sections is None or bool(sections))
+    commands = get("commands", spec.commands)
+    if commands is not None:
+        need("commands: COMMANDS", isinstance(getattr(commands, "COMMANDS", None), tuple))
+        need("commands: set_command", hasattr(commands, "set_command"))
+        need("commands: SET_HELP", hasattr(commands, "SET_HELP"))
     need(f"vectors in {spec.vectors.relative_to(REPO)}", any(spec.vectors.glob("*.yaml")))
     need(f"PTF module {spec.ptf_module.relative_to(REPO)}", spec.ptf_module.is_file())
-    need("evaluation schemes", bool(spec.schemes) and set(spec.schemes) <= set(SCHEMES))
-    need("a bundled scenario", bool(set(spec.schemes) & SCENARIO_SCHEMES))
-    assert missing == [], f"{name} lacks: {', '.join(missing)}"
+    need(
+        "evaluation schemes (evaluation/scenario.py _KIND_MODEL)",
+        bool(spec.schemes) and set(spec.schemes) <= set(SCHEMES),
+    )
+    need("a bundled scenario (evaluation/scenarios/)", bool(set(spec.schemes) & SCENARIO_SCHEMES))
+    return missing
+
+
+@pytest.mark.parametrize("name", sorted(registry.PROGRAMS))
+def test_every_program_is_whole(name: str) -> None:
+    """Each part a registry entry names exists; the failure names the part."""
+    from bfrt_controller.programs import get_program
+
+    missing = missing_parts(name)
+    assert missing == [], f"{name} lacks: {'; '.join(missing)}"
     # The config the program ships parses.
-    program.load_config(spec.default_config)
+    program = get_program(name)
+    program.load_config(registry.PROGRAMS[name].default_config)
+
+
+def _bogus() -> registry.ProgramSpec:
+    """A registry entry for a program none of whose parts exists (issue 49:
+    what a developer has after writing the entry first)."""
+    return registry._spec(
+        "bogus",
+        "nothing yet",
+        "004",
+        "Bogus",
+        "BogusApp",
+        schemes=("bogus",),
+        soak=registry.SoakQueue(4, 300, 100_000),
+    )
+
+
+def test_an_entry_without_its_parts_is_named_part_by_part(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(registry.PROGRAMS, "bogus", _bogus())
+    missing = "; ".join(missing_parts("bogus"))
+    for part in (
+        "P4 tna/bogus/bogus.p4",
+        "README tna/bogus/README.md",
+        "model models.switch.bogus:Bogus",
+        "app bfrt_controller.bogus.app:BogusApp",
+        "config bfrt_controller.bogus.config:parse_config",
+        "default config bfrt_controller/defaults/bogus.yaml",
+        "status sections bfrt_controller.bogus.status:SECTIONS",
+        "commands bfrt_controller.bogus.commands",
+        "vectors in ptf_tests/vectors/bogus",
+        "PTF module ptf_tests/bogus/test_bogus.py",
+        "evaluation schemes",
+        "a bundled scenario",
+    ):
+        assert part in missing
+
+
+def test_the_suite_collects_with_an_entry_without_its_parts() -> None:
+    """conftest, every test module and tofcc import with such an entry: only
+    test_every_program_is_whole[bogus] (and tests that run the program) fail,
+    so the developer reads what is missing instead of a ModuleNotFoundError."""
+    # The entry is made in the child before pytest imports any test module
+    # (importing this one first would fix its parameters without it).
+    script = (
+        "import sys\n"
+        "from tofcc_common import registry\n"
+        "registry.PROGRAMS['bogus'] = registry._spec('bogus', 'nothing yet', '004', 'Bogus',"
+        " 'BogusApp', schemes=('bogus',), soak=registry.SoakQueue(4, 300, 100_000))\n"
+        "import pytest\n"
+        "sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider',"
+        " '-o', 'addopts=--strict-markers', '-k', 'bogus']))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "tests")])}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-3000:]
+    assert "tests/test_layout.py::test_every_program_is_whole[bogus]" in out, out[-3000:]
+
+
+def _named(words: str, names: frozenset[str]) -> bool:
+    return names <= set(re.findall(r"[A-Za-z0-9_]+", words))
+
+
+def _python_lists(text: str, names: frozenset[str]) -> list[int]:
+    """Lines of the tuple, list, set or dict literals (keys) and the strings
+    (not docstrings) that name every program."""
+    tree = ast.parse(text)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    lines: list[int] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Tuple | ast.List | ast.Set | ast.Dict):
+            items = node.keys if isinstance(node, ast.Dict) else node.elts
+            strings = {
+                i.value for i in items if isinstance(i, ast.Constant) and isinstance(i.value, str)
+            }
+            if names <= strings:
+                lines.append(node.lineno)
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and _named(node.value, names)
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+def _data_lists(data: Any, names: frozenset[str]) -> bool:
+    """Whether parsed YAML or TOML holds a list, a mapping's keys or a
+    string that names every program."""
+    if isinstance(data, dict):
+        return names <= {str(k) for k in data} or any(_data_lists(v, names) for v in data.values())
+    if isinstance(data, list):
+        return names <= {str(v) for v in data} or any(_data_lists(v, names) for v in data)
+    return isinstance(data, str) and _named(data, names)
+
+
+# Data, not code: each vector file is one program's.
+NOT_CODE = ("ptf_tests/vectors/", "tests/data/")
+SKIPPED_DIRS = {"build", "__pycache__", "node_modules"}
+
+
+def _code_files(root: Path) -> list[Path]:
+    """The repository's .py, .yaml/.yml and .toml files: git's tracked ones,
+    else (an exported tree) those outside hidden and build directories."""
+    suffixes = {".py", ".yaml", ".yml", ".toml"}
+    try:
+        listed = subprocess.run(
+            ["git", "-C", str(root), "ls-files", "-z"],
+            capture_output=True,
+            check=True,
+            text=True,
+        ).stdout.split("\0")
+        rel = [Path(p) for p in listed if p]
+    except (OSError, subprocess.CalledProcessError):
+        rel = [
+            p.relative_to(root)
+            for p in root.rglob("*")
+            if p.is_file()
+            and not any(
+                part.startswith(".")
+                or part in {"build", "__pycache__"}
+                or part.endswith(".egg-info")
+                for part in p.relative_to(root).parts[:-1]
+            )
+        ]
+    return [
+        root / p
+        for p in sorted(rel)
+        if p.suffix in suffixes
+        and not str(p.as_posix()).startswith(NOT_CODE)
+        and (root / p).is_file()
+    ]
+
+
+def hand_kept_lists(root: Path, names: frozenset[str]) -> list[str]:
+    """Every literal outside tofcc_common/registry.py naming all of `names`,
+    as "path:line"."""
+    import tomllib
+
+    found: list[str] = []
+    for path in _code_files(root):
+        rel = path.relative_to(root).as_posix()
+        if rel == "tofcc_common/registry.py":
+            continue
+        text = path.read_text(errors="replace")
+        if not names <= set(re.findall(r"[A-Za-z0-9_]+", text)):
+            continue
+        if path.suffix == ".py":
+            found += [f"{rel}:{line}" for line in _python_lists(text, names)]
+        else:
+            data = tomllib.loads(text) if path.suffix == ".toml" else yaml.safe_load(text)
+            if _data_lists(data, names):
+                found.append(rel)
+    return found
+
+
+def test_no_list_of_every_program_is_kept_by_hand() -> None:
+    """Issue 49: lists of programs are derived from the registry; one written
+    out elsewhere (width audit, soak, a test's table) misses the next program.
+    Per-program data belongs in the registry entry or the program's package."""
+    assert hand_kept_lists(REPO, frozenset(registry.PROGRAMS)) == []
+
+
+def test_a_hand_kept_list_is_found(tmp_path: Path) -> None:
+    names = frozenset({"alpha", "beta", "gamma"})
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text(
+        '"""Docs may name alpha, beta and gamma."""\n'
+        'OK = ("alpha", "beta")\n'
+        'TARGETS = {\n    "alpha": 1,\n    "beta": 2,\n    "gamma": 3,\n}\n'
+        'HELP = "one of alpha, beta, gamma"\n'
+    )
+    (tmp_path / "pkg" / "b.yaml").write_text("programs: [alpha, beta, gamma]\n")
+    (tmp_path / "pkg" / "c.yaml").write_text("programs: [alpha, beta]\n")
+    (tmp_path / "pkg" / "d.toml").write_text("x = { alpha = 1, beta = 2, gamma = 3 }\n")
+    (tmp_path / "pkg" / "e.md").write_text("| alpha | beta | gamma |\n")
+    assert hand_kept_lists(tmp_path, names) == [
+        "pkg/a.py:3",
+        "pkg/a.py:8",
+        "pkg/b.yaml",
+        "pkg/d.toml",
+    ]
+
+
+def test_no_two_programs_add_a_command_of_the_same_name() -> None:
+    """tofcc adds each program's COMMANDS by name: a second `reallocate`
+    would replace the first program's (a copy made by new_program.py names
+    its own NAME-reallocate)."""
+    seen: dict[str, str] = {}
+    clashes: list[str] = []
+    for name, spec in registry.PROGRAMS.items():
+        for command in importlib.import_module(spec.commands).COMMANDS:
+            if command.name in seen:
+                clashes.append(f"{command.name}: {seen[command.name]} and {name}")
+            seen[command.name] = name
+    assert clashes == []
 
 
 def test_nothing_else_names_every_program() -> None:

@@ -36,8 +36,9 @@ from models.switch.headers import (
     Udp,
 )
 from models.switch.tna import Snapshot, TnaProgram
+from tofcc_common import registry
 
-PROGRAMS = ("pmqecn", "bfcc", "p4qcn", "aqm", "dadctcp", "spie")
+PROGRAMS = tuple(registry.PROGRAMS)
 
 
 @dataclass

@@ -4,9 +4,12 @@ Each entry says where each part of one mechanism lives: its P4, its
 reference model, its controller app and config schema, its CLI commands,
 its shared vectors, its PTF module and the evaluation schemes that run it.
 Every list of programs elsewhere (the models' registry, the controller's,
-`tofcc --program`, the compile script, the vector runners) is derived from
-this one, and tests/test_layout.py (test_every_program_is_whole) fails,
-naming the part, when an entry points at something that does not exist.
+`tofcc --program`, the compile, p4testgen, width-audit and soak scripts,
+the vector runners) is derived from this one: tests/test_layout.py fails on
+a literal naming every program anywhere else, and
+(test_every_program_is_whole) names the part when an entry points at
+something that does not exist. `scripts/new_program.py NAME --from PROGRAM`
+writes a new entry with a copy of PROGRAM's parts (docs/adding-a-program.md).
 
 Parts are named by dotted path ("package.module:attribute") and imported
 only when asked for, so this module imports nothing of the project and any
@@ -16,6 +19,7 @@ package may read it without importing upward.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,18 @@ QUEUE_HOOK_ACTION = "SwitchEgress.queue_hook.inject"
 # The ingress clock hook, in programs whose decisions read the time.
 CLOCK_HOOK_TABLE = "SwitchIngress.clock.ingress_tstamp_override"
 CLOCK_HOOK_ACTION = "SwitchIngress.clock.inject"
+
+
+@dataclass(frozen=True)
+class SoakQueue:
+    """Where the program's default config manages a queue, and the queue
+    state that congests it without pinning it at its maximum: what the
+    line-rate soak (scripts/soak.py) pins with the queue hook."""
+
+    port: int
+    depth_cells: int
+    sojourn_ns: int
+    dscp: int = 0
 
 
 @dataclass(frozen=True)
@@ -54,6 +70,8 @@ class ProgramSpec:
     commands: str
     # The schemes `tofcc eval` runs it as.
     schemes: tuple[str, ...]
+    # The congested queue the line-rate soak drives.
+    soak: SoakQueue
     # Whether its P4 reads the ingress clock through the clock hook.
     clock_hook: bool = True
 
@@ -87,6 +105,17 @@ def resolve(dotted: str) -> Any:
     return obj
 
 
+def importable(dotted: str) -> bool:
+    """Whether the module a "package.module:attribute" path names is there
+    (found, not imported). An entry added before its code is not: what lists
+    programs at import time (tofcc's commands) leaves it out rather than fail
+    every import, and test_every_program_is_whole names the missing part."""
+    try:
+        return importlib.util.find_spec(dotted.partition(":")[0]) is not None
+    except ModuleNotFoundError:  # its package is missing too
+        return False
+
+
 def _spec(name: str, summary: str, seed: str, model: str, app: str, **kw: Any) -> ProgramSpec:
     pkg = f"bfrt_controller.{name}"
     return ProgramSpec(
@@ -112,6 +141,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "Pmqecn",
             "PmqecnApp",
             schemes=("pmqecn",),
+            soak=SoakQueue(4, 200, 100_000, dscp=46),
         ),
         _spec(
             "bfcc",
@@ -120,6 +150,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "Bfcc",
             "BfccApp",
             schemes=("bfcc",),
+            soak=SoakQueue(4, 200, 200_000),
             clock_hook=False,
         ),
         _spec(
@@ -129,6 +160,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "P4qcn",
             "P4qcnApp",
             schemes=("p4qcn",),
+            soak=SoakQueue(4, 150, 100_000),  # below Q_min = Q_max = 209
         ),
         _spec(
             "dadctcp",
@@ -137,6 +169,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "Dadctcp",
             "DadctcpApp",
             schemes=("dadctcp",),
+            soak=SoakQueue(4, 300, 100_000),  # below K = 20 packets (380 cells)
             clock_hook=False,
         ),
         _spec(
@@ -146,6 +179,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "Aqm",
             "AqmApp",
             schemes=("p4red", "p4codel"),
+            soak=SoakQueue(3, 190, 2_000_000),  # RED between min_th 95 and max_th 285
         ),
         _spec(
             "spie",
@@ -154,6 +188,7 @@ PROGRAMS: dict[str, ProgramSpec] = {
             "Spie",
             "SpieApp",
             schemes=("p4pie", "p4spie"),
+            soak=SoakQueue(3, 0, 30_000_000),  # above del_ref / 3: congested
         ),
     )
 }

@@ -21,6 +21,7 @@ from bfrt_controller.bfcc.config import DEFAULT_CONFIG as BFCC_DEFAULT
 from bfrt_controller.cli import run
 from bfrt_controller.pmqecn.config import DEFAULT_CONFIG as PMQECN_DEFAULT
 from bfrt_controller.programs import get_program
+from tofcc_common import registry
 
 Raw = dict[str, Any]
 
@@ -435,14 +436,26 @@ CASES = [
 ]
 
 
-GOOD_STATE_ARGS = {
-    "pmqecn": ("set-threshold", "voice=33"),
-    "bfcc": ("--program", "bfcc", "set", "rt1_packets=8"),
-    "p4qcn": ("--program", "p4qcn", "set", "q_max_cells=300"),
-    "dadctcp": ("--program", "dadctcp", "set", "k_port_packets=90"),
-    "aqm": ("--program", "aqm", "set", "max_p=0.1"),
-    "spie": ("--program", "spie", "set", "alpha_per_s=0.2"),
+# The programs' `set` pairs a user's state file holds (below: SETTABLE_EXAMPLE,
+# another change of the same parameter).
+FIRST_SET = {
+    "bfcc": "rt1_packets=8",
+    "p4qcn": "q_max_cells=300",
+    "dadctcp": "k_port_packets=90",
+    "aqm": "max_p=0.1",
+    "spie": "alpha_per_s=0.2",
 }
+
+
+def good_state_args(program: str) -> tuple[str, ...]:
+    """The tofcc arguments that leave `program`'s state file holding one
+    change, as a user would have it: PMQECN's set-threshold, the program's
+    `set`; a program with neither here (one added since) applies its default."""
+    if program == "pmqecn":
+        return ("set-threshold", "voice=33")
+    if program in FIRST_SET:
+        return ("--program", program, "set", FIRST_SET[program])
+    return ("--program", program, "apply", str(get_program(program).default_config))
 
 
 # ---- issue 37 -------------------------------------------------------------------
@@ -497,7 +510,9 @@ def model_target(program: str = "pmqecn", **kw: Any) -> Raw:
     return {"name": "s1", "target": "model", "program": program, **kw}
 
 
-SIX = tuple(GOOD_STATE_ARGS)
+# Every program whose config is there (the cases are built at import; one
+# without its config yet fails test_enough_cases, not the collection).
+EVERY = tuple(p for p, s in registry.PROGRAMS.items() if registry.importable(s.config))
 SETTABLE_EXAMPLE = {
     "bfcc": "rt1_packets=9",
     "p4qcn": "q_max_cells=250",
@@ -683,13 +698,13 @@ CASES += [
             ("config",),
             p,
         )
-        for p in SIX
+        for p in EVERY
     ),
     *(
         prog_apply(
             p, "unknown-key", cfg(lambda r: r.update(bogus=1), lambda p=p: _default(p)), ("bogus",)
         )
-        for p in SIX
+        for p in EVERY
         if p != "pmqecn"
     ),
     *(prog_set(p, "unknown-name", "bogus=1", names=("bogus",)) for p in SETTABLE_EXAMPLE),
@@ -722,7 +737,7 @@ CASES += [
             deploy([model_target(p, config={**_default(p), "bogus": 1})]),
             ("targets[0].config", "bogus"),
         )
-        for p in SIX
+        for p in EVERY
     ),
     deploy_case("alias-bomb", bomb(9) + b"targets: *l9\n", ("alias",)),
     deploy_case(
@@ -739,9 +754,9 @@ CASES += [
 def good_states(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
     """A state file per program holding one change, as a user would have."""
     out = {}
-    for program, args in GOOD_STATE_ARGS.items():
+    for program in EVERY:
         state = tmp_path_factory.mktemp(program) / "state.yaml"
-        assert run(["--state", str(state), *args]) == 0
+        assert run(["--state", str(state), *good_state_args(program)]) == 0
         out[program] = state.read_bytes()
     return out
 
@@ -749,7 +764,7 @@ def good_states(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
 def test_enough_cases() -> None:
     assert len(CASES) >= 60
     # Every program has its own cases (issue 37: p4qcn, dadctcp, aqm and spie had none).
-    assert {c.program for c in CASES} == set(GOOD_STATE_ARGS)
+    assert {c.program for c in CASES} == set(registry.PROGRAMS)
     assert len({c.id for c in CASES}) == len(CASES)
 
 

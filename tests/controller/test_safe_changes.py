@@ -222,7 +222,8 @@ def test_diff_rows_name_config_fields_and_raw_names_entries(capsys: Capsys) -> N
     assert doc["fields"] == [
         {"change": "change", "field": "voice.threshold_cells", "current": "33", "intended": "20"}
     ]
-    assert doc["changes"] == 1 and doc["differences"][0]["table"] == "SwitchIngress.ecn_threshold"
+    # K_i is in the class's entry of each of the four ingress pipes (issue 50).
+    assert doc["changes"] == 4 and doc["differences"][0]["table"] == "SwitchIngress.ecn_threshold"
 
 
 def test_diff_names_fields_of_list_items_by_their_key(tmp_path: Path, capsys: Capsys) -> None:
@@ -300,7 +301,12 @@ def test_rollback_on_a_bfrt_switch_is_one_batch_removing_what_came_after(
     batches: list[int] = []
 
     def opened(
-        _target: str, program: str, prof: object, client_id: int = 0, read_only: bool = False
+        _target: str,
+        program: str,
+        prof: object,
+        client_id: int = 0,
+        read_only: bool = False,
+        tls: object = None,
     ) -> BfrtSwitch:
         sw = BfrtSwitch(program, prof, client_module=fake, read_only=read_only)  # type: ignore[arg-type]
         real_write = sw.write
