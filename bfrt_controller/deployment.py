@@ -164,6 +164,7 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
         unguarded: tuple[int, ...] = ()
         if spec.front_panel is not None:
             board = check_ports(spec.front_panel, profile, f"{at}.front_panel")
+            config = with_port_speeds(config, spec.front_panel, board, at)
             check_pfc_priorities(config, spec.front_panel, board, profile, at)
             check_polled_ports(config, spec.front_panel, board, at)
             unguarded = _unguarded(spec.front_panel, board, config)
@@ -184,6 +185,20 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
         out.append(ResolvedTarget(spec, program, config, profile, board, unguarded))
     _one_writer_per_switch(out, source)
     return cfg, out
+
+
+def with_port_speeds(config: Any, ports: PortsConfig, board: BoardProfile, at: str) -> Any:
+    """A program whose config takes its ports' speeds (S-PIE sizes its
+    sketch by them) gets each front-panel port's speed where it gives none,
+    so an operator states a speed once, in the front panel."""
+    fill = getattr(config, "with_port_speeds", None)
+    if fill is None:
+        return config
+    speeds = {board.dev_port(p.port): float(p.speed.removesuffix("G")) for p in ports.ports}
+    try:
+        return fill(speeds)
+    except ConfigError as exc:
+        raise ConfigError(f"{at}.config.{exc.field}", exc.reason) from None
 
 
 def _one_writer_per_switch(targets: list[ResolvedTarget], source: str) -> None:

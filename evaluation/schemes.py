@@ -319,6 +319,11 @@ def _data_ports(topo: Topology, switch: str) -> list[int]:
     return sorted({routes[f.dst] for f in topo.scenario.flows if f.dst in routes})
 
 
+def _port_gbps(topo: Topology, switch: str, port: int) -> float:
+    """The rate of the link on `switch`'s `port`, in Gb/s."""
+    return topo.link_between(switch, topo.ports[switch][port]).rate_bps / 1e9
+
+
 def aqm_switch(
     topo: Topology, switch: str, profile: HwProfile, p: sc.P4Red | sc.P4Codel
 ) -> SwitchSetup:
@@ -371,8 +376,16 @@ def spie_switch(
         "routes": _routes(topo, switch),
         "trusted_ports": _switch_ports(topo, switch),
         "source_bindings": _source_bindings(topo, switch),
+        # Each port at its link's rate, the speed a front panel (or, for a
+        # link slower than any port speed, the port's shaper) gives it; the
+        # sketch's sizing follows from these as an operator's would.
         "ports": [
-            {"port": port, "mode": "spie" if spie else "pie"} for port in _data_ports(topo, switch)
+            {
+                "port": port,
+                "mode": "spie" if spie else "pie",
+                "speed_gbps": _port_gbps(topo, switch, port),
+            }
+            for port in _data_ports(topo, switch)
         ],
         "pie": {
             "alpha_per_s": p.alpha_per_s,
@@ -381,17 +394,7 @@ def spie_switch(
             "t_update_us": p.t_update_us,
             "stale_after_us": p.stale_after_us,
         },
-        "sketch": {
-            "columns": p.columns,
-            "clear_interval_us": p.clear_interval_us,
-            # The sketch's epoch and sampling are sized for the port's line
-            # rate: the chip's fastest port would shrink the epoch and sample
-            # counts that a 50 Mb/s link never needs.
-            "line_rate_gbps": max(
-                topo.link_between(switch, n).rate_bps for n in topo.neighbours[switch]
-            )
-            / 1e9,
-        },
+        "sketch": {"columns": p.columns, "clear_interval_us": p.clear_interval_us},
     }
     cfg = parse_spie(raw, f"{topo.scenario.name}:{switch}")
     sw = ModelSwitch("spie", profile)

@@ -44,6 +44,8 @@ from .config import (
     SketchParams,
     SpieConfig,
     check_against,
+    line_rate_gbps,
+    port_speed_gbps,
     sketch_scaling,
     ticks,
 )
@@ -310,11 +312,14 @@ class SpieApp(IntendedStateApp):
         cfg = self.effective
         rows: list[dict[str, object]] = []
         pie, sketch = cfg.pie, cfg.sketch
-        # The PIE and sketch settings the ports run now (`set` changes them).
+        k, u = sketch_scaling(cfg, self.profile)
+        # The PIE and sketch settings the ports run now (`set` changes them),
+        # the sketch as sized for the fastest S-PIE port.
         settings = (
             f"alpha {pie.alpha_per_s:g}/s beta {pie.beta_per_s:g}/s, ref {pie.del_ref_us:g} us, "
             f"T_update {pie.t_update_us:g} us; sketch {sketch.columns} columns, "
-            f"cleared every {sketch.clear_interval_us:,.0f} us"
+            f"cleared every {(1 << k) * CLOCK_TICK_NS / 1000:,.0f} us, 1 packet in {1 << u} "
+            f"counted (sized for {line_rate_gbps(cfg, self.profile):g} Gb/s)"
         )
         for slot, p in enumerate(cfg.ports):
             intended = self.port_writes(slot, p.port, p.mode, cfg)
@@ -324,6 +329,10 @@ class SpieApp(IntendedStateApp):
                     "section": PORTS + " (S-PIE)",
                     "port": p.port,
                     "mode": p.mode,
+                    # None: not given, nor by a front panel: the chip's fastest.
+                    "speed_gbps": port_speed_gbps(p, self.profile)
+                    if p.speed_gbps is not None
+                    else f"{port_speed_gbps(p, self.profile):g} (assumed)",
                     "settings": settings,
                     "entries": f"{len(present)}/{len(intended)}",
                     "p": round(self.switch.read_register(n.PI_PROB, slot) / (1 << 32), 6),
