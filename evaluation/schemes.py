@@ -25,6 +25,7 @@ from bfrt_controller.dadctcp.app import DadctcpApp
 from bfrt_controller.dadctcp.config import parse_config as parse_dadctcp
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config as parse_pmqecn
+from bfrt_controller.spie import names as spie_names
 from bfrt_controller.spie.app import SpieApp
 from bfrt_controller.spie.config import parse_config as parse_spie
 from hw_profiles import HwProfile
@@ -75,6 +76,8 @@ class SwitchSetup:
     interval_s: float = 0.0
     # Reports from the controller about this switch's settings (RunResult.notes).
     notes: list[str] = field(default_factory=list)
+    # The scheme's own counters at the end of the run (RunResult.scheme_counters).
+    counters: Callable[[], dict[str, int]] | None = None
 
 
 @contextmanager
@@ -399,7 +402,22 @@ def spie_switch(
     cfg = parse_spie(raw, f"{topo.scenario.name}:{switch}")
     sw = ModelSwitch("spie", profile)
     SpieApp(sw, cfg).push_all()
-    return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
+
+    def counters() -> dict[str, int]:
+        """Drops the sketch decided (flows judged large) and PIE's p, over
+        every port and pipe."""
+        out = {}
+        for key, name in (
+            ("sketch_drops", spie_names.LARGE_FLOW_DROPS),
+            ("random_drops", spie_names.RANDOM_DROPS),
+        ):
+            c = sw.model.counter(name)
+            out[key] = sum(c.read(i)[0] for i in range(c.size))
+        return out
+
+    setup = SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
+    setup.counters = counters
+    return setup
 
 
 def baseline_switch(

@@ -77,6 +77,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         (m.switch, m.toward): QueueLog(f"{m.switch}->{m.toward}") for m in s.monitor
     }
     periodic: list[tuple[float, Callable[[float], None]]] = []
+    counters: list[Callable[[], dict[str, int]]] = []
     notes: list[str] = []
     pfc = schemes.pfc_config(spec.scheme, s, profile)
     for w in s.switches:
@@ -89,6 +90,8 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         switches[w] = node
         if setup.periodic is not None:
             periodic.append((setup.interval_s, setup.periodic))
+        if setup.counters is not None:
+            counters.append(setup.counters)
 
     # ns-3: one node per host and switch, a point-to-point link per scenario link.
     ns_nodes = {}
@@ -234,6 +237,9 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
     )
     result.notes = notes
     result.tcp = tcp_stats
+    for read in counters:
+        for key, value in read().items():
+            result.scheme_counters[key] = result.scheme_counters.get(key, 0) + value
     result.wall_s = time.perf_counter() - started
     del keep
     return result

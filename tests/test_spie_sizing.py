@@ -197,3 +197,23 @@ def test_the_evaluation_passes_port_speeds_and_no_sizing() -> None:
     model = setup.pipeline.program  # type: ignore[attr-defined]
     assert model.table(n.SKETCH_CONFIG).default[1]["sample_mask"] == 0
     assert model.table(n.SKETCH_CONFIG).default[1]["epoch_mask"] == epoch_mask(16)
+
+
+def test_the_evaluation_reads_the_sketchs_drops_from_the_switch() -> None:
+    """metrics.csv's sketch_drops: the switch's large_flow_drops counter,
+    every port, as the run ends."""
+    from evaluation import scenario as sc
+    from evaluation.schemes import spie_switch
+    from evaluation.topology import Topology
+
+    s = sc.load_scenario("spie-dc")
+    p = s.schemes.get("p4spie")
+    assert isinstance(p, sc.P4Pie)
+    setup = spie_switch(Topology(s), "router1", TOFINO, p, True)
+    assert setup.counters is not None
+    assert setup.counters() == {"sketch_drops": 0, "random_drops": 0}
+    model = setup.pipeline.program  # type: ignore[attr-defined]
+    model.counter(n.LARGE_FLOW_DROPS).count(3, 1500)
+    model.counter(n.LARGE_FLOW_DROPS).count(7, 1500)
+    model.counter(n.RANDOM_DROPS).count(7, 1500)
+    assert setup.counters() == {"sketch_drops": 2, "random_drops": 1}
