@@ -481,6 +481,9 @@ class P4Pie(Strict):
     stale_after_us: Micros = 60_000.0
     columns: Annotated[int, Field(ge=1, le=4096)] = 1024
     clear_interval_us: Micros = 1_073_741.824
+    # p4spie's mode: seed 002's Algorithm 2, or with PIE's p for every
+    # packet while congested too (tna/spie/README.md, departure 12).
+    mode: Literal["spie", "spie_pie"] = "spie"
     # Never mark (the program drops only); kept so every AQM scheme has it.
     ecn: Literal[False] = False
 

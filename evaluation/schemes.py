@@ -385,7 +385,7 @@ def spie_switch(
         "ports": [
             {
                 "port": port,
-                "mode": "spie" if spie else "pie",
+                "mode": p.mode if spie else "pie",
                 "speed_gbps": _port_gbps(topo, switch, port),
             }
             for port in _data_ports(topo, switch)

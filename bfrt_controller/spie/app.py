@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from hw_profiles import HwProfile
 from models.switch.core import Match
-from models.switch.spie import SPIE_MODE_PIE, SPIE_MODE_SPIE
+from models.switch.spie import SPIE_MODE_PIE, SPIE_MODE_SPIE, SPIE_MODE_SPIE_PIE
 
 from ..common import (
     IntendedStateApp,
@@ -69,7 +69,7 @@ PORTS = "ports"
 U32 = 0xFFFFFFFF
 # A PI step's copy keeps the Ethernet header only.
 UPDATE_COPY_BYTES = 14
-MODES = {"pie": SPIE_MODE_PIE, "spie": SPIE_MODE_SPIE}
+MODES = {"pie": SPIE_MODE_PIE, "spie": SPIE_MODE_SPIE, "spie_pie": SPIE_MODE_SPIE_PIE}
 # What `set` may change: PIE's and the sketch's parameters.
 PIE_SETTABLE = ("alpha_per_s", "beta_per_s", "del_ref_us", "t_update_us", "stale_after_us")
 SKETCH_SETTABLE = ("columns", "clear_interval_us")

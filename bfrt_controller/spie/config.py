@@ -55,9 +55,13 @@ from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
 from .tables import D_LIMIT, DELAY_UNIT_S, large_min_count, nearest_shift
 
-Mode = Literal["pie", "spie"]
+# spie: seed 002's Algorithm 2 (while congested, drop only flows judged
+# large and admit the rest; PIE's p otherwise); spie_pie: the same plus
+# PIE's p for every packet while congested; pie: plain PIE
+# (tna/spie/README.md, departure 12).
+Mode = Literal["pie", "spie", "spie_pie"]
 # The modes that judge flows by the sketch.
-SKETCH_MODES = ("spie",)
+SKETCH_MODES = ("spie", "spie_pie")
 # The epoch is the clock with its low k bits cleared, 16 <= k <= 24.
 EPOCH_SHIFT_MIN = 16
 EPOCH_SHIFT_MAX = 24
