@@ -649,6 +649,13 @@ class Scenario(Strict):
     # value its operators set per route (`ip route ... rto_min`), or a flow
     # that loses its tail waits out the whole run.
     min_rto_ms: Annotated[float, Field(gt=0, le=1000)] = 200.0
+    # The receivers' delayed-ACK timeout (`transport: tcp`): Linux's minimum,
+    # 40 ms, by default. Below min_rto_ms, or a window of one segment (after
+    # a timeout) is ACKed only when the timeout fires: every segment then
+    # times out spuriously and the flow never leaves one segment a
+    # minimum RTO (evaluation/tcp.py). A data-centre route with a 1 ms
+    # rto_min is run with delayed ACKs well inside it (Linux's quickack).
+    delack_timeout_ms: Annotated[float, Field(gt=0, le=1000)] = 40.0
     # Every scheme and rate runs this many times, with seeds seed, seed + 1,
     # ...: a report per seed and a summary over them (evaluation/repeats.py).
     # What changes with the seed is every draw made during a run (start

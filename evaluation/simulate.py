@@ -177,6 +177,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                 dscp=f.dscp,
                 stop_ns=stop_ns,
                 min_rto_ms=s.min_rto_ms,
+                delack_timeout_ms=s.delack_timeout_ms,
                 onoff=None
                 if f.app == "bulk"
                 else tcp.OnOff(

@@ -169,13 +169,16 @@ def _frame(src: str, sport: int, dst: str = "10.0.3.3") -> bytes:
 
 
 def _app_on_model(
-    line_rate_gbps: float | None = 0.1, mode: str = "spie", **pie: Any
+    line_rate_gbps: float | None = 0.1, mode: str = "spie", large_drop: float = 1.0, **pie: Any
 ) -> tuple[SpieApp, Any]:
     """The default config on the model, port 3 in `mode`; the sketch sized
     for a port of line_rate_gbps (the paper's 100 Mb/s bottleneck unless
-    given; None: the chip's fastest port)."""
+    given; None: the chip's fastest port); a large flow's packet dropped
+    with probability `large_drop` (1: the paper's rule, which these tests
+    hold the data plane to; the controller's default is 1/2)."""
     raw = copy.deepcopy(RAW)
     raw["pie"].update(pie)
+    raw["sketch"]["large_drop_probability"] = large_drop
     raw["ports"][0]["mode"] = mode
     raw["sketch"]["line_rate_gbps"] = line_rate_gbps
     app = SpieApp(FlakyModelSwitch("spie"), parse_config(raw))
@@ -321,6 +324,26 @@ def test_elephant_among_mice_is_held_near_their_share() -> None:
     p = model.register(n.PROB).read(0) / 2**31
     assert paper[0] * 0.9 <= passed[0] <= paper[0] * 1.3
     assert all(passed[f] >= (1 - p - 0.02) * 1500 for f in (1, 2, 3))
+
+
+def test_a_large_flow_dropped_with_probability_one_half_loses_about_half() -> None:
+    """The controller's default (departure 13): a packet of a flow judged
+    large is dropped with probability 1/2, so at A:B = 3:1 under congestion
+    A keeps more than the paper's rule lets it (3,328 at probability 1), and
+    B, below the average, still loses nothing (Algorithm 2 admits it)."""
+    flows = [0, 0, 0, 1] * 2000
+    _app, model = _app_on_model(large_drop=0.5)
+    t = _congest(model)
+    frames = {f: _frame(f"10.0.1.{f + 1}", 1000 + f) for f in (0, 1)}
+    passed = dict.fromkeys(frames, 0)
+    for f in flows:
+        passed[f] += _send(model, t, 30_000_000, frames[f])
+        t += 1_000
+    drops = model.counter(n.LARGE_FLOW_DROPS).read(3)[0]
+    assert passed[1] == 2000
+    assert passed[0] + drops == 6000
+    assert 3328 < passed[0] < 6000 - 1000
+    assert drops > 1000
 
 
 def test_a_dropped_packet_does_not_count() -> None:
@@ -492,7 +515,14 @@ def test_app_writes_the_units_the_data_plane_uses() -> None:
     sketch = model.table(n.SKETCH_CONFIG).lookup({}).data
     # 100 Mb/s: 2^22 ticks (268 ms) of minimum-size packets is 39,946
     # packets, within the budget; 2^23 would not be.
-    assert sketch == {"epoch_mask": 0xFFC00000, "column_mask": 1023, "sample_mask": 0}
+    assert sketch == {
+        "epoch_mask": 0xFFC00000,
+        "column_mask": 1023,
+        "sample_mask": 0,
+        "large_drop": 1 << 31,  # always: _app_on_model's large_drop 1
+    }
+    _app, model = _app_on_model(large_drop=0.5)
+    assert model.table(n.SKETCH_CONFIG).lookup({}).data["large_drop"] == 1 << 30
 
 
 @pytest.mark.parametrize(

@@ -132,6 +132,11 @@ class SketchParams(Strict):
     # Override: size the sketch for this rate instead of the fastest S-PIE
     # port's speed (ports[].speed_gbps).
     line_rate_gbps: Annotated[float, Field(gt=0)] | None = None
+    # A packet of a flow judged large while congested is dropped with this
+    # probability (seed 002's Algorithm 2: 1). 1/2 keeps enough of a large
+    # flow's window arriving for TCP to recover without a timeout
+    # (tna/spie/README.md, departure 13).
+    large_drop_probability: Annotated[float, Field(gt=0, le=1)] = 0.5
 
 
 class SpieConfig(Strict):

@@ -79,10 +79,11 @@ SIGN_32 = 0x80000000
 U16_MASK = 0xFFFF
 RANDOM_31_MASK = 0x7FFFFFFF
 # sketch_config's default action data: T_threshold = 2^24 ticks, 4096
-# columns, every packet counted.
+# columns, every packet counted, a large flow's packet always dropped.
 DEFAULT_EPOCH_MASK = 0xFF000000
 DEFAULT_COLUMN_MASK = 0x0FFF
 DEFAULT_SAMPLE_MASK = 0
+DEFAULT_LARGE_DROP = 0x80000000
 # log_res's and log_count's default: m_before = 0 (the flow's first packet
 # this epoch) or m_count_before < 2 is never large (-1024 as 16 bits).
 LOG_NEVER = 0xFC00
@@ -195,6 +196,8 @@ class IgMd:
     prob: int = 0
     random: int = 0
     prob_margin: int = 0
+    large_drop: int = 0
+    large_drop_margin: int = 0
 
 
 @dataclass
@@ -327,7 +330,8 @@ class Spie(TnaProgram):
             )
         )
         self.set_sketch = Action(
-            f"{ig}.set_sketch", (("epoch_mask", 32), ("column_mask", 16), ("sample_mask", 32))
+            f"{ig}.set_sketch",
+            (("epoch_mask", 32), ("column_mask", 16), ("sample_mask", 32), ("large_drop", 32)),
         )
         self.sketch_config = p4.table(
             Table(
@@ -340,6 +344,7 @@ class Spie(TnaProgram):
                         "epoch_mask": DEFAULT_EPOCH_MASK,
                         "column_mask": DEFAULT_COLUMN_MASK,
                         "sample_mask": DEFAULT_SAMPLE_MASK,
+                        "large_drop": DEFAULT_LARGE_DROP,
                     },
                 ),
                 size=1,
@@ -544,6 +549,7 @@ class Spie(TnaProgram):
         cfg = self.sketch_config.lookup({}).data
         md.epoch_mask, md.column_mask = cfg["epoch_mask"], cfg["column_mask"]
         md.sample_mask = cfg["sample_mask"]
+        md.large_drop = cfg["large_drop"]
         md.hash0, md.hash1, md.hash2 = row_hashes(flow_key(hdr, md.parsed))
         md.epoch_base = hdr.aqm_bridged.now_ticks & md.epoch_mask
         md.hash0 &= md.column_mask
@@ -617,9 +623,11 @@ class Spie(TnaProgram):
                 )
                 md.sumsq = self.sumsq_add(md.slot, md, counted)
         md.prob_margin = (md.random - md.prob) & U32_MASK
+        md.large_drop_margin = (md.random - md.large_drop) & U32_MASK
         md.row01 = min(md.row0, md.row1)
         md.m_before = min(md.row01, md.row2)
-        # Algorithm 2: congested, a large flow's packet is dropped and, in
+        # Algorithm 2: congested, a large flow's packet is dropped (with
+        # probability large_drop: README departure 13) and, in
         # S-PIE mode, any other admitted; not congested, PIE's p (SPIE_PIE:
         # p while congested too). A counted packet of a port in a sketch
         # mode that is dropped is resubmitted to be uncounted.
@@ -632,7 +640,7 @@ class Spie(TnaProgram):
         undo = UndoDigest(md.row0, md.epoch_base) if sketch_mode and counted else None
         if resubmitted:
             drop = True  # drop_undone()
-        elif spie_congested and md.large_margin >> 15 == 0:
+        elif spie_congested and md.large_margin >> 15 == 0 and md.large_drop_margin >> 31 == 1:
             self.large_flow_drops.count(egress_port, len(data))
             if undo is not None:
                 return IngressResult(drop=True), undo  # undo_large()

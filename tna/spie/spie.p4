@@ -42,7 +42,8 @@
  *   if the last update is fresh and said congested, and the mode is
  *   S-PIE: a large flow's packet (beyond a rounding allowance) is
  *   dropped (Algorithm 2 lines 10-13 with the printed comparison
- *   corrected) and any other admitted (lines 14-17); not congested, a
+ *   corrected; with a configured probability, 1/2 by default) and any
+ *   other admitted (lines 14-17); not congested, a
  *   packet is dropped with probability p (lines 4-6). Mode SPIE_PIE
  *   also applies p while congested; mode PIE applies p always.
  * Only admitted packets stay counted (Algorithm 2 lines 7-8, 16-17): the
@@ -131,6 +132,9 @@ struct ig_md_t {
     bit<32>       prob;
     bit<32>       random;
     bit<32>       prob_margin;         /* random - p: bit 31 set <=> drop */
+    bit<32>       large_drop;          /* q: a large flow's packet dropped with
+                                          probability q (2^-31 units) */
+    bit<32>       large_drop_margin;   /* random - q: bit 31 set <=> drop */
     bit<1>        drop;
 }
 
@@ -402,11 +406,16 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * count. The counts are in units of 2^u packets: a packet is counted
      * when the low u bits of its random value are 0 (sample_mask 2^u - 1,
      * u from the port rate, bfrt_controller/spie/config.py), so that a
-     * line-rate epoch stays below the counters' cap and S below 2^32. */
-    action set_sketch(bit<32> epoch_mask, bit<16> column_mask, bit<32> sample_mask) {
+     * line-rate epoch stays below the counters' cap and S below 2^32. A
+     * packet of a flow judged large is dropped with probability large_drop
+     * (2^-31 units; 2^31: always, Algorithm 2 line 13; the controller's
+     * default is 1/2, README departure 13). */
+    action set_sketch(bit<32> epoch_mask, bit<16> column_mask, bit<32> sample_mask,
+                      bit<32> large_drop) {
         ig_md.epoch_mask = epoch_mask;
         ig_md.column_mask = column_mask;
         ig_md.sample_mask = sample_mask;
+        ig_md.large_drop = large_drop;
     }
 
     action draw_sample() {
@@ -421,7 +430,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     table sketch_config {
         actions = { set_sketch; }
-        default_action = set_sketch(0xFF000000, 0x0FFF, 0);
+        default_action = set_sketch(0xFF000000, 0x0FFF, 0, 0x80000000);
         size = 1;
     }
 
@@ -660,6 +669,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     /* Both below 2^31: bit 31 set <=> random < p, drop. */
     action random_margin() {
         ig_md.prob_margin = ig_md.random - ig_md.prob;
+        ig_md.large_drop_margin = ig_md.random - ig_md.large_drop;
     }
 
     action drop_large() {
@@ -803,7 +813,8 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         log_sumsq.apply();
         log_res.apply();
         /* Algorithm 2: congested (del_cur >= del_ref/3, from a fresh
-         * update), a large flow's packet is dropped (lines 10-13) and, in
+         * update), a large flow's packet is dropped (lines 10-13; with
+         * probability large_drop, README departure 13) and, in
          * S-PIE mode, any other admitted (lines 14-17); not congested, PIE's
          * p (lines 4-8). In SPIE_PIE mode p applies while congested too
          * (README departure 12). A dropped packet that was counted (the
@@ -813,7 +824,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         if (ig_intr_md.resubmit_flag == 1) {
             drop_undone();
         } else if (ig_md.mode[1:1] == 1 && ig_md.congested == 1 &&
-                ig_md.large_margin[15:15] == 0) {
+                ig_md.large_margin[15:15] == 0 && ig_md.large_drop_margin[31:31] == 1) {
             if (ig_md.sample_bits == 0) {
                 undo_large();
             } else {
