@@ -484,6 +484,9 @@ class P4Pie(Strict):
     # p4spie's mode: seed 002's Algorithm 2, or with PIE's p for every
     # packet while congested too (tna/spie/README.md, departure 12).
     mode: Literal["spie", "spie_pie"] = "spie"
+    # p4spie: a packet of a flow judged large is dropped with this
+    # probability (the controller's default; 1 is Algorithm 2 line 13).
+    large_drop_probability: Annotated[float, Field(gt=0, le=1)] = 0.5
     # Never mark (the program drops only); kept so every AQM scheme has it.
     ecn: Literal[False] = False
 

@@ -397,7 +397,11 @@ def spie_switch(
             "t_update_us": p.t_update_us,
             "stale_after_us": p.stale_after_us,
         },
-        "sketch": {"columns": p.columns, "clear_interval_us": p.clear_interval_us},
+        "sketch": {
+            "columns": p.columns,
+            "clear_interval_us": p.clear_interval_us,
+            "large_drop_probability": p.large_drop_probability,
+        },
     }
     cfg = parse_spie(raw, f"{topo.scenario.name}:{switch}")
     sw = ModelSwitch("spie", profile)
