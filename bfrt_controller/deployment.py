@@ -195,6 +195,7 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
         unguarded: tuple[int, ...] = ()
         if spec.front_panel is not None:
             board = check_ports(spec.front_panel, profile, f"{at}.front_panel")
+            config = with_port_speeds(config, spec.front_panel, board, at)
             check_pfc_priorities(config, spec.front_panel, board, profile, at)
             check_polled_ports(config, spec.front_panel, board, at)
             unguarded = _unguarded(spec.front_panel, board, config)
@@ -238,6 +239,20 @@ def load_channel_tls(spec: TargetSpec, base: Path, at: str) -> ChannelTls:
         cert = read_pem(resolve_path(t.cert_file, base), f"{at}.cert_file", CERTIFICATE)
         key = read_pem(resolve_path(t.key_file, base), f"{at}.key_file", PRIVATE_KEY)
     return ChannelTls(ca, cert, key, t.server_name)
+
+
+def with_port_speeds(config: Any, ports: PortsConfig, board: BoardProfile, at: str) -> Any:
+    """A program whose config takes its ports' speeds (S-PIE sizes its
+    sketch by them) gets each front-panel port's speed where it gives none,
+    so an operator states a speed once, in the front panel."""
+    fill = getattr(config, "with_port_speeds", None)
+    if fill is None:
+        return config
+    speeds = {board.dev_port(p.port): float(p.speed.removesuffix("G")) for p in ports.ports}
+    try:
+        return fill(speeds)
+    except ConfigError as exc:
+        raise ConfigError(f"{at}.config.{exc.field}", exc.reason) from None
 
 
 def _one_writer_per_switch(targets: list[ResolvedTarget], source: str) -> None:

@@ -28,6 +28,16 @@ Definitions follow the papers where they say how they measured:
   flow and in all, and as a fraction of the packets delivered;
 - recirculation drops: frames a full recirculation port refused (BFCC: each
   a fake's original, i.e. lost data, or a copy of backpressure).
+- loss by sender class (seed 002's Scenario 1 has small senders at 1 Mb/s
+  and large ones at 50 Mb/s): the flows offering the scenario's lowest
+  rate are small, those offering its highest are large (an ON/OFF flow
+  offers its rate while ON, a bulk one its access link's rate times its
+  load); with one offered rate there are no classes (None). Loss is data
+  packets (segments, retransmissions included) sent but never received,
+  summed over the class;
+- `sketch_drops`: the packets S-PIE dropped as its sketch's large flows
+  (`large_flow_drops`, every port of every switch); None for a scheme
+  without a sketch.
 """
 
 from __future__ import annotations
@@ -38,7 +48,8 @@ from typing import Any
 import numpy as np
 
 from .records import RunResult
-from .scenario import Scenario
+from .scenario import Scenario, parse_rate
+from .topology import Topology
 from .workloads import LARGE_BYTES, SMALL_BYTES
 
 HEADLINE = (
@@ -59,6 +70,9 @@ HEADLINE = (
     "drops_overflow",
     "drops_active",
     "loss_rate",
+    "small_flow_loss_pct",
+    "large_flow_loss_pct",
+    "sketch_drops",
     "feedback_sent",
     "recirculation_overhead",
     "recirculation_drops",
@@ -107,6 +121,41 @@ def steady_window(duration_ns: int, bin_ns: int, trim: float) -> tuple[int, int,
     if not inside:
         inside = list(range(n_bins))
     return inside[0] * bin_ns, min(duration_ns, (inside[-1] + 1) * bin_ns), inside
+
+
+def offered_bps(scenario: Scenario) -> list[float]:
+    """Each flow's offered rate: an ON/OFF flow's rate while ON, a bulk
+    flow's access link rate times its load."""
+    topo: Topology | None = None
+    out = []
+    for f in scenario.flows:
+        if f.rate is not None:
+            out.append(float(parse_rate(f.rate)))
+            continue
+        topo = topo or Topology(scenario)
+        out.append(topo.access_rate(f.src) * f.load)
+    return out
+
+
+def flow_classes(scenario: Scenario) -> tuple[list[int], list[int]] | None:
+    """(small, large) flow indices: the flows offering the lowest rate and
+    those offering the highest; None when every flow offers the same."""
+    rates = offered_bps(scenario)
+    if not rates or min(rates) == max(rates):
+        return None
+    low, high = min(rates), max(rates)
+    return (
+        [i for i, r in enumerate(rates) if r == low],
+        [i for i, r in enumerate(rates) if r == high],
+    )
+
+
+def class_loss_pct(run: RunResult, members: list[int]) -> float | None:
+    """100 x packets sent but never received / sent, over `members`."""
+    flows = [f for f in run.flows if f.flow_id in set(members)]
+    sent = sum(f.packets_sent for f in flows)
+    received = sum(f.packets_received for f in flows)
+    return 100.0 * (sent - received) / sent if sent else None
 
 
 def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
@@ -263,6 +312,12 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     sent_pkts = sum(f.packets_sent for f in run.flows)
     recv_pkts = sum(f.packets_received for f in run.flows)
     v["loss_rate"] = 1.0 - recv_pkts / sent_pkts if sent_pkts else None
+    classes_ = flow_classes(scenario)
+    v["small_flow_loss_pct"] = class_loss_pct(run, classes_[0]) if classes_ else None
+    v["large_flow_loss_pct"] = class_loss_pct(run, classes_[1]) if classes_ else None
+    sketch = run.scheme_counters.get("sketch_drops")
+    v["sketch_drops"] = None if sketch is None else float(sketch)
+    detail["scheme_counters"] = dict(run.scheme_counters)
     v["feedback_sent"] = float(sum(run.feedback_sent.values()))
     detail["feedback_by_kind"] = dict(run.feedback_sent)
     # PFC (802.1Qbb): XOFF frames the switches sent (refreshes included),

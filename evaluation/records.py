@@ -135,3 +135,6 @@ class RunResult:
     wall_s: float = 0.0
     # transport: tcp only, one per flow; RTT comes from these sockets' samples.
     tcp: list[TcpFlowStats] = field(default_factory=list)
+    # A scheme's own counters summed over the switches at the end of the run
+    # (S-PIE: sketch_drops, random_drops); empty for a scheme without any.
+    scheme_counters: dict[str, int] = field(default_factory=dict)

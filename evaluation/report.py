@@ -370,6 +370,9 @@ def _markdown(
         ("FCT p99 (ms)", "fct_p99_ms", 1),
         ("Jain", "jain_fairness", 3),
         ("loss", "loss_rate", 3),
+        ("small-flow loss %", "small_flow_loss_pct", 2),
+        ("large-flow loss %", "large_flow_loss_pct", 2),
+        ("sketch drops", "sketch_drops", 0),
         ("feedback", "feedback_sent", 0),
         ("recirc. overhead", "recirculation_overhead", 3),
         ("recirc. drops", "recirculation_drops", 0),
@@ -392,7 +395,9 @@ def _markdown(
         "packets that port's full buffer refused, 'drops, all': at every port. "
         "RTT: 2 x one-way delay (the paper's estimate). Throughput: steady-state bins, "
         f"{s.trim:.0%} trimmed at each end. FCT: not measured when any flow did not "
-        "complete. Loss: data packets sent but never delivered. Recirc. drops: frames "
+        "complete. Loss: data packets sent but never delivered; small-/large-flow loss: "
+        "the same in percent over the flows offering the scenario's lowest and highest "
+        "rate. Sketch drops: packets S-PIE dropped as large flows. Recirc. drops: frames "
         "a full recirculation port refused (BFCC: fakes' originals, lost data). Out of "
         "order: data packets delivered after one their sender sent later. PFC pauses: "
         "XOFF frames the switches sent (refreshes included; per port below).",
@@ -408,7 +413,9 @@ def _markdown(
             f"application), steady-state bins, {s.trim:.0%} trimmed at each end. FCT: "
             "application start to the last byte delivered; not measured when any flow "
             "did not complete. Loss: data segments (retransmissions included) sent but "
-            "never received."
+            "never received; small-/large-flow loss: the same in percent over the flows "
+            "offering the scenario's lowest and highest rate. Sketch drops: packets S-PIE "
+            "dropped as large flows."
         ]
         lines += _tcp_table(runs, metrics)
     if any(len(r.queues) > 1 for r in runs):

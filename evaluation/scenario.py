@@ -462,6 +462,12 @@ class P4Pie(Strict):
     stale_after_us: Micros = 60_000.0
     columns: Annotated[int, Field(ge=1, le=4096)] = 1024
     clear_interval_us: Micros = 1_073_741.824
+    # p4spie's mode: seed 002's Algorithm 2, or with PIE's p for every
+    # packet while congested too (tna/spie/README.md, departure 12).
+    mode: Literal["spie", "spie_pie"] = "spie"
+    # p4spie: a packet of a flow judged large is dropped with this
+    # probability (the controller's default; 1 is Algorithm 2 line 13).
+    large_drop_probability: Annotated[float, Field(gt=0, le=1)] = 0.5
     # Never mark (the program drops only); kept so every AQM scheme has it.
     ecn: Literal[False] = False
 
@@ -634,6 +640,13 @@ class Scenario(Strict):
     # value its operators set per route (`ip route ... rto_min`), or a flow
     # that loses its tail waits out the whole run.
     min_rto_ms: Annotated[float, Field(gt=0, le=1000)] = 200.0
+    # The receivers' delayed-ACK timeout (`transport: tcp`): Linux's minimum,
+    # 40 ms, by default. Below min_rto_ms, or a window of one segment (after
+    # a timeout) is ACKed only when the timeout fires: every segment then
+    # times out spuriously and the flow never leaves one segment a
+    # minimum RTO (evaluation/tcp.py). A data-centre route with a 1 ms
+    # rto_min is run with delayed ACKs well inside it (Linux's quickack).
+    delack_timeout_ms: Annotated[float, Field(gt=0, le=1000)] = 40.0
     # Every scheme and rate runs this many times, with seeds seed, seed + 1,
     # ...: a report per seed and a summary over them (evaluation/repeats.py).
     # What changes with the seed is every draw made during a run (start

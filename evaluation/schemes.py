@@ -25,6 +25,7 @@ from bfrt_controller.dadctcp.app import DadctcpApp
 from bfrt_controller.dadctcp.config import parse_config as parse_dadctcp
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config as parse_pmqecn
+from bfrt_controller.spie import names as spie_names
 from bfrt_controller.spie.app import SpieApp
 from bfrt_controller.spie.config import parse_config as parse_spie
 from hw_profiles import HwProfile
@@ -76,6 +77,8 @@ class SwitchSetup:
     interval_s: float = 0.0
     # Reports from the controller about this switch's settings (RunResult.notes).
     notes: list[str] = field(default_factory=list)
+    # The scheme's own counters at the end of the run (RunResult.scheme_counters).
+    counters: Callable[[], dict[str, int]] | None = None
 
 
 @contextmanager
@@ -327,6 +330,11 @@ def _data_ports(topo: Topology, switch: str) -> list[int]:
     return sorted({routes[f.dst] for f in topo.scenario.flows if f.dst in routes})
 
 
+def _port_gbps(topo: Topology, switch: str, port: int) -> float:
+    """The rate of the link on `switch`'s `port`, in Gb/s."""
+    return topo.link_between(switch, topo.ports[switch][port]).rate_bps / 1e9
+
+
 def aqm_switch(
     topo: Topology, switch: str, profile: HwProfile, p: sc.P4Red | sc.P4Codel
 ) -> SwitchSetup:
@@ -379,8 +387,16 @@ def spie_switch(
         "routes": _routes(topo, switch),
         "trusted_ports": _switch_ports(topo, switch),
         "source_bindings": _source_bindings(topo, switch),
+        # Each port at its link's rate, the speed a front panel (or, for a
+        # link slower than any port speed, the port's shaper) gives it; the
+        # sketch's sizing follows from these as an operator's would.
         "ports": [
-            {"port": port, "mode": "spie" if spie else "pie"} for port in _data_ports(topo, switch)
+            {
+                "port": port,
+                "mode": p.mode if spie else "pie",
+                "speed_gbps": _port_gbps(topo, switch, port),
+            }
+            for port in _data_ports(topo, switch)
         ],
         "pie": {
             "alpha_per_s": p.alpha_per_s,
@@ -392,19 +408,28 @@ def spie_switch(
         "sketch": {
             "columns": p.columns,
             "clear_interval_us": p.clear_interval_us,
-            # The sketch's epoch and sampling are sized for the port's line
-            # rate: the chip's fastest port would shrink the epoch and sample
-            # counts that a 50 Mb/s link never needs.
-            "line_rate_gbps": max(
-                topo.link_between(switch, n).rate_bps for n in topo.neighbours[switch]
-            )
-            / 1e9,
+            "large_drop_probability": p.large_drop_probability,
         },
     }
     cfg = parse_spie(raw, f"{topo.scenario.name}:{switch}")
     sw = ModelSwitch("spie", profile, topo.scenario.pipes)
     SpieApp(sw, cfg).push_all()
-    return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
+
+    def counters() -> dict[str, int]:
+        """Drops the sketch decided (flows judged large) and PIE's p, over
+        every port and pipe."""
+        out = {}
+        for key, name in (
+            ("sketch_drops", spie_names.LARGE_FLOW_DROPS),
+            ("random_drops", spie_names.RANDOM_DROPS),
+        ):
+            c = sw.model.counter(name)
+            out[key] = sum(c.read(i)[0] for i in range(c.size))
+        return out
+
+    setup = SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
+    setup.counters = counters
+    return setup
 
 
 def baseline_switch(

@@ -78,6 +78,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         (m.switch, m.toward): QueueLog(f"{m.switch}->{m.toward}") for m in s.monitor
     }
     periodic: list[tuple[float, Callable[[float], None]]] = []
+    counters: list[Callable[[], dict[str, int]]] = []
     notes: list[str] = []
     pfc = schemes.pfc_config(spec.scheme, s, profile)
     for w in s.switches:
@@ -90,6 +91,8 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         switches[w] = node
         if setup.periodic is not None:
             periodic.append((setup.interval_s, setup.periodic))
+        if setup.counters is not None:
+            counters.append(setup.counters)
 
     # ns-3: one node per host and switch, a point-to-point link per scenario link.
     ns_nodes = {}
@@ -178,6 +181,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                 dscp=f.dscp,
                 stop_ns=stop_ns,
                 min_rto_ms=s.min_rto_ms,
+                delack_timeout_ms=s.delack_timeout_ms,
                 onoff=None
                 if f.app == "bulk"
                 else tcp.OnOff(
@@ -241,6 +245,9 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
         _counted(sw.pipeline, RECIRCULATION_SKIPS) for sw in switches.values()
     )
     result.tcp = tcp_stats
+    for read in counters:
+        for key, value in read().items():
+            result.scheme_counters[key] = result.scheme_counters.get(key, 0) + value
     result.wall_s = time.perf_counter() - started
     del keep
     return result

@@ -52,7 +52,10 @@ Per flow (scenario `flows[i]`, `transport: tcp`):
   seed 002's dumbbell); minimum RTO 200 ms (Linux's; ns-3's default is 1 s; a
   scenario's `min_rto_ms` sets another);
   delayed-ACK timeout 40 ms (Linux's minimum; ns-3's 200 ms equals the
-  minimum RTO, so a window of one segment timed out spuriously); everything
+  minimum RTO, so a window of one segment timed out spuriously; a
+  scenario with a shorter `min_rto_ms` sets a shorter `delack_timeout_ms`,
+  or after one timeout a flow sends one segment per minimum RTO for
+  good); everything
   else is ns-3's default (initial window 10 segments, an ACK every 2
   segments, SACK on), except:
 
@@ -252,6 +255,7 @@ class TcpNet:
         stop_ns: int,
         onoff: OnOff | None = None,
         min_rto_ms: float = MIN_RTO_MS,
+        delack_timeout_ms: float = DELAYED_ACK_TIMEOUT_MS,
     ) -> None:
         f = self.g.NewFlow()
         f.src = self.nodes[rec.src]
@@ -272,7 +276,7 @@ class TcpNet:
             self.dscp_of_port[TCP_PORT_BASE + rec.flow_id] = dscp
         f.buffer_bytes = SOCKET_BUFFER_BYTES
         f.min_rto_ns = round(min_rto_ms * 1_000_000)
-        f.delack_ns = DELAYED_ACK_TIMEOUT_MS * 1_000_000
+        f.delack_ns = round(delack_timeout_ms * 1_000_000)
         f.delack_segments = (
             DCTCP_ACK_EVERY_SEGMENTS if cc in DCTCP_RECEIVERS else DELAYED_ACK_SEGMENTS
         )

@@ -49,6 +49,9 @@ def spie_model(columns: int) -> tuple[SpieApp, ModelSwitch]:
     # Slow enough that every packet is counted (no sampling) and the epoch
     # is the configured 1.07 s: the columns are all that varies.
     raw["sketch"]["line_rate_gbps"] = 0.01
+    # Algorithm 2's rule (line 13): every packet of a flow judged large is
+    # dropped, so the share admitted is the sketch's judgement alone.
+    raw["sketch"]["large_drop_probability"] = 1.0
     switch = ModelSwitch("spie", load_profile("tofino"))
     app = SpieApp(switch, parse_config(raw))
     app.push_all()

@@ -690,9 +690,10 @@ AUDIT: tuple[Entry, ...] = (
             None,
             "one epoch (<= 2^24 ticks)",
             BY_DESIGN,
-            "a line-rate epoch is at most 60,000 counts (the controller's epoch and "
-            "u); only arrivals beyond the port's rate reach the cap, where the count "
-            "stops below 2^16 <= 2^k, so it never reads as the next epoch's",
+            "a line-rate epoch of the fastest S-PIE port is at most 65,534 counts "
+            "(60,000 sampled: the controller's epoch and u); only arrivals beyond the "
+            "port's rate reach the cap, where the count stops below 2^16 <= 2^k, so it "
+            "never reads as the next epoch's, and an undo leaves it there",
         )
         for i in range(3)
     ),
@@ -706,8 +707,8 @@ AUDIT: tuple[Entry, ...] = (
         None,
         "one epoch (<= 2^24 ticks)",
         BY_DESIGN,
-        "as the rows: at the cap the average share is underestimated, S-PIE "
-        "drops harder while more arrives than the port drains",
+        "as the rows; at the cap S stops with it, so the test keeps the ratio "
+        "it had while more arrives than the port drains",
     ),
     Entry(
         "spie",
@@ -715,13 +716,13 @@ AUDIT: tuple[Entry, ...] = (
         "register",
         "32",
         "S: the counts before each counted packet, summed over the epoch",
-        Bounded(60_000 * 60_000 // 2, "a line-rate epoch's counts^2 / 2"),
+        Bounded(65_534 * 65_533 // 2, "a line-rate epoch's count (count - 1) / 2"),
         None,
         "one epoch (<= 2^24 ticks)",
         BY_DESIGN,
-        "below 2^31 at line rate; beyond it (several ports into one) the add "
-        "saturates at 2^32 - 1 for the rest of the epoch, with the same "
-        "consequence as m_count's cap (tna/spie/README.md, Widths)",
+        "below 2^31 at line rate; beyond it (several ports into one) it stops "
+        "when m_count reaches its cap, and the add saturates at 2^32 - 1 "
+        "(tna/spie/README.md, Sized for the ports it guards)",
     ),
     Entry(
         "spie",

@@ -89,10 +89,10 @@ def last_spie_port(pipes: int) -> int:
     return port_in(pipes - 1, 4)
 
 
-def spie_raw(pipes: int, **pie: Any) -> dict[str, Any]:
+def spie_raw(pipes: int, mode: str = "spie", **pie: Any) -> dict[str, Any]:
     """The default S-PIE switch (S-PIE on port 3, plain PIE on port 4, both
-    pipe 0), a sender in every pipe, and S-PIE on the last pipe's local
-    port 4 (LAST_SPIE_NET's receivers)."""
+    pipe 0), a sender in every pipe, and `mode` (S-PIE) on the last pipe's
+    local port 4 (LAST_SPIE_NET's receivers)."""
     raw = _raw(SPIE_DEFAULT)
     raw["pie"].update(pie)
     raw["sketch"]["line_rate_gbps"] = 0.1
@@ -108,13 +108,13 @@ def spie_raw(pipes: int, **pie: Any) -> dict[str, Any]:
         },
     )
     raw["source_bindings"].append({"port": port, "prefixes": [f"{LAST_SPIE_NET}.0/24"]})
-    raw["ports"].append({"port": port, "mode": "spie"})
+    raw["ports"].append({"port": port, "mode": mode})
     return raw
 
 
-def spie_on(pipes: int, **pie: Any) -> tuple[SpieApp, TnaProgram]:
+def spie_on(pipes: int, mode: str = "spie", **pie: Any) -> tuple[SpieApp, TnaProgram]:
     switch = ModelSwitch("spie", load_profile(CHIP), pipes)
-    app = SpieApp(switch, parse_spie(spie_raw(pipes, **pie)))
+    app = SpieApp(switch, parse_spie(spie_raw(pipes, mode, **pie)))
     app.push_all()
     model = switch.model
     # The random value pinned above any p for every sender: a probe packet is

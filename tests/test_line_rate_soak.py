@@ -41,7 +41,8 @@ def test_soak(program: str, scenario: str, gbps: float) -> None:
 
 @pytest.mark.parametrize(("gbps", "packets"), [(100.0, 2000), (400.0, 2000), (0.1, 1000)])
 def test_spie_equal_flows_within_twice_pies_drop_rate(gbps: float, packets: int) -> None:
-    """Four equal congested flows: S-PIE's drop rate stays within 2x of
+    """Four equal congested flows: S-PIE's drop rate (mode spie_pie: p while
+    congested; Algorithm 2 alone drops none of them) stays within 2x of
     plain PIE's in every eighth of the run, and Jain >= 0.95."""
     r = soak.spie_against_pie(gbps, packets)
     assert r.ok, r.failures

@@ -168,12 +168,18 @@ def _frame(src: str, sport: int, dst: str = "10.0.3.3") -> bytes:
     return bytes(Ether(dst=SWITCH_MAC, src=HOST_MAC) / IP(src=src, dst=dst) / TCP(sport=sport))
 
 
-def _app_on_model(line_rate_gbps: float | None = 0.1, **pie: Any) -> tuple[SpieApp, Any]:
-    """The default config on the model; the sketch sized for a port of
-    line_rate_gbps (the paper's 100 Mb/s bottleneck unless given; None:
-    the chip's fastest port)."""
+def _app_on_model(
+    line_rate_gbps: float | None = 0.1, mode: str = "spie", large_drop: float = 1.0, **pie: Any
+) -> tuple[SpieApp, Any]:
+    """The default config on the model, port 3 in `mode`; the sketch sized
+    for a port of line_rate_gbps (the paper's 100 Mb/s bottleneck unless
+    given; None: the chip's fastest port); a large flow's packet dropped
+    with probability `large_drop` (1: the paper's rule, which these tests
+    hold the data plane to; the controller's default is 1/2)."""
     raw = copy.deepcopy(RAW)
     raw["pie"].update(pie)
+    raw["sketch"]["large_drop_probability"] = large_drop
+    raw["ports"][0]["mode"] = mode
     raw["sketch"]["line_rate_gbps"] = line_rate_gbps
     app = SpieApp(FlakyModelSwitch("spie"), parse_config(raw))
     app.push_all()
@@ -320,11 +326,31 @@ def test_elephant_among_mice_is_held_near_their_share() -> None:
     assert all(passed[f] >= (1 - p - 0.02) * 1500 for f in (1, 2, 3))
 
 
+def test_a_large_flow_dropped_with_probability_one_half_loses_about_half() -> None:
+    """The controller's default (departure 13): a packet of a flow judged
+    large is dropped with probability 1/2, so at A:B = 3:1 under congestion
+    A keeps more than the paper's rule lets it (3,328 at probability 1), and
+    B, below the average, still loses nothing (Algorithm 2 admits it)."""
+    flows = [0, 0, 0, 1] * 2000
+    _app, model = _app_on_model(large_drop=0.5)
+    t = _congest(model)
+    frames = {f: _frame(f"10.0.1.{f + 1}", 1000 + f) for f in (0, 1)}
+    passed = dict.fromkeys(frames, 0)
+    for f in flows:
+        passed[f] += _send(model, t, 30_000_000, frames[f])
+        t += 1_000
+    drops = model.counter(n.LARGE_FLOW_DROPS).read(3)[0]
+    assert passed[1] == 2000
+    assert passed[0] + drops == 6000
+    assert 3328 < passed[0] < 6000 - 1000
+    assert drops > 1000
+
+
 def test_a_dropped_packet_does_not_count() -> None:
-    """A packet dropped at random (PIE's p) or as large leaves the rows,
-    m_count and S as they were: its first pass counted it, the resubmitted
-    second pass took it out."""
-    _app, model = _app_on_model()
+    """A packet dropped at random (PIE's p, here while congested: mode
+    spie_pie) or as large leaves the rows, m_count and S as they were: its
+    first pass counted it, the resubmitted second pass took it out."""
+    _app, model = _app_on_model(mode="spie_pie")
     t = _congest(model)
     frame = _frame("10.0.1.7", 1234)
     assert _send(model, t, 30_000_000, frame)
@@ -345,12 +371,14 @@ def test_a_dropped_packet_does_not_count() -> None:
     assert model.counter(n.RANDOM_DROPS).read(3)[0] == 5
 
 
-def test_equal_flows_in_turn_are_never_dropped_as_large() -> None:
+@pytest.mark.parametrize("mode", ["spie", "spie_pie"])
+def test_equal_flows_in_turn_are_never_dropped_as_large(mode: str) -> None:
     """Four equal flows served in turn while congested: none exceeds the
     weighted average by more than one packet, so none may be dropped as
     large (the margin below the logs' rounding lost 2.7 % of the first
-    20k); they lose only PIE's p."""
-    _app, model = _app_on_model()
+    20k). Algorithm 2 (mode spie) admits them all while congested; mode
+    spie_pie drops PIE's p of them, evenly, as plain PIE would."""
+    _app, model = _app_on_model(mode=mode)
     t = _congest(model)
     frames = [_frame(f"10.0.1.{i + 1}", 1000 + i) for i in range(4)]
     passed = [0] * 4
@@ -358,9 +386,10 @@ def test_equal_flows_in_turn_are_never_dropped_as_large() -> None:
         passed[i % 4] += _send(model, t, 30_000_000, frames[i % 4])
         t += 500
     assert model.counter(n.LARGE_FLOW_DROPS).read(3)[0] == 0
-    # What they lose is PIE's p, as plain PIE would drop, evenly.
     p = model.register(n.PROB).read(0) / 2**31
-    assert sum(passed) == pytest.approx((1 - p) * 20_000, rel=0.01)
+    assert p > 0.01
+    kept = 1.0 if mode == "spie" else 1 - p
+    assert sum(passed) == pytest.approx(kept * 20_000, rel=0.01)
     assert min(passed) > 0.97 * max(passed)
 
 
@@ -486,12 +515,19 @@ def test_app_writes_the_units_the_data_plane_uses() -> None:
     sketch = model.table(n.SKETCH_CONFIG).lookup({}).data
     # 100 Mb/s: 2^22 ticks (268 ms) of minimum-size packets is 39,946
     # packets, within the budget; 2^23 would not be.
-    assert sketch == {"epoch_mask": 0xFFC00000, "column_mask": 1023, "sample_mask": 0}
+    assert sketch == {
+        "epoch_mask": 0xFFC00000,
+        "column_mask": 1023,
+        "sample_mask": 0,
+        "large_drop": 1 << 31,  # always: _app_on_model's large_drop 1
+    }
+    _app, model = _app_on_model(large_drop=0.5)
+    assert model.table(n.SKETCH_CONFIG).lookup({}).data["large_drop"] == 1 << 30
 
 
 @pytest.mark.parametrize(
     ("chip", "gbps", "k", "u"),
-    [("tofino", 100, 16, 4), ("tofino2", 400, 16, 6), ("tofino", 10, 16, 1), ("tofino", 1, 19, 0)],
+    [("tofino", 100, 16, 4), ("tofino2", 400, 16, 6), ("tofino", 10, 16, 0), ("tofino", 1, 19, 0)],
 )
 def test_line_rate_epoch_holds_within_the_counters(chip: str, gbps: float, k: int, u: int) -> None:
     """A whole epoch of minimum-size packets at the line rate, counted 1 in
@@ -500,6 +536,7 @@ def test_line_rate_epoch_holds_within_the_counters(chip: str, gbps: float, k: in
     below 2^31: neither saturates at line rate."""
     from bfrt_controller.spie.config import (
         COUNT_BUDGET,
+        COUNT_BUDGET_EXACT,
         line_rate_pps,
         sketch_scaling,
     )
@@ -513,7 +550,8 @@ def test_line_rate_epoch_holds_within_the_counters(chip: str, gbps: float, k: in
     cfg = parse_config(raw)
     assert sketch_scaling(cfg, load_profile(chip)) == (k, u)
     counts = line_rate_pps(gbps) * (1 << k) * 64e-9 / (1 << u)
-    assert counts <= COUNT_BUDGET < SPIE_COUNT_CAP
+    # Every packet counted (u = 0) has no chance in its count: up to the cap.
+    assert counts <= (COUNT_BUDGET_EXACT if u == 0 else COUNT_BUDGET) < SPIE_COUNT_CAP
     assert counts * counts / 2 < 2**31
 
 
@@ -589,3 +627,113 @@ def test_a_restarted_switch_gets_the_retuned_state_back() -> None:
     assert model.table(n.ALPHA_LO).lookup({n.K_D_REF: 100}).data == tuned
     assert tuned["term"] == round(0.25 * 100 * DELAY_UNIT_S * PROB_ONE)
     assert model.table(n.SKETCH_CONFIG).lookup({}).data["column_mask"] == 1023
+
+
+# ---- the undo's timing and gating (issue 47, Deliver 4) ------------------
+
+
+def _columns(model: Any, frame: bytes) -> list[tuple[str, int]]:
+    """The flow's counter in each row: (register, column)."""
+    ip = Ether(frame)[IP]
+    flow = (
+        socket.inet_aton(ip.src)
+        + socket.inet_aton(ip.dst)
+        + bytes([ip.proto])
+        + ip[TCP].sport.to_bytes(2, "big")
+        + ip[TCP].dport.to_bytes(2, "big")
+    )
+    mask = model.table(n.SKETCH_CONFIG).default[1]["column_mask"]
+    return [(f"SwitchIngress.sketch_row{i}", h & mask) for i, h in enumerate(row_hashes(flow))]
+
+
+def _set_counts(model: Any, frame: bytes, row: int, m_count: int, sumsq: int) -> None:
+    for name, column in _columns(model, frame):
+        model.register(name).write(column, row)
+    model.register("SwitchIngress.m_count").write(0, m_count)
+    model.register("SwitchIngress.sumsq").write(0, sumsq)
+
+
+def _counts(model: Any, frame: bytes) -> tuple[list[int], int, int]:
+    """Rows, m_count and S as the control plane reads them (every second
+    pass done)."""
+    rows = [model.register(name).read(column) for name, column in _columns(model, frame)]
+    return (
+        rows,
+        model.register("SwitchIngress.m_count").read(0),
+        model.register("SwitchIngress.sumsq").read(0),
+    )
+
+
+def test_the_second_pass_comes_a_resubmission_later() -> None:
+    """A dropped, counted packet's count stays in the sketch until its
+    second pass, about a microsecond later on the chip: a packet in between
+    reads it (spie.yaml, spie_a_packet_between_the_passes_sees_the_first_count,
+    shows the verdict it changes). The model ran both passes at once."""
+    _app, model = _app_on_model(mode="spie_pie")
+    t = _congest(model)
+    frame = _frame("10.0.1.7", 1234)
+    model.register(n.PROB).write(0, 0x7FFFFFFF)  # p = 1: dropped
+    (name, column), *_ = _columns(model, frame)
+    cell = model.p4.registers[name]  # the data plane's view: no second pass forced
+    other = _frame("10.0.1.8", 1)
+    assert not _send(model, t, 30_000_000, frame)
+    assert cell.read(column) == 1  # counted, its second pass still to come
+    _send(model, t + 500, 30_000_000, other)
+    assert cell.read(column) == 1
+    _send(model, t + 2_000, 30_000_000, other)
+    assert cell.read(column) == 0  # taken out
+
+
+def test_a_saturated_count_does_not_drift_down() -> None:
+    """A flow and its port counted up to the cap (arrivals beyond the line
+    rate): its packets are dropped as large, and their second passes must
+    not take off what their first passes, at the cap, never added. The
+    undo took one off each time: 0xFFFF, 0xFFFE, ... S stops with m_count:
+    it neither grows at the cap nor falls on the undo."""
+    _app, model = _app_on_model()
+    t = _congest(model)
+    frame = _frame("10.0.1.7", 1234)
+    _set_counts(model, frame, row=0xFFFF, m_count=0xFFFF, sumsq=1 << 30)
+    for k in range(5):
+        assert not _send(model, t + k * 10_000, 30_000_000, frame)
+    assert model.counter(n.LARGE_FLOW_DROPS).read(3)[0] == 5
+    assert _counts(model, frame) == ([0xFFFF] * 3, 0xFFFF, 1 << 30)
+    # Admitted at the cap (another, small flow): S does not grow either.
+    small = _frame("10.0.1.9", 77)
+    assert _send(model, t + 100_000, 30_000_000, small)
+    assert model.register("SwitchIngress.sumsq").read(0) == 1 << 30
+
+
+def test_a_counter_of_another_epoch_restarts_whatever_its_tag() -> None:
+    """A counter tagged 3 epochs of 2^16 ticks ahead of this one (left
+    untouched for about 2^32 ticks, 275 s): with the 2^24 window it read as
+    this epoch's with a count of 3 x 65,536 + 20 and the flow tested large;
+    within the cap's window (2^16) it is another epoch's and restarts."""
+    _app, model = _app_on_model()
+    frame = _frame("10.0.1.7", 1234)
+    t = 17_000_000  # epoch start 0 (2^22 ticks)
+    _set_counts(model, frame, row=3 * 65536 + 20, m_count=0, sumsq=0)
+    assert _send(model, t, 0, frame)
+    assert _counts(model, frame)[0] == [1, 1, 1]
+
+
+def test_the_second_pass_undoes_in_its_first_pass_epoch() -> None:
+    """A is dropped 200 ns before the epoch turns (2^22 ticks, 268 ms); its
+    second pass comes after, when B has already restarted the port's
+    m_count and S in the new epoch. The undo is for A's epoch (the digest
+    carries it): A's rows there lose A's count, B's new epoch keeps its
+    own (m_count 2, S 1). Undoing in the clock's epoch took one off B's
+    m_count and A's 48 off B's S, and sumsq_undo had no epoch test."""
+    _app, model = _app_on_model()
+    boundary_ns = (1 << 22) * 64
+    _send(model, boundary_ns - 20_000_000, 30_000_000, _frame("10.0.1.1", 999))  # congested
+    a, b = _frame("10.0.1.7", 1234), _frame("10.0.1.8", 4321)
+    _set_counts(model, a, row=48, m_count=64, sumsq=1248)
+    # A alone counted 48 of 64: large.
+    assert not _send(model, boundary_ns - 200, 30_000_000, a)
+    assert _send(model, boundary_ns + 100, 30_000_000, b)
+    assert _send(model, boundary_ns + 300, 30_000_000, b)
+    base = 1 << 22
+    rows, m_count, sumsq = _counts(model, a)
+    assert rows == [48, 48, 48]
+    assert (m_count, sumsq) == (base + 2, 1)

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from hw_profiles import HwProfile
 from models.switch.core import Match
-from models.switch.spie import SPIE_MODE_PIE, SPIE_MODE_SPIE
+from models.switch.spie import SPIE_MODE_PIE, SPIE_MODE_SPIE, SPIE_MODE_SPIE_PIE
 
 from ..common import (
     IntendedStateApp,
@@ -44,6 +44,8 @@ from .config import (
     SketchParams,
     SpieConfig,
     check_against,
+    line_rate_gbps,
+    port_speed_gbps,
     sketch_scaling,
     ticks,
 )
@@ -67,10 +69,10 @@ PORTS = "ports"
 U32 = 0xFFFFFFFF
 # A PI step's copy keeps the Ethernet header only.
 UPDATE_COPY_BYTES = 14
-MODES = {"pie": SPIE_MODE_PIE, "spie": SPIE_MODE_SPIE}
+MODES = {"pie": SPIE_MODE_PIE, "spie": SPIE_MODE_SPIE, "spie_pie": SPIE_MODE_SPIE_PIE}
 # What `set` may change: PIE's and the sketch's parameters.
 PIE_SETTABLE = ("alpha_per_s", "beta_per_s", "del_ref_us", "t_update_us", "stale_after_us")
-SKETCH_SETTABLE = ("columns", "clear_interval_us")
+SKETCH_SETTABLE = ("columns", "clear_interval_us", "large_drop_probability")
 SETTABLE: dict[str, type] = {
     "alpha_per_s": float,
     "beta_per_s": float,
@@ -79,6 +81,7 @@ SETTABLE: dict[str, type] = {
     "stale_after_us": float,
     "columns": int,
     "clear_interval_us": float,
+    "large_drop_probability": float,
 }
 
 
@@ -93,6 +96,12 @@ class Change:
 def delay_units(us: float) -> int:
     """Microseconds as the data plane's 1024 ns units (ns >> 10)."""
     return round(us * 1e-6 / DELAY_UNIT_S)
+
+
+def large_drop_units(probability: float) -> int:
+    """q in 2^-31 units, as a 31-bit random value compares with it: 1 is
+    2^31, above every draw (always dropped)."""
+    return round(probability * (1 << 31))
 
 
 def _term_writes(table: str, key: str, entries: list[TermEntry]) -> list[EntryWrite]:
@@ -234,6 +243,7 @@ class SpieApp(IntendedStateApp):
                     "epoch_mask": epoch_mask(k),
                     "column_mask": cfg.sketch.columns - 1,
                     "sample_mask": sample_mask(u),
+                    "large_drop": large_drop_units(cfg.sketch.large_drop_probability),
                 },
                 op="default",
             )
@@ -310,11 +320,15 @@ class SpieApp(IntendedStateApp):
         cfg = self.effective
         rows: list[dict[str, object]] = []
         pie, sketch = cfg.pie, cfg.sketch
-        # The PIE and sketch settings the ports run now (`set` changes them).
+        k, u = sketch_scaling(cfg, self.profile)
+        # The PIE and sketch settings the ports run now (`set` changes them),
+        # the sketch as sized for the fastest S-PIE port.
         settings = (
             f"alpha {pie.alpha_per_s:g}/s beta {pie.beta_per_s:g}/s, ref {pie.del_ref_us:g} us, "
             f"T_update {pie.t_update_us:g} us; sketch {sketch.columns} columns, "
-            f"cleared every {sketch.clear_interval_us:,.0f} us"
+            f"cleared every {(1 << k) * CLOCK_TICK_NS / 1000:,.0f} us, 1 packet in {1 << u} "
+            f"counted (sized for {line_rate_gbps(cfg, self.profile):g} Gb/s), a large flow's "
+            f"packet dropped with probability {sketch.large_drop_probability:g}"
         )
         for slot, p in enumerate(cfg.ports):
             intended = self.port_writes(slot, p.port, p.mode, cfg)
@@ -324,6 +338,10 @@ class SpieApp(IntendedStateApp):
                     "section": PORTS + " (S-PIE)",
                     "port": p.port,
                     "mode": p.mode,
+                    # None: not given, nor by a front panel: the chip's fastest.
+                    "speed_gbps": port_speed_gbps(p, self.profile)
+                    if p.speed_gbps is not None
+                    else f"{port_speed_gbps(p, self.profile):g} (assumed)",
                     "settings": settings,
                     "entries": f"{len(present)}/{len(intended)}",
                     "p": round(self.switch.read_register(n.PI_PROB, slot) / (1 << 32), 6),

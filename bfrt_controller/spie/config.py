@@ -14,14 +14,25 @@ of 1024 columns, and 2^24 ticks of 64 ns (1.07 s) between clearings.
 At a chip's line rate a 1.07 s epoch holds 1.6e8 minimum-size packets
 (100 Gb/s), far beyond what the 16-bit capped counters and the 32-bit sum
 of squares hold. So the epoch is shortened (`sketch_scaling`) until a whole
-epoch of the fastest S-PIE port's line rate is within COUNT_BUDGET counts,
-and below 2^16 ticks (4.2 ms) the sketch counts 1 packet in 2^u instead
-(tna/spie/README.md, "Widths").
+epoch of minimum-size packets at the fastest S-PIE port's speed is within
+the count budget, and below 2^16 ticks (4.2 ms) the sketch counts 1 packet
+in 2^u instead (tna/spie/README.md, "Sized for the ports it guards").
+
+Each port's speed is `ports[i].speed_gbps`, which a deployment's
+front_panel fills for the ports it brings up (bfrt_controller/deployment.py);
+a port with neither is taken at the chip's fastest speed, the one sizing
+that holds whatever the port runs at. The sketch is one structure shared by
+every port (its epoch and sample are one keyless default action: per port
+they would cost the ingress a stage), so it is sized for the fastest S-PIE
+port: there every count stays exact; a slower port's flows are judged
+large from a larger share (tna/spie/README.md, "Sized for the ports it guards").
+`sketch.line_rate_gbps` overrides the sizing rate.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -42,9 +53,15 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
-from .tables import D_LIMIT, DELAY_UNIT_S, nearest_shift
+from .tables import D_LIMIT, DELAY_UNIT_S, large_min_count, nearest_shift
 
-Mode = Literal["pie", "spie"]
+# spie: seed 002's Algorithm 2 (while congested, drop only flows judged
+# large and admit the rest; PIE's p otherwise); spie_pie: the same plus
+# PIE's p for every packet while congested; pie: plain PIE
+# (tna/spie/README.md, departure 12).
+Mode = Literal["pie", "spie", "spie_pie"]
+# The modes that judge flows by the sketch.
+SKETCH_MODES = ("spie", "spie_pie")
 # The epoch is the clock with its low k bits cleared, 16 <= k <= 24.
 EPOCH_SHIFT_MIN = 16
 EPOCH_SHIFT_MAX = 24
@@ -62,10 +79,16 @@ MIN_DEL_REF_US = DELAY_UNIT_S * 1e6
 # A minimum-size Ethernet frame on the wire: 64 bytes, 8 of preamble, 12 of
 # inter-frame gap.
 MIN_WIRE_BYTES = 84
-# Counts one epoch at line rate may reach: below the counters' cap by more
-# than 5 standard deviations of a sampled count, and S <= budget^2 / 2 <
-# 2^31.
+# Counts one epoch at line rate may reach when the sketch samples: below the
+# counters' cap by more than 5 standard deviations of a sampled count, and
+# S <= budget^2 / 2 < 2^31.
 COUNT_BUDGET = 60_000
+# Counting every packet there is no chance in the count: up to one below
+# the cap (a line-rate epoch never reaches it), S < 2^31 still.
+COUNT_BUDGET_EXACT = SPIE_COUNT_CAP - 1
+# A 1500-byte IP packet on the wire (Ethernet header and FCS, preamble,
+# inter-frame gap): the packets a flow of full-size segments sends.
+FULL_WIRE_BYTES = 1538
 # 1 packet in 2^16 at most: beyond any chip's line rate at the shortest epoch.
 SAMPLE_SHIFT_MAX = 16
 
@@ -73,6 +96,10 @@ SAMPLE_SHIFT_MAX = 16
 class PortSpec(Strict):
     port: PortNumber
     mode: Mode = "spie"
+    # The rate the port drains at: its speed, or its shaper's rate when the
+    # traffic manager shapes it below. A deployment's front_panel gives it
+    # for the ports it brings up; none: the chip's fastest port.
+    speed_gbps: Annotated[float, Field(gt=0)] | None = None
 
 
 class PieParams(Strict):
@@ -100,8 +127,8 @@ class PieParams(Strict):
 # Columns per concurrent flow the sketch keeps apart: with fewer, collisions
 # lift the weighted average and a large flow escapes (tna/spie/README.md,
 # "How many columns"; scripts/sketch_columns.py: a 4x flow is admitted at
-# Algorithm 2's own share, 0.30, up to columns/8 flows, 0.60 at columns/4,
-# all of it from columns/2).
+# Algorithm 2's own share up to columns/4 flows, all of it from columns/2;
+# 8 a flow is twice that).
 COLUMNS_PER_FLOW = 8
 DEFAULT_COLUMNS = 1024
 
@@ -116,9 +143,14 @@ class SketchParams(Strict):
     # ClearMemory's interval: rounded to the nearest 2^k ticks of 64 ns,
     # k in 16..24 (4.2 ms .. 1.07 s).
     clear_interval_us: Annotated[float, Field(gt=0)] = 1_073_741.824
-    # The fastest S-PIE port's line rate; none: the chip's fastest port
-    # (hw_profiles' max_port_gbps), the worst case the counts must hold.
+    # Override: size the sketch for this rate instead of the fastest S-PIE
+    # port's speed (ports[].speed_gbps).
     line_rate_gbps: Annotated[float, Field(gt=0)] | None = None
+    # A packet of a flow judged large while congested is dropped with this
+    # probability (seed 002's Algorithm 2: 1). 1/2 keeps enough of a large
+    # flow's window arriving for TCP to recover without a timeout
+    # (tna/spie/README.md, departure 13).
+    large_drop_probability: Annotated[float, Field(gt=0, le=1)] = 0.5
 
     @model_validator(mode="before")
     @classmethod
@@ -157,6 +189,24 @@ class SpieConfig(Strict):
     # the next for pipe 1's, ...
     mirror_session_base: Annotated[int, Field(ge=1, le=MIRROR_SESSION_MAX)] = 40
 
+    def with_port_speeds(self, speeds: dict[int, float]) -> SpieConfig:
+        """The config with each port's speed taken from `speeds` (device port
+        -> Gb/s: a deployment's front_panel) where it gives none; a speed
+        above the port's own is refused (a port drains no faster)."""
+        ports = []
+        for i, spec in enumerate(self.ports):
+            front = speeds.get(spec.port)
+            if front is not None and spec.speed_gbps is not None and spec.speed_gbps > front:
+                raise ConfigError(
+                    f"ports[{i}].speed_gbps",
+                    f"{spec.speed_gbps:g} Gb/s is above device port {spec.port}'s front-panel "
+                    f"speed ({front:g} Gb/s)",
+                )
+            if front is not None and spec.speed_gbps is None:
+                spec = spec.model_copy(update={"speed_gbps": front})
+            ports.append(spec)
+        return self.model_copy(update={"ports": ports})
+
 
 def ticks(us: float) -> int:
     return max(1, round(us * 1000 / CLOCK_TICK_NS))
@@ -166,9 +216,18 @@ def epoch_shift(cfg: SpieConfig) -> int:
     return nearest_shift(cfg.sketch.clear_interval_us * 1000 / CLOCK_TICK_NS, 0, 64)
 
 
+def port_speed_gbps(spec: PortSpec, profile: HwProfile) -> float:
+    """The port's speed as configured; none: the chip's fastest port."""
+    return float(profile.max_port_gbps) if spec.speed_gbps is None else spec.speed_gbps
+
+
 def line_rate_gbps(cfg: SpieConfig, profile: HwProfile) -> float:
-    rate = cfg.sketch.line_rate_gbps
-    return float(profile.max_port_gbps) if rate is None else rate
+    """The rate the shared sketch is sized for: the override, else the
+    fastest port whose mode uses the sketch (else the fastest port)."""
+    if cfg.sketch.line_rate_gbps is not None:
+        return cfg.sketch.line_rate_gbps
+    sketch_ports = [p for p in cfg.ports if p.mode in SKETCH_MODES] or cfg.ports
+    return max(port_speed_gbps(p, profile) for p in sketch_ports)
 
 
 def line_rate_pps(gbps: float) -> float:
@@ -176,22 +235,77 @@ def line_rate_pps(gbps: float) -> float:
     return gbps * 1e9 / (MIN_WIRE_BYTES * 8)
 
 
-def sketch_scaling(cfg: SpieConfig, profile: HwProfile) -> tuple[int, int]:
-    """(k, u): the epoch is 2^k ticks and 1 packet in 2^u is counted, so
-    that one epoch of minimum-size packets at the line rate is at most
-    COUNT_BUDGET counts. The configured epoch is shortened first (every
-    packet counted keeps equal flows' counts equal); only at 2^16 ticks
-    does u grow (sampled counts of equal flows differ by chance)."""
-    k = epoch_shift(cfg)
-    pps = line_rate_pps(line_rate_gbps(cfg, profile))
+def sample_shift_for(packets: float) -> int:
+    """u: the least sampling that keeps `packets` within the budget (every
+    packet counted up to COUNT_BUDGET_EXACT, sampled ones to COUNT_BUDGET)."""
+    if packets <= COUNT_BUDGET_EXACT:
+        return 0
+    return max(1, math.ceil(math.log2(packets / COUNT_BUDGET)))
+
+
+def scaling_for(gbps: float, k_configured: int = EPOCH_SHIFT_MAX) -> tuple[int, int]:
+    """(k, u) for a sketch sized for `gbps`: the configured epoch shortened
+    first (every packet counted keeps equal flows' counts equal); only at
+    2^16 ticks does u grow (sampled counts of equal flows differ by chance)."""
+    pps = line_rate_pps(gbps)
 
     def shift_for(k: int) -> int:
-        packets = pps * (1 << k) * CLOCK_TICK_NS * 1e-9
-        return max(0, math.ceil(math.log2(max(packets, 1.0) / COUNT_BUDGET)))
+        return sample_shift_for(pps * (1 << k) * CLOCK_TICK_NS * 1e-9)
 
+    k = k_configured
     while shift_for(k) > 0 and k > EPOCH_SHIFT_MIN:
         k -= 1
     return k, shift_for(k)
+
+
+def sketch_scaling(cfg: SpieConfig, profile: HwProfile) -> tuple[int, int]:
+    """(k, u): the epoch is 2^k ticks and 1 packet in 2^u is counted, so
+    that one epoch of minimum-size packets at the sizing rate
+    (line_rate_gbps) stays within the count budget."""
+    return scaling_for(line_rate_gbps(cfg, profile), epoch_shift(cfg))
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """What a sketch sized for one port speed does (tna/spie/README.md's table)."""
+
+    gbps: float
+    epoch_shift: int
+    sample_shift: int
+    min_count: int
+    # The least share of the port a flow of 1500-byte packets must hold over
+    # a whole epoch to be judged (it reaches min_count counts), and how long
+    # a flow at the whole port's rate takes to get there.
+    smallest_share: float
+    judged_after_s: float
+    # An epoch of minimum-size packets at the port's speed: m_count (or one
+    # flow's row count) and S, at most count (count - 1) / 2.
+    max_count: float
+    max_sum: float
+
+    @property
+    def epoch_s(self) -> float:
+        return (1 << self.epoch_shift) * CLOCK_TICK_NS * 1e-9
+
+
+def sizing(port_gbps: float, sized_for_gbps: float | None = None) -> Sizing:
+    """The sketch as a port of `port_gbps` sees it when the sketch is sized
+    for `sized_for_gbps` (default: the port's own speed)."""
+    k, u = scaling_for(sized_for_gbps or port_gbps)
+    epoch_s = (1 << k) * CLOCK_TICK_NS * 1e-9
+    need = large_min_count(u) << u  # packets
+    full_pps = port_gbps * 1e9 / (FULL_WIRE_BYTES * 8)
+    count = line_rate_pps(port_gbps) * epoch_s / (1 << u)
+    return Sizing(
+        gbps=port_gbps,
+        epoch_shift=k,
+        sample_shift=u,
+        min_count=large_min_count(u),
+        smallest_share=need / (full_pps * epoch_s),
+        judged_after_s=need / full_pps,
+        max_count=count,
+        max_sum=count * (count - 1) / 2,
+    )
 
 
 def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
@@ -199,6 +313,12 @@ def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
     check_port_guards(cfg.routes, cfg.trusted_ports, cfg.source_bindings, profile)
     for i, spec in enumerate(cfg.ports):
         check_port(f"ports[{i}].port", spec.port, profile, front_panel=True)
+        if spec.speed_gbps is not None and spec.speed_gbps > profile.max_port_gbps:
+            raise ConfigError(
+                f"ports[{i}].speed_gbps",
+                f"{spec.speed_gbps:g} Gb/s is beyond the chip's fastest port "
+                f"({profile.max_port_gbps} Gb/s)",
+            )
     no_repeats("ports", (spec.port for spec in cfg.ports))
     if cfg.pie.del_ref_us > MAX_DEL_REF_US:
         raise ConfigError(
@@ -244,7 +364,7 @@ def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
             f"{rate:g} Gb/s needs 1 packet in 2^{u} counted even with the shortest epoch "
             f"(2^{EPOCH_SHIFT_MIN} ticks); at most 2^{SAMPLE_SHIFT_MAX}",
         )
-    assert COUNT_BUDGET < SPIE_COUNT_CAP
+    assert COUNT_BUDGET < COUNT_BUDGET_EXACT < SPIE_COUNT_CAP
     last = cfg.mirror_session_base + profile.pipes - 1
     if not profile.valid_mirror_session(cfg.mirror_session_base) or not (
         profile.valid_mirror_session(last)
@@ -270,3 +390,30 @@ def load_config(path: str | Path) -> SpieConfig:
 
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "defaults" / "spie.yaml"
+
+
+# The port speeds tna/spie/README.md's sizing table lists (Tofino2 only
+# from 200 Gb/s).
+TABLE_SPEEDS_GBPS = (1, 10, 25, 40, 100, 200, 400)
+
+
+def sizing_table() -> list[str]:
+    """tna/spie/README.md's table of what the sketch does at each port speed
+    when every S-PIE port runs at it (tests/test_spie_sizing.py holds the
+    README to it)."""
+    lines = [
+        "| port speed | epoch (T_threshold) | counted | judged from | smallest share "
+        "judged | at the whole port's rate, judged after | largest count in an epoch "
+        "(minimum-size line rate) | largest S |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for gbps in TABLE_SPEEDS_GBPS:
+        z = sizing(gbps)
+        counted = "every packet" if z.sample_shift == 0 else f"1 in {1 << z.sample_shift}"
+        chip = " (Tofino2)" if gbps > 100 else ""
+        lines.append(
+            f"| {gbps} Gb/s{chip} | {z.epoch_s * 1e3:.2f} ms (2^{z.epoch_shift} ticks) | "
+            f"{counted} | {z.min_count} counts | {z.smallest_share * 100:.2f} % | "
+            f"{z.judged_after_s * 1e3:.3f} ms | {z.max_count:,.0f} | {z.max_sum:.3g} |"
+        )
+    return lines

@@ -12,6 +12,7 @@ SECTIONS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
         (
             ("port", "port"),
             ("mode", "mode"),
+            ("speed (Gb/s)", "speed_gbps"),
             ("settings", "settings"),
             ("entries", "entries"),
             ("p", "p"),

@@ -140,18 +140,23 @@ LARGE_MIN_COUNT = 16
 
 
 # Counts in units of 2^u packets (u > 0, a sampled sketch) of equal flows
-# differ by chance, about 1/sqrt(count) of it: 25 % at 16 counts, beyond
-# the margin (13.9 % at least), and a flow judged large loses every packet
+# differ by chance: a count c of 1-in-2^u samples deviates by about
+# sqrt((1 - 2^-u) / c) of itself, 25 % at 16 counts when u = 4, beyond the
+# margin (13.9 % at least), and a flow judged large loses every packet
 # until the others catch up, so at 100 Gb/s equal flows lost three times
-# PIE's rate in an epoch's first 2,000 packets. From 128 counts the chance
-# deviation (8.8 %) is within the margin.
+# PIE's rate in an epoch's first 2,000 packets. Counts from
+# 128 (1 - 2^-u) on keep the chance deviation within 1/sqrt(128) (8.8 %),
+# within the margin: 64 counts at u = 1, 96 at 2, 120 at 4, 126 at 6.
 LARGE_MIN_COUNT_SAMPLED = 128
 
 
 def large_min_count(sample_shift: int) -> int:
     """The count below which no flow is large, for a sketch counting 1
     packet in 2^sample_shift."""
-    return LARGE_MIN_COUNT if sample_shift == 0 else LARGE_MIN_COUNT_SAMPLED
+    if sample_shift == 0:
+        return LARGE_MIN_COUNT
+    sampled = math.ceil(LARGE_MIN_COUNT_SAMPLED * (1 - 2.0**-sample_shift))
+    return max(LARGE_MIN_COUNT, sampled)
 
 
 def log_res_entries(min_count: int = LARGE_MIN_COUNT) -> list[LogEntry]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from hw_profiles import HwProfile
 
@@ -57,23 +58,32 @@ SPIE_TERM_ENTRIES = 272
 SPIE_MODE_NONE = 0
 SPIE_MODE_PIE = 1
 SPIE_MODE_SPIE = 2
+# S-PIE with PIE's p for every packet while congested too (departure 12).
+SPIE_MODE_SPIE_PIE = 3
 FEEDBACK_TYPE_SPIE_STATE = 5
 # bridged class_id of a packet that found its port idle (no fresh update).
 SPIE_BRIDGED_IDLE = 1
 PKT_TYPE_MIRROR_SPIE = 5
-# A counter at most this far above its epoch's start is this epoch's.
-EPOCH_COUNT_LIMIT = 1 << 24
-# A count stops below this (2^16 - 1 < 2^k for every epoch k >= 16): it can
+# A counter less than this above its epoch's start is this epoch's: no more
+# than the cap needs (SPIE_EPOCH_WINDOW).
+EPOCH_WINDOW = 1 << 16
+# A count stops at this (2^16 - 1 < 2^k for every epoch k >= 16): it can
 # never reach the next epoch's start, so no earlier epoch reads as current.
 SPIE_COUNT_CAP = 0xFFFF
+# The second pass of a resubmitted packet runs this long after its first:
+# the ingress pipeline's latency plus the way back to its parser. The chip
+# publishes no figure; about a microsecond is its order, and what matters is
+# that packets arriving meanwhile see the first pass's count.
+RESUBMIT_DELAY_NS = 1000
 SIGN_32 = 0x80000000
 U16_MASK = 0xFFFF
 RANDOM_31_MASK = 0x7FFFFFFF
 # sketch_config's default action data: T_threshold = 2^24 ticks, 4096
-# columns, every packet counted.
+# columns, every packet counted, a large flow's packet always dropped.
 DEFAULT_EPOCH_MASK = 0xFF000000
 DEFAULT_COLUMN_MASK = 0x0FFF
 DEFAULT_SAMPLE_MASK = 0
+DEFAULT_LARGE_DROP = 0x80000000
 # log_res's and log_count's default: m_before = 0 (the flow's first packet
 # this epoch) or m_count_before < 2 is never large (-1024 as 16 bits).
 LOG_NEVER = 0xFC00
@@ -186,6 +196,8 @@ class IgMd:
     prob: int = 0
     random: int = 0
     prob_margin: int = 0
+    large_drop: int = 0
+    large_drop_margin: int = 0
 
 
 @dataclass
@@ -212,6 +224,24 @@ class EgMd:
     prob: int = 0
     report: bool = False
     mirror_congested: int = 0
+
+
+class UndoDigest(NamedTuple):
+    """spie_undo_h: what the first pass added to S and its epoch's start."""
+
+    sum_added: int
+    epoch_base: int
+
+
+@dataclass
+class PendingPass:
+    """A resubmitted packet on its way back to the parser."""
+
+    due_ns: int
+    pipe: int
+    ingress_port: int
+    data: bytes
+    digest: UndoDigest
 
 
 class IngressRandomHook:
@@ -259,6 +289,9 @@ class Spie(TnaProgram):
         super().__init__(profile)
         p4 = self.p4
 
+        # Resubmitted packets whose second pass is still to come.
+        self._pending: list[PendingPass] = []
+
         # ---- SwitchIngress ------------------------------------------
         ig = "SwitchIngress"
         self.trust = FeedbackTrust(p4, f"{ig}.trust")
@@ -297,7 +330,8 @@ class Spie(TnaProgram):
             )
         )
         self.set_sketch = Action(
-            f"{ig}.set_sketch", (("epoch_mask", 32), ("column_mask", 16), ("sample_mask", 32))
+            f"{ig}.set_sketch",
+            (("epoch_mask", 32), ("column_mask", 16), ("sample_mask", 32), ("large_drop", 32)),
         )
         self.sketch_config = p4.table(
             Table(
@@ -310,6 +344,7 @@ class Spie(TnaProgram):
                         "epoch_mask": DEFAULT_EPOCH_MASK,
                         "column_mask": DEFAULT_COLUMN_MASK,
                         "sample_mask": DEFAULT_SAMPLE_MASK,
+                        "large_drop": DEFAULT_LARGE_DROP,
                     },
                 ),
                 size=1,
@@ -381,28 +416,39 @@ class Spie(TnaProgram):
         m_count_read: the count before this packet."""
         c = reg.read(index)
         d = (c - epoch_base) & U32_MASK
-        if d >= EPOCH_COUNT_LIMIT:
+        if d >= EPOCH_WINDOW:
             reg.write(index, (epoch_base + 1) & U32_MASK)
             return 0
         if counted and d < SPIE_COUNT_CAP:
             reg.write(index, (c + 1) & U32_MASK)
         return d
 
-    def tagged_undo(self, reg: Register, index: int, epoch_base: int) -> None:
+    def tagged_undo(self, reg: Register, index: int, undo_base: int) -> int:
         """SPIE_TAGGED_UNDO / m_count_undo: a counted packet that was dropped
-        is taken back out; an earlier epoch's counter is left alone."""
+        is taken back out of its first pass's epoch (`undo_base`, the
+        digest's); another epoch's counter, or one at the cap, is left
+        alone. Returns the count as the undo found it."""
         c = reg.read(index)
-        if (c - epoch_base) & U32_MASK < EPOCH_COUNT_LIMIT:
+        d = (c - undo_base) & U32_MASK
+        if d < SPIE_COUNT_CAP:
             reg.write(index, (c - 1) & U32_MASK)
+        return d
 
     def sumsq_add(self, slot: int, md: IgMd, counted: bool) -> int:
-        """sumsq_add (saturating) or sumsq_read: S before this packet."""
+        """sumsq_add (saturating; only while m_count counts) or sumsq_read:
+        S before this packet."""
         before = self.sumsq.read(slot)
         if md.m_count_before == 0:
             self.sumsq.write(slot, md.row0 if counted else 0)
-        elif counted:
+        elif counted and md.m_count_before < SPIE_COUNT_CAP:
             self.sumsq.write(slot, min(before + md.row0, U32_MASK))
         return before
+
+    def sumsq_undo(self, slot: int, md: IgMd) -> None:
+        """Less what the first pass added, when m_count's undo took its count
+        out (m_count_before: what m_count_undo found)."""
+        if md.m_count_before < SPIE_COUNT_CAP:
+            self.sumsq.write(slot, max(self.sumsq.read(slot) - md.row0, 0))
 
     def state_read(self, slot: int, md: IgMd) -> int:
         s = self.state.read(slot)
@@ -418,19 +464,69 @@ class Spie(TnaProgram):
     def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:
         """A counted packet of an S-PIE port that is dropped is resubmitted
         (undo_large / undo_random) and its second pass, with the digest,
-        takes its count back out: the counts are of admitted packets."""
-        result, undo_sum = self.ingress_pass(ig_intr_md, data, None)
-        if undo_sum is not None:
-            result, _ = self.ingress_pass(ig_intr_md, data, undo_sum)
+        takes its count back out: the counts are of admitted packets. The
+        second pass comes RESUBMIT_DELAY_NS later, as on the chip: packets
+        arriving meanwhile see the first pass's count."""
+        now = self.clock_ns(ig_intr_md)
+        self.run_resubmitted(now)
+        result, digest = self.ingress_pass(ig_intr_md, data, None)
+        if digest is not None:
+            self._pending.append(
+                PendingPass(
+                    now + RESUBMIT_DELAY_NS,
+                    self.active_pipe,
+                    ig_intr_md.ingress_port,
+                    data,
+                    digest,
+                )
+            )
         return result
 
+    def clock_ns(self, ig_intr_md: IngressIntrinsic) -> int:
+        """The time the ingress clock reads for this packet (a test's pinned
+        time, through IngressClockHook's table, or the MAC timestamp): the
+        second pass's due time is on the clock the program sees."""
+        r = self.clock.ingress_tstamp_override.lookup(
+            {"ig_intr_md.ingress_port": ig_intr_md.ingress_port}
+        )
+        if r.action == self.clock.inject.name:
+            return int(r.data["tstamp_ns"])
+        return ig_intr_md.ingress_mac_tstamp_ns
+
+    def run_resubmitted(self, until_ns: int | None = None) -> None:
+        """The second passes due by `until_ns` (None: every one), in the
+        order they were resubmitted, each in its packet's pipe."""
+        due = [u for u in self._pending if until_ns is None or u.due_ns <= until_ns]
+        if not due:
+            return
+        self._pending = [u for u in self._pending if u not in due]
+        pipe = self.active_pipe
+        for u in due:
+            self.select_pipe(u.pipe)
+            self.ingress_pass(IngressIntrinsic(u.ingress_port, u.due_ns), u.data, u.digest)
+        self.select_pipe(pipe)
+
+    # A control-plane read or write comes long after any packet's second
+    # pass: it sees them all done.
+    def register(self, name: str) -> Register:
+        self.run_resubmitted()
+        return super().register(name)
+
+    def counter(self, name: str) -> Counter:
+        self.run_resubmitted()
+        return super().counter(name)
+
+    def reset(self) -> None:
+        self._pending = []
+        super().reset()
+
     def ingress_pass(
-        self, ig_intr_md: IngressIntrinsic, data: bytes, resubmitted_sum: int | None
-    ) -> tuple[IngressResult, int | None]:
-        """One pass of SwitchIngress: the first (resubmitted_sum None) or the
-        second of a resubmitted packet (the digest's sum_added). Returns the
-        result and, if the packet is resubmitted, its digest."""
-        resubmitted = resubmitted_sum is not None
+        self, ig_intr_md: IngressIntrinsic, data: bytes, digest: UndoDigest | None
+    ) -> tuple[IngressResult, UndoDigest | None]:
+        """One pass of SwitchIngress: the first (digest None) or the second of
+        a resubmitted packet (with the first's digest). Returns the result
+        and, if the packet is resubmitted, its digest."""
+        resubmitted = digest is not None
         hdr = SpieHeaders()
         md = IgMd()
         pkt = Cursor(data)
@@ -453,6 +549,7 @@ class Spie(TnaProgram):
         cfg = self.sketch_config.lookup({}).data
         md.epoch_mask, md.column_mask = cfg["epoch_mask"], cfg["column_mask"]
         md.sample_mask = cfg["sample_mask"]
+        md.large_drop = cfg["large_drop"]
         md.hash0, md.hash1, md.hash2 = row_hashes(flow_key(hdr, md.parsed))
         md.epoch_base = hdr.aqm_bridged.now_ticks & md.epoch_mask
         md.hash0 &= md.column_mask
@@ -503,10 +600,10 @@ class Spie(TnaProgram):
                     hdr.aqm_bridged.now_ticks + r.data["minus_stale_ticks"]
                 ) & U32_MASK
 
-        if resubmitted:
+        if digest is not None:
             for reg, column in zip(self.rows, (md.hash0, md.hash1, md.hash2), strict=True):
-                self.tagged_undo(reg, column, md.epoch_base)
-            md.row0 = resubmitted_sum or 0  # undo_amount()
+                self.tagged_undo(reg, column, digest.epoch_base)
+            md.row0 = digest.sum_added  # undo_amount()
         elif not md.forged and not md.spoofed and hdr.ipv4.is_valid():
             md.row0 = self.tagged_insert(self.rows[0], md.hash0, md.epoch_base, counted)
             md.row1 = self.tagged_insert(self.rows[1], md.hash1, md.epoch_base, counted)
@@ -517,37 +614,43 @@ class Spie(TnaProgram):
             md.congested = self.congested_read(md.slot, md)
             if md.fresh == 0:
                 hdr.bridged.class_id = SPIE_BRIDGED_IDLE  # mark_idle()
-            if resubmitted:
-                self.tagged_undo(self.m_count, md.slot, md.epoch_base)
-                self.sumsq.write(md.slot, max(self.sumsq.read(md.slot) - md.row0, 0))
+            if digest is not None:
+                md.m_count_before = self.tagged_undo(self.m_count, md.slot, digest.epoch_base)
+                self.sumsq_undo(md.slot, md)
             else:
                 md.m_count_before = self.tagged_insert(
                     self.m_count, md.slot, md.epoch_base, counted
                 )
                 md.sumsq = self.sumsq_add(md.slot, md, counted)
         md.prob_margin = (md.random - md.prob) & U32_MASK
+        md.large_drop_margin = (md.random - md.large_drop) & U32_MASK
         md.row01 = min(md.row0, md.row1)
         md.m_before = min(md.row01, md.row2)
-        # Algorithm 2: congested in S-PIE mode, a large flow's packet is
-        # dropped; every other packet is subject to PIE's p. A counted packet
-        # of an S-PIE port that is dropped is resubmitted to be uncounted.
-        spie_congested = md.mode == SPIE_MODE_SPIE and md.congested == 1
+        # Algorithm 2: congested, a large flow's packet is dropped (with
+        # probability large_drop: README departure 13) and, in
+        # S-PIE mode, any other admitted; not congested, PIE's p (SPIE_PIE:
+        # p while congested too). A counted packet of a port in a sketch
+        # mode that is dropped is resubmitted to be uncounted.
+        sketch_mode = md.mode >> 1 == 1
+        spie_congested = sketch_mode and md.congested == 1
         if spie_congested and not resubmitted:
             # The P4 looks the logs up for every packet; only this branch
             # reads them (the evaluation runs millions of packets).
             self.large_test(md)
-        undo = md.mode == SPIE_MODE_SPIE and counted
+        undo = UndoDigest(md.row0, md.epoch_base) if sketch_mode and counted else None
         if resubmitted:
             drop = True  # drop_undone()
-        elif spie_congested and md.large_margin >> 15 == 0:
+        elif spie_congested and md.large_margin >> 15 == 0 and md.large_drop_margin >> 31 == 1:
             self.large_flow_drops.count(egress_port, len(data))
-            if undo:
-                return IngressResult(drop=True), md.row0  # undo_large()
+            if undo is not None:
+                return IngressResult(drop=True), undo  # undo_large()
             drop = True
+        elif md.mode == SPIE_MODE_SPIE and md.congested == 1:
+            pass  # a small flow while congested: admitted
         elif md.mode != SPIE_MODE_NONE and md.fresh == 1 and md.prob_margin >> 31 == 1:
             self.random_drops.count(egress_port, len(data))
-            if undo:
-                return IngressResult(drop=True), md.row0  # undo_random()
+            if undo is not None:
+                return IngressResult(drop=True), undo  # undo_random()
             drop = True
         if drop:
             return IngressResult(drop=True), None

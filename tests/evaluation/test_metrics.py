@@ -205,3 +205,42 @@ def test_out_of_order_arrivals_per_flow_and_in_all() -> None:
     assert m.values["out_of_order_fraction"] == pytest.approx(3 / 20)
     assert m.detail["out_of_order_by_flow"] == {"f0": 3, "f1": 0}
     assert m.values["recirculation_drops"] == 2.0
+
+
+def _classes_scenario(rates: tuple[str, str, str]) -> Scenario:
+    """Three ON/OFF senders, a to c, b to c, d to c, at the given rates."""
+    return scenario(
+        transport="tcp",
+        flows=[
+            {"name": f"f{i}", "src": src, "dst": "c", "app": "onoff", "rate": rate}
+            for i, (src, rate) in enumerate(zip(("a", "b", "d"), rates, strict=True))
+        ],
+        schemes={"p4spie": {}},
+    )
+
+
+def test_loss_by_sender_class_and_sketch_drops() -> None:
+    """Seed 002's classes: the flows offering the lowest rate are small, the
+    highest large (a middle one is in neither). Loss per class is packets
+    sent but never received over the class, in percent; sketch_drops is
+    S-PIE's large-flow drop counter summed over the switches."""
+    s = _classes_scenario(("1Mbps", "50Mbps", "10Mbps"))
+    flows = [
+        flow(0, packets_sent=200, packets_received=198),
+        flow(1, packets_sent=1000, packets_received=900),
+        flow(2, packets_sent=500, packets_received=250),
+    ]
+    r = result(flows, PacketLog(), scheme_counters={"sketch_drops": 70, "random_drops": 3})
+    v = compute_metrics(r, s).values
+    assert v["small_flow_loss_pct"] == pytest.approx(1.0)
+    assert v["large_flow_loss_pct"] == pytest.approx(10.0)
+    assert v["sketch_drops"] == 70
+    assert {"small_flow_loss_pct", "large_flow_loss_pct", "sketch_drops"} <= set(HEADLINE)
+
+
+def test_no_classes_when_every_flow_offers_the_same_and_no_sketch_without_one() -> None:
+    s = _classes_scenario(("10Mbps", "10Mbps", "10Mbps"))
+    flows = [flow(i, packets_sent=10, packets_received=9) for i in range(3)]
+    v = compute_metrics(result(flows, PacketLog()), s).values
+    assert v["small_flow_loss_pct"] is None and v["large_flow_loss_pct"] is None
+    assert v["sketch_drops"] is None

@@ -438,3 +438,41 @@ def test_a_lone_tcp_flow_through_equal_links_never_queues_at_its_first_hop(
     segments = -(-200_000 // (packet_bytes - IPV4_TCP_HEADER_BYTES))
     assert f.fct_ns is not None
     assert f.fct_ns >= segments * tx_ns(packet_bytes + frames.ETH.size, 10_000_000)
+
+
+@needs_ns3
+@pytest.mark.parametrize(("delack_ms", "stuck"), [(40.0, True), (0.5, False)])
+def test_a_delayed_ack_longer_than_the_minimum_rto_leaves_a_flow_at_one_segment(
+    delack_ms: float, stuck: bool
+) -> None:
+    """An ON/OFF flow on a 1 ms minimum RTO (spie-dc's): an ON period that
+    ends on a lone segment is ACKed only when the delayed-ACK timer fires,
+    after the RTO has; with 40 ms the flow then sends one segment per RTO
+    for the rest of the run (spie-dc's small senders, issue 47). A
+    delayed-ACK timeout inside the RTO keeps it at its offered rate."""
+    raw = dumbbell(
+        duration_s=0.04,
+        min_rto_ms=1,
+        delack_timeout_ms=delack_ms,
+        link={"rate": "1Gbps", "delay_us": 1},
+        links=[{"a": "h1", "b": "s1"}, {"a": "s1", "b": "r1"}],
+    )
+    raw["flows"] = [
+        {
+            "name": "f",
+            "src": "h1",
+            "dst": "r1",
+            "cc": "newreno",
+            "app": "onoff",
+            "rate": "100Mbps",
+            "on_s": 0.0011,
+            "off_s": 0.0019,
+        }
+    ]
+    r = run_one(parse_scenario(raw), RunSpec("none", ""))
+    offered = 100e6 * 0.04 * 11 / 30 / 8
+    got = r.flows[0].bytes_received
+    if stuck:
+        assert got < 0.5 * offered
+    else:
+        assert got > 0.8 * offered

@@ -31,8 +31,8 @@
  *   polynomials) of the 5-tuple; every counter, the port's m_count and
  *   sum S start from zero in each epoch (ClearMemory every T_threshold,
  *   done lazily: a counter holds its epoch's start plus its count,
- *   capped below 2^16); counts are in units of 2^u packets (1 packet in
- *   2^u counted, u from the port's line rate);
+ *   capped at 2^16 - 1); counts are in units of 2^u packets (1 packet in
+ *   2^u counted; the epoch and u from the fastest S-PIE port's speed);
  *   m_res = 1 + m_before, the row minimum before this packet's insertion;
  *   Eq. 9's weighted share G_threshold = sum m_k G_k / sum m_k
  *   = sum m_k^2 / m_count^2, and with S the sum of m_before over the
@@ -42,14 +42,18 @@
  *   if the last update is fresh and said congested, and the mode is
  *   S-PIE: a large flow's packet (beyond a rounding allowance) is
  *   dropped (Algorithm 2 lines 10-13 with the printed comparison
- *   corrected); any packet not dropped so is dropped with probability p.
+ *   corrected; with a configured probability, 1/2 by default) and any
+ *   other admitted (lines 14-17); not congested, a
+ *   packet is dropped with probability p (lines 4-6). Mode SPIE_PIE
+ *   also applies p while congested; mode PIE applies p always.
  * Only admitted packets stay counted (Algorithm 2 lines 7-8, 16-17): the
  * rows, m_count and S count a packet before its verdict (a register is
  * read once, in a stage before the verdict it feeds), so an S-PIE
  * port's counted packet that is dropped is resubmitted instead, and its
  * second pass takes the count back out (the rows and m_count less one,
  * S less the row-0 count the first pass added, carried in the resubmit
- * digest), then drops it.
+ * digest with the first pass's epoch, the one the undo is for; a count
+ * at the cap, or of another epoch by then, is left), then drops it.
  */
 #include "../include/arch.p4"
 #include "../include/headers.p4"
@@ -65,9 +69,14 @@
 #define SPIE_LOG_ENTRIES 512
 #define SPIE_TERM_ENTRIES 272
 
+/* Modes: PIE (p for every packet); S-PIE, seed 002's Algorithm 2 (while
+ * congested a large flow's packet is dropped and any other admitted; p
+ * otherwise); S-PIE with PIE's p for every packet while congested too
+ * (SPIE_PIE). Bit 1 set: the sketch judges. */
 const bit<2> SPIE_MODE_NONE = 0;
 const bit<2> SPIE_MODE_PIE = 1;
 const bit<2> SPIE_MODE_SPIE = 2;
+const bit<2> SPIE_MODE_SPIE_PIE = 3;
 const class_id_t SPIE_BRIDGED_IDLE = 1;
 
 typedef bit<8> spie_slot_t;
@@ -76,13 +85,15 @@ typedef bit<12> spie_column_t;
 const bit<3> SPIE_RESUBMIT_UNDO = 1;
 
 /* The resubmit digest of a dropped, counted packet: what its first pass
- * added to S. 8 bytes on Tofino, 16 on Tofino2 (the chip's digest size). */
+ * added to S, and the start of the epoch it was counted in (the second
+ * pass comes a resubmission later, maybe in the next epoch, and must take
+ * the count out of the epoch it went into). 8 bytes on Tofino, 16 on
+ * Tofino2 (the chip's digest size). */
 header spie_undo_h {
     bit<32> sum_added;
+    bit<32> epoch_base;
 #ifdef TOFCC_TOFINO2
-    bit<96> pad;
-#else
-    bit<32> pad;
+    bit<64> pad;
 #endif
 }
 
@@ -121,6 +132,9 @@ struct ig_md_t {
     bit<32>       prob;
     bit<32>       random;
     bit<32>       prob_margin;         /* random - p: bit 31 set <=> drop */
+    bit<32>       large_drop;          /* q: a large flow's packet dropped with
+                                          probability q (2^-31 units) */
+    bit<32>       large_drop_margin;   /* random - q: bit 31 set <=> drop */
     bit<1>        drop;
 }
 
@@ -392,11 +406,16 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * count. The counts are in units of 2^u packets: a packet is counted
      * when the low u bits of its random value are 0 (sample_mask 2^u - 1,
      * u from the port rate, bfrt_controller/spie/config.py), so that a
-     * line-rate epoch stays below the counters' cap and S below 2^32. */
-    action set_sketch(bit<32> epoch_mask, bit<16> column_mask, bit<32> sample_mask) {
+     * line-rate epoch stays below the counters' cap and S below 2^32. A
+     * packet of a flow judged large is dropped with probability large_drop
+     * (2^-31 units; 2^31: always, Algorithm 2 line 13; the controller's
+     * default is 1/2, README departure 13). */
+    action set_sketch(bit<32> epoch_mask, bit<16> column_mask, bit<32> sample_mask,
+                      bit<32> large_drop) {
         ig_md.epoch_mask = epoch_mask;
         ig_md.column_mask = column_mask;
         ig_md.sample_mask = sample_mask;
+        ig_md.large_drop = large_drop;
     }
 
     action draw_sample() {
@@ -411,7 +430,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     table sketch_config {
         actions = { set_sketch; }
-        default_action = set_sketch(0xFF000000, 0x0FFF, 0);
+        default_action = set_sketch(0xFF000000, 0x0FFF, 0, 0x80000000);
         size = 1;
     }
 
@@ -451,21 +470,28 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) m_count;
     Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) sumsq;
 
-    /* A counter more than 2^24 above the epoch's start, or below it, holds
-     * an earlier epoch's count: it restarts at this packet (counted, so a
+    /* A counter 2^16 or more above the epoch's start, or below it, holds
+     * another epoch's count: it restarts at this packet (counted, so a
      * flow seen this epoch counts at least 1). A count stops at
-     * SPIE_COUNT_CAP - 1 (2^16 - 1 < 2^k): it can never reach the next
+     * SPIE_COUNT_CAP (2^16 - 1 < 2^k): it can never reach the next
      * epoch's start, so an earlier epoch's counter is never read as this
-     * one's. Out: the count before this packet. _insert counts the packet,
-     * _read (a packet the sample skips) only reads, or restarts, _undo (the
-     * second pass of a counted packet that was dropped) takes the count
-     * back out; a counter that is an earlier epoch's by then (the epoch
-     * turned between the passes) is left for the next packet to restart. */
+     * one's, and the window needs no more than the cap (with 2^24 a
+     * counter untouched for 2^32 ticks read as its old count plus a
+     * multiple of 2^16 for up to 256 epochs). Out: the count before this
+     * packet. _insert counts the packet, _read (a packet the sample skips)
+     * only reads, or restarts, _undo (the second pass of a counted packet
+     * that was dropped) takes the count back out of the first pass's epoch
+     * (the digest's, not the clock's: the epoch may have turned between the
+     * passes; a second input rather than a choice of epoch_base, which
+     * held the chain back a stage): a counter of another epoch by then is
+     * left alone, and so is one at the cap, whose first pass may not have
+     * added (a saturated count never drifts down). */
 #define SPIE_COUNT_CAP 0x0000FFFF
+#define SPIE_EPOCH_WINDOW 0x00010000
 #define SPIE_TAGGED_INSERT(reg, name) \
     RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
         void apply(inout bit<32> c, out bit<32> before) { \
-            if (c - ig_md.epoch_base >= 0x01000000) { \
+            if (c - ig_md.epoch_base >= SPIE_EPOCH_WINDOW) { \
                 before = 0; \
                 c = ig_md.epoch_base + 1; \
             } else if (c - ig_md.epoch_base < SPIE_COUNT_CAP) { \
@@ -479,7 +505,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 #define SPIE_TAGGED_READ(reg, name) \
     RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
         void apply(inout bit<32> c, out bit<32> before) { \
-            if (c - ig_md.epoch_base >= 0x01000000) { \
+            if (c - ig_md.epoch_base >= SPIE_EPOCH_WINDOW) { \
                 before = 0; \
                 c = ig_md.epoch_base + 1; \
             } else { \
@@ -490,7 +516,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 #define SPIE_TAGGED_UNDO(reg, name) \
     RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
         void apply(inout bit<32> c) { \
-            if (c - ig_md.epoch_base < 0x01000000) { \
+            if (c - ig_md.undo.epoch_base < SPIE_COUNT_CAP) { \
                 c = c - 1; \
             } \
         } \
@@ -507,7 +533,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_insert = {
         void apply(inout bit<32> c, out bit<32> before) {
-            if (c - ig_md.epoch_base >= 0x01000000) {
+            if (c - ig_md.epoch_base >= SPIE_EPOCH_WINDOW) {
                 before = 0;
                 c = ig_md.epoch_base + 1;
             } else if (c - ig_md.epoch_base < SPIE_COUNT_CAP) {
@@ -521,7 +547,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_read = {
         void apply(inout bit<32> c, out bit<32> before) {
-            if (c - ig_md.epoch_base >= 0x01000000) {
+            if (c - ig_md.epoch_base >= SPIE_EPOCH_WINDOW) {
                 before = 0;
                 c = ig_md.epoch_base + 1;
             } else {
@@ -530,9 +556,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         }
     };
 
+    /* Out: the count as the undo found it; below the cap, the undo took
+     * one off, and S's undo follows it (sumsq_undo). */
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_undo = {
-        void apply(inout bit<32> c) {
-            if (c - ig_md.epoch_base < 0x01000000) {
+        void apply(inout bit<32> c, out bit<32> before) {
+            before = c - ig_md.undo.epoch_base;
+            if (c - ig_md.undo.epoch_base < SPIE_COUNT_CAP) {
                 c = c - 1;
             }
         }
@@ -549,16 +578,17 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
      * were counted): m_before (m_count_b + 1) >= 2 (S_b + m_before), i.e.
      * m_before (m_count_b - 1) >= 2 S_b, with m_count_b = m_count_before.
      * Only counted packets add (counts are in
-     * units of 2^u packets), and the add saturates: the controller's u
-     * keeps a line-rate epoch below 2^31, so only arrivals above the
-     * port's line rate (several ports into one) can reach 2^32 - 1, where
-     * S stops (tna/spie/README.md, "Widths"). */
+     * units of 2^u packets), and only while m_count counts: at its cap,
+     * which only arrivals above the port's line rate (several ports into
+     * one) reach, S stops with it, so the two keep their ratio; the add
+     * also saturates (tna/spie/README.md, "Sized for the ports it
+     * guards"). */
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(sumsq) sumsq_add = {
         void apply(inout bit<32> s, out bit<32> before) {
             before = s;
             if (ig_md.m_count_before == 0) {
                 s = ig_md.row0;
-            } else {
+            } else if (ig_md.m_count_before < SPIE_COUNT_CAP) {
                 s = s |+| ig_md.row0;
             }
         }
@@ -575,10 +605,14 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     /* The second pass of a dropped, counted packet: less what its first pass
      * added (ig_md.row0 holds the digest's sum_added then, so the register
-     * keeps its two PHV inputs). */
+     * keeps its two PHV inputs), when m_count's undo took its count out
+     * (the first pass's epoch, below the cap: m_count_before is what
+     * m_count_undo found), so S and m_count are undone together. */
     RegisterAction<bit<32>, spie_slot_t, bit<32>>(sumsq) sumsq_undo = {
         void apply(inout bit<32> s) {
-            s = s |-| ig_md.row0;
+            if (ig_md.m_count_before < SPIE_COUNT_CAP) {
+                s = s |-| ig_md.row0;
+            }
         }
     };
 
@@ -635,6 +669,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     /* Both below 2^31: bit 31 set <=> random < p, drop. */
     action random_margin() {
         ig_md.prob_margin = ig_md.random - ig_md.prob;
+        ig_md.large_drop_margin = ig_md.random - ig_md.large_drop;
     }
 
     action drop_large() {
@@ -653,14 +688,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     action undo_large() {
         ig_dprsr_md.resubmit_type = SPIE_RESUBMIT_UNDO;
         ig_md.undo.sum_added = ig_md.row0;
-        ig_md.undo.pad = 0;
         large_flow_drops.count(ig_tm_md.ucast_egress_port);
     }
 
     action undo_random() {
         ig_dprsr_md.resubmit_type = SPIE_RESUBMIT_UNDO;
         ig_md.undo.sum_added = ig_md.row0;
-        ig_md.undo.pad = 0;
         random_drops.count(ig_tm_md.ucast_egress_port);
     }
 
@@ -760,7 +793,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             mark_idle();
         }
         if (ig_intr_md.resubmit_flag == 1 && ig_md.mode != SPIE_MODE_NONE) {
-            m_count_undo.execute(ig_md.slot);
+            ig_md.m_count_before = m_count_undo.execute(ig_md.slot);
         } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
             ig_md.m_count_before = m_count_insert.execute(ig_md.slot);
         } else if (ig_md.mode != SPIE_MODE_NONE) {
@@ -779,26 +812,29 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         log_count.apply();
         log_sumsq.apply();
         log_res.apply();
-        /* Algorithm 2: congested (del_cur >= del_ref/3) in S-PIE mode, a
-         * large flow's packet is dropped; every packet is also subject to
-         * PIE's p (README departure 12: Algorithm 2 admits small flows
-         * while congested, which with equal flows is no AQM at all). A
-         * dropped packet that was counted on an S-PIE port goes round once
-         * more to be uncounted: the counts are of admitted packets, so a
-         * large flow is dropped only until the others' admissions raise
-         * the threshold past its count (lines 10-17). */
+        /* Algorithm 2: congested (del_cur >= del_ref/3, from a fresh
+         * update), a large flow's packet is dropped (lines 10-13; with
+         * probability large_drop, README departure 13) and, in
+         * S-PIE mode, any other admitted (lines 14-17); not congested, PIE's
+         * p (lines 4-8). In SPIE_PIE mode p applies while congested too
+         * (README departure 12). A dropped packet that was counted (the
+         * sketch's modes) goes round once more to be uncounted: the counts
+         * are of admitted packets, so a large flow is dropped only until
+         * the others' admissions raise the threshold past its count. */
         if (ig_intr_md.resubmit_flag == 1) {
             drop_undone();
-        } else if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1 &&
-                ig_md.large_margin[15:15] == 0) {
+        } else if (ig_md.mode[1:1] == 1 && ig_md.congested == 1 &&
+                ig_md.large_margin[15:15] == 0 && ig_md.large_drop_margin[31:31] == 1) {
             if (ig_md.sample_bits == 0) {
                 undo_large();
             } else {
                 drop_large();
             }
+        } else if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1) {
+            /* a small flow while congested: admitted */
         } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 1 &&
                    ig_md.prob_margin[31:31] == 1) {
-            if (ig_md.mode == SPIE_MODE_SPIE && ig_md.sample_bits == 0) {
+            if (ig_md.mode[1:1] == 1 && ig_md.sample_bits == 0) {
                 undo_random();
             } else {
                 drop_random();
@@ -812,8 +848,15 @@ control SwitchIngressDeparser(packet_out pkt, inout headers_t hdr, in ig_md_t ig
     Resubmit() resubmit;
 
     apply {
+        /* The epoch's start goes into the digest here, not in the verdict's
+         * actions: read there, it held the whole ingress chain back a stage
+         * on Tofino (9 stages instead of 8). */
         if (ig_dprsr_md.resubmit_type == SPIE_RESUBMIT_UNDO) {
-            resubmit.emit(ig_md.undo);
+#ifdef TOFCC_TOFINO2
+            resubmit.emit<spie_undo_h>({ig_md.undo.sum_added, ig_md.epoch_base, 64w0});
+#else
+            resubmit.emit<spie_undo_h>({ig_md.undo.sum_added, ig_md.epoch_base});
+#endif
         }
         pkt.emit(hdr.bridged);
         pkt.emit(hdr.aqm_bridged);
