@@ -50,8 +50,8 @@ def schema_path(program: str, target: str, production: bool) -> Path:
 
 # Tables the compiler numbers and orders differently from one build of the
 # same program to the next (the snapshot tables' ids): their ids are left
-# out, and every table is sorted by name, so a recompile of an unchanged
-# program reports its schema fresh.
+# out, every table is sorted by name and every depends_on list by id, so a
+# recompile of an unchanged program reports its schema fresh.
 UNSTABLE_ID_PREFIX = "pipe.snapshot."
 
 
@@ -63,6 +63,10 @@ def normalised_schema(bfrt_json: Path) -> str:
     for t in tables:
         if str(t.get("name", "")).startswith(UNSTABLE_ID_PREFIX):
             t.pop("id", None)
+        # Which tables a table waits for is a set; the compiler lists it in
+        # no fixed order.
+        if isinstance(t.get("depends_on"), list):
+            t["depends_on"] = sorted(t["depends_on"])
     info["tables"] = sorted(tables, key=lambda t: str(t.get("name", "")))
     return json.dumps(info, indent=1, sort_keys=True) + "\n"
 
