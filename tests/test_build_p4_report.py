@@ -223,11 +223,11 @@ def test_a_recompile_that_only_renumbers_the_snapshot_tables_is_fresh(
         path.write_text(json.dumps({"schema_version": "1.0.0", "tables": tables}))
         return path
 
-    a = {"name": "pipe.SwitchIngress.t", "id": 7, "size": 4}
+    a = {"name": "pipe.SwitchIngress.t", "id": 7, "size": 4, "depends_on": [3, 1]}
     snap = {"name": "pipe.snapshot.cfg", "id": 2447364724, "size": 12}
     committed = tmp_path / "committed.json"
     build_p4.schema_check(write(tmp_path / "one.json", [a, snap]), committed, update=True)
-    renumbered = [dict(snap, id=2449491319), a]
+    renumbered = [dict(snap, id=2449491319), dict(a, depends_on=[1, 3])]
     assert build_p4.schema_check(write(tmp_path / "two.json", renumbered), committed, False) is None
     moved = [dict(a, id=8), snap]
     assert "stale" in str(
