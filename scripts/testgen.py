@@ -536,7 +536,10 @@ def resubmit_substitutes(source: str) -> tuple[str, list[str]]:
     if n_types:
         notes.append(f"resubmit_type = ... -> drop_ctl = 1 ({n_types}x: the first pass's drop)")
     for name in _RESUBMIT_DECL.findall(source):
-        rewritten, n_emits = re.subn(rf"\b{name}\.emit\s*\([^;]*\)\s*;", ";", rewritten)
+        # emit(...) or emit<header_t>(...): the digest's type may be named.
+        rewritten, n_emits = re.subn(
+            rf"\b{name}\.emit\s*(?:<[^>;]*>)?\s*\([^;]*\)\s*;", ";", rewritten
+        )
         if n_emits:
             notes.append(f"{name}.emit(...) -> ; ({n_emits}x: p4testgen cannot step it)")
     return rewritten, notes

@@ -99,7 +99,11 @@ def test_ns3_aqms_and_tcn_hold_the_queue_none_fills(aqm: dict[str, RunResult]) -
         # equal bulk NewReno flows lose whole windows to it, a known cost
         # (docs/evaluation.md, S-PIE), held to a lower bar.
         assert goodput_bps > (0.5 if name == "p4spie" else 0.7) * LINK_BPS, name
-        if name != "none":
+        # S-PIE's default is Algorithm 2 (issue 47): while congested it drops
+        # only flows judged large, and four equal flows have none, so it does
+        # not hold this queue (docs/evaluation.md, tcp-aqm; mode spie_pie
+        # keeps PIE's p while congested).
+        if name not in ("none", "p4spie"):
             assert mean_queue(r) < 0.5 * mean_queue(none), name
 
 

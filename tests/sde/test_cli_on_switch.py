@@ -46,9 +46,11 @@ def tofcc(tmp_path: Path, *args: str) -> tuple[int, str]:
 
 def threshold_on_switch(fake: FakeBfrtGrpc, class_id: int) -> int:
     entries = fake.entries(n.ECN_THRESHOLD)
-    ((_, params),) = [v for k, v in entries.items() if k[0][2] == class_id]
+    # One entry per ingress pipe (issue 50), each holding the class's K_i.
+    held = {int(p["threshold_bytes"]) for k, (_, p) in entries.items() if k[0][2] == class_id}
+    (threshold_bytes,) = held
     # The switch holds K_i in bytes; the controller speaks cells.
-    return int(params["threshold_bytes"]) // load_profile("tofino").cell_bytes
+    return threshold_bytes // load_profile("tofino").cell_bytes
 
 
 def test_set_threshold_diffs_against_the_switch_not_the_config(
@@ -105,7 +107,10 @@ def test_carriers_map_live_values_to_entry_fields(fake: FakeBfrtGrpc) -> None:
     sw = BfrtSwitch("pmqecn", load_profile("tofino"), client_module=fake)
     sw.connect()
     found = carriers(PmqecnApp(sw, cfg))
-    (where,) = found[("1", "threshold_cells")]
+    # One entry per ingress pipe (issue 50).
+    places = found[("1", "threshold_cells")]
+    assert len(places) == load_profile("tofino").pipes
+    where = places[0]
     cell_bytes = load_profile("tofino").cell_bytes
     assert where[0][1] == n.ECN_THRESHOLD and where[1:] == ("threshold_bytes", cell_bytes)
     assert ("1", "sojourn_ns") not in found  # a measurement, not written
@@ -146,4 +151,5 @@ def test_supervisor_notices_a_restart_between_cycles(fake: FakeBfrtGrpc) -> None
     assert sup.run(lambda: "cycle without writes") == "cycle without writes"
     assert sup.restarts_detected == 1
     assert fake.snapshot() == full
-    assert app.switch.read_entry(n.ECN_THRESHOLD, {n.K_CLASS_ID: Match(1)}) is not None
+    key = {n.K_CLASS_ID: Match(1), n.K_INGRESS_PIPE: Match(0)}
+    assert app.switch.read_entry(n.ECN_THRESHOLD, key) is not None
