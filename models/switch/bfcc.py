@@ -222,6 +222,13 @@ def egress_parser(pkt: Cursor, hdr: BfccHeaders, md: EgMd) -> None:
     parse_headers(pkt, hdr, md.parsed)
 
 
+def ingress_deparse(hdr: BfccHeaders) -> bytes:
+    """SwitchIngressDeparser's emit list (bfcc.p4): one for every path."""
+    return emit(
+        hdr.bridged, hdr.bfcc_bridged, hdr.ethernet, hdr.ipv4, hdr.tcp, hdr.udp, hdr.feedback
+    )
+
+
 class Bfcc(TnaProgram):
     name = "bfcc"
 
@@ -463,15 +470,7 @@ class Bfcc(TnaProgram):
                 self.admitted_by_qid.count(qid, len(data))
         if drop:
             return IngressResult(drop=True)
-        out = emit(
-            hdr.bridged,
-            hdr.bfcc_bridged,
-            hdr.ethernet,
-            hdr.ipv4,
-            hdr.tcp,
-            hdr.udp,
-            hdr.feedback,
-        )
+        out = ingress_deparse(hdr)
         return IngressResult(drop=False, egress_port=egress_port, qid=qid, data=out + pkt.payload)
 
     def message(
@@ -528,15 +527,7 @@ class Bfcc(TnaProgram):
             return IngressResult(drop=True, mirror=mirror)
         hdr.ethernet.src_addr = relay["src_mac"]
         hdr.ethernet.dst_addr = relay["dst_mac"]
-        out = emit(
-            hdr.bridged,
-            hdr.bfcc_bridged,
-            hdr.ethernet,
-            hdr.ipv4,
-            hdr.tcp,
-            hdr.udp,
-            hdr.feedback,
-        )
+        out = ingress_deparse(hdr)
         return IngressResult(
             drop=False, egress_port=relay["port"], data=out + pkt.payload, mirror=mirror
         )
