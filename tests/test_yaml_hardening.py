@@ -15,7 +15,6 @@ import os
 import re
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from bfrt_controller.pmqecn.config import DEFAULT_CONFIG
 from evaluation.scenario import SCENARIO_DIR, ScenarioError, load_scenario
 from hw_profiles import safe_yaml
 from models.vectors.format import VectorFormatError, load_vector_file
+from tests.yaml_work import MAX_EVENTS, counted
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = DEFAULT_CONFIG.read_text()
@@ -290,39 +290,38 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+# Work is counted, not timed: a bound in seconds fails on a slower build (the
+# seconds these cost are printed by benchmarks/yaml_load.py).
 @pytest.mark.parametrize("name", HOSTILE)
-def test_a_file_under_the_cap_is_refused_in_under_a_second(
-    hostile: dict[str, Path], name: str
+def test_a_file_under_the_cap_is_refused_after_bounded_work(
+    hostile: dict[str, Path], monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     _, reason, where = HOSTILE[name]
-    began = time.process_time()
-    with pytest.raises(safe_yaml.YamlFileError) as err:
+    with counted(monkeypatch) as work, pytest.raises(safe_yaml.YamlFileError) as err:
         safe_yaml.load_file(hostile[name])
-    spent = time.process_time() - began
     assert reason in str(err.value) and f"{hostile[name]}: {where}" in str(err.value)
-    assert spent < 1.0, f"{spent:.2f} s"
+    # Each file holds 4-10x the events the bound allows: the refusal stopped
+    # the parser, and nothing was built.
+    assert work.events <= MAX_EVENTS and work.built == 0, work
 
 
 @pytest.mark.parametrize("name", HOSTILE)
-def test_the_cli_refuses_them_in_under_a_second(
-    hostile: dict[str, Path], capsys: pytest.CaptureFixture[str], name: str
+def test_the_cli_refuses_them_after_bounded_work(
+    hostile: dict[str, Path],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
 ) -> None:
-    # The first command in a process also imports the CLI's modules (TLS,
-    # audit, every program's commands): that is start-up, not the refusal.
-    _cli(["check", "--config", str(hostile[name])], capsys)
-    began = time.process_time()
-    code, _, err = _cli(["check", "--config", str(hostile[name])], capsys)
-    spent = time.process_time() - began
+    with counted(monkeypatch) as work:
+        code, _, err = _cli(["check", "--config", str(hostile[name])], capsys)
     assert code == 2 and len(err.splitlines()) == 1, err
     assert f"{hostile[name]}: line " in err and HOSTILE[name][1] in err, err
-    assert spent < 1.0, f"{spent:.2f} s"
+    assert work.events <= MAX_EVENTS and work.built == 0, work
 
 
-def test_the_node_limit_is_exact_and_a_file_at_it_is_read_in_under_a_second() -> None:
+def test_the_node_limit_is_exact() -> None:
     at_limit = "[" + "0," * (safe_yaml.MAX_NODES - 2) + "0]"  # the list and its items
-    began = time.process_time()
     assert len(safe_yaml.loads(at_limit)) == safe_yaml.MAX_NODES - 1
-    assert time.process_time() - began < 1.0
     with pytest.raises(safe_yaml.YamlFileError, match="more than 100000 values"):
         safe_yaml.loads("[0, " + at_limit[1:])
 
