@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """PMQECN control-loop cycle time on the model backend: ports solved one by one vs together.
 
 One cycle = read every class counter and sojourn accumulator, solve each

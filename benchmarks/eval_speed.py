@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Simulation speed of the ns-3 evaluation: the speed-ups against the code
 they replaced, scheme by scheme, in one process.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """cvxpy path vs the paper's differential evolution, side by side on the same PMQECN inputs.
 
 Run ``python benchmarks/optimizer.py`` (about a minute and a half; ``--de-budget``

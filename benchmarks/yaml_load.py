@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The strict YAML loader's cost, beside PyYAML's own safe loader, in one run.
 
 Run ``python benchmarks/yaml_load.py`` (about half a minute).  Prints, for

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The BF-Runtime controller and the `tofcc` CLI.
 
 One `Switch` interface with two backends (backends/: BF-Runtime gRPC and the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """One audit line for every write to a switch, always on.
 
 Each command that writes (apply, set, set-threshold, clear, ...: whatever

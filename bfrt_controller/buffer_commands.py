@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`tofcc queues` and `tofcc clear`: the traffic manager's buffer as the
 switch counts it, beside the program's own drops and marks (buffer_view.py)."""
 

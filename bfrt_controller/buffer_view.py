@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The buffer in view (issue 52): the TM's own depth, watermark and drop
 counters per queue, pool and PPG, and the ports' PFC pause time per
 priority, beside what the program itself counts.

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc: run and retune tofino-cc programs on a switch or on the reference model.
 
 Exit codes: 0 ok; 1 unexpected error; 2 invalid input (the message names the

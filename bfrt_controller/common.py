@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What every program's controller shares, because every program shares the
 includes it configures (tna/include: routing, the trusted-port check and
 source binding).

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`tofcc apply --confirm-within SECONDS`: an apply that undoes itself unless
 `tofcc confirm` comes in time, as EOS's `commit timer` and Junos's `commit
 confirmed` do.

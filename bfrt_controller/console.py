@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The terminal every `tofcc` command prints to.
 
 One module, below the CLI and the per-program commands alike, so that the

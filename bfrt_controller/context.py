@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What one `tofcc` command works on: the program, its config, the target
 switch and (on the model target) the state file, opened once and released
 when the command ends. Every command module takes it as click's `obj`.

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`tofcc deploy init DIR`: the operator's files, written from the installed package.
 
 The wheel carries deploy/ and examples/ as package data (bfrt_controller/

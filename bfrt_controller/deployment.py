@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The deployment file: which switches the service drives, each with its
 program, that program's config and the front-panel ports to bring up.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What an apply would change: each intended write against what the switch holds.
 
 Reads only (a read-only BF-Runtime client works beside a running daemon).

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What `tofcc diff` and `apply --dry-run` print: per switch, what an apply
 would change, computed by diff.py against the live switch (or the model
 target's saved switch).

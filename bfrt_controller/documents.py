@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A config file read once: a program config or a deployment, told apart
 here and nowhere else, with its path and program.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Errors the controller raises; each names what was wrong."""
 
 from __future__ import annotations

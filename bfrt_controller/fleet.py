@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """One switch of the fleet: its app with the front panel in front, its
 session, supervisor and schedule, and the batch that takes it from one
 config to the next on a reload."""

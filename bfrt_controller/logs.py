@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every tofcc log line is logfmt: `ts=... level=... logger=... key=value ...`.
 
 Callers log either structured fields (`event=pushed switch=s1 writes=42`,

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Prometheus exposition of a running tofcc daemon.
 
 Values are what each switch's last cycle read back (its `status()` rows and

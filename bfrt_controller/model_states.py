@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The daemon's model targets' state files: a model switch "stays up"
 across daemon restarts and one-shot commands as a real one does, because its
 state file is read before the daemon writes it and saved after (state.py

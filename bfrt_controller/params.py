@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every setting of a program's config: name, unit, range and default, read
 from the pydantic schema itself (so the listing cannot drift from what the
 validator accepts), and the JSON Schema editors use for completion.

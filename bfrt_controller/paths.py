@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every path tofcc looks at, creates or replaces goes through here.
 
 Two promises, kept in one place:

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A PFC watchdog, as switch OSes run one (SONiC's pfcwd: a detection time,
 a restoration time, an action), on what the SDE exposes.
 

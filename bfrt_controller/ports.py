@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Front-panel ports from config: BF-Runtime's `$PORT` table.
 
 An operator names ports as the box labels them (`1/0`: connector 1, lane 0)

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every mechanism the controller can run, found by its program name.
 
 `tofcc --program NAME` looks the program up here: its config schema, its

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The running values of a program as a config, and configs compared field by field.
 
 An app holds its config plus what changed at run time (`live_state()`: what

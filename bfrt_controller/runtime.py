@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What `tofcc run` holds as a process: the lock that keeps two daemons off
 one deployment, and the signals (SIGTERM, SIGINT stop; SIGHUP reloads)."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`tofcc save`, `checkpoint`, `rollback`, `confirm` and `apply
 --confirm-within`: changes an operator can take back (issue 52).
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`tofcc save`, `checkpoint`, `rollback` and `confirm` (safe_changes.py
 does the work, imported when one of them runs: tofcc's start-up stays as it was)."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The HTTP server behind /metrics: no client can hold it, and it stops at once.
 
 prometheus_client's own server started a thread per connection with no

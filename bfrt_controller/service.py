@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc as a service: one daemon drives a fleet of switches.
 
 A deployment file (`tofcc run --config deploy.yaml`, deployment.py) lists

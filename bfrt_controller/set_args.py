@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The arguments of `tofcc set`, checked before the switch is opened.
 
 One parser for every program's NAME=VALUE pairs (a program says each

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What one switch runs, taken and written back whole: checkpoints and reverts.
 
 A *unit* is one program on one switch, as a one-shot command names it

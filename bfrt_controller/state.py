@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Where `tofcc --target model` keeps the intended state between invocations.
 
 A real switch holds its own state; the model lives only as long as one

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Keep an app's intended state on a switch across restarts and outages."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The one interface every tofino-cc app uses to talk to a switch.
 
 Two backends implement it: BF-Runtime (a real switch or tofino-model) and

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Start a command from what the switch holds, not from the config file.
 
 The config file is the intended state at start-up; afterwards the switch

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`--target model`, `grpc://HOST:PORT` or `tofino-model://HOST:PORT` -> a Switch.
 
 `grpc://` is BF-Runtime on a switch; `tofino-model://` is BF-Runtime in

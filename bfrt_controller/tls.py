@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Certificate files: read and checked up front, before anything is sent.
 
 A deployment's `tls:` for a BF-Runtime switch (ChannelTls, as P4Runtime and

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Turn pydantic's errors into ConfigError naming the field, e.g. classes[1].queue."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TLS and basic auth for /metrics: `tofcc run --web-config FILE`.
 
 The file is the Prometheus exporters' (exporter-toolkit's

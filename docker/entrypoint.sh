@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 # Inside the image: with an SDE, build every program for both chips and run
 # its vectors on tofino-model through PTF (JUnit XML in build/junit/); without
 # one, the SDE-independent suite.

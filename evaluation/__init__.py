@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The ns-3 evaluation: each mechanism in simulated networks, against `none`
 and its paper's baselines.
 

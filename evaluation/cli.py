@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`tofcc eval`: run the ns-3 evaluation scenarios and write their reports."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Byte-level frames the simulated hosts send and read.
 
 Built with struct, not scapy: a run makes hundreds of thousands of packets.

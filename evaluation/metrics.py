@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Headline figures of one run, computed from its raw records.
 
 Definitions follow the papers where they say how they measured:

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The simulated network: ns-3 nodes and point-to-point links carrying our
 Ethernet frames, switches whose ports run a `Pipeline` around a traffic
 manager, and hosts whose senders pace UDP packets at a rate controller's rate.

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The one place ns-3 is imported, and the C++ glue the harness needs.
 
 The `ns3` wheel's loader has two traps this module defuses:

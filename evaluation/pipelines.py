@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What a simulated switch does to a packet: ingress before the traffic
 manager, egress after it.
 

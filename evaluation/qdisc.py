@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """ns-3's own AQMs (RED, PIE, CoDel, FqCoDel queue discs, as ns-3 ships
 them) as the egress queue of a switch port: the reference implementations
 our P4 AQMs are compared with, on the same links, senders and buffers.

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What one simulation run leaves behind: the raw facts metrics are computed from.
 
 A run appends to plain lists while it simulates (cheap, no numpy per packet)

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A repeated scenario's summary: every seed's report, read back and put side by side.
 
 One run of a scenario is one draw wherever chance decides the outcome. On

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A scenario's runs written out: CSV, JSON, PNG plots and a markdown report
 that sets each of the paper's headline figures beside ours.
 

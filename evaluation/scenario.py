@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Scenario files: topology, traffic, schemes and the paper's figures to
 compare against, validated before anything is simulated.
 

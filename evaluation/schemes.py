@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Each scheme as the simulator needs it: a pipeline per switch, a rate
 controller per sender and, for ECN schemes, what the receiver sends back.
 

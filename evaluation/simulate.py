@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Run a scenario: every scheme (and every link rate of a sweep) in turn,
 each a fresh ns-3 simulation with the same seed.
 

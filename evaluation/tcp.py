@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TCP hosts: ns-3's own internet stack and TCP (NewReno, Cubic, DCTCP, BBR
 as ns-3 ships them) sending through the P4-model switch nodes.
 

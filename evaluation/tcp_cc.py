@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A host congestion control written in Python (models/hosts) running inside
 ns-3's TCP: a cppyy cross-inherited `TcpCongestionOps`.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The C++ half of the TCP harness: ns-3 sockets, RTT recording and the
 congestion-ops class a Python algorithm derives from, compiled by cppyy.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The traffic manager of one egress port, as the P4 programs see it.
 
 A FIFO per queue id; strict priority between TM priority levels (higher

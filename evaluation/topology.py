@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A scenario's graph: port numbers, addresses, shortest-path routes.
 
 Pure Python (no ns-3), so the numbering every scheme's switch configuration

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Flow-size distributions with Poisson arrivals (seed 004's web-search-like
 mix), expanded into ordinary sized flows when a scenario is loaded.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Chip facts as data.
 
 Every cell size, queue count or field width used anywhere in tofino-cc comes

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Board facts as data: which device port each front-panel lane is, and the
 speeds each connector takes.
 

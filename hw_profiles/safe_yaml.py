@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The one YAML reader every tofino-cc file goes through.
 
 PyYAML's safe loader keeps the last of two equal keys, so a second

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DA-DCTCP's per-queue threshold reallocation (seed 004, section 3.2,
 Eqs. 10-14, Algorithm 2), in the paper's unit: packets.
 

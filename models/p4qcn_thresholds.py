@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN's thresholds for a switch (seed 003, section 3.2.2), in buffer cells.
 
 PFC is the last resort, so each ingress queue (port and priority) must keep

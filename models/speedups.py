@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """One switch for the evaluation harness's speed-ups (issue 9, deliverable 7).
 
 Each speed-up keeps the code it replaced runnable beside it and picks its

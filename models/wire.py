@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """scapy view of tofino-cc's feedback header (tna/include/headers.p4, feedback_h).
 
 Hosts, vectors, the demo and the evaluation all build and read feedback

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """pytest side of ptf_tests/: report how many vectors the PTF modules carry."""
 
 from __future__ import annotations

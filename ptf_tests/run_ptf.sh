@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 # Run one program's shared vectors on tofino-model (or hardware) through the
 # SDE's PTF runner. The same YAML files run on the reference model in pytest.
 #

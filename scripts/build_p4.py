@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Compile every tna/<program>/<program>.p4 for Tofino and Tofino2.
 
 The compiler is `$P4C`, else the one the SDE installed: `$SDE_INSTALL/bin/bf-p4c`

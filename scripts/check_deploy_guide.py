@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Run deploy/README.md's systemd steps as written, under a temporary root.
 
 Every `/opt/` and `/etc/` in the steps (and in deploy/tofcc.service's

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Start a new mechanism as a copy of an existing one, under a new name.
 
     python scripts/new_program.py NAME --from PROGRAM

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """How many sketch columns S-PIE needs for how many flows (issue 50).
 
 One flow sends `ratio` times every other flow's rate into a congested S-PIE

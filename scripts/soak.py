@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Line-rate soak of every program's reference model, without ns-3.
 
 Each program runs from its controller's default configuration on the

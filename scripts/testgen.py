@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """p4testgen's tests of every program, as shared vectors the models replay.
 
 p4testgen (p4lang/p4c's P4Tools, Tofino target) reads the P4 on its own and

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Width audit: every register, counter and accumulating metadata field of
 every program in tna/ (those tofcc_common/registry.py names), how wide the
 P4 declares it, what it counts, and how long it takes to overflow at the

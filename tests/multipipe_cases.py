@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Switches of several pipes for issue 50's tests (tests/test_multipipe*.py).
 
 Each builds a program's embedded default config with senders added in other

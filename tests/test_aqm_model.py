@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The AQM program's reference model (RED, CoDel): the vectors carry the
 controller's entries, CoDel's summed control law drops when RFC 8289's
 pseudo-code does, RED's curve with the real random source, and Tofino's

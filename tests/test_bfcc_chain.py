@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BFCC end to end on two model switches: S1 (reaction point) -> S2 (congestion point).
 
 Hosts A (10.0.1.1, group 1) and B (10.0.1.2, group 2) sit on S1 port 1;

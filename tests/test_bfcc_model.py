@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BFCC's model against its P4 source, and the vector-format pieces BFCC added."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What BFCC's rate reduction costs in recirculation, counted on the model.
 
 A flagged group's packets leave in windows of RT real packets and one fake;

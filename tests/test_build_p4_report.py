@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """scripts/build_p4.py reads stages and memories from what the compiler
 writes by default: the assembler's context.json, or the .bfa when the
 assembler stopped (e.g. over the chip's stage limit)."""

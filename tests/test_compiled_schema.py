@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The reference models against the compiler's own bf-rt.json.
 
 The committed bf-rt.json files (tests/data/bfrt/, refreshed and checked

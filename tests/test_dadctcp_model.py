@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DA-DCTCP's reference model: the fixed-point helpers the vectors rely on,
 the two-sample EWMA against Eq. 5's exact average (the README's bound), and
 vectors that must fail when the model is broken on purpose."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """deploy/README.md's systemd steps, run as written under a temporary root
 (scripts/check_deploy_guide.py; .ci/run does the same from the wheel)."""
 

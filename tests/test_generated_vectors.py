@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """p4testgen's tests (ptf_tests/vectors/<program>/generated/<chip>/), replayed
 on the reference model of the chip they were generated for.
 

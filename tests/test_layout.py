@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The layout holds: one registry whose every entry is whole, packages that
 import only downward, no import circles, and no test double in the product.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The line-rate soak (scripts/soak.py) at CI length: every program's model
 under equal flows, an elephant among mice, incast and an idle port waking
 up, at 100 and 400 Gb/s in minimum-size frames, with its per-packet

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 50, deliver 1: the reference model runs the pipes a board has.
 
 Registers and counters per pipe, tables and mirror sessions shared; ingress

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 50, findings 3 and 4, for BFCC on a switch of 2 or 4 pipes.
 
 Finding 4: backpressure is recorded in the reaction port's ingress pipe and

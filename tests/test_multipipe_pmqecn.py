@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 50, finding 4 (PMQECN) and PMQECN's items of finding 5, on 2 and 4 pipes.
 
 A class's virtual queue lives in each ingress pipe its senders use; the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 50, findings 1 and 2: S-PIE on a switch of 2 or 4 pipes.
 
 PIE's p and its freshness reach every ingress pipe (the update goes round

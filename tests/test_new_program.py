@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """scripts/new_program.py (issue 49): a new mechanism from one command.
 
 The acceptance run copies the repository to a temporary directory, makes

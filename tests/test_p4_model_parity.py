@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A behaviour in the P4 but not in the model (or the reverse) is a bug.
 
 These tests read each tna/ program's source and compare every table, key,

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN's reference model: the hash the vectors rely on, the probability
 curve with the real random source, and vectors that must fail when the
 model is broken on purpose."""

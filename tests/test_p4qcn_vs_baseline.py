@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The P4QCN mechanism decides like the P4QCN baseline the evaluations use.
 
 models/baselines/p4qcn_cp.py is Eq. 1 with a float probability and exact

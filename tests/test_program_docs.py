@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every program in tna/ is documented where an operator looks for it.
 
 The project's rule: read the paper beside the P4 and list every departure,

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Property-based tests of every input path (issue 13): the YAML reader, the
 config, profile, vector and scenario loaders, and tofcc's own parsers.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Property-based tests of the reference models' packet handling (issue 13).
 
 Random frames and mutations of well-formed ones go through PMQECN and BFCC

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every YAML file the project reads goes through hw_profiles.safe_yaml, so each
 loader reports these inputs as its own error naming the file."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The source-binding vectors must be able to fail: a model that skips the
 check, or checks without counting, is caught on both programs."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The speed-ups of models/speedups.py change nothing but speed: header
 pack/unpack give the reference code's bytes and errors, and the model
 backend's undo log leaves a switch exactly as the whole-switch copy did,

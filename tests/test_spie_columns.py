@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """S-PIE's sketch columns against the flows it must tell apart (issue 50).
 
 The rule (COLUMNS_PER_FLOW columns a flow) comes from the reference model

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """S-PIE: the arithmetic tables the controller writes, the vectors' entries
 being exactly those, the whole loop (PI step in egress -> mirrored copy ->
 recirculation -> ingress) on the model configured by the controller app,

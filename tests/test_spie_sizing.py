@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """S-PIE's sketch sized for the ports it guards (issue 47, Deliver 1): each
 port's speed, from the config or the deployment's front panel, sizes the
 shared sketch for the fastest S-PIE port, with no sizing field; the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """scripts/testgen.py's reading of p4testgen's PTF output, without p4testgen.
 
 The sample (tests/data/p4testgen_sample_ptf.py.txt) is rendered by hand from
@@ -365,21 +367,31 @@ def test_the_reproducer_still_reproduces() -> None:
     assert predefined.returncode == 0, predefined.stderr[-2000:]
 
 
+def _line_of(path: str, text: str) -> int:
+    """Where `text` stands in the P4 today: the canned report follows the
+    source, so an edit above it (a header, a moved control) moves it too."""
+    return (REPO / path).read_text().splitlines().index(text) + 1
+
+
+_EXTRACT = _line_of("tna/p4qcn/p4qcn.p4", "        pkt.extract(hdr.fb_mirror);")
+_REBUILD = _line_of(
+    "tna/include/feedback.p4", "        hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;"
+)
 # What p4testgen --print-coverage prints after each test (p4c 34b86e9,
 # lib/test_backend.cpp and the coverage printer): the running figure, then
 # the statements still uncovered, each "\t<file>\<line>: <statement>".
-_COVERAGE_OUTPUT = """\
+_COVERAGE_OUTPUT = f"""\
 ============ Test 1: Nodes covered: 0.5 (2/4) ============
 Not covered program nodes:
-\ttna/p4qcn/p4qcn.p4\\188: pkt.extract<fb_mirror_h>(hdr.fb_mirror);
-\ttna/p4qcn/../include/feedback.p4\\14: hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;
+\ttna/p4qcn/p4qcn.p4\\{_EXTRACT}: pkt.extract<fb_mirror_h>(hdr.fb_mirror);
+\ttna/p4qcn/../include/feedback.p4\\{_REBUILD}: hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;
 \ttna/p4qcn/p4qcn.p4\\282: hdr.ipv4.ecn = 3;
 tna/p4qcn/p4qcn.p4(260): warning: Key TaintedExpression(bit<5>) of table x is tainted.
-    table feedback_probability {
+    table feedback_probability {{
 ============ Test 2: Nodes covered: 0.75 (3/4) ============
 Not covered program nodes:
-\ttna/p4qcn/p4qcn.p4\\188: pkt.extract<fb_mirror_h>(hdr.fb_mirror);
-\ttna/p4qcn/../include/feedback.p4\\14: hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;
+\ttna/p4qcn/p4qcn.p4\\{_EXTRACT}: pkt.extract<fb_mirror_h>(hdr.fb_mirror);
+\ttna/p4qcn/../include/feedback.p4\\{_REBUILD}: hdr.ethernet.dst_addr = hdr.fb_mirror.orig_src_mac;
 """
 
 
@@ -388,8 +400,8 @@ def test_coverage_is_the_last_tests() -> None:
     assert cov is not None
     assert (cov.covered, cov.statements) == (3, 4)
     assert [(u.file, u.line) for u in cov.uncovered] == [
-        ("tna/p4qcn/p4qcn.p4", 188),
-        ("tna/include/feedback.p4", 14),
+        ("tna/p4qcn/p4qcn.p4", _EXTRACT),
+        ("tna/include/feedback.p4", _REBUILD),
     ]
     assert tg.parse_coverage("no report here") is None
 
@@ -464,7 +476,7 @@ def test_generate_writes_the_coverage_report(
     monkeypatch.setattr(tg, "replay_on_model", lambda path: [])
     assert tg.main(["p4qcn", "--chip", "tofino", "--root", str(root), "--check"]) == 0
     # A run that reports other statements fails the exact check on coverage.yaml.
-    out.write_text(_COVERAGE_OUTPUT.replace("\\188:", "\\189:"))
+    out.write_text(_COVERAGE_OUTPUT.replace(f"\\{_EXTRACT}:", f"\\{_EXTRACT + 1}:"))
     capsys.readouterr()
     args = ["p4qcn", "--chip", "tofino", "--root", str(root), "--check", "--exact"]
     assert tg.main(args) == 1

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The traffic manager drops a packet for a device port no pipe has.
 
 Found by p4testgen (issue 32): its Tofino target treats device port 511 as

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The vectors must be able to fail: break the model on purpose and watch them catch it."""
 
 from __future__ import annotations

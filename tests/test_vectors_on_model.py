@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every shared vector, run on the reference model for both chips."""
 
 from __future__ import annotations

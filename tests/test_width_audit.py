@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The width audit (scripts/width_audit.py) against the P4 it audits: every
 register and counter of the six programs is in it at its declared width,
 what it calls unable to overflow outlasts its epoch on both chips, the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 44's YAML items, as tables of malformed input.
 
 Every failure after parsing (impossible dates, explicit tags with bad

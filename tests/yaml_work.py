@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """How much work the YAML loader did, counted rather than timed.
 
 A bound in seconds holds on one machine and fails on a slower or busier one;

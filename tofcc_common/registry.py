@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every program tofino-cc ships, declared once.
 
 Each entry says where each part of one mechanism lives: its P4, its

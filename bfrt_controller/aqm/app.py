@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """RED and CoDel on a switch: push the intended state; change queues'
 settings as one batch.
 

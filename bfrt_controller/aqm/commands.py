@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc for the AQM program: `set` changes queues' RED or CoDel settings.
 
 `tofcc --program aqm set max_th_cells=300 max_p=0.1 [--queue 3/0]` changes

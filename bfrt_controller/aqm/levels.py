@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """RED's drop curve and CoDel's control law as ternary table entries.
 
 The data plane cannot multiply, divide or take square roots, so the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What `tofcc --program aqm status` prints: its sections and columns
 (heading, row key), the rows' "section" naming the table they go in."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The reference model behind the Switch interface: tofcc without an SDE."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The model switch's TM buffer counters (tm.counter.queue, tm.counter.ppg,
 tm.counter.pool as BF-Runtime reads them): what traffic leaves there, read
 and cleared as on the fake and a switch."""

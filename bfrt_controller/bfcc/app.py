@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BFCC on a switch: push the intended state, read it back, retune it.
 
 The app owns the *intended* state: the config plus the run-time `params`

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc for BFCC: `set` retunes the paper's parameters (all or none), and
 `shape` runs the TM shaping of `reduction: shaping`.
 """

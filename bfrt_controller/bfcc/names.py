@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/bfcc/bfcc.p4 - nothing else lives here.
 
 tests/controller/test_bfcc_names.py holds these to the reference model, which

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BFCC's recirculation: the pipes a config uses, their sessions and
 recirculation ports, and the worst-case load each pipe's port carries,
 checked against its capacity (tna/bfcc/README.md, "Recirculation bandwidth"

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What `tofcc --program bfcc status` shows, read back from the switch:
 congestion points, reaction points, rate thresholds, groups and ports."""
 

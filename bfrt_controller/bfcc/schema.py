@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BFCC's configuration models (pydantic) and the constants they use;
 config.py validates them against the chip and re-exports them."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DA-DCTCP on a switch: push the thresholds; every interval, Algorithm 2
 (models/dadctcp_thresholds.py) moves threshold from idle queues of a port
 to busy ones and the app writes what moved as one batch.

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc commands for DA-DCTCP: its side of `set`, and `reallocate`.
 
 `tofcc --program dadctcp set mode=dctcp | k_port_packets=120 |

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DA-DCTCP configuration: what an operator writes, validated before anything is sent.
 
 Thresholds are in the paper's unit, packets (`k_packets`, `k_port_packets`),

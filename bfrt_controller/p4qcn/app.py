@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN on a switch: push the intended state; change a congestion point's
 Eq. 1 as one batch; apply the threshold calculator's Q_P4QCN.
 

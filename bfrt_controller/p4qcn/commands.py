@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc commands for P4QCN: `thresholds` and the P4QCN side of `set`.
 
 `tofcc --program p4qcn thresholds --port-speed 100 --cable-m 10 [--apply]`

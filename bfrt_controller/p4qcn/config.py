@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN configuration: what an operator writes, validated before anything is sent.
 
 Structure and types are checked by pydantic; limits that depend on the chip

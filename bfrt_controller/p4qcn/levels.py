@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Eq. 1 as the entries of SwitchEgress.feedback_probability.
 
 The data plane compares a 15-bit random value with a level (P x 32768) read

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/p4qcn/p4qcn.p4 - nothing else lives here.
 
 tests/controller/test_p4qcn_controller.py holds these to the reference

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """PMQECN on a switch: push the intended state, measure, optimise, re-apply.
 
 The app owns the *intended* state (config plus what the optimiser or an

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc for PMQECN: `set-threshold` and `set-weight` retune classes by name
 (never by id), all in one batch; `optimize` runs the M/M/1/N cycle once or
 every interval (`tofcc run` does it for a deployment).

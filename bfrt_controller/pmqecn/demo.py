@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A short PMQECN packet trace on the reference model, as a readable table.
 
 Each step sends one packet at a stated time; the class's virtual queue in

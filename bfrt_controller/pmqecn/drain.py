@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The drain of a class's virtual queue, in the log domain.
 
 The switch cannot multiply the elapsed time by a rate, so it adds their

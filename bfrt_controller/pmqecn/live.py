@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What can change at run time for one class, and how a state file holds it."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Each interval's measurement of every class: lambda_i from the class
 counters, W_i from the sampled sojourn accumulators, and the standing backlog.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Each ingress pipe's share of a class's drain rate.
 
 Registers are per pipe and the virtual queue lives in the ingress pipe: a

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Which share of a class's departures the egress sums for W_i.
 
 PMQECN's egress sums the sojourn of the first of every 2^k departures of a

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """From one interval's measurements to the optimiser's answer, per egress port.
 
 Classes that share an egress port (`classes[].port`) form one M/M/1/N

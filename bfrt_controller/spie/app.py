@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """S-PIE on a switch: push the intended state; retune PIE and the sketch
 as one batch.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc for S-PIE: `set` retunes PIE and the sketch on every S-PIE port.
 
 `tofcc --program spie set alpha_per_s=0.2 del_ref_us=10000 columns=2048` changes

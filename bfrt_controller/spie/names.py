@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/spie/spie.p4 - nothing else lives here.
 
 tests/controller/test_spie_controller.py holds these to the reference model.

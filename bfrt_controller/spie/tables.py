@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The arithmetic S-PIE's data plane does by lookup, as table entries.
 
 - PI terms: alpha x d and beta x d, with d a signed delay difference in

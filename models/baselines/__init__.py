@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Baseline congestion-control algorithms the evaluation compares against.
 
 Plain, deterministic, event-driven state machines with no simulator or wall

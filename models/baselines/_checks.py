@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Parameter and clock checks shared by the baseline models.
 
 Every check raises ``ValueError`` naming the offending parameter, so a bad

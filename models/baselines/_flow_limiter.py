@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """At most one notification per flow per interval, shared by the DCQCN NP and P4QCN CP.
 
 A notification is allowed when the flow has never been notified or when at

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Event plumbing shared by the QCN-family reaction points (DCQCN, P4QCN/QCN).
 
 Both follow QCN: a congestion notification cuts the rate and restarts the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DCQCN notification point: the receiver NIC turning CE marks into CNPs.
 
 Zhu et al., SIGCOMM 2015, Sec. 3 (NP algorithm): when a CE-marked packet

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN congestion point: feedback generation, PFC pause/resume, threshold sizing.
 
 Geng, Yan, Zhang, "P4QCN: Congestion Control Using P4-Capable Device in Data

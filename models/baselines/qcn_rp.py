@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN / QCN reaction point: the source's rate controller (P4QCN Eqs. 2-4).
 
 Geng, Yan, Zhang, P4QCN, Electronics 2019 (seed 003), Sec. 3.1.2.  A

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DCQCN congestion point: RED-style ECN marking on the instantaneous egress queue.
 
 Zhu et al., "Congestion Control for Large-Scale RDMA Deployments", SIGCOMM 2015,

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TCN: ECN marking on the packet's own sojourn time, decided at dequeue.
 
 Bai et al., "Enabling ECN over Generic Packet Scheduling", CoNEXT 2016: a packet

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BFCC sender reaction: what a host does with the backpressure its first-hop
 switch relays (seed 001, section 4.2.2; `params.sender_reaction`).
 

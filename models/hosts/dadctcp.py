@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DA-DCTCP's sender window rule (seed 004, section 3.1, Eqs. 1, 7-9,
 Algorithm 1) as a state machine: ACKs in, window out, no simulator.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TCP NewReno's window rules (RFC 5681 / RFC 6582), as ns-3's TcpNewReno
 applies them, in plain Python: the algorithm a host runs inside ns-3's TCP
 through evaluation/tcp_cc.py, and a reference any TCP window model here can

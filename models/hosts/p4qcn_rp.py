@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN reaction point (seed 003, Eqs. 2-4): the host side of the P4QCN
 mechanism (tna/p4qcn/).
 

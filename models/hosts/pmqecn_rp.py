@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """PMQECN reaction point: the host rate controller of Algorithm 3, Eqs. 15-18.
 
 Three phases (Fig. 5): a feedback packet carrying (lambda, lambda*) sets the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """PMQECN control-plane optimisation (paper Algorithm 2): convex path and DE reference.
 
 The names below load on first use: the solver pulls in cvxpy and scipy

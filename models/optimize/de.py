@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Reference solver: the paper's differential evolution (Algorithm 2, DE/best/1).
 
 Kept as the baseline the convex path is measured against, so it follows the

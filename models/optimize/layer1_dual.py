@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Layer 1's convex stand-in for many ports at once, through one multiplier per port.
 
 Layer 1 (surrogate._layer1_template) minimises a sum of one-variable convex

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The exact M/M/1/N objective (our reading of Eq. 14) shared by every solver.
 
     F(mu, lam) = sum_i (mu_i / Gamma) * (a_i * Gamma * W_s,i + b_i * q_i)

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """solve_many with a switch's ports split between processes.
 
 The ports are independent, so a full switch's problems split into one chunk

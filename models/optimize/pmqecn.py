@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """PMQECN control-plane optimiser: mu*, lambda*, omega and K per virtual queue.
 
 The paper (Algorithm 2, Fig. 3) solves two layers, each with differential

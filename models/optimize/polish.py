@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """SLSQP refinement of a layer on the exact M/M/1/N objective and constraints.
 
 The convex layers optimise stand-ins (M/M/1 delay, rho^N loss); starting SLSQP

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Validated input of the PMQECN two-layer optimisation (paper Algorithm 2, Fig. 3)."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Answer of the PMQECN optimiser, its feasibility guard and threshold conversions."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Convex (cvxpy) stand-ins of the two PMQECN layers; the derivation is in pmqecn.py.
 
 Both layers use scaled variables so the conic solver sees O(1) numbers whatever

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Queueing-theory models behind the PMQECN control plane (M/M/1/N per virtual queue)."""
 
 from models.queueing.mm1n import (

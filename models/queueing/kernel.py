@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Vectorised, unvalidated M/M/1/N core (Eqs. 1-8 of the PMQECN paper).
 
 Everything is written in terms of ``b = ln(mu / lam) = -ln(rho)`` rather than

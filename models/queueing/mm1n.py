@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """M/M/1/N metrics of one PMQECN virtual queue (paper Eqs. 1-10), validated.
 
 The paper prints Eq. (2) as ``(1 - rho^i)/(1 - rho_i^(N+1)) rho_i^m``; the

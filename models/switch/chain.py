@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Model switches wired together: what one emits on a linked port arrives at
 the other's input port, both ways.
 

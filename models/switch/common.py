@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Shared pieces of tna/include/, one class or function per P4 control/parser."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4 objects of a TNA program, as the control plane sees them.
 
 Tables, registers, counters and mirror sessions with the semantics and the

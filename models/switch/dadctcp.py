@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Reference model of tna/dadctcp/dadctcp.p4, control by control.
 
 Read it beside the P4: same tables (names, keys, actions, defaults), same

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Header types of tna/include/headers.p4, bit for bit.
 
 Each header is a dataclass whose fields carry their P4 bit width; `pack` and

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What a tna/ program declares, read from its P4 source without a compiler.
 
 Used to hold the reference models to their P4: the tables (keys, actions,

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A time-ordered run of a model: packets wait in the traffic manager.
 
 The model alone runs a packet's egress the moment its ingress ends (no

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The TNA packet path around a program: ingress -> TM -> egress, plus
 egress-to-egress mirroring and recirculation.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The shared test-vector format (documented in ptf_tests/vectors/README.md).
 
 One YAML file holds vectors for one program. pytest runs them on the

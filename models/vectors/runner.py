@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Drive one vector through any target: the reference model or a real switch.
 
 The runner owns the meaning of a vector (reset, setup, per-step queue

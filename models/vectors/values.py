@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Values as written in vector and config files: integers, hex, IPv4, MAC."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """AQM (RED, CoDel) vectors on tofino-model or hardware (ptf_tests/vectors/aqm/*.yaml).
 
 Every vector runs on the switch: queue depth and sojourn, the random value

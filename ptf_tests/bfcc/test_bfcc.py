@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BFCC vectors on tofino-model or hardware (ptf_tests/vectors/bfcc/*.yaml).
 
 One switch plays both roles on different ports (see each file's

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A real switch (tofino-model or hardware) as a vector target, through BF-Runtime.
 
 Imported only where the SDE's bfrt_grpc and ptf are installed. Ports here are

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Collect what the switch sends for one packet, then compare as a multiset.
 
 PTF's verify_packet checks one expected packet on one port in order; the

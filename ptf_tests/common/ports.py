@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Vector ports -> device ports of the chip under test.
 
 Vectors number ports from the first front-panel port of pipe 0 (port 1 is the

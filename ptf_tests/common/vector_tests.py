@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Turn a program's vector files into tests: PTF classes under the SDE's PTF
 runner, or pytest tests skipped with the reason when the SDE is absent.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DA-DCTCP vectors on tofino-model or hardware (ptf_tests/vectors/dadctcp/*.yaml).
 
 Every vector runs on the switch: the queue depth reaches the pipeline

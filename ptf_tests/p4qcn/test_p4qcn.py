@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN vectors on tofino-model or hardware (ptf_tests/vectors/p4qcn/*.yaml).
 
 Every vector runs on the switch: queue depth, the random value and the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """PMQECN vectors on tofino-model or hardware (ptf_tests/vectors/pmqecn/*.yaml).
 
 Every vector runs on the switch, the virtual-queue ones too: their step

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """S-PIE vectors on tofino-model or hardware (ptf_tests/vectors/spie/*.yaml).
 
 The vectors that need no clock (forged and rejected state updates, spoofed

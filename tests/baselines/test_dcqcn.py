@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DCQCN notification and reaction points, step by step against Zhu et al. 2015 Sec. 3.1."""
 
 from __future__ import annotations

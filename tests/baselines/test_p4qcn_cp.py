@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN congestion point: Eq. 1, the per-flow feedback limit, PFC and the threshold formulas."""
 
 from __future__ import annotations

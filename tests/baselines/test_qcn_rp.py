@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN/QCN reaction point: Eqs. 2-4 of P4QCN (seed 003), step by step."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DCQCN's RED/ECN marker against the piecewise-linear law of Zhu et al. 2015."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TCN: stateless marking when the sojourn time exceeds the threshold."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The AQM app (RED, CoDel) on the model backend: names as the model has
 them, strict validation naming the field with nothing written, the entries
 the data plane then applies, and `tofcc --program aqm`."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 52, Deliver 4: one audit line for every write, always on, naming
 the user, to a file and to syslog (audit.py)."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The BFCC app on the model backend: the pushed state works on packets,
 one batch per change, nothing half-applied, restart and re-push."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc --program bfcc end to end on the model target: status, set, apply,
 nothing written on bad input, state kept between invocations."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BFCC config validation: every bad field is named, chip limits follow the profile."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every BFCC example config validates and applies to the model; the
 two-tier pair runs a congestion episode across two model switches."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The BFCC controller's names module against the reference model (which
 tests/test_bfcc_model.py holds to the P4 source)."""
 

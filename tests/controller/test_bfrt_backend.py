@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BfrtSwitch against the fake bfrt_grpc client, for pmqecn."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 52, Deliver 4: TLS and mutual TLS to BF-Runtime switches.
 
 The deployment names certificate files per target (`tls:`), read and checked

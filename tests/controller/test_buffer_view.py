@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The buffer in view (issue 52 item 1): the TM's depth, watermark and drops
 per queue (tm.counter.queue), pool and PPG, read through the Switch
 interface on the model and on BF-Runtime over the fake SDE, shown by

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 37's CLI items that are not a refusal in the malformed-input table:
 user text printed as text, errors on stderr, read-only commands that create
 nothing, a busy state file's exit code, and the front panel's source guard."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The DA-DCTCP app on the model backend: the thresholds the data plane
 applies, Algorithm 2 as one batch per round keeping K_port, strict
 validation with nothing half-applied, and the `set` / `reallocate` commands."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 37: a daemon that survives any reload, signals from the first
 instant, bind errors that are messages, and a metrics server that a crowd of
 idle or slow clients cannot exhaust."""

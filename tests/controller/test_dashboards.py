@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """deploy/grafana/: the dashboard and alert rules name only metrics the
 daemon exports, with every program running on the model."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The README demo and one optimise-and-apply cycle, end to end on the model."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A config file is read once on its way to the switch (issue 45): one
 parse per file per command, and the kind of file decided in one place."""
 

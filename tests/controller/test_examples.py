@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Every example config validates and applies cleanly to the model."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 44's file-system items: no file outside our own is touched, every
 path error is exit 2 naming the path, and read-only commands neither lock
 nor write.

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 13's acceptance table: malformed `tofcc --target model` inputs.
 
 Each case runs the CLI's real entry point (`run`, what `main` exits with)

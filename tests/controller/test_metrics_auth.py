@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 52, Deliver 4: TLS and basic auth for /metrics, from an exporter
 web config (`tofcc run --web-config FILE`, web_config.py)."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 44, reproduction 2: slow clients cannot hold /metrics, and a stop
 does not wait for them.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Mirror sessions are read back on both backends, so a diff of a pushed
 config holds no "unknown" rows and a changed session shows as a change."""
 

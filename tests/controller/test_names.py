@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The controller's names module against the reference model (which the parity
 test holds to the P4, and build_p4.py to the compiler's bf-rt.json)."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A new operator's and P4 developer's habits (issue 35): options after the
 subcommand and from the environment, a config's own program, --version,
 params from the schema, a diff one can read and script, JSON on stdout only."""

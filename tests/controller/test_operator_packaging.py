@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 43 (3, 4): what an operator gets from the wheel (`tofcc deploy init`)
 and the error and help texts they meet first. The wheel itself, built and
 installed in a fresh venv, is checked by .ci/run."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The operator's loop rehearsed on the model target (issue 43): a deployment's
 `target: model` is a switch that stays up (apply, diff, run, status and the
 one-shot commands all see one switch), and the global options mean what

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The P4QCN app on the model backend: Eq. 1 as the data plane applies it,
 strict validation, one batch per change, nothing half-applied, and the
 `thresholds` and `set` commands."""

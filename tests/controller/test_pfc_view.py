@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """PFC in full, and a watchdog on time (issue 52 item 2): rx and tx pause
 time of all eight priorities per port in `status`, `queues` and metrics;
 `clear pfc`; the PFC watchdog polled on a timer of its own in the daemon

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN's PFC on the chip (issue 16 item 2): the config's `pfc` section
 written as TmPfcWrites, off by default, and the PFC watchdog on the model
 backend and the fake SDE: a port paused for the detection time is a storm

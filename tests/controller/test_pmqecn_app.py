@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The PMQECN app on the model backend: batches, rollback, restart, reads."""
 
 from __future__ import annotations

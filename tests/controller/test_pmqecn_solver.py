@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """solve_for: one M/M/1/N problem per egress port, at that port's speed."""
 
 from __future__ import annotations

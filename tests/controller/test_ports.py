@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Front-panel ports: board profiles, config validation, and the `$PORT`
 writes on the fake BF-Runtime server and the model backend."""
 

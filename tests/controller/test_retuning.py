@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Retuning under the daemon: an operator's K_i survives the optimiser when
 the class is pinned, and a switch without the optimiser keeps every value."""
 

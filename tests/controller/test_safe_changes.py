@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Changes an operator can take back (issue 52, Deliver 3): `save` writes the
 running values (tuned ones included) as a config that diffs to nothing,
 `checkpoint`/`rollback`, `apply --confirm-within` that reverts unless

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc as a service: the deployment file, the daemon's loop, reload, a
 fleet whose switches fail on their own, the metrics endpoint, and diff."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`tofcc set`'s NAME=VALUE and --queue parsing, shared by every program:
 each kind checked, every refusal naming the field."""
 

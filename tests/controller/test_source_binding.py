@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Source binding from the config to the switch, for every program: what the
 operator writes is validated (field named, nothing written), written in the
 same batch as the rest, and on the switch a host can no longer send as

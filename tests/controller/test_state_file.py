@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The model target's state file: one command's read and write are one step,
 a crash mid-write leaves the old state, and a state file that cannot be
 read is an error naming it, never a silent fall-back to the default."""

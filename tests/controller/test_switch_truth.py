@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What a real switch does after each call (issue 42), on the fake SDE and
 the controller: every side effect cited in tests/doubles/fake_bfrt_grpc.py
 from open-p4studio 1f97778f, and the controller surviving it.

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """sync.py and an app's static tables (PMQECN's drain tables: thousands of
 entries that no live value moves): a one-shot command reads a sample of
 them, not every entry, and still notices a switch that lost one."""

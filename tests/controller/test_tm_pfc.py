@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TmPfcWrite on both backends (issue 16 item 2, issue 34 items 1-2): the
 same writes land on the model and on the fake SDE's tm.port.flowcontrol /
 tm.queue.cfg rows (open-p4studio's bf_rt_tm_tf1.json names, types, choices

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TmPoolWrite on both backends (issue 16 item 2): the buffer PFC draws on,
 tm.pool.cfg size_cells and tm.pool.app_pfc pfc_limit_cells as open-p4studio's
 bf_rt_tm_tf1.json declares them (rows that always exist, modified only) and

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TmPpgWrite on both backends (issue 16 item 2): the lossless PPG that
 generates PFC, on tm.ppg.cfg as open-p4studio's bf_rt_tm_tf1.json declares
 it (ppg_id 1..255 allocated per pipe by entry add with action dev_port;

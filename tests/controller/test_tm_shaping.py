@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TmShapingWrite on both backends: the same writes land on the model's TM
 and on the fake SDE's tm.{port,queue}.sched_shaping / sched_cfg tables; both
 refuse the same bad values, nothing half-applied."""

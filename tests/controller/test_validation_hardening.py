@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 44 items 6, 7, 8 and 11's minors: a floor on every controller cycle
 and data-plane time, class names an operator can type and tell apart
 (`set-threshold` by name only), one switch however its address is written,

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Both backends of one program side by side, for tests that hold them to
 the same behaviour: the reference model, and BF-Runtime on the fake SDE."""
 

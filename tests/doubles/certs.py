@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Certificates for tests, made on the spot with `cryptography`: a CA, and
 server or client certificates it signs (EC P-256: instant to generate)."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Running tofcc in-process the way a shell would, for CLI tests."""
 
 from __future__ import annotations

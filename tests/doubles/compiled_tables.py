@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The P4 tables a switch declares, read from the compiler's bf-rt.json.
 
 The fake SDE must not learn a program's table, key, action and field names,

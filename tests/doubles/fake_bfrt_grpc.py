@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A fake of the SDE's `bfrt_grpc.client` module and of the switch behind it.
 
 `FakeBfrtGrpc(program, profile)` is passed where BfrtSwitch would import

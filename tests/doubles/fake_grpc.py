@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The `grpc` module the fake `bfrt_grpc.client` makes its channel with, and
 the TLS a fake switch serves.
 

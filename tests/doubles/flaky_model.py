@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A model-backed switch that counts batches and can be unreachable, for
 testing apps' batching and their recovery after a switch restart."""
 

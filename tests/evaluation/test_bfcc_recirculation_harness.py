@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 50, finding 3 in the ns-3 harness: three severe 100 Gb/s reaction
 ports on one switch (evaluation/scenarios/bfcc-three-severe-dc.yaml).
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DA-DCTCP's switch program (its reference model, configured by its
 controller app) as an evaluation scheme: ns-3's DCTCP senders react to its
 CE marks and the queue stays near K, where `none` fills the buffer."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The hosts' frames against scapy's view, and the baseline switch pipelines."""
 
 from __future__ import annotations

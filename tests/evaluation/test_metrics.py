@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Metrics on hand-built runs, for the cases test_metrics_and_report.py leaves
 open: an uneven arrival pattern, trimmed edge bins, several receivers and
 monitors, FCT by size, and the figures that have no meaning for a run."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Metrics from hand-built runs, and the report written from them."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """End to end on ns-3: the CI smoke comparison, determinism, the report.
 
 Needs the `ns3` wheel (pip install -e '.[eval]'); skipped with that reason

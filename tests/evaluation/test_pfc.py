@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Priority flow control in the evaluation harness (issue 16 item 6): the
 802.1Qbb frame, the traffic manager's paused queues, the scenario fields,
 and on ns-3 a two-switch chain that drops without PFC and not with it."""

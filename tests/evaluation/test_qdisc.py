@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """ns-3's queue discs (RED, PIE, CoDel, FqCoDel) as a switch port's queue
 (evaluation/qdisc.py), and the `tcp-aqm` comparison on a short horizon
 (issue 14, item 3)."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Rates in scenario files parse exactly (issue 46): a decimal rate times its
 unit is a whole number of bits per second or refused, never a float slip."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Repeated scenarios: start jitter per seed, one scenario per seed, the summary over seeds."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The report of a link-rate sweep and of a run without monitors or sized
 flows, and the range verdicts test_metrics_and_report.py leaves open."""
 

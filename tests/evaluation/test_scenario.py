@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Scenario files: every bundled one is valid; a bad field is named."""
 
 from __future__ import annotations

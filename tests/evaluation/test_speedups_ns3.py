@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The fast ns-3 glue (one dispatcher pair per run, C-API calls) against the
 reference glue it replaced (models/speedups.py): the same scenario and seed
 write byte-identical results.json on both, and an exception inside an event

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TCP hosts (issue 14): ns-3's TCP through the switch models.
 
 The switch is a pipeline the test controls (one CE mark, one drop) in place

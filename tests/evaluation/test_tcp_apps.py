@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TCP applications beyond bulk transfer: ns-3's OnOffApplication as the
 glue runs it (seed 002's senders), and its fields refused by name."""
 

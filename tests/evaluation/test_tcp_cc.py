@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A Python NewReno (models/hosts/newreno.py) inside ns-3's TCP through a
 cross-inherited TcpCongestionOps (evaluation/tcp_cc.py), against ns-3's own
 TcpNewReno (issue 14, item 4).

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Poisson flows of web-search sizes (seed 004's mix): expanded into sized
 flows when the scenario loads, the same flows for the same seed, arrivals
 at the rate the load implies, sizes following the CDF, bad fields refused

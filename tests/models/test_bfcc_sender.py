@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BFCC's sender reaction (match_switch), one message at a time."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """DA-DCTCP's Algorithm 1 step by step: each branch of the reading in
 models/hosts/dadctcp.py, on windows of hand-made ACKs."""
 

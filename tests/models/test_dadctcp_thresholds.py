@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Algorithm 2 of seed 004 on hand-computed cases: where the printed rule
 keeps Eq. 11, where it breaks it, and what `reallocate` does instead."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Layer 1 through its multiplier (models/optimize/layer1_dual.py) is the conic layer 1's optimum.
 
 solve_many answers most ports' layer 1 by a root search on one multiplier per

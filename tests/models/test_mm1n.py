@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """M/M/1/N metrics against independent references: the chain itself, high precision, theory."""
 
 from __future__ import annotations

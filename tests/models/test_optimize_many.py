@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """solve_many: every port solved together gives each port solve()'s answer.
 
 The ports of a switch are independent problems; solve_many solves layer 1

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """ParallelSolver: a switch's ports split between processes, the answers unchanged.
 
 Each chunk is solve_many's batched path on fewer ports, so every port gets

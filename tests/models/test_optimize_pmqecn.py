@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The PMQECN optimiser: constraints on the answer, cvxpy vs the paper's DE, bad input."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN's reaction point is one implementation for the mechanism and the baseline."""
 
 from __future__ import annotations

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """P4QCN's threshold calculator (seed 003, section 3.2.2) on cases worked by hand."""
 
 from __future__ import annotations

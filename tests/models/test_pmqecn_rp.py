@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The PMQECN reaction point, one event at a time (Algorithm 3, Eqs. 15-18)."""
 
 from __future__ import annotations

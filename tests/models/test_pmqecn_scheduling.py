@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Weights that weight: the PMQECN switch's queue decisions, served by an
 ideal packet scheduler.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The P4 virtual queue (as the reference model runs it) against the exact one.
 
 The exact virtual queue of seed 000 drains at the class's rate r over the

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 12 point 6: vectors placed on each chip's front-panel ports.
 
 Every vector runs on the reference model with its ports moved to the chip's

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 32 point 3: p4testgen's vectors run on tofino-model through the same
 PTF modules as the hand-written ones. Without the SDE: pytest collects every
 generated vector of both chips from ptf_tests/ (each skipped, a known

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 12 point 8: the PTF target compares outputs as a multiset and names
 the gRPC status when a call fails. The SDE's ptf and bfrt_grpc are replaced by
 stand-ins (the fake BF-Runtime client; a dataplane that hands out packets)."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 12 points 5-7, dry run of ptf_tests/run_ptf.sh against a stand-in SDE
 whose run_*.sh scripts record their arguments and leave a daemon behind (as
 sudo + bf_switchd do): the conf file and the chip's port file are passed, and

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 12 point 5: a build is only good with the <program>.conf that
 bf_switchd and tofino-model load, left in build/<chip>/<program>/."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tofcc one-shot commands and the supervisor against a BF-Runtime switch (the
 fake), issue 12 points 3 and 4: commands start from what the switch holds,
 repair a switch that lost its state, and leave a running writer alone."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 34 item 3: `--target grpc://` imports the SDE's client from an
 install tree the way open-p4studio's run_p4_tests.sh (lines 248-255) and
 bin/sdepythonpath.py set the path. client.py imports `grpc` and

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 34 items 4, 5 and 11, on file trees (no Docker engine here): the
 compiler found as an open-p4studio install has it (bin/p4c), --no-clot
 for its Tofino2 builds, the entrypoint's `all` running PTF with JUnit XML

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 12 point 6: shipped configs put traffic on front-panel ports.
 
 On Tofino2, device ports 0-7 of pipe 0 are the PCIe CPU port, recirculation

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 34 acceptance, through `tofcc` against a BF-Runtime switch (the fake
 SDE): a lossless class whose CoS and iCoS disagree is refused naming both;
 when they agree the backend writes tm.port.flowcontrol's cos_to_icos map

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Issue 34 items 1, 2, 6, 7, 8 and 10 against the fake SDE and the model:
 the front panel's MAC maps checked against the TM's PFC, the watchdog on
 counters read from the MAC, ports resolved through the box's own

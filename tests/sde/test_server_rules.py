@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """What the real BF-Runtime server and client refuse, on the fake and through
 BfrtSwitch (issue 12). Each rule cites the open-p4studio source it comes from;
 every test here failed on the fake as it was before the rule was modelled.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 /* AQM baselines on Tofino: RED (Floyd & Jacobson 1993) and CoDel
  * (RFC 8289), the mechanisms seed 002 compares S-PIE with, one program with
  * the mechanism chosen per egress queue. tna/aqm/README.md lists every

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 /* BFCC: switch-to-switch backpressure (seed 001, sections 3.2, 4.1, 4.2,
  * Algorithms 1-2). One program plays both roles; which ports play which
  * role is decided by the controller's tables. tna/bfcc/README.md explains

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 /* DA-DCTCP's switch side: slope-aware ECN marking per egress queue (seed
  * 004, section 3.1, Eqs. 4-6), with plain DCTCP marking (q > K) as a mode
  * of the same program. tna/dadctcp/README.md lists every departure from the

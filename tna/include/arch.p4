@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 /* tofino-cc: one source for Tofino (tna) and Tofino2 (t2na).
  * bf-p4c defines __TARGET_TOFINO__ as 1 or 2; every chip difference in the
  * project is expressed through the few macros below. */

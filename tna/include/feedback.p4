@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 /* The one feedback packet (tna/README.md gives its layout), rebuilt in
  * egress from a mirrored copy: the copy's Ethernet and IPv4 headers turned
  * around toward the flow's source, UDP to the feedback port, and the

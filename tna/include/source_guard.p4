@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 #ifndef TOFCC_SOURCE_GUARD_P4
 #define TOFCC_SOURCE_GUARD_P4
 

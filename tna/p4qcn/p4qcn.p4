@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 /* P4QCN: the QCN congestion point for IP networks (seed 003, sections
  * 3.1.1 and 3.2, Eq. 1). tna/p4qcn/README.md lists every departure from
  * the paper and why.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 /* PMQECN: multi-queue, multi-class ECN marking with switch-made feedback
  * (seed 000, "Design", Algorithm 1, Fig. 4).
  *

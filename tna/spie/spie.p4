@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 /* S-PIE (seed 002, sections 3.1-3.2, Eqs. 1-9, Algorithms 1-2): PIE's
  * proportional-integral drop probability plus a count-min sketch that,
  * when the queue is congested, drops the packets of the flows holding more

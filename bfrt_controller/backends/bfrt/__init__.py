@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BF-Runtime backend: a real switch or tofino-model, through the SDE's
 bfrt_grpc client.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """A batch of table writes, all or nothing.
 
 BF-Runtime is atomic only within one call to one table, so a batch runs in

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """TLS channels for the SDE's client, which makes only plaintext ones.
 
 open-p4studio's `bfrt_grpc.client.ClientInterface` (1f97778f,

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The SDE's Python client, how to find it, and the names and value forms
 BF-Runtime uses: what every writer of this backend shares."""
 

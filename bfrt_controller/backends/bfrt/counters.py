@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The buffer's counters and the ports' pause counters: reads, and the
 clears the SDE allows.
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`$mirror.cfg`: mirror sessions, written one update per call outside the
 transaction (pipe_mgr refuses mirror calls inside one: batch.py) and put
 back from the snapshot when a later write is refused."""

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """Writes that take no part in pipe_mgr's transaction and are not fixed
 rows: `$PORT`, tm.ppg.cfg and the pools. Each is one call of its own, made
 before the batch's tables, and put back by its writer if that call or

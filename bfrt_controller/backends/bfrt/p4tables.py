@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The program's own tables, registers and counters: their writes inside the
 batch's transaction, their snapshot and undo, and their reads."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tm.pool.cfg and tm.pool.app_pfc: device-wide rows that always exist,
 only modified (the server has no add or delete for them), and modified
 back on a refusal."""

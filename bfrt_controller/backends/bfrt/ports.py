@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """`$PORT` and the port tables beside it (`$PORT_STAT`, `$PORT_STR_INFO`).
 
 The port manager takes no part in pipe_mgr's transaction (as with TM), so

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """tm.ppg.cfg: PPGs are allocated per pipe by entry add (bf_rt_tm_tf1.json
 tableEntryAdd: "Allocates a new PPG identified by dev_tgt.pipe_id and the
 ppg_id"), outside pipe_mgr's transaction: each PPG is one call, and put

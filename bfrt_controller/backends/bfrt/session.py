@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """One BF-Runtime session: connect, bind, RPCs, reads, and the client's key
 and data objects. Every writer of this backend works through one."""
 

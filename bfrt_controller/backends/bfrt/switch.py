@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """BfrtSwitch: the Switch interface over one BF-Runtime session, composed
 of one writer per kind of switch resource."""
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
 """The traffic manager's fixed per-port and per-queue rows (tm.queue.sched_cfg,
 tm.{port,queue}.sched_shaping, tm.port.flowcontrol, tm.queue.cfg): modified
 only, outside pipe_mgr's transaction, put back from the snapshot on a

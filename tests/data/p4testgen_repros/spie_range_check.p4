@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
 /* The smallest program on which p4testgen (p4c 34b86e9, Tofino target)
  * stops with the internal error S-PIE meets: a Hash constructed with a
  * CRCPolynomial (HashAlgorithm_t.CUSTOM) and read with get(). README.md
