@@ -167,19 +167,35 @@ class PmqecnApp(IntendedStateApp):
     def drain_rate_bytes_per_s(
         self, c: ClassSpec, port_weights: dict[int | None, int] | None = None
     ) -> int:
-        """mu_i* as the data plane drains it: the class's weight's share of
-        its egress port's service rate, which is what the scheduler gives it
-        while every class of the port is backlogged (weights follow the
-        optimiser's omega_i = mu_i*/Gamma). ``port_weights``: each port's
-        total live weight, when the caller has it for many classes."""
+        """mu_i* as the data plane drains it: the class's share of its egress
+        port's service rate while every class of the port is backlogged. Under
+        TM DWRR (the default) that share is the class's weight (weights follow
+        the optimiser's omega_i = mu_i*/Gamma). Under `p4_wrr` it is not: the
+        Fig. 4 emulation's level counts wrap under backlog, so classes share
+        by arrival rate whatever their weights (tna/pmqecn/README.md,
+        "Scheduling"); the drain then follows each class's measured lambda_i,
+        and the weights for a class with no arrivals measured yet.
+        ``port_weights``: each port's total live weight, when the caller has
+        it for many classes."""
         cfg = self.config
         port_rate = {ps.port: ps.service_rate_pps for ps in cfg.ports if ps.service_rate_pps}
         gamma_pps = (port_rate.get(c.port) if c.port is not None else None) or (
             cfg.optimizer.service_rate_pps
         )
-        totals = port_weights if port_weights is not None else self._port_weights()
-        share = self.live[c.id].weight / totals[c.port]
+        share = self._arrival_share(c) if cfg.scheduling.mode == "p4_wrr" else None
+        if share is None:
+            totals = port_weights if port_weights is not None else self._port_weights()
+            share = self.live[c.id].weight / totals[c.port]
         return int(gamma_pps * cfg.optimizer.mean_packet_bytes * share)
+
+    def _arrival_share(self, c: ClassSpec) -> float | None:
+        """The class's share of its port's measured arrivals; None for a class
+        with none measured (idle, or before the first cycle), which drains at
+        its weight share until it is (erring toward an empty virtual queue)."""
+        own = self.live[c.id].rate_pps
+        if own <= 0:
+            return None
+        return own / sum(self.live[d.id].rate_pps for d in self.config.classes if d.port == c.port)
 
     def _port_weights(self) -> dict[int | None, int]:
         totals: dict[int | None, int] = defaultdict(int)

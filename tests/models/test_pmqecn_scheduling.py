@@ -159,3 +159,43 @@ def test_p4_wrr_does_not_weight_under_persistent_backlog() -> None:
     not weights - 3:1 weights give an even split."""
     got = serve(_app("p4_wrr", {"voice": 3, "video": 1}), {"voice": 10e6, "video": 10e6})
     assert got["voice"] / sum(got.values()) == pytest.approx(0.5, abs=0.05)
+
+
+@pytest.mark.parametrize(
+    ("offer", "weights"),
+    [
+        ({"voice": 10e6, "video": 10e6}, {"voice": 3, "video": 1}),
+        ({"voice": 15e6, "video": 5e6}, {"voice": 1, "video": 1}),
+    ],
+)
+def test_p4_wrr_drains_each_virtual_queue_at_the_share_it_is_served(
+    offer: dict[str, float], weights: dict[str, int]
+) -> None:
+    """The virtual queue stands for the class's queue only if it drains at
+    the rate the class is served. Under p4_wrr that is its arrival share
+    (above), so once lambda_i is measured the drain follows it, not the
+    weights; it drained at the weight share before (3:1 for an even split)."""
+    app = _app("p4_wrr", weights)
+    got = serve(app, offer)
+    by_name = {c.name: c for c in app.config.classes}
+    for name, bps in offer.items():  # what the cycle measures: lambda_i
+        app.live[by_name[name].id].rate_pps = round(bps / (8 * len(_frame(name))))
+    drains = {name: app.drain_rate_bytes_per_s(by_name[name]) for name in offer}
+    served = {name: got[name] / sum(got.values()) for name in offer}
+    for name in offer:
+        assert drains[name] / sum(drains.values()) == pytest.approx(served[name], abs=0.05)
+
+
+def test_p4_wrr_drains_an_unmeasured_class_at_its_weight_share() -> None:
+    app = _app("p4_wrr", {"voice": 3, "video": 1})
+    by_name = {c.name: c for c in app.config.classes}
+    app.live[by_name["video"].id].rate_pps = 1000
+    weights = app._port_weights()
+    voice = by_name["voice"]
+    assert app.drain_rate_bytes_per_s(voice) == app.drain_rate_bytes_per_s(voice, weights)
+    tm = _app("tm_dwrr", {"voice": 3, "video": 1})
+    assert app.drain_rate_bytes_per_s(voice) == tm.drain_rate_bytes_per_s(voice)
+
+
+def _frame(name: str) -> bytes:
+    return bytes(FLOWS[name].packet())
