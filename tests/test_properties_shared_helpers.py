@@ -2,14 +2,18 @@
 # SPDX-License-Identifier: Apache-2.0
 """The helpers kept in one place (issue 46, Deliver 3) against their
 reference formulas: the IPv4 header checksum against scapy's, Jain's index
-against the textbook sum. Every caller goes through these, so a slip here
-would show in the models, the hosts' frames and the evaluation at once.
+against the textbook sum, logfmt quoting against a logfmt reader. Every
+caller goes through these, so a slip here would show in the models, the
+hosts' frames, the evaluation or every log line at once.
 
 Bounded by the hypothesis profile in tests/conftest.py ("ci"; "long" fuzzes).
 """
 
 from __future__ import annotations
 
+import logging
+import re
+from collections.abc import Callable
 from fractions import Fraction
 
 import pytest
@@ -18,6 +22,8 @@ from hypothesis import strategies as st
 from scapy.layers.inet import IP, UDP
 from scapy.utils import checksum as scapy_checksum
 
+from bfrt_controller import runtime, service
+from bfrt_controller.logs import logfmt_value
 from evaluation import frames
 from evaluation.metrics import jain_index
 from models.switch.headers import Ipv4, ipv4_checksum
@@ -91,7 +97,7 @@ def test_jain_index_is_the_textbook_formula(xs: list[int]) -> None:
     if not any(xs):
         assert got is None, "undefined when nothing was delivered"
         return
-    assert got == pytest.approx(float(_textbook_jain(xs)), rel=1e-12)
+    assert got is not None and got == pytest.approx(float(_textbook_jain(xs)), rel=1e-12)
     assert 1 / len(xs) - 1e-12 <= got <= 1 + 1e-12
 
 
@@ -105,3 +111,30 @@ def test_jain_index_known_values(xs: list[float], want: float) -> None:
 
 def test_jain_index_of_nothing_is_undefined() -> None:
     assert jain_index([]) is None
+
+
+def _read_logfmt_value(field: str) -> str:
+    """A logfmt reader's view of one value: bare up to the next space, or
+    double-quoted with backslash escapes."""
+    if not field.startswith('"'):
+        assert re.fullmatch(r'[^\s"=]+', field), field
+        return field
+    m = re.fullmatch(r'"((?:[^"\\]|\\.)*)"', field)
+    assert m is not None, field
+    return re.sub(r"\\(.)", r"\1", m.group(1))
+
+
+@given(value=st.text())
+def test_logfmt_value_reads_back_as_one_value(value: str) -> None:
+    """Any text is one value a logfmt reader gives back (a newline, which
+    would split the line, as a space)."""
+    assert _read_logfmt_value(logfmt_value(value)) == value.replace("\n", " ")
+
+
+@pytest.mark.parametrize("emit", [service._event, runtime._event], ids=["service", "runtime"])
+def test_the_daemons_events_quote_through_logfmt_value(
+    emit: Callable[..., None], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO, logger="tofcc.service"):
+        emit("reloaded", path="/etc/tofcc/a b.yaml", why='said "no"', n=3)
+    assert caplog.messages == ['event=reloaded path="/etc/tofcc/a b.yaml" why="said \\"no\\"" n=3']
