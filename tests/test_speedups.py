@@ -36,9 +36,11 @@ from tofcc_common import registry
 
 def header_classes() -> list[type[Header]]:
     # Every program's model declares its own headers (bfcc.py's BpMirror):
-    # import them all, or the list depends on which tests ran first.
+    # import them all, or the list depends on which tests ran first. (An
+    # entry without its model yet is test_every_program_is_whole's to name.)
     for spec in registry.PROGRAMS.values():
-        registry.resolve(spec.model)
+        if registry.importable(spec.model):
+            registry.resolve(spec.model)
     out: list[type[Header]] = []
     todo = list(Header.__subclasses__())
     while todo:
