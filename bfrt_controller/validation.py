@@ -119,6 +119,10 @@ def parse_model(model: type[M], raw: Any, source: str = "") -> M:
         where = f"{prefix}{field_path(tuple(err['loc']))}"
         if err["type"] == "extra_forbidden":
             raise ConfigError(where, _unknown_field(model, errors, err)) from None
+        if err["type"] in ("model_type", "dict_type"):
+            # pydantic's words name the model class, which the file's author never sees.
+            got = type(err["input"]).__name__
+            raise ConfigError(where, f"must be a mapping, got {got}") from None
         msg = err["msg"].removeprefix("Value error, ")
         raise ConfigError(where, msg) from None
 
