@@ -134,11 +134,6 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
-def as_tuple(value: object) -> object:
-    """YAML and JSON have lists only; strict mode takes a tuple field from a tuple."""
-    return tuple(value) if isinstance(value, list) else value
-
-
 def ipv4_prefix(v: str) -> str:
     """Canonical 'a.b.c.d/len'; a bare address is a /32."""
     try:

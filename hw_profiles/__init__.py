@@ -28,7 +28,8 @@ class ProfileError(ValueError):
 
 
 def as_tuple(value: object) -> object:
-    """YAML has lists only; strict mode takes a tuple field from a tuple."""
+    """YAML and JSON have lists only; strict mode takes a tuple field from a
+    tuple. (A BeforeValidator for every strict model's tuple fields.)"""
     return tuple(value) if isinstance(value, list) else value
 
 
@@ -299,6 +300,7 @@ __all__ = [
     "HwProfile",
     "ProfileError",
     "ProfileModel",
+    "as_tuple",
     "load_profile",
     "load_profile_file",
     "parse_profile",

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile, as_tuple, load_profile
 from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 from models.optimize.solution import ThresholdRule
 
@@ -28,7 +28,6 @@ from ..common import (
     Route,
     SourceBinding,
     Strict,
-    as_tuple,
     check_host_feedback,
     check_port,
     cycle_interval,
