@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/bfcc/bfcc.p4 - nothing else lives here.
 
-tests/controller/test_bfcc_names.py holds these to the reference model, which
-the model's own tests hold to the P4 source.
+tests/test_compiled_schema.py holds every name here, field by field, to the
+compiler's committed bf-rt.json (tests/data/bfrt/);
+tests/controller/test_bfcc_names.py holds them to the reference model.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/spie/spie.p4 - nothing else lives here.
 
-tests/controller/test_spie_controller.py holds these to the reference model.
+tests/test_compiled_schema.py holds every name here, field by field, to the
+compiler's committed bf-rt.json (tests/data/bfrt/).
 """
 
 from __future__ import annotations
