@@ -269,6 +269,15 @@ def _reason(err: ErrorDetails) -> str:
     return f"key {key}: {err['msg']}"
 
 
+def validated_file(model: type[M], path: Path) -> M:
+    """The YAML file at `path` as `model`; any fault is one ProfileError line naming the file."""
+    try:
+        raw = safe_yaml.load_file(path)
+    except safe_yaml.YamlFileError as exc:
+        raise ProfileError(str(exc)) from None
+    return validated(model, raw, str(path))
+
+
 def parse_profile(raw: Any, source: str) -> HwProfile:
     """Validate a decoded YAML mapping; `source` names the file in errors."""
     return validated(HwProfile, raw, source)
@@ -276,11 +285,7 @@ def parse_profile(raw: Any, source: str) -> HwProfile:
 
 def load_profile_file(path: str | Path) -> HwProfile:
     path = Path(path)
-    try:
-        raw = safe_yaml.load_file(path)
-    except safe_yaml.YamlFileError as exc:
-        raise ProfileError(str(exc)) from None
-    profile = parse_profile(raw, str(path))
+    profile = validated_file(HwProfile, path)
     # tofino2.yaml holding `chip: tofino` would give one chip the other's facts.
     if path.stem in KNOWN_CHIPS and profile.chip != path.stem:
         raise ProfileError(f"{path}: key 'chip' is '{profile.chip}' but the file is {path.name}")

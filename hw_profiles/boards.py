@@ -18,7 +18,16 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AfterValidator, BeforeValidator, Field, model_validator
 
-from . import Chip, Port, ProfileError, ProfileModel, as_tuple, load_profile, safe_yaml, validated
+from . import (
+    Chip,
+    Port,
+    ProfileError,
+    ProfileModel,
+    as_tuple,
+    load_profile,
+    validated,
+    validated_file,
+)
 
 BOARD_DIR = Path(__file__).resolve().parent / "boards"
 # BF-Runtime's $PORT $SPEED choices without the BF_SPEED_ prefix (open-p4studio
@@ -149,11 +158,7 @@ def parse_board(raw: Any, source: str) -> BoardProfile:
 
 def load_board_file(path: str | Path) -> BoardProfile:
     path = Path(path)
-    try:
-        raw = safe_yaml.load_file(path)
-    except safe_yaml.YamlFileError as exc:
-        raise ProfileError(str(exc)) from None
-    board = parse_board(raw, str(path))
+    board = validated_file(BoardProfile, path)
     if board.name != path.stem:
         raise ProfileError(f"{path}: key 'board' is '{board.name}' but the file is {path.name}")
     return board
