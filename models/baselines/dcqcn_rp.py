@@ -48,8 +48,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from models import speedups
-from models.baselines._checks import integer, non_negative, probability
 from models.baselines._rp_base import RATE_TIMER, ReactionPointBase, RpStage, check_rates
+from models.checks import integer, non_negative, probability
 
 ALPHA_TIMER = "alpha_timer"
 
