@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 from models.switch.aqm import AQM_CODEL_DUE_ENTRIES, AQM_RED_LEVEL_ENTRIES, AQM_SLOTS
 
 from ..common import (
@@ -29,7 +29,7 @@ from ..common import (
     no_repeats,
 )
 from ..errors import ConfigError
-from ..validation import load_yaml, parse_model
+from ..validation import load_yaml, parse_on_chip
 from .levels import LEVEL_ALWAYS, TICK_NS, codel_entries, red_entries
 
 Mode = Literal["red", "codel"]
@@ -206,12 +206,7 @@ def check_against(cfg: AqmConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> AqmConfig:
-    cfg = parse_model(AqmConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(AqmConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> AqmConfig:

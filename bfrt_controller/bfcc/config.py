@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 
 from ..common import (
     Route,
@@ -32,7 +32,7 @@ from ..common import (
     no_repeats,
 )
 from ..errors import ConfigError
-from ..validation import load_yaml, parse_model
+from ..validation import load_yaml, parse_on_chip
 from .recirculation import (
     RecirculationLoad as RecirculationLoad,
 )
@@ -470,12 +470,7 @@ def parse_config(raw: object, source: str = "") -> BfccConfig:
         for name in raw["params"]:
             if name in WRONG_UNIT:
                 check_param_name(name, prefix)
-    cfg = parse_model(BfccConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(BfccConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> BfccConfig:

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 from models.dadctcp_thresholds import TICK_NS
 from models.switch.dadctcp import DADCTCP_QUEUE_SLOTS
 
@@ -31,7 +31,7 @@ from ..common import (
     no_repeats,
 )
 from ..errors import ConfigError
-from ..validation import load_yaml, parse_model
+from ..validation import load_yaml, parse_on_chip
 
 Mode = Literal["dadctcp", "dctcp"]
 MODES: tuple[Mode, ...] = ("dadctcp", "dctcp")
@@ -161,12 +161,7 @@ def check_against(cfg: DadctcpConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> DadctcpConfig:
-    cfg = parse_model(DadctcpConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(DadctcpConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> DadctcpConfig:

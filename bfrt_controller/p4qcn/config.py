@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 from models.p4qcn_thresholds import pfc_bound_violation
 from models.switch.common import CLOCK_TICK_SHIFT
 from models.switch.p4qcn import P4QCN_PROBABILITY_ENTRIES
@@ -33,7 +33,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..switch import DEFAULT_IGNORE_COS, MIN_PPG_HYSTERESIS_CELLS
-from ..validation import load_yaml, parse_model
+from ..validation import load_yaml, parse_on_chip
 from .levels import ternary_entries
 
 TICK_NS = 1 << CLOCK_TICK_SHIFT
@@ -369,12 +369,7 @@ def check_pfc_buffers(pfc: PfcSpec, classes: list[TrafficClass], profile: HwProf
 
 
 def parse_config(raw: object, source: str = "") -> P4qcnConfig:
-    cfg = parse_model(P4qcnConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(P4qcnConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> P4qcnConfig:

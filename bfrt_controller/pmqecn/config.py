@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from hw_profiles import HwProfile, as_tuple, load_profile
+from hw_profiles import HwProfile, as_tuple
 from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 from models.optimize.solution import ThresholdRule
 
@@ -36,7 +36,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..switch import MAX_DWRR_WEIGHT, MAX_TM_PRIORITY
-from ..validation import load_yaml, parse_model
+from ..validation import load_yaml, parse_on_chip
 from .drain import LOG_TABLE_SIZE, TICK_NS, log_entries_count
 
 # Class and virtual-queue ids index PMQECN's 1024-entry registers and
@@ -282,12 +282,7 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> PmqecnConfig:
-    cfg = parse_model(PmqecnConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(PmqecnConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> PmqecnConfig:
