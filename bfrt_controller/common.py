@@ -18,7 +18,7 @@ import re
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
@@ -553,6 +553,37 @@ PORT_GUARD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("forged drops", "forged_drops"),
     ("spoofed drops", "spoofed_drops"),
 )
+
+
+class Guarded(Protocol):
+    """What every program config has of the shared guards: its routes, the
+    ports it trusts for feedback and the sources it binds to ports."""
+
+    @property
+    def routes(self) -> Sequence[Route]: ...
+    @property
+    def trusted_ports(self) -> Sequence[int]: ...
+    @property
+    def source_bindings(self) -> Sequence[SourceBinding]: ...
+
+
+def guarded_ports(cfg: Guarded, more: Iterable[int] = ()) -> list[int]:
+    """Every port the config names, in order: its routes', trusted and bound
+    ports and `more` (the ports of the program's own sections)."""
+    return sorted(
+        {r.port for r in cfg.routes}
+        | set(cfg.trusted_ports)
+        | {b.port for b in cfg.source_bindings}
+        | set(more)
+    )
+
+
+def port_guard_rows(
+    switch: Switch, cfg: Guarded, more: Iterable[int] = ()
+) -> list[dict[str, object]]:
+    """port_guard_row of every port guarded_ports names."""
+    bindings = {b.port: b.prefixes for b in cfg.source_bindings}
+    return [port_guard_row(switch, p, bindings.get(p, [])) for p in guarded_ports(cfg, more)]
 
 
 def port_guard_row(switch: Switch, port: int, prefixes: Iterable[str]) -> dict[str, object]:

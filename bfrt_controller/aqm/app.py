@@ -26,7 +26,7 @@ from ..common import (
     by_table,
     check_chip,
     diff_writes,
-    port_guard_row,
+    port_guard_rows,
     route_writes,
     source_binding_writes,
     trusted_port_writes,
@@ -269,11 +269,5 @@ class AqmApp(IntendedStateApp):
                     "marks": self.switch.read_counter(n.AQM_MARKS, q.port)[0],
                 }
             )
-        ports = sorted(
-            {r.port for r in cfg.routes}
-            | set(cfg.trusted_ports)
-            | {b.port for b in cfg.source_bindings}
-        )
-        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-        rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports]
+        rows += port_guard_rows(self.switch, cfg)
         return rows

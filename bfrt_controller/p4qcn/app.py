@@ -27,7 +27,7 @@ from ..common import (
     by_table,
     check_chip,
     host_feedback_writes,
-    port_guard_row,
+    port_guard_rows,
 )
 from ..errors import ConfigError
 from ..pfc_watchdog import PfcWatchdog, WatchdogEvent
@@ -450,14 +450,7 @@ class P4qcnApp(IntendedStateApp):
                     "lossless": cfg.pfc is not None and tc.icos in cfg.pfc.lossless_icos,
                 }
             )
-        ports = sorted(
-            {r.port for r in cfg.routes}
-            | set(cfg.trusted_ports)
-            | {ps.port for ps in cfg.ports}
-            | {b.port for b in cfg.source_bindings}
-        )
-        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-        rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports]
+        rows += port_guard_rows(self.switch, cfg, (ps.port for ps in cfg.ports))
         if self.watchdog is not None:
             on = int(self.watchdog_on)
             rows += [r | {"enabled": on} for r in self.watchdog.status()]
