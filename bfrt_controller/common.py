@@ -18,6 +18,7 @@ import re
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -553,6 +554,22 @@ PORT_GUARD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("forged drops", "forged_drops"),
     ("spoofed drops", "spoofed_drops"),
 )
+
+
+@dataclass
+class QueueChange:
+    """One value a `set` changed on one queue, as `tofcc set` prints it."""
+
+    queue: str  # "port/queue", as queue_key writes it
+    what: str
+    old: object
+    new: object
+    why: str
+
+
+def queue_key(port: int, queue: int) -> str:
+    """A queue's key in a program's live values and its changes: "port/queue"."""
+    return f"{port}/{queue}"
 
 
 class Guarded(Protocol):
