@@ -110,16 +110,25 @@ def header_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> None:
 
 def egress_prefix_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> None:
     """parser EgressPrefixParser (eg_intr_md itself is passed separately)."""
-    if pkt.lookahead_byte() == PKT_TYPE_MIRROR_FEEDBACK:
-        hdr.fb_mirror = pkt.extract(FbMirror)
-        hdr.ethernet = pkt.extract(Ethernet)
-        hdr.ipv4 = pkt.extract(Ipv4)
-        parsed.l4_src_port = 0
-        parsed.l4_dst_port = 0
-        parsed.ipv4_plain = True
+    if feedback_mirror_parser(pkt, hdr, parsed):
         return
     hdr.bridged = pkt.extract(BridgedMd)
     header_parser(pkt, hdr, parsed)
+
+
+def feedback_mirror_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> bool:
+    """The egress parser's state for a mirrored feedback copy (its mirror
+    header, Ethernet and IPv4, nothing after): True when the packet is one.
+    Every program whose egress sees feedback copies starts with it."""
+    if pkt.lookahead_byte() != PKT_TYPE_MIRROR_FEEDBACK:
+        return False
+    hdr.fb_mirror = pkt.extract(FbMirror)
+    hdr.ethernet = pkt.extract(Ethernet)
+    hdr.ipv4 = pkt.extract(Ipv4)
+    parsed.l4_src_port = 0
+    parsed.l4_dst_port = 0
+    parsed.ipv4_plain = True
+    return True
 
 
 def bridge(hdr: Headers, ingress_port: int) -> None:
