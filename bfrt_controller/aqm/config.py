@@ -29,6 +29,7 @@ from ..common import (
     no_repeats,
 )
 from ..errors import ConfigError
+from ..ternary_levels import Levels
 from ..validation import load_yaml, parse_on_chip
 from .levels import LEVEL_ALWAYS, TICK_NS, codel_entries, red_entries
 
@@ -97,12 +98,6 @@ class QueueSpec(Strict):
                 f"min_th_cells {self.min_th_cells} must be below max_th_cells {self.max_th_cells}"
             )
         return self
-
-
-class Levels(Strict):
-    # RED levels between min_th and max_th per queue: one per cell up to
-    # this many, else equal-width buckets (bfrt_controller/aqm/levels.py).
-    max_steps: Annotated[int, Field(ge=1, le=256)] = 64
 
 
 class AqmConfig(Strict):

@@ -33,6 +33,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..switch import DEFAULT_IGNORE_COS, MIN_PPG_HYSTERESIS_CELLS
+from ..ternary_levels import Levels
 from ..validation import load_yaml, parse_on_chip
 from .levels import ternary_entries
 
@@ -77,12 +78,6 @@ class QueueSpec(Strict):
                 f"q_min_cells {self.q_min_cells} exceeds q_max_cells {self.q_max_cells}"
             )
         return self
-
-
-class Levels(Strict):
-    # Levels between Q_min and Q_max per queue: one per cell up to this many,
-    # else equal-width buckets (bfrt_controller/p4qcn/levels.py).
-    max_steps: Annotated[int, Field(ge=1, le=256)] = 64
 
 
 class PfcWatchdogSpec(Strict):
