@@ -2,9 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/aqm/aqm.p4 - nothing else lives here.
 
-tests/test_compiled_schema.py holds every name here, field by field, to the
-compiler's committed bf-rt.json (tests/data/bfrt/);
-tests/controller/test_aqm_controller.py holds them to the reference model.
+tests/controller/test_aqm_controller.py holds these to the reference model.
 """
 
 from __future__ import annotations

@@ -2,9 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/bfcc/bfcc.p4 - nothing else lives here.
 
-tests/test_compiled_schema.py holds every name here, field by field, to the
-compiler's committed bf-rt.json (tests/data/bfrt/);
-tests/controller/test_bfcc_names.py holds them to the reference model.
+tests/controller/test_bfcc_names.py holds these to the reference model, which
+the model's own tests hold to the P4 source.
 """
 
 from __future__ import annotations

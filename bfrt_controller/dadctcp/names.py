@@ -2,9 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/dadctcp/dadctcp.p4 - nothing else lives here.
 
-tests/test_compiled_schema.py holds every name here, field by field, to the
-compiler's committed bf-rt.json (tests/data/bfrt/);
-tests/controller/test_dadctcp_controller.py holds them to the reference model.
+tests/controller/test_dadctcp_controller.py holds these to the reference
+model, and scripts/build_p4.py holds the model to the compiler's bf-rt.json.
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/spie/spie.p4 - nothing else lives here.
 
-tests/test_compiled_schema.py holds every name here, field by field, to the
-compiler's committed bf-rt.json (tests/data/bfrt/).
+tests/test_compiled_schema.py holds these to the compiler's bf-rt.json.
 """
 
 from __future__ import annotations
