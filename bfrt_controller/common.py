@@ -177,6 +177,14 @@ def pipe_of(port: int, profile: HwProfile) -> int:
     return port >> (profile.port_id_bits - (profile.pipes - 1).bit_length())
 
 
+def check_queue_id(field: str, value: int, profile: HwProfile) -> None:
+    """`value` is a queue id the chip's queue id field holds."""
+    if value > profile.max_queue_id:
+        raise ConfigError(
+            field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
+        )
+
+
 def check_port(field: str, value: int, profile: HwProfile, front_panel: bool = False) -> None:
     """`value` is a port of the chip; with `front_panel`, one that leads to a
     host or switch: not a recirculation or CPU port (a route there loops or

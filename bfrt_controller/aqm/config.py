@@ -26,6 +26,7 @@ from ..common import (
     Strict,
     check_port,
     check_port_guards,
+    check_queue_id,
     no_repeats,
 )
 from ..errors import ConfigError
@@ -149,11 +150,7 @@ def codel_curve_entries(q: QueueSpec) -> int:
 
 def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
     check_port(f"{field}.port", q.port, profile, front_panel=True)
-    if q.queue > profile.max_queue_id:
-        raise ConfigError(
-            f"{field}.queue",
-            f"queue {q.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
-        )
+    check_queue_id(f"{field}.queue", q.queue, profile)
     if q.mode == "red" and q.min_th_cells >= profile.max_qdepth_cells:
         raise ConfigError(
             f"{field}.min_th_cells",

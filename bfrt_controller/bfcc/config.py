@@ -27,6 +27,7 @@ from hw_profiles import HwProfile
 from ..common import (
     Route,
     check_port,
+    check_queue_id,
     check_routes,
     check_source_bindings,
     no_repeats,
@@ -376,10 +377,7 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
         check_port(field, value, profile, front_panel)
 
     def queue(field: str, value: int) -> None:
-        if value > profile.max_queue_id:
-            raise ConfigError(
-                field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
-            )
+        check_queue_id(field, value, profile)
 
     def session(field: str, sid: int) -> None:
         if not profile.valid_mirror_session(sid):

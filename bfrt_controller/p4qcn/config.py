@@ -29,6 +29,7 @@ from ..common import (
     Strict,
     check_host_feedback,
     check_port,
+    check_queue_id,
     no_repeats,
 )
 from ..errors import ConfigError
@@ -210,11 +211,7 @@ class P4qcnConfig(Strict):
 
 def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
     check_port(f"{field}.port", q.port, profile, front_panel=True)
-    if q.queue > profile.max_queue_id:
-        raise ConfigError(
-            f"{field}.queue",
-            f"queue {q.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
-        )
+    check_queue_id(f"{field}.queue", q.queue, profile)
     if q.q_max_cells > profile.max_qdepth_cells:
         raise ConfigError(
             f"{field}.q_max_cells",

@@ -30,6 +30,7 @@ from ..common import (
     Strict,
     check_host_feedback,
     check_port,
+    check_queue_id,
     cycle_interval,
     no_repeats,
     repeated_name,
@@ -228,10 +229,7 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
         check_port(field, value, profile, front_panel)
 
     def queue(field: str, value: int) -> None:
-        if value > profile.max_queue_id:
-            raise ConfigError(
-                field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
-            )
+        check_queue_id(field, value, profile)
 
     check_host_feedback(cfg.ports, cfg.routes, cfg.trusted_ports, cfg.source_bindings, profile)
     for i, q in enumerate(cfg.scheduling.level_queues):
