@@ -52,7 +52,8 @@ def dangling(files: list[Path], root: Path = REPO) -> list[str]:
 
 
 def test_every_cited_test_exists() -> None:
-    problems = dangling(_tracked())
+    # This file's own examples below cite tests that are not there on purpose.
+    problems = dangling([f for f in _tracked() if f != Path(__file__).resolve()])
     assert not problems, "\n".join(problems)
 
 
