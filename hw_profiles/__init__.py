@@ -232,41 +232,48 @@ def _key(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+# pydantic's error kinds in the words profile files have always used: {key}
+# is the key's path, {got} the value, {type} its type's name, the rest
+# pydantic's context (gt, le, expected). A kind not here keeps pydantic's words.
+_WORDS = {
+    "missing": "missing key {key}",
+    "extra_forbidden": "unknown key {key}",
+    "int_type": "key {key} must be an integer, got {type}",
+    "int_parsing": "key {key} must be an integer, got {type}",
+    "greater_than": "key {key} must be above {gt}, got {got}",
+    "greater_than_equal": "key {key} must be at least {ge}, got {got}",
+    "less_than_equal": "key {key} must be at most {le}, got {got}",
+    "literal_error": "key {key} must be one of {expected}, got {got!r}",
+    "string_type": "key {key} must be a non-empty string",
+    "string_too_short": "key {key} must be a non-empty string",
+    "tuple_type": "key {key} must be a list",
+    "list_type": "key {key} must be a list",
+    "too_short": "key {key} must be a non-empty list",
+    "model_type": "key {key} must be a mapping",
+    "dict_type": "key {key} must be a mapping",
+    "value_error": "key {key} {msg}",
+}
+# The bounds every profile number has, said as people say them.
+_WORDS_AT_ZERO = {
+    "greater_than": "key {key} must be positive, got {got}",
+    "greater_than_equal": "key {key} must not be negative, got {got}",
+}
+
+
 def _reason(err: ErrorDetails) -> str:
     loc, kind, value = tuple(err["loc"]), err["type"], err["input"]
     ctx: dict[str, Any] = dict(err.get("ctx") or {})
+    msg = str(err["msg"]).removeprefix("Value error, ")
     if not loc:
         if kind == "model_type":
             return f"top level must be a mapping, got {type(value).__name__}"
-        return str(err["msg"]).removeprefix("Value error, ")  # a cross-check: names its keys
-    key = _key(loc)
+        return msg  # a cross-check: its message names its keys
     if kind == "invalid_key":
         return f"key {loc[-1]!r} must be a string"
-    if kind == "missing":
-        return f"missing key {key}"
-    if kind == "extra_forbidden":
-        return f"unknown key {key}"
-    if kind in ("int_type", "int_parsing"):
-        return f"key {key} must be an integer, got {type(value).__name__}"
-    if kind == "greater_than" and ctx.get("gt") == 0:
-        return f"key {key} must be positive, got {value}"
-    if kind == "greater_than_equal" and ctx.get("ge") == 0:
-        return f"key {key} must not be negative, got {value}"
-    if kind == "less_than_equal":
-        return f"key {key} must be at most {ctx['le']}, got {value}"
-    if kind == "literal_error":
-        return f"key {key} must be one of {ctx['expected']}, got {value!r}"
-    if kind in ("string_type", "string_too_short"):
-        return f"key {key} must be a non-empty string"
-    if kind in ("tuple_type", "list_type"):
-        return f"key {key} must be a list"
-    if kind == "too_short":
-        return f"key {key} must be a non-empty list"
-    if kind == "value_error":
-        return f"key {key} {str(err['msg']).removeprefix('Value error, ')}"
-    if kind in ("model_type", "dict_type"):
-        return f"key {key} must be a mapping"
-    return f"key {key}: {err['msg']}"
+    words = _WORDS.get(kind, "key {key}: {msg}")
+    if ctx.get("gt", ctx.get("ge")) == 0:
+        words = _WORDS_AT_ZERO.get(kind, words)
+    return words.format(key=_key(loc), got=value, type=type(value).__name__, msg=msg, **ctx)
 
 
 def validated_file(model: type[M], path: Path) -> M:
