@@ -18,7 +18,8 @@ import re
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
@@ -134,11 +135,6 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
-def as_tuple(value: object) -> object:
-    """YAML and JSON have lists only; strict mode takes a tuple field from a tuple."""
-    return tuple(value) if isinstance(value, list) else value
-
-
 def ipv4_prefix(v: str) -> str:
     """Canonical 'a.b.c.d/len'; a bare address is a /32."""
     try:
@@ -179,6 +175,14 @@ def check_chip(config_chip: str, profile: HwProfile) -> None:
 def pipe_of(port: int, profile: HwProfile) -> int:
     """The pipe a port id belongs to: its top bits above the pipe-local port."""
     return port >> (profile.port_id_bits - (profile.pipes - 1).bit_length())
+
+
+def check_queue_id(field: str, value: int, profile: HwProfile) -> None:
+    """`value` is a queue id the chip's queue id field holds."""
+    if value > profile.max_queue_id:
+        raise ConfigError(
+            field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
+        )
 
 
 def check_port(field: str, value: int, profile: HwProfile, front_panel: bool = False) -> None:
@@ -558,6 +562,53 @@ PORT_GUARD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("forged drops", "forged_drops"),
     ("spoofed drops", "spoofed_drops"),
 )
+
+
+@dataclass
+class QueueChange:
+    """One value a `set` changed on one queue, as `tofcc set` prints it."""
+
+    queue: str  # "port/queue", as queue_key writes it
+    what: str
+    old: object
+    new: object
+    why: str
+
+
+def queue_key(port: int, queue: int) -> str:
+    """A queue's key in a program's live values and its changes: "port/queue"."""
+    return f"{port}/{queue}"
+
+
+class Guarded(Protocol):
+    """What every program config has of the shared guards: its routes, the
+    ports it trusts for feedback and the sources it binds to ports."""
+
+    @property
+    def routes(self) -> Sequence[Route]: ...
+    @property
+    def trusted_ports(self) -> Sequence[int]: ...
+    @property
+    def source_bindings(self) -> Sequence[SourceBinding]: ...
+
+
+def guarded_ports(cfg: Guarded, more: Iterable[int] = ()) -> list[int]:
+    """Every port the config names, in order: its routes', trusted and bound
+    ports and `more` (the ports of the program's own sections)."""
+    return sorted(
+        {r.port for r in cfg.routes}
+        | set(cfg.trusted_ports)
+        | {b.port for b in cfg.source_bindings}
+        | set(more)
+    )
+
+
+def port_guard_rows(
+    switch: Switch, cfg: Guarded, more: Iterable[int] = ()
+) -> list[dict[str, object]]:
+    """port_guard_row of every port guarded_ports names."""
+    bindings = {b.port: b.prefixes for b in cfg.source_bindings}
+    return [port_guard_row(switch, p, bindings.get(p, [])) for p in guarded_ports(cfg, more)]
 
 
 def port_guard_row(switch: Switch, port: int, prefixes: Iterable[str]) -> dict[str, object]:

@@ -215,16 +215,24 @@ def _item_path(path: str, key: str, named: bool) -> str:
     return f"{path}[{key}]"
 
 
+def _compare_keyed(
+    old: dict[Any, Any], new: dict[Any, Any], where: Callable[[Any], str], out: list[FieldChange]
+) -> None:
+    """Each key of either side, the old side's first: removed, added, or
+    compared value by value; `where` names a key's place."""
+    for k in [*old, *(k for k in new if k not in old)]:
+        sub = where(k)
+        if k not in new:
+            out.append(FieldChange("remove", sub, show(old[k]), "-"))
+        elif k not in old:
+            out.append(FieldChange("add", sub, "-", show(new[k])))
+        else:
+            _compare(old[k], new[k], sub, out)
+
+
 def _compare(old: object, new: object, path: str, out: list[FieldChange]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
-        for k in [*old, *(k for k in new if k not in old)]:
-            sub = f"{path}.{k}" if path else str(k)
-            if k not in new:
-                out.append(FieldChange("remove", sub, show(old[k]), "-"))
-            elif k not in old:
-                out.append(FieldChange("add", sub, "-", show(new[k])))
-            else:
-                _compare(old[k], new[k], sub, out)
+        _compare_keyed(old, new, lambda k: f"{path}.{k}" if path else str(k), out)
         return
     if (
         isinstance(old, list)
@@ -236,14 +244,7 @@ def _compare(old: object, new: object, path: str, out: list[FieldChange]) -> Non
         named = all("name" in x for x in [*old, *new])
         before = {key(i, x): x for i, x in enumerate(old)}
         after = {key(i, x): x for i, x in enumerate(new)}
-        for k in [*before, *(k for k in after if k not in before)]:
-            sub = _item_path(path, k, named)
-            if k not in after:
-                out.append(FieldChange("remove", sub, show(before[k]), "-"))
-            elif k not in before:
-                out.append(FieldChange("add", sub, "-", show(after[k])))
-            else:
-                _compare(before[k], after[k], sub, out)
+        _compare_keyed(before, after, lambda k: _item_path(path, k, named), out)
         return
     if old != new:
         out.append(FieldChange("change", path, show(old), show(new)))

@@ -7,12 +7,13 @@ from __future__ import annotations
 import difflib
 import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from hw_profiles import safe_yaml
+from hw_profiles import HwProfile, load_profile, safe_yaml
 
 from .errors import ConfigError
 
@@ -119,8 +120,25 @@ def parse_model(model: type[M], raw: Any, source: str = "") -> M:
         where = f"{prefix}{field_path(tuple(err['loc']))}"
         if err["type"] == "extra_forbidden":
             raise ConfigError(where, _unknown_field(model, errors, err)) from None
+        if err["type"] in ("model_type", "dict_type"):
+            # pydantic's words name the model class, which the file's author never sees.
+            got = type(err["input"]).__name__
+            raise ConfigError(where, f"must be a mapping, got {got}") from None
         msg = err["msg"].removeprefix("Value error, ")
         raise ConfigError(where, msg) from None
+
+
+def parse_on_chip(
+    model: type[M], raw: Any, source: str, check: Callable[[M, HwProfile], None]
+) -> M:
+    """A program config: `raw` as `model`, then `check`ed against the facts
+    of the chip it names (its `chip:` field). An error of either names `source`."""
+    cfg = parse_model(model, raw, source)
+    try:
+        check(cfg, load_profile(cast(Any, cfg).chip))
+    except ConfigError as exc:
+        raise exc.within(source) from None
+    return cfg
 
 
 def load_yaml(path: str | Path) -> Any:

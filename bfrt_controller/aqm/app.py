@@ -14,7 +14,6 @@ config) before one batch deletes the stale entries and writes the new ones.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -26,11 +25,13 @@ from ..common import (
     by_table,
     check_chip,
     diff_writes,
-    port_guard_row,
+    port_guard_rows,
+    queue_key,
     route_writes,
     source_binding_writes,
     trusted_port_writes,
 )
+from ..common import QueueChange as Change
 from ..errors import ConfigError
 from ..switch import EntryWrite, Switch, Write
 from . import names as n
@@ -71,19 +72,6 @@ def queue_settings(q: QueueSpec) -> str:
     return f"target {q.target_us:g} us, interval {q.interval_us:g} us, count_cap {q.count_cap}"
 
 
-@dataclass
-class Change:
-    queue: str  # "port/queue"
-    what: str
-    old: object
-    new: object
-    why: str
-
-
-def _key(port: int, queue: int) -> str:
-    return f"{port}/{queue}"
-
-
 class AqmApp(IntendedStateApp):
     def __init__(self, switch: Switch, config: AqmConfig) -> None:
         check_chip(config.chip, switch.profile)
@@ -99,13 +87,13 @@ class AqmApp(IntendedStateApp):
         """The config with `live`'s changes, each queue and the whole checked."""
         queues = []
         for q in self.config.queues:
-            changes = live.get(_key(q.port, q.queue), {})
+            changes = live.get(queue_key(q.port, q.queue), {})
             try:
                 queues.append(QueueSpec.model_validate({**q.model_dump(), **changes}))
             except ValidationError as exc:
                 err = exc.errors()[0]
                 loc = ".".join(str(x) for x in err["loc"])
-                where = f"{field} {_key(q.port, q.queue)}{' ' + loc if loc else ''}"
+                where = f"{field} {queue_key(q.port, q.queue)}{' ' + loc if loc else ''}"
                 raise ConfigError(where, str(err["msg"]).removeprefix("Value error, ")) from None
         cfg = self.config.model_copy(update={"queues": queues})
         check_against(cfg, self.profile)
@@ -116,10 +104,10 @@ class AqmApp(IntendedStateApp):
     ) -> list[Change]:
         """Change some queues' settings, all or none: every value is checked,
         and the whole config against the chip, before one batch is written."""
-        modes = {_key(q.port, q.queue): q.mode for q in self.config.queues}
+        modes = {queue_key(q.port, q.queue): q.mode for q in self.config.queues}
         live = {k: dict(v) for k, v in self.live.items()}
         for (port, queue), fields in updates.items():
-            key = _key(port, queue)
+            key = queue_key(port, queue)
             if key not in modes:
                 raise ConfigError("queue", f"no AQM queue {key} (known: {', '.join(modes)})")
             for name, value in fields.items():
@@ -140,7 +128,7 @@ class AqmApp(IntendedStateApp):
     def _commit(self, live: dict[str, dict[str, Any]], new: AqmConfig, why: str) -> list[Change]:
         old = self.effective
         changes = [
-            Change(_key(a.port, a.queue), name, getattr(a, name), getattr(b, name), why)
+            Change(queue_key(a.port, a.queue), name, getattr(a, name), getattr(b, name), why)
             for a, b in zip(old.queues, new.queues, strict=True)
             for name in SETTABLE
             if getattr(a, name) != getattr(b, name)
@@ -228,7 +216,7 @@ class AqmApp(IntendedStateApp):
     def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
         """Validate every saved change first (a corrupt state file is an error
         naming the field, never half-restored), then take them all."""
-        known = {_key(q.port, q.queue) for q in self.config.queues}
+        known = {queue_key(q.port, q.queue) for q in self.config.queues}
         live: dict[str, dict[str, Any]] = {}
         for key, fields in state.items():
             if key not in known or not isinstance(fields, dict):
@@ -269,11 +257,5 @@ class AqmApp(IntendedStateApp):
                     "marks": self.switch.read_counter(n.AQM_MARKS, q.port)[0],
                 }
             )
-        ports = sorted(
-            {r.port for r in cfg.routes}
-            | set(cfg.trusted_ports)
-            | {b.port for b in cfg.source_bindings}
-        )
-        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-        rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports]
+        rows += port_guard_rows(self.switch, cfg)
         return rows

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from hw_profiles import HwProfile
 from models import speedups
@@ -54,6 +55,15 @@ from .model_buffer import ModelBufferCounters
 # traffic_mgr/api/tm_api_sch.c line 64 ("Default: Queue scheduling weights
 # set to 1023"), written by tm_tofino_default.c line 756 / tm_tof2_default.c line 928.
 POWER_ON_DWRR_WEIGHT = 1023
+
+
+class _TmSaved(NamedTuple):
+    shaping: dict[tuple[int, int | None], tuple[int, int]]
+    flowcontrol: dict[int, tuple[str, tuple[int, ...]]]
+    pfc_cos: dict[tuple[int, int], int]
+    ppgs: dict[tuple[int, int], TmPpgWrite]
+    pools: dict[tuple[str, int | None], int]
+    ports: dict[int, PortState]
 
 
 class ModelSwitch(ModelBufferCounters, Switch):
@@ -301,10 +311,7 @@ class ModelSwitch(ModelBufferCounters, Switch):
         undo: list[Callable[[], None]] = []
         saved_tables: set[str] = set()
         weights, priorities = dict(self.tm_weights), dict(self.tm_priorities)
-        shaping = dict(self.tm_shaping)
-        pfc = (dict(self.tm_flowcontrol), dict(self.tm_pfc_cos), dict(self.tm_ppgs))
-        pools = dict(self.tm_pools)
-        ports = dict(self.ports)
+        tm = self._tm_saved()
         for i, w in enumerate(writes):
             try:
                 remember(self.model, w, undo, saved_tables)
@@ -317,33 +324,40 @@ class ModelSwitch(ModelBufferCounters, Switch):
                 self.tm_weights.update(weights)
                 self.tm_priorities.clear()
                 self.tm_priorities.update(priorities)
-                self.tm_shaping.clear()
-                self.tm_shaping.update(shaping)
-                self.tm_flowcontrol, self.tm_pfc_cos, self.tm_ppgs = pfc
-                self.tm_pools = pools
-                self.ports = ports
+                self._tm_restore(tm)
                 raise WriteError(i, w.describe(), str(exc)) from None
 
     def _write_reference(self, writes: Sequence[Write]) -> None:
         """The original rollback: a deep copy of the whole switch per batch."""
         saved = (self.model.snapshot(), dict(self.tm_weights), dict(self.tm_priorities))
-        shaping = dict(self.tm_shaping)
-        pfc = (dict(self.tm_flowcontrol), dict(self.tm_pfc_cos), dict(self.tm_ppgs))
-        pools = dict(self.tm_pools)
-        ports = dict(self.ports)
+        tm = self._tm_saved()
         for i, w in enumerate(writes):
             try:
                 self._apply(w)
             except P4ModelError as exc:
                 self.model.restore(saved[0])
                 self.tm_weights, self.tm_priorities = saved[1], saved[2]
-                # In place: the simulated pipeline holds this dict.
-                self.tm_shaping.clear()
-                self.tm_shaping.update(shaping)
-                self.tm_flowcontrol, self.tm_pfc_cos, self.tm_ppgs = pfc
-                self.tm_pools = pools
-                self.ports = ports
+                self._tm_restore(tm)
                 raise WriteError(i, w.describe(), str(exc)) from None
+
+    def _tm_saved(self) -> _TmSaved:
+        """What both rollbacks restore besides the P4 state and the queue
+        weights: the TM's shaping, PFC and pools, and the ports."""
+        return _TmSaved(
+            dict(self.tm_shaping),
+            dict(self.tm_flowcontrol),
+            dict(self.tm_pfc_cos),
+            dict(self.tm_ppgs),
+            dict(self.tm_pools),
+            dict(self.ports),
+        )
+
+    def _tm_restore(self, saved: _TmSaved) -> None:
+        # In place: the simulated pipeline holds this dict.
+        self.tm_shaping.clear()
+        self.tm_shaping.update(saved.shaping)
+        self.tm_flowcontrol, self.tm_pfc_cos = saved.flowcontrol, saved.pfc_cos
+        self.tm_ppgs, self.tm_pools, self.ports = saved.ppgs, saved.pools, saved.ports
 
     def pipe_count(self) -> int:
         return self.model.pipes

@@ -10,9 +10,9 @@ import time
 
 import click
 
-from ..common import MIN_CYCLE_INTERVAL_S, check_cycle_interval
 from ..console import cell, console, print_changes
 from ..context import Context
+from ..cycle_options import cycle_options, cycles_asked
 from ..errors import ConfigError
 from ..pmqecn.config import MAX_INTERVAL_S
 from ..set_args import parse_signed_int, refuse_options
@@ -57,24 +57,11 @@ def set_command(
     help="BFCC reduction shaping: shape each reaction point's port (or low queue) in the TM "
     "to RT/(RT+1) while the switch holds backpressure, unshape it after."
 )
-@click.option(
-    "--interval",
-    type=float,
-    help=f"run a cycle every SECONDS ({MIN_CYCLE_INTERVAL_S:g} or more) until interrupted",
-)
-@click.option(
-    "--count",
-    type=click.IntRange(min=0),
-    default=None,
-    help="with --interval: stop after this many cycles (0 or absent: forever)",
-)
+@cycle_options
 @click.pass_obj
 def shape(obj: Context, interval: float | None, count: int | None) -> None:
     obj.require("bfcc")
-    if interval is not None:
-        check_cycle_interval("--interval", interval, MAX_INTERVAL_S)
-    if count is not None and interval is None:
-        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
+    count = cycles_asked(interval, count, MAX_INTERVAL_S)
     app = obj.bfcc()
     if app.params.reduction != "shaping":
         raise ConfigError("reduction", "is fakes: set reduction=shaping first")
@@ -89,7 +76,7 @@ def shape(obj: Context, interval: float | None, count: int | None) -> None:
         report(app.shape_once())
         return
     sup = Supervisor(app, probe=lambda: holds_state(app))
-    done, count = 0, count or 0
+    done = 0
     while count == 0 or done < count:
         time.sleep(interval)
         report(sup.run(lambda: app.shape_once(time.monotonic())))

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 from models.p4qcn_thresholds import pfc_bound_violation
 from models.switch.common import CLOCK_TICK_SHIFT
 from models.switch.p4qcn import P4QCN_PROBABILITY_ENTRIES
@@ -29,11 +29,13 @@ from ..common import (
     Strict,
     check_host_feedback,
     check_port,
+    check_queue_id,
     no_repeats,
 )
 from ..errors import ConfigError
 from ..switch import DEFAULT_IGNORE_COS, MIN_PPG_HYSTERESIS_CELLS
-from ..validation import load_yaml, parse_model
+from ..ternary_levels import Levels
+from ..validation import load_yaml, parse_on_chip
 from .levels import ternary_entries
 
 TICK_NS = 1 << CLOCK_TICK_SHIFT
@@ -77,12 +79,6 @@ class QueueSpec(Strict):
                 f"q_min_cells {self.q_min_cells} exceeds q_max_cells {self.q_max_cells}"
             )
         return self
-
-
-class Levels(Strict):
-    # Levels between Q_min and Q_max per queue: one per cell up to this many,
-    # else equal-width buckets (bfrt_controller/p4qcn/levels.py).
-    max_steps: Annotated[int, Field(ge=1, le=256)] = 64
 
 
 class PfcWatchdogSpec(Strict):
@@ -215,11 +211,7 @@ class P4qcnConfig(Strict):
 
 def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
     check_port(f"{field}.port", q.port, profile, front_panel=True)
-    if q.queue > profile.max_queue_id:
-        raise ConfigError(
-            f"{field}.queue",
-            f"queue {q.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
-        )
+    check_queue_id(f"{field}.queue", q.queue, profile)
     if q.q_max_cells > profile.max_qdepth_cells:
         raise ConfigError(
             f"{field}.q_max_cells",
@@ -369,12 +361,7 @@ def check_pfc_buffers(pfc: PfcSpec, classes: list[TrafficClass], profile: HwProf
 
 
 def parse_config(raw: object, source: str = "") -> P4qcnConfig:
-    cfg = parse_model(P4qcnConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(P4qcnConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> P4qcnConfig:

@@ -12,9 +12,9 @@ import time
 import click
 from rich.table import Table
 
-from ..common import MIN_CYCLE_INTERVAL_S, check_cycle_interval
 from ..console import console
 from ..context import Context
+from ..cycle_options import cycle_options, cycles_asked
 from ..errors import ConfigError
 from ..set_args import parse_signed_int
 from ..supervisor import Supervisor
@@ -84,24 +84,10 @@ def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
 
 @click.command(help="Measure, solve the M/M/1/N model, write K_i, weights and lambda_i*.")
 @click.option("--once", is_flag=True, help="one cycle (default when --interval is absent)")
-@click.option(
-    "--interval",
-    type=float,
-    help=f"run a cycle every SECONDS ({MIN_CYCLE_INTERVAL_S:g} or more) until interrupted",
-)
-@click.option(
-    "--count",
-    type=click.IntRange(min=0),
-    default=None,
-    help="with --interval: stop after this many cycles (0 or absent: forever)",
-)
+@cycle_options
 @click.pass_obj
 def optimize(obj: Context, once: bool, interval: float | None, count: int | None) -> None:
-    if interval is not None:
-        check_cycle_interval("--interval", interval, MAX_INTERVAL_S)
-    if count is not None and (interval is None or once):
-        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
-    count = count or 0
+    count = cycles_asked(interval, count, MAX_INTERVAL_S, once)
     app = obj.pmqecn()
     if interval is None or once:
         app.start(time.monotonic())

@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import queue
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ...errors import ControllerError, SwitchBusy, SwitchUnavailable
@@ -178,26 +178,29 @@ class Session:
         if fields:
             wanted["required_data"] = t.make_data([self.gc.DataTuple(n) for n in fields], get=True)
 
-        def read() -> Any:
-            flags = {"from_hw": from_hw}
-            for item in t.entry_get(self.target(pipe), [key], flags, **wanted, **self.read_args()):
-                return item[0]
-            return None
-
-        try:
-            return self.rpc(read)
-        except SwitchUnavailable:
-            raise
-        except Exception as exc:
-            if self.not_found(exc):
-                return None
-            raise ControllerError(f"reading {table} failed: {message(exc)}") from exc
+        flags = {"from_hw": from_hw}
+        return self._first_data(
+            lambda: t.entry_get(self.target(pipe), [key], flags, **wanted, **self.read_args()),
+            table,
+            missing_is_none=True,
+        )
 
     def get_default(self, table: str) -> Any:
         t = self.table(table)
+        return self._first_data(
+            lambda: t.default_entry_get(self.target(), **self.read_args()),
+            f"the default of {table}",
+        )
+
+    def _first_data(
+        self, items: Callable[[], Iterable[Any]], what: str, missing_is_none: bool = False
+    ) -> Any:
+        """The data of the first entry a read gives (None when it gives none
+        or, with `missing_is_none`, when the switch has no such entry); any
+        other failure a ControllerError naming `what`."""
 
         def read() -> Any:
-            for item in t.default_entry_get(self.target(), **self.read_args()):
+            for item in items():
                 return item[0]
             return None
 
@@ -206,7 +209,9 @@ class Session:
         except SwitchUnavailable:
             raise
         except Exception as exc:
-            raise ControllerError(f"reading the default of {table} failed: {exc}") from exc
+            if missing_is_none and self.not_found(exc):
+                return None
+            raise ControllerError(f"reading {what} failed: {message(exc)}") from exc
 
     # -- keys, data, calls -----------------------------------------------------
     def data_tuple(self, name: str, value: Any) -> Any:
