@@ -29,6 +29,7 @@ from ..common import (
     no_repeats,
 )
 from ..errors import ConfigError
+from ..units import accept_bytes
 from ..validation import load_yaml, parse_model
 from .levels import LEVEL_ALWAYS, TICK_NS, codel_entries, red_entries
 
@@ -206,7 +207,8 @@ def check_against(cfg: AqmConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> AqmConfig:
-    cfg = parse_model(AqmConfig, raw, source)
+    # Bytes accepted wherever cells are (units.py), as the chip's cells.
+    cfg = parse_model(AqmConfig, accept_bytes(raw, AqmConfig, source), source)
     try:
         check_against(cfg, load_profile(cfg.chip))
     except ConfigError as exc:

@@ -11,7 +11,8 @@ import time
 import click
 
 from ..common import MIN_CYCLE_INTERVAL_S, check_cycle_interval
-from ..console import cell, console, print_changes
+from ..console import cell, console, json_option, json_report, print_changes
+from ..console import report as json_fields
 from ..context import Context
 from ..errors import ConfigError
 from ..pmqecn.config import MAX_INTERVAL_S
@@ -68,6 +69,7 @@ def set_command(
     default=None,
     help="with --interval: stop after this many cycles (0 or absent: forever)",
 )
+@json_option
 @click.pass_obj
 def shape(obj: Context, interval: float | None, count: int | None) -> None:
     obj.require("bfcc")
@@ -80,6 +82,7 @@ def shape(obj: Context, interval: float | None, count: int | None) -> None:
         raise ConfigError("reduction", "is fakes: set reduction=shaping first")
 
     def report(writes: list[TmShapingWrite]) -> None:
+        json_fields(writes=[w.describe() for w in writes])
         for w in writes:
             console.print(w.describe())
         if not writes:
@@ -94,6 +97,7 @@ def shape(obj: Context, interval: float | None, count: int | None) -> None:
         time.sleep(interval)
         report(sup.run(lambda: app.shape_once(time.monotonic())))
         done += 1
+        json_report.flush_line()  # --json: a document per cycle, a line each
 
 
 COMMANDS: tuple[click.Command, ...] = (shape,)

@@ -33,6 +33,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..switch import DEFAULT_IGNORE_COS, MIN_PPG_HYSTERESIS_CELLS
+from ..units import accept_bytes
 from ..validation import load_yaml, parse_model
 from .levels import ternary_entries
 
@@ -86,16 +87,19 @@ class Levels(Strict):
 
 
 class PfcWatchdogSpec(Strict):
-    """The PFC watchdog (bfrt_controller/pfc_watchdog.py), polled every
-    cycle of the daemon: a port paused `detection_ms` in a row is in a storm;
-    `forward` then stops honouring its pauses until none has come for
-    `restoration_ms`, `alert` only reports. The knobs of SONiC's pfcwd
-    (whose `drop` action, dropping the queue's packets, has no TM table
-    here)."""
+    """The PFC watchdog (bfrt_controller/pfc_watchdog.py), polled on a timer
+    of its own in the daemon (every detection_ms / 2): a port paused
+    `detection_ms` in a row is in a storm; `forward` then stops honouring
+    its pauses until none has come for `restoration_ms`, `alert` only
+    reports. The knobs of SONiC's pfcwd (whose `drop` action, dropping the
+    queue's packets, has no TM table here)."""
 
     detection_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
     restoration_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
     action: Literal["alert", "forward"] = "forward"
+    # Off: configured but not polled (`set watchdog=off` at run time; a
+    # daemon takes this with a reload, or the set through its control socket).
+    enabled: bool = True
 
 
 class TrafficClass(Strict):
@@ -369,7 +373,8 @@ def check_pfc_buffers(pfc: PfcSpec, classes: list[TrafficClass], profile: HwProf
 
 
 def parse_config(raw: object, source: str = "") -> P4qcnConfig:
-    cfg = parse_model(P4qcnConfig, raw, source)
+    # Bytes accepted wherever cells are (units.py), as the chip's cells.
+    cfg = parse_model(P4qcnConfig, accept_bytes(raw, P4qcnConfig, source), source)
     try:
         check_against(cfg, load_profile(cfg.chip))
     except ConfigError as exc:

@@ -37,6 +37,7 @@ from ..common import (
 )
 from ..errors import ConfigError
 from ..switch import MAX_DWRR_WEIGHT, MAX_TM_PRIORITY
+from ..units import accept_bytes
 from ..validation import load_yaml, parse_model
 from .drain import LOG_TABLE_SIZE, TICK_NS, log_entries_count
 
@@ -283,7 +284,8 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> PmqecnConfig:
-    cfg = parse_model(PmqecnConfig, raw, source)
+    # Bytes accepted wherever cells are (units.py), as the chip's cells.
+    cfg = parse_model(PmqecnConfig, accept_bytes(raw, PmqecnConfig, source), source)
     try:
         check_against(cfg, load_profile(cfg.chip))
     except ConfigError as exc:
