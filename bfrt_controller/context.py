@@ -87,7 +87,7 @@ class Context:
         self._deployment_path: Path | None = None
         if config is not None:
             self._bind_deployment_target(config, switch)
-        elif switch is not None:
+        elif switch is not None and not fleet:  # `status --config DEPLOY` binds it later
             raise ConfigError("--switch", "names a target of a deployment file given as --config")
         # The state-file lock and every switch session the command opened,
         # released when it ends: a BF-Runtime client id and bind are free for

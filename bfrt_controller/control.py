@@ -47,15 +47,24 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import paths
 from .errors import ConfigError, ControllerError, SwitchUnavailable
 from .logs import log_event
 from .runtime import run_dirs, run_name
 
-if TYPE_CHECKING:
-    from .service import Daemon
+
+class Daemon(Protocol):
+    """What of service.Daemon a request uses (no import: the daemon imports this)."""
+
+    targets: dict[str, Any]
+    audit: Any
+    model_states: Any
+    lock: threading.Lock
+
+    def submit(self, request: Request) -> None: ...
+
 
 log = logging.getLogger("tofcc.service")
 

@@ -36,9 +36,12 @@ def status(obj: Context, config_file: Path | None, as_json: bool) -> None:
         if obj.config_path is not None and obj.config_path != config_file:
             raise ConfigError("--config", "given twice: before and after `status`")
         obj = obj.with_config(config_file, obj.switch_name, fleet=True)
+    elif obj.switch_name is not None and obj.config_path is None:
+        raise ConfigError("--switch", "names a target of a deployment file given as --config")
     fleet = obj.fleet
     if fleet is None:
-        rows = _switch_status(obj, None, as_json)
+        bound = obj.deployment_target
+        rows = _switch_status(obj, bound.name if bound is not None else None, as_json)
         if as_json:
             click.echo(json.dumps(rows, indent=2))
         return

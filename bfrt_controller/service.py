@@ -45,22 +45,19 @@ import contextlib
 import functools
 import gc
 import logging
-import shlex
 import signal
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-from .audit import AuditLog, audit_log
 from .control import Inbox, Request
 from .control import serve as serve_request
+from .daemon_audit import AuditedWrites
 from .deployment import (
     DEFAULT_INTERVAL_S,
     ResolvedTarget,
     ServiceConfig,
-    audit_log_path,
     is_service_config,
     load_service_config,
     resolve,
@@ -159,7 +156,7 @@ class ReloadParse:
             self._wake.set()  # a plain thread, not a signal handler: the loop takes it next
 
 
-class Daemon:
+class Daemon(AuditedWrites):
     """The fleet's control loop. `run()` until `stop()`; `step()` is one pass."""
 
     def __init__(
@@ -245,31 +242,6 @@ class Daemon:
     @property
     def stopping(self) -> bool:
         return self._stop.is_set() or self._stop_signalled
-
-    # -- audit -----------------------------------------------------------------
-    def _audit_for(self, config: ServiceConfig) -> AuditLog:
-        path = self._audit_option or audit_log_path(config, self.config_path.parent)
-        return audit_log(path, shlex.join(["tofcc", "run", "--config", str(self.config_path)]))
-
-    def _audited(self, action: str, r: ResolvedTarget) -> contextlib.AbstractContextManager[None]:
-        """One audit line for the write inside, however it ends."""
-        return self.audit.write(action, r.name, r.spec.program, r.config, target=r.spec.target)
-
-    def _record(
-        self, action: str, r: ResolvedTarget, error: BaseException | None = None, **extra: Any
-    ) -> None:
-        self.audit.record(
-            action, r.name, r.spec.program, r.config, error, target=r.spec.target, **extra
-        )
-
-    def _record_repairs(self, t: Target, restarts: int, reconnects: int) -> None:
-        """A line for each re-push the supervisor made since the counts were taken."""
-        if t.restarts_detected != restarts:
-            _event("restart-detected", level=logging.WARNING, switch=t.name, repushed=True)
-            self._record("restart-repush", t.resolved)
-        if t.reconnects != reconnects:
-            _event("reconnected", level=logging.WARNING, switch=t.name, repushed=True)
-            self._record("reconnect-repush", t.resolved)
 
     # -- targets ---------------------------------------------------------------
     def _make_target(self, t: ResolvedTarget) -> Target:

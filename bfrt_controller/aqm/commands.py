@@ -57,7 +57,8 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
 
 SET_HELP = (
     "AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0] "
-    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn)"
+    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn; "
+    "a _cells value also in bytes: max_th_bytes=32KB)"
 )
 
 

@@ -166,8 +166,9 @@ def thresholds(
 
 SET_HELP = (
     "P4QCN: tofcc --program p4qcn set q_min_cells=100 q_max_cells=300 [--queue 4/0] "
-    "(q_min_cells, q_max_cells, feedback_interval_us, mode); watchdog=on|off turns the PFC "
-    "watchdog on or off"
+    "(q_min_cells, q_max_cells, feedback_interval_us, mode; in bytes: q_max_bytes=24KB); "
+    "watchdog=on|off turns the PFC watchdog on or off (through the running daemon of "
+    "--config DEPLOY.yaml, if one drives it)"
 )
 
 
