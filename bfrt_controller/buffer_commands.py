@@ -67,4 +67,6 @@ def clear(obj: Context, what: str) -> None:
     what_: Any = what
     app.switch.clear_tm_counters(what_, ports, ppgs)
     report(cleared=what, ports=ports, ppgs=[list(g) for g in ppgs])
-    console.print(f"cleared {what} on ports {', '.join(map(str, ports)) or 'none'}")
+    name_of = obj.port_namer()
+    shown = [f"{name_of(p)} (dev port {p})" if name_of(p) else str(p) for p in ports]
+    console.print(f"cleared {what} on ports {', '.join(shown) or 'none'}")
