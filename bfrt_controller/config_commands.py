@@ -72,6 +72,7 @@ def _apply(obj: Context, config_file: Path) -> None:
         audit = obj.audit(doc)
         audit.check()
         obj.settled_write()  # from here each switch leaves a line of its own
+        json_report.keep_on_error()  # --json: each switch's result, failed or not
         _apply_deployment(doc, audit)
         return
     obj.adopt(doc)

@@ -73,10 +73,16 @@ class JsonReport:
         self.active = False
         self.doc: dict[str, Any] = {}
         self.lines = 0
+        self.partial = False
 
     def begin(self) -> None:
-        self.active, self.doc, self.lines = True, {}, 0
+        self.active, self.doc, self.lines, self.partial = True, {}, 0, False
         console.file = sys.stderr
+
+    def keep_on_error(self) -> None:
+        """The document says what was done before an error (a deployment
+        apply: each switch's result), so it is printed, with the error."""
+        self.partial = True
 
     def end(self, error: BaseException | None) -> None:
         """Print the document (with the error, if the command failed after
@@ -86,7 +92,7 @@ class JsonReport:
         doc, self.active, self.doc = self.doc, False, {}
         console.file = None  # type: ignore[assignment]  # rich: sys.stdout, as at start
         if error is not None:
-            if not doc:
+            if not (doc and self.partial):
                 return  # the error on stderr says it all
             doc["error"] = str(error)
             doc["exit_code"] = getattr(error, "exit_code", 1)

@@ -30,7 +30,7 @@ import copy
 import math
 import re
 import typing
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -170,7 +170,10 @@ def _models_in(annotation: Any) -> tuple[str, type[BaseModel]] | None:
     return None
 
 
-def _convert(raw: dict[str, Any], model: type[BaseModel], at: str, cell_bytes: int) -> bool:
+CellBytes = Callable[[], int]
+
+
+def _convert(raw: dict[str, Any], model: type[BaseModel], at: str, cell_bytes: CellBytes) -> bool:
     """Convert `raw` (validated by `model`) in place; whether anything changed."""
     changed = False
     fields = model.model_fields
@@ -181,19 +184,19 @@ def _convert(raw: dict[str, Any], model: type[BaseModel], at: str, cell_bytes: i
             if twin in raw:
                 raise ConfigError(where, f"give {twin} or {key}, not both")
             nbytes, given = bytes_value(where, raw.pop(key))
-            raw[twin] = to_cells(where, nbytes, given, cell_bytes)
+            raw[twin] = to_cells(where, nbytes, given, cell_bytes())
             changed = True
         elif key.endswith(CELLS) and key in fields:
             size = parse_size(where, raw[key])
             if size is not None:
-                raw[key] = to_cells(where, size[0], size[1], cell_bytes)
+                raw[key] = to_cells(where, size[0], size[1], cell_bytes())
                 changed = True
         elif key in fields:
             changed |= _descend(raw[key], fields[key].annotation, where, cell_bytes)
     return changed
 
 
-def _descend(value: Any, annotation: Any, where: str, cell_bytes: int) -> bool:
+def _descend(value: Any, annotation: Any, where: str, cell_bytes: CellBytes) -> bool:
     holds = _models_in(annotation)
     if holds is None:
         return False
@@ -235,17 +238,20 @@ def accept_bytes(raw: object, model: type[BaseModel], source: str = "") -> objec
     the cells of its chip; `raw` itself when there is none."""
     if not isinstance(raw, dict) or not _mentions_bytes(raw):
         return raw
-    from hw_profiles import ProfileError, load_profile
+    from hw_profiles import load_profile
 
     chip = raw.get("chip", model.model_fields["chip"].default)
-    try:
-        profile = load_profile(str(chip))
-    except ProfileError:
-        where = f"{source}: chip" if source else "chip"
-        raise ConfigError(where, f"unknown chip {chip!r}: bytes cannot become cells") from None
+
+    def cell_bytes() -> int:
+        # Loaded only when a value needs it: a broken installed profile is
+        # reported where it always was (exit 1), not by a file without bytes.
+        if chip not in typing.get_args(model.model_fields["chip"].annotation):
+            raise ConfigError("chip", f"unknown chip {chip!r}: bytes cannot become its cells")
+        return load_profile(str(chip)).cell_bytes
+
     out = copy.deepcopy(raw)
     try:
-        changed = _convert(out, model, "", profile.cell_bytes)
+        changed = _convert(out, model, "", cell_bytes)
     except ConfigError as exc:
         raise exc.within(source) from None
     return out if changed else raw

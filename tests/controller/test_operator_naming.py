@@ -239,6 +239,18 @@ def test_json_is_one_document_on_stdout(tmp_path: Path, capsys: Capsys) -> None:
     assert code == 2 and out == "" and "nope" in err
 
 
+def test_a_deployment_apply_in_json_lists_each_switchs_result(
+    tmp_path: Path, capsys: Capsys
+) -> None:
+    gone = {"name": "leaf3", "target": "grpc://127.0.0.1:1", "program": "pmqecn"}
+    deploy = aqm_deployment(tmp_path, gone)
+    code, out, err = out_of(capsys, "apply", str(deploy), "--json")
+    doc = json.loads(out)
+    assert code in (4, 5) and doc["exit_code"] == code and "leaf3: " in err
+    assert [s["switch"] for s in doc["switches"]] == ["leaf1", "leaf3"]
+    assert doc["switches"][0]["writes"] > 0 and "error" in doc["switches"][1]
+
+
 # ---- man page and shell completion -------------------------------------------------------
 
 
