@@ -69,9 +69,12 @@ def _dadctcp(app: Any) -> BaseModel:
 
 def _p4qcn(app: Any) -> BaseModel:
     cfg = app.config
-    return cfg.model_copy(  # type: ignore[no-any-return]
-        update={"queues": [app.effective(q) for q in cfg.queues]}
-    )
+    update: dict[str, Any] = {"queues": [app.effective(q) for q in cfg.queues]}
+    if cfg.pfc is not None and cfg.pfc.watchdog is not None:
+        # `set watchdog=off` as the config's own switch.
+        watchdog = cfg.pfc.watchdog.model_copy(update={"enabled": app.watchdog_on})
+        update["pfc"] = cfg.pfc.model_copy(update={"watchdog": watchdog})
+    return cfg.model_copy(update=update)  # type: ignore[no-any-return]
 
 
 def _bfcc(app: Any) -> BaseModel:
@@ -135,7 +138,8 @@ def measurements_held(program: str, switch: Switch, config: Any) -> dict[str, An
 
 def unsaved_values(program: str, running: App, from_config: App) -> list[str]:
     """The live values of `running` that its config (running_config) cannot
-    say, as dotted paths: P4QCN's watchdog switched off, say."""
+    say, as dotted paths (none today: P4QCN's watchdog switched off is its
+    config's `pfc.watchdog.enabled`)."""
     measured = set(MEASURED.get(program, ()))
     held = dict(_leaves(running.live_state()))
     saved = dict(_leaves(from_config.live_state()))

@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 
 from .errors import ConfigError
+from .units import set_value
 
 # int, float, bool, or the words a value may be.
 Kind = type | tuple[str, ...]
@@ -61,13 +62,21 @@ def parse_number(field: str, text: str) -> float:
     return float(text)
 
 
-def parse_values(pairs: tuple[str, ...], settable: Mapping[str, Kind]) -> dict[str, object]:
-    """NAME=VALUE pairs, each name settable and each value of its kind."""
+def parse_values(
+    pairs: tuple[str, ...], settable: Mapping[str, Kind], cell_bytes: int | None = None
+) -> dict[str, object]:
+    """NAME=VALUE pairs, each name settable and each value of its kind.
+    With the chip's `cell_bytes`, a cells value may be given in bytes
+    (`q_max_bytes=24000`, `q_max_cells=24KB`: units.py)."""
     out: dict[str, object] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
+        cells = name.removesuffix("_bytes").removesuffix("_cells") + "_cells"
+        sized = name.endswith(("_cells", "_bytes")) and settable.get(cells) is int
+        if cell_bytes is not None and sized:
+            name, value = set_value(name, value, cell_bytes)
         if name not in settable:
             raise ConfigError(name, f"not settable (settable: {', '.join(settable)})")
         if name in out:

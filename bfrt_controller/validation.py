@@ -132,8 +132,11 @@ def parse_on_chip(
     model: type[M], raw: Any, source: str, check: Callable[[M, HwProfile], None]
 ) -> M:
     """A program config: `raw` as `model`, then `check`ed against the facts
-    of the chip it names (its `chip:` field). An error of either names `source`."""
-    cfg = parse_model(model, raw, source)
+    of the chip it names (its `chip:` field). An error of either names `source`.
+    Bytes are accepted wherever cells are, as the chip's cells (units.py)."""
+    from .units import accept_bytes
+
+    cfg = parse_model(model, accept_bytes(raw, model, source), source)
     try:
         check(cfg, load_profile(cast(Any, cfg).chip))
     except ConfigError as exc:

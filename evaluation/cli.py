@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from bfrt_controller.console import print_error
+from bfrt_controller.console import json_option, json_wanted, print_error, report_item
 from bfrt_controller.paths import make_dir
 
 from .scenario import SCHEMES, Scenario, ScenarioError, bundled_scenarios, load_scenario
@@ -58,18 +58,25 @@ def eval_group() -> None:
 
 
 @eval_group.command("list", help="The bundled scenarios.")
+@json_option
 def list_scenarios() -> None:
     for name in bundled_scenarios():
         s = load_scenario(name)
-        click.echo(f"{name:16} {s.description}")
+        report_item("scenarios", {"name": name, "description": s.description})
+        if not json_wanted():
+            click.echo(f"{name:16} {s.description}")
 
 
 @eval_group.command(help="Validate scenario files without running them.")
 @click.argument("scenarios", nargs=-1, required=True)
+@json_option
 def check(scenarios: tuple[str, ...]) -> None:
     for ref in scenarios:
         s = _load(ref)
-        click.echo(f"{ref}: ok ({len(s.schemes.enabled())} schemes, {len(s.flows)} flows)")
+        schemes, flows = len(s.schemes.enabled()), len(s.flows)
+        report_item("scenarios", {"scenario": ref, "ok": True, "schemes": schemes, "flows": flows})
+        if not json_wanted():
+            click.echo(f"{ref}: ok ({schemes} schemes, {flows} flows)")
 
 
 @eval_group.command(help="Run SCENARIO (a bundled name or a YAML file) and write its report.")
@@ -103,6 +110,7 @@ def check(scenarios: tuple[str, ...]) -> None:
     help="run every scheme and rate this many times, seeds seed, seed + 1, ... "
     "(default: the scenario's repeats, 1 unless it says)",
 )
+@json_option
 def run(
     scenarios: tuple[str, ...],
     out_root: Path,
@@ -156,6 +164,7 @@ def run(
         if len(seeded) == 1:
             paths = write_report(s, results, out_root / s.name)
             _print_claims(paths.claims)
+            report_item("reports", {"scenario": s.name, "report": str(paths.markdown)})
             console.print(f"{s.name}: report in {paths.markdown}", highlight=False)
             continue
         seed_dirs = []
@@ -165,6 +174,11 @@ def run(
             write_report(sk, [r for r in results if r.seed == sk.seed], d)
             seed_dirs.append(d)
         md = write_summary(s.name, seed_dirs, out_root / s.name)
+        report_item(
+            "reports",
+            {"scenario": s.name, "seeds": len(seeded), "summary": str(md)}
+            | {"seed_reports": [str(d) for d in seed_dirs]},
+        )
         console.print(
             f"{s.name}: {len(seeded)} seeds, a report per seed in {out_root / s.name}/seed-*/, "
             f"the summary in {md}",

@@ -21,8 +21,8 @@ from ..set_args import parse_queues, parse_values, refuse_options
 from .app import SETTABLE, USED_BY, AqmApp, Change
 
 
-def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
-    return parse_values(pairs, SETTABLE)
+def parse_set(pairs: tuple[str, ...], cell_bytes: int | None = None) -> dict[str, object]:
+    return parse_values(pairs, SETTABLE, cell_bytes)
 
 
 def print_changes(console: Console, changes: list[Change]) -> None:
@@ -31,7 +31,7 @@ def print_changes(console: Console, changes: list[Change]) -> None:
 
 
 def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], console: Console) -> None:
-    fields = parse_set(pairs)
+    fields = parse_set(pairs, obj.cell_bytes())
     selected = parse_queues(queues)
     app = obj.open_app(sync=True)
     assert isinstance(app, AqmApp)
@@ -57,7 +57,8 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
 
 SET_HELP = (
     "AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0] "
-    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn)"
+    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn; "
+    "a _cells value also in bytes: max_th_bytes=32KB)"
 )
 
 

@@ -10,7 +10,8 @@ import time
 
 import click
 
-from ..console import cell, console, print_changes
+from ..console import cell, console, json_option, json_report, print_changes
+from ..console import report as json_fields
 from ..context import Context
 from ..cycle_options import cycle_options, cycles_asked
 from ..errors import ConfigError
@@ -58,6 +59,7 @@ def set_command(
     "to RT/(RT+1) while the switch holds backpressure, unshape it after."
 )
 @cycle_options
+@json_option
 @click.pass_obj
 def shape(obj: Context, interval: float | None, count: int | None) -> None:
     obj.require("bfcc")
@@ -67,6 +69,7 @@ def shape(obj: Context, interval: float | None, count: int | None) -> None:
         raise ConfigError("reduction", "is fakes: set reduction=shaping first")
 
     def report(writes: list[TmShapingWrite]) -> None:
+        json_fields(writes=[w.describe() for w in writes])
         for w in writes:
             console.print(w.describe())
         if not writes:
@@ -81,6 +84,7 @@ def shape(obj: Context, interval: float | None, count: int | None) -> None:
         time.sleep(interval)
         report(sup.run(lambda: app.shape_once(time.monotonic())))
         done += 1
+        json_report.flush_line()  # --json: a document per cycle, a line each
 
 
 COMMANDS: tuple[click.Command, ...] = (shape,)

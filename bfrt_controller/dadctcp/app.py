@@ -306,6 +306,8 @@ class DadctcpApp(IntendedStateApp):
                     "queue": queue,
                     "mode": self.mode,
                     "k_packets": self.k_packets[(port, queue)],
+                    # K as the switch compares it (metrics export it in bytes).
+                    "k_cells": self.k_packets[(port, queue)] * self.cells_per_packet,
                     "k_port_packets": self.k_port[port],
                     "k1_cells": None if e is None else e.data["k1_cells"],
                     "k2_cells": None if e is None else e.data["k2_cells"],

@@ -103,7 +103,9 @@ class P4qcnApp(IntendedStateApp):
         }
         pfc = config.pfc
         self.watchdog: PfcWatchdog | None = None
-        self.watchdog_on = True
+        # `enabled` as the config says; `set watchdog=on|off` moves it (live state).
+        self.watchdog_default = pfc is None or pfc.watchdog is None or pfc.watchdog.enabled
+        self.watchdog_on = self.watchdog_default
         if pfc is not None and pfc.watchdog is not None and pfc.honour:
             wd = pfc.watchdog
             self.watchdog = PfcWatchdog(
@@ -268,15 +270,15 @@ class P4qcnApp(IntendedStateApp):
 
     def live_state(self) -> dict[str, Any]:
         out: dict[str, Any] = {key: asdict(live) for key, live in self.live.items()}
-        if not self.watchdog_on:
-            out[WATCHDOG_KEY] = "off"
+        if self.watchdog_on != self.watchdog_default:
+            out[WATCHDOG_KEY] = "on" if self.watchdog_on else "off"
         return out
 
     def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
         """Validate every saved queue first (a corrupt state file is an error
         naming the field, never half-restored), then take them all."""
         state = dict(state)
-        watchdog = state.pop(WATCHDOG_KEY, "on")
+        watchdog = state.pop(WATCHDOG_KEY, "on" if self.watchdog_default else "off")
         if watchdog not in WATCHDOG_STATES:
             raise ConfigError(f"{source}.{WATCHDOG_KEY}", f"must be on or off, got {watchdog!r}")
         restored: dict[str, QueueLive] = {}

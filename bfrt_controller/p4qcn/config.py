@@ -82,16 +82,19 @@ class QueueSpec(Strict):
 
 
 class PfcWatchdogSpec(Strict):
-    """The PFC watchdog (bfrt_controller/pfc_watchdog.py), polled every
-    cycle of the daemon: a port paused `detection_ms` in a row is in a storm;
-    `forward` then stops honouring its pauses until none has come for
-    `restoration_ms`, `alert` only reports. The knobs of SONiC's pfcwd
-    (whose `drop` action, dropping the queue's packets, has no TM table
-    here)."""
+    """The PFC watchdog (bfrt_controller/pfc_watchdog.py), polled on a timer
+    of its own in the daemon (every detection_ms / 2): a port paused
+    `detection_ms` in a row is in a storm; `forward` then stops honouring
+    its pauses until none has come for `restoration_ms`, `alert` only
+    reports. The knobs of SONiC's pfcwd (whose `drop` action, dropping the
+    queue's packets, has no TM table here)."""
 
     detection_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
     restoration_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
     action: Literal["alert", "forward"] = "forward"
+    # Off: configured but not polled (`set watchdog=off` at run time; a
+    # daemon takes this with a reload, or the set through its control socket).
+    enabled: bool = True
 
 
 class TrafficClass(Strict):

@@ -230,3 +230,30 @@ def test_the_daemon_checks_its_audit_log_before_any_push(
     assert tofcc(["run", "--config", str(deploy), "--cycles", "1"]) == 2
     err = capsys.readouterr().err
     assert f"audit log {tmp_path}/file/audit.log" in err and "event=connected" not in err
+
+
+def test_the_daemons_own_cycle_writes_leave_one_line_per_batch(tmp_path: Path) -> None:
+    """A cycle of the program's own tuning that writes is a write like any
+    other: one line per batch, naming the daemon's user and command; a cycle
+    that writes nothing leaves none."""
+    fake = FakeBfrtGrpc("pmqecn", load_profile("tofino"), address="leaf1:50052")
+    deploy = deployment(tmp_path / "d.yaml", "grpc://leaf1:50052")
+    now = [1000.0]
+    d = Daemon(deploy, fake_factory(fake), clock=lambda: now[0])
+    d.step()
+    app = d.targets["leaf1"].app.inner
+    voice = next(c.id for c in app.config.classes if c.name == "voice")
+    tuned = iter((21, 22))
+
+    def cycle(_now_s: float) -> int:
+        # The optimiser's batch, as it writes one: K_i moved.
+        return len(app.set_thresholds({voice: next(tuned, 22)}))
+
+    app.service_cycle = cycle
+    for _ in range(3):
+        now[0] += 60
+        d.step()
+    got = [x for x in lines() if x["action"] == "cycle"]
+    assert [(x["changes"], x["result"]) for x in got] == [(1, "ok"), (1, "ok")]
+    assert all(x["user"] == ME and x["command"] == f"tofcc run --config {deploy}" for x in got)
+    d.close()
