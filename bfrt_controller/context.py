@@ -266,6 +266,25 @@ class Context:
         switch = bound.name if bound is not None else self.target
         self._writes.append((switch, self.target, program, config))
 
+    def audit_cycle(self, action: str, changes: int, repushed: bool = False) -> None:
+        """One line for a cycle of an `--interval` loop that wrote (its changes,
+        or a re-push of a restarted switch); the command's own line, at its
+        end, says how the loop ended. A cycle that wrote nothing leaves none."""
+        if changes == 0 and not repushed:
+            return
+        audit = self.audit()
+        for switch, target, program, config in self._writes:
+            audit.record(
+                action,
+                switch,
+                program,
+                config,
+                None,
+                target=target,
+                changes=changes,
+                repushed=repushed,
+            )
+
     def settle_audit(self, action: str, error: BaseException | None) -> None:
         """One audit line per write this command opened a switch for, with
         how the command ended; or, for a write refused before that, one."""

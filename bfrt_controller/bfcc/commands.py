@@ -82,7 +82,12 @@ def shape(obj: Context, interval: float | None, count: int | None) -> None:
     done = 0
     while count == 0 or done < count:
         time.sleep(interval)
-        report(sup.run(lambda: app.shape_once(time.monotonic())))
+        repairs = sup.reconnects + sup.restarts_detected
+        writes = sup.run(lambda: app.shape_once(time.monotonic()))
+        obj.audit_cycle(
+            "shape-cycle", len(writes), sup.reconnects + sup.restarts_detected != repairs
+        )
+        report(writes)
         done += 1
         json_report.flush_line()  # --json: a document per cycle, a line each
 

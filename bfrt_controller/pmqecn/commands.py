@@ -135,7 +135,12 @@ def optimize(obj: Context, once: bool, interval: float | None, count: int | None
     app.start(time.monotonic())
     while count == 0 or done < count:
         time.sleep(interval)
-        _print_changes(sup.run(lambda: app.optimize_once(time.monotonic())), app)
+        repairs = sup.reconnects + sup.restarts_detected
+        changes = sup.run(lambda: app.optimize_once(time.monotonic()))
+        obj.audit_cycle(
+            "optimize-cycle", len(changes), sup.reconnects + sup.restarts_detected != repairs
+        )
+        _print_changes(changes, app)
         obj.save(app)
         done += 1
         json_report.flush_line()  # --json: a document per cycle, a line each

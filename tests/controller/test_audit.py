@@ -257,3 +257,30 @@ def test_the_daemons_own_cycle_writes_leave_one_line_per_batch(tmp_path: Path) -
     assert [(x["changes"], x["result"]) for x in got] == [(1, "ok"), (1, "ok")]
     assert all(x["user"] == ME and x["command"] == f"tofcc run --config {deploy}" for x in got)
     d.close()
+
+
+def test_an_interval_loop_leaves_one_line_per_cycle_that_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`optimize --interval` writes each cycle the optimiser moves something:
+    each such batch is a line (`optimize-cycle`, with its changes), a cycle
+    that writes nothing leaves none, and the command's own line closes it."""
+    from bfrt_controller.pmqecn import app as pmqecn_app
+
+    state = str(tmp_path / "state.yaml")
+    assert tofcc(["--state", state, "apply", str(PMQECN)]) == 0
+    moves = iter([{1: 21}, {}, {1: 23}])
+
+    def cycle(self: pmqecn_app.PmqecnApp, _now_s: float) -> list[pmqecn_app.Change]:
+        return self.set_thresholds(next(moves))
+
+    monkeypatch.setattr(pmqecn_app.PmqecnApp, "optimize_once", cycle)
+    args = ["--state", state, "optimize", "--interval", "0.01", "--count", "3"]
+    assert tofcc(args) == 0
+    got = [(x["action"], x.get("changes"), x["result"]) for x in lines()[1:]]
+    assert got == [
+        ("optimize-cycle", 1, "ok"),
+        ("optimize-cycle", 1, "ok"),
+        ("optimize", None, "ok"),
+    ]
+    assert all(x["user"] == ME for x in lines())
