@@ -9,7 +9,8 @@ the program's own tuning that changed something - `cycle`, with `changes` -,
 each storm the PFC watchdog breaks or restores - `watchdog` -, a one-shot
 write to a model target it adopts - `adopt` -, and a request an operator
 sent it - `set`, naming that operator: control.py), and each revert of an
-unconfirmed apply (`confirm-revert`) leaves one JSON line: when, who (the OS
+unconfirmed apply (`confirm-revert`), and each cycle of an `--interval` loop
+(`optimize-cycle`, `shape-cycle`) that wrote leaves one JSON line: when, who (the OS
 user, and the user sudo ran as when it did), on which host, the command
 line, the switch and program, the sha256 of the config written (the
 `config_sha` of tofcc_target_info) and how it ended: `ok`, `refused` with
