@@ -16,6 +16,7 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from models import cycle_speedups
 from models.switch.core import Match
 
 from ..common import (
@@ -468,12 +469,18 @@ class PmqecnApp(IntendedStateApp):
             return []
         new_weights = self.weights_from_omega(result.omega)
         new_live = {}
+        # The classes by id once a cycle; the reference searched the list per class.
+        spec = (
+            {c.id: c for c in self.config.classes}.__getitem__
+            if cycle_speedups.ENABLED
+            else self.config.class_by_id
+        )
         for s in samples:
             if s.class_id not in result.lambda_star:
                 continue  # idle this interval: nothing measured to optimise, state kept
             live = self.live[s.class_id]
             k = result.k_packets.get(s.class_id)
-            if self.config.class_by_id(s.class_id).pin:
+            if spec(s.class_id).pin:
                 k = None  # the operator's K_i stays (config pin: true)
             # An overloaded port gets new targets only (solver.py says why).
             new_live[s.class_id] = replace(

@@ -1328,8 +1328,8 @@ class FakeSwitch:
         self.calls.append(
             Call("write", spec.name, op, len(items), atomicity, target.pipe_id_, tuple(sent))
         )
-        saved = copy.deepcopy(self.state.get(spec.name))
         in_txn = atomicity == ROLLBACK_ON_ERROR
+        saved = self._saved(spec) if in_txn else None
         errors: list[tuple[int, Error]] = []
         for i, (key, data) in enumerate(items):
             try:
@@ -1356,6 +1356,21 @@ class FakeSwitch:
             raise BfruntimeReadWriteRpcException(
                 FakeRpcError(StatusCode.UNKNOWN, "write refused", errors)
             )
+
+    def _saved(self, spec: TableSpec) -> Any:
+        """The table's state as a failed transaction puts it back. Cells are
+        ints and entries are replaced whole (_apply_mat), so copying the
+        containers is copying the state: a deep copy of every cell of a
+        register per call made the fake, not the controller, most of a
+        control cycle's time (benchmarks/control_loop.py)."""
+        st = self.state.get(spec.name)
+        if spec.kind == "register":
+            return [list(cells) for cells in st]
+        if spec.kind == "counter":
+            return {name: [list(cells) for cells in per_pipe] for name, per_pipe in st.items()}
+        if spec.kind == "mat":
+            return {"entries": dict(st["entries"]), "default": st["default"]}
+        return copy.deepcopy(st)
 
     @staticmethod
     def _refuse_read_only(spec: TableSpec, data: _Data | None) -> None:
