@@ -483,7 +483,7 @@ class PmqecnApp(IntendedStateApp):
             if spec(s.class_id).pin:
                 k = None  # the operator's K_i stays (config pin: true)
             # An overloaded port gets new targets only (solver.py says why).
-            new_live[s.class_id] = replace(
+            new_live[s.class_id] = renew(
                 live,
                 threshold_cells=live.threshold_cells if k is None else self.packets_to_cells(k),
                 weight=new_weights.get(s.class_id, live.weight),
@@ -491,3 +491,20 @@ class PmqecnApp(IntendedStateApp):
                 rate_pps=min(U32_MAX, round(s.rate_pps)),
             )
         return self._commit(new_live, f"optimiser ({result.method})")
+
+
+def renew(
+    live: ClassLive, threshold_cells: int, weight: int, target_rate_pps: int, rate_pps: int
+) -> ClassLive:
+    """`replace(live, ...)` of the four fields a cycle sets: made directly,
+    which for a full switch's 512 classes is most of what dataclasses.replace
+    cost a cycle (its generic field walk); the reference path calls it."""
+    if not cycle_speedups.ENABLED:
+        return replace(
+            live,
+            threshold_cells=threshold_cells,
+            weight=weight,
+            target_rate_pps=target_rate_pps,
+            rate_pps=rate_pps,
+        )
+    return ClassLive(threshold_cells, weight, target_rate_pps, rate_pps, live.sojourn_ns)

@@ -846,6 +846,21 @@ class _Data:
         self.is_default_entry = False
         self.table = table
 
+    @classmethod
+    def answer(cls, table: FakeTable, values: Mapping[str, int | list[int]]) -> _Data:
+        """A register or counter cell as a read returns it: the fields are
+        the table's own (the switch built them), so unlike make_data's there
+        is nothing to check."""
+        data = cls.__new__(cls)
+        data.field_dict = {
+            n: DataTuple(n, int_arr_val=list(v)) if isinstance(v, list) else DataTuple(n, v)
+            for n, v in values.items()
+        }
+        data.action_name = None
+        data.is_default_entry = False
+        data.table = table
+        return data
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {n: f.value() for n, f in self.field_dict.items()}
         out["action_name"] = self.action_name
@@ -1186,6 +1201,7 @@ class FakeSwitch:
         self.front_panel: dict[str, int] = model_platform_front_panel(profile)
         self.failing_port_fields: set[str] = set()
         self.state: dict[str, Any] = self.fresh_state()
+        self._layouts: dict[str, list[tuple[str, int, int]]] = {}
         # `$PORT_STAT` as its shadow holds it (the last stats poll).
         self.port_stat_shadow: dict[Any, int] = {}
         self.last_read_from_hw = True
@@ -1533,10 +1549,24 @@ class FakeSwitch:
             raise _Refused(StatusCode.RESOURCE_EXHAUSTED, f"table full ({spec.size} entries)")
         entries[ident] = (action, params)
 
-    def _pipes(self, target: Target) -> list[int]:
+    def _pipes(self, target: Target) -> Sequence[int]:
         if target.pipe_id_ == ALL_PIPES:
-            return list(range(self.pipes))
-        return [target.pipe_id_]
+            return range(self.pipes)
+        return (target.pipe_id_,)
+
+    def _layout(self, spec: TableSpec) -> list[tuple[str, int, int]]:
+        """(field, shift, mask) of each member of a register's packed cell,
+        first field in the high half; worked out once per register (a control
+        cycle reads thousands of cells)."""
+        layout = self._layouts.get(spec.name)
+        if layout is None:
+            layout = []
+            shift = sum(fs.bits for fs in spec.fields.values())
+            for fs in spec.fields.values():
+                shift -= fs.bits
+                layout.append((fs.name, shift, (1 << fs.bits) - 1))
+            self._layouts[spec.name] = layout
+        return layout
 
     def _index(self, spec: TableSpec, key: _Key, name: str) -> int:
         index = _uint(name, key.field_dict[name].value, 32)
@@ -2138,17 +2168,16 @@ class FakeSwitch:
         if spec.kind == "register":
             index = self._index(spec, key, "$REGISTER_INDEX")
             cells = [st[p][index] for p in self._pipes(target)]
-            out: dict[str, list[int]] = {}
-            shift = sum(fs.bits for fs in spec.fields.values())
-            for fs in spec.fields.values():
-                shift -= fs.bits
-                out[fs.name] = [(c >> shift) & ((1 << fs.bits) - 1) for c in cells]
-            return self._data(table, out, None)
+            out = {
+                name: [(c >> shift) & mask for c in cells]
+                for name, shift, mask in self._layout(spec)
+            }
+            return _Data.answer(table, out)
         if spec.kind == "counter":
             index = self._index(spec, key, "$COUNTER_INDEX")
             # A counter read over all pipes comes back summed.
             sums = {n: sum(st[n][p][index] for p in self._pipes(target)) for n in spec.fields}
-            return self._data(table, sums, None)
+            return _Data.answer(table, sums)
         if spec.kind == "mirror":
             sid = _uint("$sid", key.field_dict["$sid"].value, 16)
             if sid not in st:
