@@ -469,8 +469,7 @@ class PmqecnApp(IntendedStateApp):
             log.warning("optimiser refused this interval's measurements: %s; state kept", exc)
             return []
         new_weights = self.weights_from_omega(result.omega)
-        new_live = {}
-        spec = class_lookup(self.config)
+        new_live, spec = {}, class_lookup(self.config)
         for s in samples:
             if s.class_id not in result.lambda_star:
                 continue  # idle this interval: nothing measured to optimise, state kept
