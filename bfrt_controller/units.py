@@ -37,6 +37,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from .annotations import unwrap as _unwrap
 from .errors import ConfigError
 
 UNITS = {"B": 1, "KB": 1000, "MB": 1000**2, "KiB": 1024, "MiB": 1024**2}
@@ -145,12 +146,6 @@ def to_cells(field: str, nbytes: int, given: str, cell_bytes: int) -> int:
 
 
 # ---- config files ---------------------------------------------------------------------
-
-
-def _unwrap(annotation: Any) -> Any:
-    from .validation import _unwrap as unwrap
-
-    return unwrap(annotation)
 
 
 def _models_in(annotation: Any) -> tuple[str, type[BaseModel]] | None:

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import difflib
-import types
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +14,9 @@ from pydantic import BaseModel, ValidationError
 
 from hw_profiles import HwProfile, load_profile, safe_yaml
 
+from .annotations import unwrap as _unwrap
 from .errors import ConfigError
+from .units import accept_bytes
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -28,19 +29,6 @@ def field_path(loc: tuple[int | str, ...]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out or "(top level)"
-
-
-def _unwrap(annotation: Any) -> Any:
-    """Annotated[X, ...] -> X; Optional[X] (or a union with one non-None
-    member) -> X; anything else as it is."""
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return _unwrap(args[0])
-    if origin in (typing.Union, types.UnionType):
-        members = [a for a in args if a is not type(None)]
-        return _unwrap(members[0]) if len(members) == 1 else annotation
-    return annotation
 
 
 def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
@@ -134,8 +122,6 @@ def parse_on_chip(
     """A program config: `raw` as `model`, then `check`ed against the facts
     of the chip it names (its `chip:` field). An error of either names `source`.
     Bytes are accepted wherever cells are, as the chip's cells (units.py)."""
-    from .units import accept_bytes
-
     cfg = parse_model(model, accept_bytes(raw, model, source), source)
     try:
         check(cfg, load_profile(cast(Any, cfg).chip))
