@@ -60,13 +60,16 @@ PKT_TYPE_MIRROR_RECIRCULATE = 4
 MIRROR_TYPE_BACKPRESSURE = 3
 MIRROR_TYPE_RECIRCULATE = 4
 
-# Constants of tna/bfcc/bfcc.p4.
+# Constants of tna/bfcc/bfcc.p4, its sizes those of tna/include/size.p4
+# (BFCC_PORTS is its TOFCC_PORTS).
 BFCC_PORTS = 512
 BFCC_GROUPS = 256
 BFCC_CONGESTION_POINTS = 16
 BFCC_VQ_SLOTS = 4096
 BFCC_QIDS = 128
 BFCC_SENDER_NOTIFY_ENTRIES = 512
+BFCC_SENDER_GROUP_ENTRIES = 1024
+BFCC_DEGREES = 4
 BFCC_DEGREE_MILD = 1
 BFCC_DEGREE_MODERATE = 2
 BFCC_DEGREE_SEVERE = 3
@@ -259,7 +262,7 @@ class Bfcc(TnaProgram):
                 [KeyField("hdr.ipv4.src_addr", 32, "lpm")],
                 [self.set_group, Action("NoAction")],
                 ("NoAction", {}),
-                size=1024,
+                size=BFCC_SENDER_GROUP_ENTRIES,
             )
         )
         self.react = Action(
@@ -329,7 +332,7 @@ class Bfcc(TnaProgram):
                 [KeyField("hdr.bfcc_bridged.bp_degree", 8, "exact")],
                 [self.set_rate_threshold, Action(f"{eg}.no_rate_threshold")],
                 (f"{eg}.no_rate_threshold", {}),
-                size=4,
+                size=BFCC_DEGREES,
             )
         )
         self.recirculate = Action(
