@@ -330,8 +330,18 @@ def _parse_control(
     return c
 
 
-def read_program(path: Path, profile: HwProfile, test_hooks: bool = True) -> P4Program:
-    defines = {"__TARGET_TOFINO__": "2" if profile.chip == "tofino2" else "1"}
+def read_program(
+    path: Path,
+    profile: HwProfile,
+    test_hooks: bool = True,
+    defines: dict[str, str] | None = None,
+) -> P4Program:
+    """The program as the compiler builds it for `profile`'s chip, with the
+    test hooks or without, and `defines` as -D on its command line."""
+    defines = {
+        **(defines or {}),
+        "__TARGET_TOFINO__": "2" if profile.chip == "tofino2" else "1",
+    }
     if not test_hooks:
         defines["TOFCC_NO_TEST_HOOKS"] = "1"
     text = preprocess(path, defines)
