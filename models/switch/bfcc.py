@@ -76,7 +76,7 @@ BFCC_DEGREE_SEVERE = 3
 BFCC_WINDOW_CLOSED = 0xFF
 BFCC_KEY_FIRST_COUNT = 0xFE
 BFCC_KEY_ONE_COUNT = 0x100
-# Backpressure copied to the other pipes (bfcc.p4 bp_replicate).
+# Backpressure copied to the other pipes (tna/bfcc/messages.p4, bp_replicate).
 PKT_TYPE_MIRROR_BP_REPLICA = 6
 MIRROR_TYPE_BP_REPLICA = 6
 # Bits of the ns clock that make the refresh epoch (monitor's refresh_mask).
