@@ -17,7 +17,10 @@ Each entry is classified:
   and the consequence is stated;
 - defect: it can overflow within its epoch; the note says who fixes it.
 
-Widths are parsed from the P4 source, so `tests/test_width_audit.py` fails
+Widths are read from the P4 source through models/switch/p4_source.py, the
+reader tests/test_p4_model_parity.py holds the models to the P4 with (for
+each chip: comments stripped, typedefs resolved, sub-controls and included
+files followed), so `tests/test_width_audit.py` fails
 when a declaration changes without this table, when a register or counter
 is missing from it, and when the table in tna/README.md (between the
 markers) differs from what this script prints.
