@@ -50,7 +50,7 @@ K_SRC_ADDR = "hdr.ipv4.src_addr"
 K_INGRESS_PORT = "ig_intr_md.ingress_port"
 K_BRIDGED_INGRESS_PORT = "hdr.bridged.ingress_port"
 
-# source_guard.p4's table size.
+# source_bindings' size (tna/include/size.p4, SOURCE_BINDING_ENTRIES).
 SOURCE_BINDINGS_SIZE = 1024
 # A binding of exactly this prefix admits every source: the port is listed
 # (so the config says it on purpose) but not checked.
