@@ -17,7 +17,7 @@ control SpiePiTerms(inout eg_md_t eg_md) {
     /* alpha x d and beta x d in 2^-32 units of probability, from d's
      * signed high byte (d[31:8] in -128..127, or a catch-all that
      * saturates) and its low byte; entries from
-     * bfrt_controller/spie/terms.py. */
+     * bfrt_controller/spie/tables.py (term_entries). */
     @name(".SwitchEgress.set_alpha_hi")
     action set_alpha_hi(bit<32> term, bit<32> minus_term) {
         eg_md.alpha_hi = term;
