@@ -11,6 +11,7 @@ changes the named queues (default: all), all or none.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -19,7 +20,8 @@ from rich.console import Console
 
 from models.p4qcn_thresholds import DEFAULT_PROCESSING_NS, ThresholdError, p4qcn_thresholds
 
-from ..console import json_option, report
+from ..common import queue_shown
+from ..console import json_option, json_report, report
 from ..console import print_changes as show_changes
 from ..errors import ConfigError
 from ..ports import speed_gbps
@@ -27,8 +29,15 @@ from ..set_args import Kind, parse_int, parse_number, parse_queues, parse_values
 from .app import MODES, SETTABLE, WATCHDOG_KEY, WATCHDOG_STATES, Change, P4qcnApp
 
 
-def print_changes(console: Console, changes: list[Change]) -> None:
-    rows = [(ch.queue, ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
+def print_changes(
+    console: Console, changes: list[Change], name_of: Callable[[int], str | None] | None = None
+) -> None:
+    # A person reads the box's names; a script (--json) the device key.
+    shown: Callable[[str], str] = str
+    if name_of is not None and not json_report.active:
+        namer = name_of
+        shown = lambda key: queue_shown(key, namer)  # noqa: E731
+    rows = [(shown(ch.queue), ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
     show_changes(console, rows, "queue")
 
 
@@ -41,7 +50,7 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
     values = parse_values(pairs, settable, obj.cell_bytes())
     watchdog = values.pop(WATCHDOG_KEY, None)
     fields = values
-    selected = parse_queues(queues)
+    selected = parse_queues(queues, obj.dev_port_of)
     if watchdog is not None and selected:
         raise ConfigError("--queue", "watchdog is per switch, not per queue")
     if watchdog is not None and _sent_to_daemon(obj, watchdog, bool(fields), console):
@@ -56,7 +65,7 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
         # After the queues: a refused queue change leaves the watchdog as it was.
         changes += app.set_watchdog(watchdog == "on")
     obj.save(app)
-    print_changes(console, changes)
+    print_changes(console, changes, obj.port_namer())
 
 
 def _sent_to_daemon(obj: Any, watchdog: object, other_fields: bool, console: Console) -> bool:

@@ -273,3 +273,31 @@ def test_the_completion_scripts_get_their_answers_from_tofcc(
     code, out, _ = out_of(capsys)
     assert code == 0 and out.split() == ["plain,status"]
     assert os.environ[COMPLETE_VAR] == "bash_complete"
+
+
+def test_set_takes_and_shows_a_queue_by_its_front_panel_name(
+    tmp_path: Path, capsys: Capsys
+) -> None:
+    """`set --queue` reads a front-panel port (`32/3/0`: port 32/3, queue 0)
+    where the board names it, and the changes table names the queue both
+    ways; --json keeps the device key a script matches on."""
+    board = load_board("tofino-32q")
+    name = board.name_of(4)
+    assert name is not None
+    leaf = {
+        "name": "leaf1",
+        "program": "p4qcn",
+        "config": yaml.safe_load((AQM.parent / "p4qcn.yaml").read_text()),
+        "front_panel": {"board": "tofino-32q", "ports": [{"port": name, "speed": "25G"}]},
+    }
+    deploy = tmp_path / "fleet.yaml"
+    deploy.write_text(yaml.safe_dump({"targets": [leaf]}, sort_keys=False))
+    ok(capsys, "apply", str(deploy))
+    out = ok(capsys, "--config", str(deploy), "set", "q_max_cells=300", "--queue", f"{name}/0")
+    assert f"{name}/0 (dev 4/0)" in " ".join(out.split()), out
+    doc = json.loads(
+        ok(capsys, "--config", str(deploy), "set", "q_max_cells=310", "--queue", "4/0", "--json")
+    )
+    assert [c["queue"] for c in doc["changes"]] == ["4/0"]
+    code, _, err = out_of(capsys, "--program", "p4qcn", "set", "q_max_cells=9", "--queue", "1/0/0")
+    assert code == 2 and "--queue" in err
