@@ -118,8 +118,8 @@ def parse_queues(
         else:
             raise ConfigError(
                 "--queue",
-                f"expected PORT/QUEUE (a device port, or a front-panel name such as 1/0/3), "
-                f"got {text!r}",
+                f"expected PORT/QUEUE, a device port or a front-panel name (1/0/3) and a "
+                f"queue, integers without leading zeros, got {text!r}",
             )
         if q in out:
             raise ConfigError("--queue", f"{text} given twice")
