@@ -10,11 +10,14 @@ is refused, naming the queue; so is a field no queue's mode uses.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
 from rich.console import Console
 
+from ..common import queue_shown
+from ..console import json_report
 from ..console import print_changes as show_changes
 from ..errors import ConfigError
 from ..set_args import parse_queues, parse_values, refuse_options
@@ -25,14 +28,21 @@ def parse_set(pairs: tuple[str, ...], cell_bytes: int | None = None) -> dict[str
     return parse_values(pairs, SETTABLE, cell_bytes)
 
 
-def print_changes(console: Console, changes: list[Change]) -> None:
-    rows = [(ch.queue, ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
+def print_changes(
+    console: Console, changes: list[Change], name_of: Callable[[int], str | None] | None = None
+) -> None:
+    # A person reads the box's names; a script (--json) the device key.
+    shown: Callable[[str], str] = str
+    if name_of is not None and not json_report.active:
+        namer = name_of
+        shown = lambda key: queue_shown(key, namer)  # noqa: E731
+    rows = [(shown(ch.queue), ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
     show_changes(console, rows, "queue")
 
 
 def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], console: Console) -> None:
     fields = parse_set(pairs, obj.cell_bytes())
-    selected = parse_queues(queues)
+    selected = parse_queues(queues, obj.dev_port_of)
     app = obj.open_app(sync=True)
     assert isinstance(app, AqmApp)
     if selected:
@@ -52,7 +62,7 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
                 updates.setdefault(q, {})[name] = value
     changes = app.set_queues(updates)
     obj.save(app)
-    print_changes(console, changes)
+    print_changes(console, changes, obj.port_namer())
 
 
 SET_HELP = (
