@@ -16,9 +16,7 @@ from typing import Any
 import click
 from rich.console import Console
 
-from ..common import queue_shown
-from ..console import json_report
-from ..console import print_changes as show_changes
+from ..console import print_queue_changes
 from ..errors import ConfigError
 from ..set_args import parse_queues, parse_values, refuse_options
 from .app import SETTABLE, USED_BY, AqmApp, Change
@@ -31,13 +29,7 @@ def parse_set(pairs: tuple[str, ...], cell_bytes: int | None = None) -> dict[str
 def print_changes(
     console: Console, changes: list[Change], name_of: Callable[[int], str | None] | None = None
 ) -> None:
-    # A person reads the box's names; a script (--json) the device key.
-    shown: Callable[[str], str] = str
-    if name_of is not None and not json_report.active:
-        namer = name_of
-        shown = lambda key: queue_shown(key, namer)  # noqa: E731
-    rows = [(shown(ch.queue), ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
-    show_changes(console, rows, "queue")
+    print_queue_changes(console, changes, name_of)
 
 
 def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], console: Console) -> None:
