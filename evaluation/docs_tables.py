@@ -63,8 +63,11 @@ from .results_store import RESULTS_DIR, ResultsError, RunKey, ScenarioResults, V
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = (REPO / "docs" / "evaluation.md", REPO / "README.md")
+# Not after a backtick: a comment quoted in `code` (as this page's syntax
+# is, where it explains itself) is not a block.
 BLOCK = re.compile(
-    r"<!-- eval:(?P<kind>[a-z-]+)(?P<spec>.*?)-->(?P<body>.*?)<!-- /eval -->", re.DOTALL
+    r"(?<!`)<!-- eval:(?P<kind>[a-z-]+)(?P<spec>.*?)-->(?P<body>.*?)(?<!`)<!-- /eval -->",
+    re.DOTALL,
 )
 MISSING = "—"
 
@@ -442,7 +445,10 @@ def _cell(c: Column, res: ScenarioResults, key: RunKey, labels: dict[str, str]) 
         return labels.get(raw, raw or MISSING)
     if "{" in c.cell:
         return render_template(c.cell, res, key, c.na)
-    return format_value(_num(evaluate(c.cell, res, key)), c.fmt, c.na)
+    v = _num(evaluate(c.cell, res, key))
+    if v is None and "{" in c.na:  # the else text may quote other figures
+        return render_template(c.na, res, key, MISSING)
+    return format_value(v, c.fmt, c.na)
 
 
 def markdown_table(header: list[str], rows: list[list[str]]) -> str:
@@ -541,7 +547,7 @@ def render_runtimes(spec: str, results: Results) -> str:
     for name in results.names():
         res = results.get(name)
         rows.append([f"`{name}`", str(len(res.timing)), f"{_cpu(res):,.0f}"])
-    return markdown_table(["scenario", "runs", "CPU (s)"], rows)
+    return markdown_table(["scenario", "runs", "time (s)"], rows)
 
 
 def render_cpu(spec: str, results: Results) -> str:
