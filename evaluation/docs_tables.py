@@ -286,6 +286,8 @@ def format_value(v: Value, fmt: str, na: str = MISSING) -> str:
         text = format(v, spec)
     except ValueError as exc:
         raise DocsError(f"format {fmt!r}: {exc}") from exc
+    if text.startswith("-") and not re.search(r"[1-9]", text):
+        text = ("+" if spec.startswith("+") else "") + text[1:]  # -0.0: a sign that says nothing
     return text + suffix
 
 
