@@ -606,7 +606,12 @@ def blocks(text: str, results: Results, path: Path) -> Iterator[Block]:
             out = render(spec, results)
         except DocsError as exc:
             raise DocsError(f"{where.strip()}: {exc}") from exc
-        yield Block(kind, spec, line, m.group("body"), f"\n\n{out}\n\n" if is_table else out)
+        if is_table:
+            # A table in a list item is indented as its opening comment is.
+            start = text.rfind("\n", 0, m.start()) + 1
+            indent = text[start : m.start()] if not text[start : m.start()].strip() else ""
+            out = "\n\n" + "\n".join(indent + ln for ln in out.splitlines()) + "\n\n" + indent
+        yield Block(kind, spec, line, m.group("body"), out)
 
 
 def regenerate(text: str, results: Results, path: Path) -> tuple[str, list[Block]]:
