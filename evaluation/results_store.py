@@ -13,9 +13,9 @@ no results.json, which is large):
 - detail.csv: results.json's per-run detail flattened, one row a run and
   one column a key (`queues.s1->s3.mean_packets`, `flow_steady_mbps.q1`,
   `fct_by_class.small.mean_ms`, ...), and each flow's completion time and
-  packet counts (`flows.<name>.fct_ms`), the latter only up to MAX_FLOWS
-  flows a run so that a fat-tree's hundreds of flows do not bloat the tree
-  (their classes are in fct_by_class).
+  packet counts (`flows.<name>.fct_ms`); the per-flow keys (PER_FLOW) only
+  up to MAX_FLOWS flows a run, so that a fat-tree's hundreds of flows do
+  not bloat the tree (their classes are in fct_by_class).
 - claims.csv: results.json's claim rows (paper, measured, verdicts).
 - repeats.csv: repeats.json's per-flow spread over the seeds, when repeated.
 - provenance.json: the commit the run was made at, the command, the date.
@@ -46,8 +46,10 @@ PROVENANCE = "provenance.json"
 # Every file a scenario's results directory may hold; anything else there
 # is not ours to keep.
 FILES = (METRICS, TIMING, DETAIL, CLAIMS, REPEATS, PROVENANCE)
-# Per-flow rows in detail.csv only for runs with at most this many flows.
+# Per-flow figures in detail.csv only for runs with at most this many
+# flows; past it (a fat-tree's hundreds) only what sums the flows up.
 MAX_FLOWS = 64
+PER_FLOW = ("flows.", "tcp.", "flow_steady_mbps.", "out_of_order_by_flow.", "fct_by_size.")
 FLOW_FIELDS = ("packets_sent", "packets_received", "bytes_received")
 CLAIM_FIELDS = (
     "seed",
@@ -124,9 +126,14 @@ def _flatten(prefix: str, x: object) -> Iterator[tuple[str, object]]:
 
 def _detail(run: dict[str, Any]) -> dict[str, str]:
     """One run's detail as key -> value."""
-    out = {k: _num(v) for k, v in _flatten("", run.get("detail", {})) if not k.endswith(".samples")}
     flows = run.get("flows", [])
-    if len(flows) <= MAX_FLOWS:
+    few = len(flows) <= MAX_FLOWS
+    out = {
+        k: _num(v)
+        for k, v in _flatten("", run.get("detail", {}))
+        if not k.endswith(".samples") and (few or not k.startswith(PER_FLOW))
+    }
+    if few:
         for f in flows:
             fct = f.get("fct_ns")
             out[f"flows.{f['name']}.fct_ms"] = _num(None if fct is None else fct / 1e6)
