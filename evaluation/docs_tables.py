@@ -38,7 +38,9 @@ Expressions: a field (a metrics.csv column, or a detail.csv key such as
 `repeats.victim.mean_vs_none_pct`; `*` in a name gives every match), numbers,
 `+ - * /` (spaced: names may hold `-` and `/`), `( )` and functions:
 `vs(RUN, e)` e's change against RUN's in % (RUN: `scheme` at this row's
-variant and seed, or `scheme/variant`), `at(RUN, e)` e at RUN, `pct(a, b)`
+variant and seed, or `scheme/variant`, or another scenario's run as
+`scenario:scheme/variant`, where an empty scheme or variant is this row's),
+`at(RUN, e)` e at RUN, `pct(a, b)`
 = 100 (a - b) / b, `sum mean min max count abs`.
 
 FORMAT: a Python format spec and literal text after it (`+.1f %`); for a
@@ -102,15 +104,26 @@ def _tokens(text: str) -> list[str]:
 class Ctx:
     res: ScenarioResults
     key: RunKey
+    # Another scenario's results, for a run named `scenario:scheme/variant`.
+    load: Callable[[str], ScenarioResults] | None = None
 
     def other(self, ref: str) -> Ctx:
+        """The run `ref` names: `scheme`, `scheme/variant`, or with
+        `scenario:` before it another scenario's (scheme and variant left
+        empty: this row's)."""
+        res = self.res
+        if ":" in ref:
+            name, _, ref = ref.partition(":")
+            if self.load is None:
+                raise DocsError(f"{name}: no other scenario's results here")
+            res = self.load(name)
         scheme, _, variant = ref.partition("/")
-        key = (scheme, variant if _ else self.key[1], self.key[2])
-        if key[0] not in self.res.schemes:
-            raise DocsError(f"no scheme {scheme!r} in {self.res.name}'s results")
-        if key[1] not in self.res.variants:
-            raise DocsError(f"no variant {key[1]!r} in {self.res.name}'s results")
-        return Ctx(self.res, key)
+        key = (scheme or self.key[0], variant if _ else self.key[1], self.key[2])
+        if key[0] not in res.schemes:
+            raise DocsError(f"no scheme {key[0]!r} in {res.name}'s results")
+        if key[1] not in res.variants:
+            raise DocsError(f"no variant {key[1]!r} in {res.name}'s results")
+        return Ctx(res, key, self.load)
 
     def field(self, name: str) -> V:
         vals = self.res.runs.get(self.key, {})
@@ -266,8 +279,13 @@ class _Parser:
         return lambda c: fn([a(c) for a in args])
 
 
-def evaluate(text: str, res: ScenarioResults, key: RunKey) -> V:
-    return _Parser(text).parse()(Ctx(res, key))
+def evaluate(
+    text: str,
+    res: ScenarioResults,
+    key: RunKey,
+    load: Callable[[str], ScenarioResults] | None = None,
+) -> V:
+    return _Parser(text).parse()(Ctx(res, key, load))
 
 
 # ------------------------------------------------------------ formatting
@@ -308,21 +326,31 @@ def format_many(vals: list[Value], fmt: str, na: str = MISSING) -> str:
     return f"{lo}{sep}{hi}{suffix}"
 
 
-def render_template(text: str, res: ScenarioResults, key: RunKey, na: str) -> str:
+SPEC = re.compile(r"[<>^=]?[-+ ]?#?0?\d*[,_]?(\.\d+)?[a-zA-Z%]?")
+
+
+def render_template(
+    text: str,
+    res: ScenarioResults,
+    key: RunKey,
+    na: str,
+    load: Callable[[str], ScenarioResults] | None = None,
+) -> str:
     missing = False
 
     def one(m: re.Match[str]) -> str:
         nonlocal missing
-        expr, _, spec = m.group(1).rpartition(":") if ":" in m.group(1) else ("", "", "")
-        expr = expr or m.group(1)
-        v = _num(evaluate(expr, res, key))
+        expr, _, spec = m.group(1).rpartition(":")
+        if not expr or not SPEC.fullmatch(spec):  # a colon of `scenario:run`, not a spec
+            expr, spec = m.group(1), ""
+        v = _num(evaluate(expr, res, key, load))
         if v is None:
             missing = True
         return format_value(v, spec or ",.1f")
 
     out = re.sub(r"\{([^{}]*)\}", one, text)
     if missing:
-        return na if "{" not in na else render_template(na, res, key, MISSING)
+        return na if "{" not in na else render_template(na, res, key, MISSING, load)
     return out
 
 
@@ -441,15 +469,17 @@ def _table_keys(t: TableSpec, res: ScenarioResults) -> list[RunKey]:
     return [k for k in keys if k in res.runs]
 
 
-def _cell(c: Column, res: ScenarioResults, key: RunKey, labels: dict[str, str]) -> str:
+def _cell(
+    c: Column, res: ScenarioResults, key: RunKey, labels: dict[str, str], results: Results
+) -> str:
     if c.cell in ("@scheme", "@variant", "@seed"):
         raw = {"@scheme": key[0], "@variant": key[1], "@seed": str(key[2] or "")}[c.cell]
         return labels.get(raw, raw or MISSING)
     if "{" in c.cell:
-        return render_template(c.cell, res, key, c.na)
-    v = _num(evaluate(c.cell, res, key))
+        return render_template(c.cell, res, key, c.na, results.get)
+    v = _num(evaluate(c.cell, res, key, results.get))
     if v is None and "{" in c.na:  # the else text may quote other figures
-        return render_template(c.na, res, key, MISSING)
+        return render_template(c.na, res, key, MISSING, results.get)
     return format_value(v, c.fmt, c.na)
 
 
@@ -482,7 +512,7 @@ def render_table(spec: str, results: Results) -> str:
     t = parse_table(spec)
     res = results.get(t.scenario)
     keys = _table_keys(t, res)
-    rows = [[_cell(c, res, k, t.labels) for c in t.cols] for k in keys]
+    rows = [[_cell(c, res, k, t.labels, results) for c in t.cols] for k in keys]
     return markdown_table([c.header for c in t.cols], rows)
 
 
@@ -532,7 +562,7 @@ def render_value(spec: str, results: Results) -> str:
     res = results.get(words[0])
     keys = _parse_ref(words[1], res, None)
     fmt = parts[1] if len(parts) > 1 else ""
-    vals = [_num(evaluate(parts[0], res, k)) for k in keys]
+    vals = [_num(evaluate(parts[0], res, k, results.get)) for k in keys]
     if len(vals) == 1 and not fmt.startswith(("range", "min ", "max ", "mean ")):
         return format_value(vals[0], fmt)
     return format_many(vals, fmt)

@@ -315,3 +315,14 @@ def test_import_of_a_scenario_not_in_the_run_exits_2(
 ) -> None:
     assert _run("--import", tmp_path / "run", "delta", "--results", results) == 2
     assert "delta" in capsys.readouterr().err
+
+
+def test_a_value_may_read_another_scenarios_run(tmp_path: Path, results: Path) -> None:
+    doc = _doc(
+        tmp_path,
+        "x <!-- eval:value alpha bfcc/10Mbps | at(beta:none, queue_mean_packets) | .1f -->"
+        "<!-- /eval --> y <!-- eval:value alpha bfcc | vs(beta:/10Mbps, queue_mean_packets)"
+        " | +.0f --><!-- /eval -->\n",
+    )
+    assert _run("--docs", doc, "--results", results) == 0
+    assert re.findall(r"-->([^<]*)<!-- /eval", doc.read_text()) == ["4.0", "+567"]
