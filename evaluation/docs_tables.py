@@ -47,7 +47,8 @@ FORMAT: a Python format spec and literal text after it (`+.1f %`); for a
 value over several runs (`RUN` of an inline value with `*` or commas:
 `bfcc/*`, `bfcc,none/10Mbps`) a first word `range` (low-high, "to" when
 negative), `min`, `max` or `mean`. A missing figure prints `—`, or the
-`else` text. An inline value may not start a line (Markdown would then
+`else TEXT` given after the format (a PFC counter a run never bumped is
+absent, so `| .0f | else 0`). An inline value may not start a line (Markdown would then
 take the whole line as raw HTML).
 """
 
@@ -558,14 +559,17 @@ def render_value(spec: str, results: Results) -> str:
     head, *parts = [p.strip() for p in spec.split("|")]
     words = head.split()
     if len(words) != 2 or not parts:
-        raise DocsError(f"value {spec.strip()!r}: needs SCENARIO RUN | EXPRESSION [| FORMAT]")
+        raise DocsError(
+            f"value {spec.strip()!r}: needs SCENARIO RUN | EXPRESSION [| FORMAT] [| else TEXT]"
+        )
     res = results.get(words[0])
     keys = _parse_ref(words[1], res, None)
-    fmt = parts[1] if len(parts) > 1 else ""
+    fmt = next((p for p in parts[1:] if not p.startswith("else ")), "")
+    na = next((p[5:].strip() for p in parts[1:] if p.startswith("else ")), MISSING)
     vals = [_num(evaluate(parts[0], res, k, results.get)) for k in keys]
     if len(vals) == 1 and not fmt.startswith(("range", "min ", "max ", "mean ")):
-        return format_value(vals[0], fmt)
-    return format_many(vals, fmt)
+        return format_value(vals[0], fmt, na)
+    return format_many(vals, fmt, na)
 
 
 def _cpu(res: ScenarioResults) -> float:
