@@ -1,0 +1,198 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
+"""The AQM family's reference model (issue 51) on its shared vectors, and
+the vectors' PI entries held to what the controller writes.
+
+Until the family's P4 replaces tna/aqm/aqm.p4 (after issue 46's split),
+its vectors live in ptf_tests/vectors/aqm/family/ and run here on
+models/switch/aqm_family.py rather than through the registry.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from scapy.layers.inet import IP, TCP
+from scapy.layers.l2 import Ether
+
+from bfrt_controller.aqm.pi import PiGains, pi_hi_entries, pi_lo_entries, saturation_hi
+from hw_profiles import load_profile
+from models.switch.aqm_family import AqmFamily
+from models.switch.core import Match
+from models.switch.registry import PROGRAMS
+from models.switch.target import ModelTarget
+from models.switch.tna import EgressIntrinsic, IngressIntrinsic
+from models.vectors.format import DEFAULT_VECTOR_ROOT, Vector, VectorFile, load_vector_file
+from models.vectors.runner import run_vector
+
+FAMILY = DEFAULT_VECTOR_ROOT / "aqm" / "family"
+
+
+def _cases() -> list[tuple[Path, VectorFile, Vector]]:
+    out = []
+    for path in sorted(FAMILY.glob("*.yaml")):
+        vfile = load_vector_file(path)
+        out.extend((path, vfile, v) for v in vfile.vectors)
+    return out
+
+
+CASES = _cases()
+
+
+@pytest.mark.parametrize("chip", ["tofino", "tofino2"])
+@pytest.mark.parametrize(
+    ("path", "vfile", "vector"), CASES, ids=[f"{p.stem}/{v.name}" for p, _, v in CASES]
+)
+def test_family_vector(chip: str, path: Path, vfile: VectorFile, vector: Vector) -> None:
+    model = AqmFamily(load_profile(chip))
+    run_vector(ModelTarget(model), vfile, vector, PROGRAMS["aqm"].queue_hook)
+
+
+# ---- the vectors' PI entries are the controller's --------------------
+PIE_GAINS = PiGains(alpha=0.125, beta=1.25, target_us=15_000)
+DUALPI2_GAINS = PiGains(alpha=0.16, beta=3.2, target_us=15_000)
+CURVE_GAINS = {"pie.yaml": {0: PIE_GAINS}, "switch.yaml": {0: PIE_GAINS}}
+CURVE_GAINS["dualpi2.yaml"] = {1: DUALPI2_GAINS}
+
+
+@pytest.mark.parametrize("name", sorted(CURVE_GAINS))
+def test_vector_pi_entries_are_what_the_controller_writes(name: str) -> None:
+    vfile = load_vector_file(FAMILY / name)
+    entries = [*vfile.setup.tables, *(e for v in vfile.vectors for e in v.setup.tables)]
+    checked = 0
+    for e in entries:
+        if e.table == "SwitchEgress.pi.pi_hi":
+            gains = CURVE_GAINS[name][e.key["eg_md.curve"].value]
+            k = e.key["eg_md.qdelay_units"]
+            want = {(h.value, h.mask): (h.term, h.beta_term) for h in pi_hi_entries(gains)}
+            assert want[(k.value, k.mask)] == (e.data["term"], e.data["beta_term"])
+            checked += 1
+        elif e.table == "SwitchEgress.pi.pi_lo":
+            gains = CURVE_GAINS[name][e.key["eg_md.curve"].value]
+            lo = pi_lo_entries(gains)[e.key["qdelay_lo"].value]
+            assert (lo.term, lo.beta_term) == (e.data["term"], e.data["beta_term"])
+            checked += 1
+    assert checked >= 2
+
+
+def test_pi_terms_are_exact_sums_and_saturate() -> None:
+    """T and B of any delay are the high byte's entry plus the low byte's,
+    within two roundings of the linear function; above the saturation
+    delay they stay at its value (delta a signed 32-bit value)."""
+    g = DUALPI2_GAINS
+    hi = pi_hi_entries(g)
+    lo = pi_lo_entries(g)
+
+    def tabled(units: int) -> int:
+        h = next(e for e in hi if units & e.mask == e.value)
+        return (h.term + lo[units & 0xFF].term) & 0xFFFFFFFF
+
+    for units in (0, 1, 255, 256, 3000, 17_000):
+        exact = ((g.alpha + g.beta) * units * 4096e-9 - g.alpha * 0.015) * 2**32
+        got = tabled(units)
+        got_signed = got - 2**32 if got >> 31 else got
+        assert abs(got_signed - exact) <= 1, units
+    top = saturation_hi(g)
+    assert tabled(top * 256) == tabled(10**9 & ~0xFF)
+    assert tabled(top * 256) < 2**30 + 2**25
+
+
+# ---- depths: DCTCP at dequeue, RED at arrival ------------------------
+def _family_with(action: str, data: dict[str, int]) -> AqmFamily:
+    model = AqmFamily(load_profile("tofino"))
+    model.table("SwitchIngress.forward.ipv4_lpm").add(
+        {"hdr.ipv4.dst_addr": Match(0x0A000202, prefix_len=24)},
+        "SwitchIngress.forward.route",
+        {"port": 2, "src_mac": 0x020000000002, "dst_mac": 0x000000000202},
+    )
+    model.table("SwitchEgress.aqm_queue").add(
+        {"eg_intr_md.egress_port": Match(2), "eg_intr_md.egress_qid": Match(0)},
+        f"SwitchEgress.{action}",
+        data,
+    )
+    return model
+
+
+ECT0_PACKET = bytes(
+    Ether(dst="02:00:00:00:00:01", src="00:00:00:00:01:01")
+    / IP(src="10.0.1.1", dst="10.0.2.2", tos=2)
+    / TCP(sport=40000, dport=80)
+)
+
+
+def test_dctcp_marks_on_the_dequeue_depth() -> None:
+    """A packet that found 50 cells but leaves an empty queue is not marked;
+    one that leaves 40 behind is, whatever it found on arrival."""
+    model = _family_with("set_dctcp", {"ecn": 1, "k_cells": 40})
+    ig = model.ingress(IngressIntrinsic(3), ECT0_PACKET)
+    out = model.egress(EgressIntrinsic(2, 0, enq_qdepth=50, deq_qdepth=0), ig.data)
+    assert Ether(out.data)[IP].tos & 3 == 2
+    out = model.egress(EgressIntrinsic(2, 0, enq_qdepth=0, deq_qdepth=40), ig.data)
+    assert Ether(out.data)[IP].tos & 3 == 3
+
+
+def test_red_averages_the_arrival_depth() -> None:
+    """RED's block sums the depth the packet found (enq_qdepth), as aqm.p4's."""
+    model = _family_with("set_red", {"slot": 1, "curve": 0, "ecn": 0, "block_last": 3})
+    ig = model.ingress(IngressIntrinsic(3), ECT0_PACKET)
+    model.egress(EgressIntrinsic(2, 0, enq_qdepth=7, deq_qdepth=100), ig.data)
+    assert model.register("SwitchEgress.red.red_block_sum_cells").read(1) == 7
+
+
+def test_pie_holds_a_fluid_queue_near_its_target() -> None:
+    """The model's PI, stepped every T_update against a fluid queue fed at
+    twice the drained rate by Reno-like senders (rate ~ 1/sqrt(p)), settles
+    the delay within a millisecond of the 15 ms target: the tabled terms
+    are RFC 8033's PI, not merely close to it at one point."""
+    model = _family_with(
+        "set_pie",
+        {
+            "slot": 0,
+            "curve": 0,
+            "ecn": 0,
+            "minus_t_update_ticks": 2**32 - 234375,
+            "mark_max_level": 1 << 15,
+        },
+    )
+    for h in pi_hi_entries(PIE_GAINS):
+        model.table("SwitchEgress.pi.pi_hi").add(
+            {"eg_md.curve": Match(0), "eg_md.qdelay_units": Match(h.value, mask=h.mask)},
+            "SwitchEgress.pi.set_pi_hi",
+            {"term": h.term, "beta_term": h.beta_term},
+            1,
+        )
+    for lo in pi_lo_entries(PIE_GAINS):
+        model.table("SwitchEgress.pi.pi_lo").add(
+            {"eg_md.curve": Match(0), "qdelay_lo": Match(lo.low_byte)},
+            "SwitchEgress.pi.set_pi_lo",
+            {"term": lo.term, "beta_term": lo.beta_term},
+        )
+    ig = model.ingress(IngressIntrinsic(3), ECT0_PACKET)
+    delay_s = 0.0
+    delays = []
+    for step in range(1, 2000):
+        t_ns = step * 15_000_000
+        data = _bridged_at(ig.data, t_ns)
+        # Tofino: the sojourn is the egress timestamp minus the arrival.
+        leave_ns = t_ns + round(delay_s * 1e9)
+        model.egress(EgressIntrinsic(2, 0, global_tstamp_ns=leave_ns), data)
+        p = model.register("SwitchEgress.pi.pi_prob").read(0) / 2**32
+        # Offered load falls as 1/sqrt(p): 2x the link at p = 1 %.
+        load = min(4.0, 0.2 / max(p, 1e-6) ** 0.5)
+        delay_s = max(0.0, delay_s + (load - 1.0) * 0.015)
+        delays.append(delay_s)
+    tail = delays[-200:]
+    assert abs(sum(tail) / len(tail) - 0.015) < 0.001
+
+
+def _bridged_at(bridged: bytes, t_ns: int) -> bytes:
+    """The packet as ingress bridged it, with its clock and arrival set to
+    t_ns (the AQM bridged header follows the 19-byte bridged header)."""
+    from models.switch.aqm import AqmBridged
+    from models.switch.headers import BridgedMd
+
+    n = len(BridgedMd().pack())
+    b = AqmBridged(t_ns >> 6, t_ns & 0xFFFFFFFF)
+    b.set_valid()
+    return bridged[:n] + b.pack() + bridged[n + len(b.pack()) :]
