@@ -137,7 +137,7 @@ def test_red_averages_the_arrival_depth() -> None:
     model = _family_with("set_red", {"slot": 1, "curve": 0, "ecn": 0, "block_last": 3})
     ig = model.ingress(IngressIntrinsic(3), ECT0_PACKET)
     model.egress(EgressIntrinsic(2, 0, enq_qdepth=7, deq_qdepth=100), ig.data)
-    assert model.register("SwitchEgress.red.red_block_sum_cells").read(1) == 7
+    assert model.register("SwitchEgress.red_block_sum_cells").read(1) == 7
 
 
 def test_pie_holds_a_fluid_queue_near_its_target() -> None:

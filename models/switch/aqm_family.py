@@ -6,8 +6,9 @@ none, RED, CoDel, PIE, DCTCP, DA-DCTCP and DualPI2 (RFC 9332).
 The design (tna/aqm/README.md, "The AQM family") is the P4 this model
 mirrors: same tables, registers and decisions, under the names the P4 will
 give them (SwitchEgress.aqm_queue and the verdict at the top, each
-mechanism's state in its control: SwitchEgress.red, .codel, .pi,
-.dadctcp). Until that P4 is on main, tna/aqm/aqm.p4 is the RED/CoDel
+mechanism's state in its control: SwitchEgress.pi, .dadctcp; RED's and
+CoDel's under aqm.p4's names until issue 46's split names their
+controls). Until that P4 is on main, tna/aqm/aqm.p4 is the RED/CoDel
 program and `models/switch/aqm.py` its model in the registry; this one runs
 the family's vectors (ptf_tests/vectors/aqm/family/).
 """
@@ -165,8 +166,10 @@ class AqmFamily(TnaProgram):
                 size=AQM_QUEUE_ENTRIES,
             )
         )
-        self.red = Red(p4, f"{eg}.red")
-        self.codel = Codel(p4, f"{eg}.codel")
+        # RED's and CoDel's objects keep aqm.p4's names (SwitchEgress.red_level,
+        # ...) until issue 46's split names their controls' instances.
+        self.red = Red(p4, eg)
+        self.codel = Codel(p4, eg)
         self.pi = Pi(p4, f"{eg}.pi")
         self.dadctcp = Dadctcp(p4, f"{eg}.dadctcp")
 
