@@ -196,3 +196,31 @@ def _bridged_at(bridged: bytes, t_ns: int) -> bytes:
     b = AqmBridged(t_ns >> 6, t_ns & 0xFFFFFFFF)
     b.set_valid()
     return bridged[:n] + b.pack() + bridged[n + len(b.pack()) :]
+
+
+def test_switch_vector_batch_is_the_controllers() -> None:
+    """switch.yaml's batch: the set_pie entry the app writes for a PIE queue
+    with ECN at RFC 8033's defaults in slot 0 (curve 0), and a zero for every
+    register of the slot (bfrt_controller/aqm/names.py SLOT_REGISTERS)."""
+    from bfrt_controller.aqm import names as n
+    from bfrt_controller.aqm.app import AqmApp
+    from bfrt_controller.aqm.config import DEFAULT_CONFIG, load_config
+    from bfrt_controller.switch import EntryWrite
+    from doubles.flaky_model import FlakyModelSwitch
+
+    vfile = load_vector_file(FAMILY / "switch.yaml")
+    step = vfile.vectors[0].steps[1]
+    assert step.write is not None
+    assert {(r.name, r.index, r.value) for r in step.write.registers} == {
+        (r, 0, 0) for r in n.SLOT_REGISTERS
+    }
+    cfg = load_config(DEFAULT_CONFIG)
+    switch = FlakyModelSwitch("aqm")
+    switch.model = AqmFamily(load_profile("tofino"))
+    app = AqmApp(switch, cfg)
+    pie = cfg.queues[0].model_copy(update={"mode": "pie", "ecn": True})
+    with_pie = cfg.model_copy(update={"queues": [pie, *cfg.queues[1:]]})
+    (w,) = app.queue_writes(0, pie, with_pie)
+    assert isinstance(w, EntryWrite)
+    (entry,) = step.write.tables
+    assert (entry.action, dict(entry.data)) == (w.action, dict(w.data))
