@@ -43,6 +43,7 @@ from models.baselines import (
 )
 from models.hosts.bfcc_sender import BfccSender, SenderReactionConfig
 from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
+from models.switch.aqm_family import AqmFamily
 from models.switch.bfcc import DEFAULT_RATE_THRESHOLDS
 
 from . import frames
@@ -338,7 +339,7 @@ def _port_gbps(topo: Topology, switch: str, port: int) -> float:
 
 
 def aqm_switch(
-    topo: Topology, switch: str, profile: HwProfile, p: sc.P4Red | sc.P4Codel
+    topo: Topology, switch: str, profile: HwProfile, p: sc.P4Red | sc.P4Codel | sc.P4AqmFamily
 ) -> SwitchSetup:
     """tna/aqm/aqm.p4's model, configured by its controller app from the
     config an operator would write: the scheme's AQM on queue 0 of every
@@ -353,13 +354,17 @@ def aqm_switch(
             "max_p": p.max_p,
             "w_q_shift": p.w_q_shift,
         }
-    else:
+    elif isinstance(p, sc.P4Codel):
         queue = {
             "mode": "codel",
             "target_us": p.target_us,
             "interval_us": p.interval_us,
             "count_cap": p.count_cap,
         }
+    else:
+        queue = {"mode": p.mechanism, **p.settings}
+        if p.mechanism == "dualpi2":
+            queue["l_queue"] = p.l_queue
     raw = {
         "program": "aqm",
         "chip": profile.chip,
@@ -372,6 +377,11 @@ def aqm_switch(
     }
     cfg = parse_aqm(raw, f"{topo.scenario.name}:{switch}")
     sw = ModelSwitch("aqm", profile, topo.scenario.pipes)
+    if isinstance(p, sc.P4AqmFamily):
+        # The family's model until its P4 replaces aqm.p4 (issue 51).
+        sw.model = AqmFamily(profile)
+        if topo.scenario.pipes != 1:
+            sw.model.set_pipes(topo.scenario.pipes)
     AqmApp(sw, cfg).push_all()
     return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
 
@@ -520,7 +530,7 @@ def switch_setup(
         return dadctcp_switch(topo, switch, profile, p)
     if isinstance(p, sc.Bfcc):
         return bfcc_switch(topo, switch, profile, p)
-    if isinstance(p, sc.P4Red | sc.P4Codel):
+    if isinstance(p, sc.P4Red | sc.P4Codel | sc.P4AqmFamily):
         return aqm_switch(topo, switch, profile, p)
     if isinstance(p, sc.P4Pie):
         return spie_switch(topo, switch, profile, p, sc.kind_of(scheme) == "p4spie")
