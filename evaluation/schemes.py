@@ -658,9 +658,7 @@ def rate_controller(
                 expiry_ns=p.expiry_ns,
             )
         )
-    if isinstance(
-        p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm | sc.Dadctcp | sc.P4Red | sc.P4Codel | sc.P4Pie
-    ):
+    if isinstance(p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm | sc.Dadctcp | sc.P4Aqm):
         return FixedRate(line_rate_bps)
     if isinstance(p, sc.Pmqecn):
         return PmqecnRate(
