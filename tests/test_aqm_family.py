@@ -16,7 +16,7 @@ import pytest
 from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
-from bfrt_controller.aqm.pi import PiGains, pi_hi_entries, pi_lo_entries, saturation_hi
+from bfrt_controller.aqm.pi import PiGains, pi_terms_entries, saturation_ns, step_shift, terms_at
 from hw_profiles import load_profile
 from models.switch.aqm_family import AqmFamily
 from models.switch.core import Match
@@ -62,40 +62,32 @@ def test_vector_pi_entries_are_what_the_controller_writes(name: str) -> None:
     entries = [*vfile.setup.tables, *(e for v in vfile.vectors for e in v.setup.tables)]
     checked = 0
     for e in entries:
-        if e.table == "SwitchEgress.pi.pi_hi":
+        if e.table == "SwitchEgress.pi.pi_terms":
             gains = CURVE_GAINS[name][e.key["eg_md.curve"].value]
-            k = e.key["eg_md.qdelay_units"]
-            want = {(h.value, h.mask): (h.term, h.beta_term) for h in pi_hi_entries(gains)}
+            k = e.key["eg_md.queue.sojourn_ns"]
+            want = {(t.value, t.mask): (t.term, t.beta_term) for t in pi_terms_entries(gains)}
             assert want[(k.value, k.mask)] == (e.data["term"], e.data["beta_term"])
-            checked += 1
-        elif e.table == "SwitchEgress.pi.pi_lo":
-            gains = CURVE_GAINS[name][e.key["eg_md.curve"].value]
-            lo = pi_lo_entries(gains)[e.key["qdelay_lo"].value]
-            assert (lo.term, lo.beta_term) == (e.data["term"], e.data["beta_term"])
             checked += 1
     assert checked >= 2
 
 
-def test_pi_terms_are_exact_sums_and_saturate() -> None:
-    """T and B of any delay are the high byte's entry plus the low byte's,
-    within two roundings of the linear function; above the saturation
-    delay they stay at its value (delta a signed 32-bit value)."""
-    g = DUALPI2_GAINS
-    hi = pi_hi_entries(g)
-    lo = pi_lo_entries(g)
-
-    def tabled(units: int) -> int:
-        h = next(e for e in hi if units & e.mask == e.value)
-        return (h.term + lo[units & 0xFF].term) & 0xFFFFFFFF
-
-    for units in (0, 1, 255, 256, 3000, 17_000):
-        exact = ((g.alpha + g.beta) * units * 4096e-9 - g.alpha * 0.015) * 2**32
-        got = tabled(units)
-        got_signed = got - 2**32 if got >> 31 else got
-        assert abs(got_signed - exact) <= 1, units
-    top = saturation_hi(g)
-    assert tabled(top * 256) == tabled(10**9 & ~0xFF)
-    assert tabled(top * 256) < 2**30 + 2**25
+@pytest.mark.parametrize("gains", [PIE_GAINS, DUALPI2_GAINS])
+def test_pi_terms_cover_every_delay_and_saturate(gains: PiGains) -> None:
+    """Every sojourn hits exactly one entry; below the saturation delay it
+    is T and B at the middle of its step (so never more than half a step
+    off), and above it they stay at the saturation delay's (delta a signed
+    32-bit value)."""
+    entries = pi_terms_entries(gains)
+    step = 1 << step_shift(gains)
+    assert len(entries) <= 1024 + 32
+    for d in (0, 1, step - 1, step, 7 * step + 5, int(saturation_ns(gains)) - 1, 10**9, 2**32 - 1):
+        hits = [t for t in entries if d & t.mask == t.value]
+        assert len(hits) == 1, d
+        if d < saturation_ns(gains) - step:
+            mid = (d // step + 0.5) * step
+            assert (hits[0].term, hits[0].beta_term) == terms_at(gains, mid), d
+    top = next(t for t in entries if (2**32 - 1) & t.mask == t.value)
+    assert top.term < 2**30 + 2**25 and top.beta_term < 2**30
 
 
 # ---- depths: DCTCP at dequeue, RED at arrival ------------------------
@@ -155,18 +147,12 @@ def test_pie_holds_a_fluid_queue_near_its_target() -> None:
             "mark_max_level": 1 << 15,
         },
     )
-    for h in pi_hi_entries(PIE_GAINS):
-        model.table("SwitchEgress.pi.pi_hi").add(
-            {"eg_md.curve": Match(0), "eg_md.qdelay_units": Match(h.value, mask=h.mask)},
-            "SwitchEgress.pi.set_pi_hi",
-            {"term": h.term, "beta_term": h.beta_term},
+    for t in pi_terms_entries(PIE_GAINS):
+        model.table("SwitchEgress.pi.pi_terms").add(
+            {"eg_md.curve": Match(0), "eg_md.queue.sojourn_ns": Match(t.value, mask=t.mask)},
+            "SwitchEgress.pi.set_pi_terms",
+            {"term": t.term, "beta_term": t.beta_term},
             1,
-        )
-    for lo in pi_lo_entries(PIE_GAINS):
-        model.table("SwitchEgress.pi.pi_lo").add(
-            {"eg_md.curve": Match(0), "qdelay_lo": Match(lo.low_byte)},
-            "SwitchEgress.pi.set_pi_lo",
-            {"term": lo.term, "beta_term": lo.beta_term},
         )
     ig = model.ingress(IngressIntrinsic(3), ECT0_PACKET)
     delay_s = 0.0

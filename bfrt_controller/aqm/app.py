@@ -7,7 +7,7 @@ The app owns the intended state (the config plus what an operator changed
 since): per queue an aqm_queue entry (its slot in the registers, curve,
 mechanism and ECN mode; a DualPI2 pair's two queues, their l4s_queue
 classification and the TM's strict priority of L over C) and per curve
-RED's red_level, CoDel's codel_due or the PI's pi_hi and pi_lo entries
+RED's red_level, CoDel's codel_due or the PI's pi_terms entries
 (levels.py, pi.py). A change is validated whole (the queue's fields, then
 the chip's limits and table budgets of the whole config) before one batch
 writes it (switch_batch: a queue is never without an entry, and a switched
@@ -40,7 +40,7 @@ from .batch import switch_batch
 from .config import AqmConfig, QueueSpec, check_against, curve_of
 from .levels import codel_entries, codel_tail_step_ticks, red_entries, ticks_ceil
 from .mechanisms import ALL_SETTINGS, CURVE_FAMILY, MODES, USED_BY
-from .pi import level_of, pi_hi_entries, pi_lo_entries
+from .pi import level_of, pi_terms_entries
 
 log = logging.getLogger("tofcc.aqm")
 
@@ -302,27 +302,15 @@ class AqmApp(IntendedStateApp):
             ]
         if q.mode not in ("pie", "dualpi2"):
             return []
-        gains = q.pi_gains()
         return [
-            *(
-                EntryWrite(
-                    n.PI_HI,
-                    {n.K_CURVE: Match(curve), n.K_QDELAY_UNITS: Match(h.value, mask=h.mask)},
-                    n.SET_PI_HI,
-                    {"term": h.term, "beta_term": h.beta_term},
-                    priority=ENTRY_PRIORITY,
-                )
-                for h in pi_hi_entries(gains)
-            ),
-            *(
-                EntryWrite(
-                    n.PI_LO,
-                    {n.K_CURVE: Match(curve), n.K_QDELAY_LO: Match(lo.low_byte)},
-                    n.SET_PI_LO,
-                    {"term": lo.term, "beta_term": lo.beta_term},
-                )
-                for lo in pi_lo_entries(gains)
-            ),
+            EntryWrite(
+                n.PI_TERMS,
+                {n.K_CURVE: Match(curve), n.K_SOJOURN_NS: Match(t.value, mask=t.mask)},
+                n.SET_PI_TERMS,
+                {"term": t.term, "beta_term": t.beta_term},
+                priority=ENTRY_PRIORITY,
+            )
+            for t in pi_terms_entries(q.pi_gains())
         ]
 
     def intended_writes(self) -> list[Write]:

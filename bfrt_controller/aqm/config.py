@@ -19,7 +19,7 @@ from pydantic import Field, model_validator
 
 from hw_profiles import HwProfile, load_profile
 from models.switch.aqm import AQM_CODEL_DUE_ENTRIES, AQM_RED_LEVEL_ENTRIES, AQM_SLOTS
-from models.switch.aqm_mechanisms import AQM_PI_HI_ENTRIES, AQM_PI_LO_ENTRIES
+from models.switch.aqm_mechanisms import AQM_PI_TERMS_ENTRIES
 
 from ..common import (
     PortNumber,
@@ -34,7 +34,7 @@ from ..errors import ConfigError
 from ..validation import load_yaml, parse_model
 from .levels import LEVEL_ALWAYS, TICK_NS, codel_entries, red_entries
 from .mechanisms import CURVE_FAMILY, DEFAULTS, USED_BY, Mode
-from .pi import LO_VALUES, PiGains, pi_hi_entries
+from .pi import PiGains, pi_terms_entries
 
 # The block sum (N x depth) must fit the 32-bit register: 2^19 cells x 2^12.
 MAX_BLOCK_SHIFT = 12
@@ -253,13 +253,12 @@ def check_against(cfg: AqmConfig, profile: HwProfile) -> None:
                 f"{MAX_CURVES} curves the table's key holds",
             )
     pi_curves = curves(cfg, "pi")
-    pi_hi = sum(len(pi_hi_entries(c.pi_gains())) for c in pi_curves)
-    if pi_hi > AQM_PI_HI_ENTRIES or len(pi_curves) * LO_VALUES > AQM_PI_LO_ENTRIES:
+    pi = sum(len(pi_terms_entries(c.pi_gains())) for c in pi_curves)
+    if pi > AQM_PI_TERMS_ENTRIES:
         raise ConfigError(
             "queues",
-            f"the PIE and DualPI2 queues' {len(pi_curves)} distinct gains need {pi_hi} pi_hi "
-            f"and {len(pi_curves) * LO_VALUES} pi_lo entries, more than the tables' "
-            f"{AQM_PI_HI_ENTRIES} and {AQM_PI_LO_ENTRIES}; use fewer distinct settings",
+            f"the PIE and DualPI2 queues' {len(pi_curves)} distinct gains need {pi} pi_terms "
+            f"entries, more than the table's {AQM_PI_TERMS_ENTRIES}; use fewer distinct settings",
         )
     red = sum(red_curve_entries(c, cfg) for c in curves(cfg, "red"))
     if red > AQM_RED_LEVEL_ENTRIES:

@@ -47,8 +47,8 @@ DEFAULTS: dict[str, dict[str, float | int]] = {
 }  # fmt: skip
 
 # Queues of equal settings share a curve: their entries in the family's
-# table (RED: red_level; CoDel: codel_due; PIE and DualPI2, one PI: pi_hi
-# and pi_lo).
+# table (RED: red_level; CoDel: codel_due; PIE and DualPI2, one PI:
+# pi_terms).
 CURVE_FAMILY: dict[str, str | None] = {
     "none": None,
     "red": "red",

@@ -5,11 +5,15 @@
 The stateful ALU cannot multiply, so `p += alpha (d - target) + beta (d -
 d_old)` runs as `p += T(d) - B(d_old)` with T(d) = (alpha + beta) d - alpha
 target and B(d) = beta d (tna/aqm/README.md, "PIE and DualPI2's PI on
-Tofino"). Both are linear in d, so each is the sum of a value for the
-delay's high byte (SwitchEgress.pi.pi_hi, ternary: one prefix per byte,
-and prefixes from the saturation delay up) and one for its low byte
-(pi_lo, exact). d is in units of 2^12 ns (sojourn_ns >> 12); p in 32 bits,
-2^32 - 1 being probability 1, so a term is its probability x 2^32.
+Tofino"). SwitchEgress.pi.pi_terms, ternary on the sojourn in ns, gives
+both for the delay's step: steps of 2^k ns, k the smallest (at least 12)
+that covers the saturation delay in at most STEPS_PER_CURVE steps, each
+step one prefix valued at its middle (so a delay is off by at most half a
+step: 131 us at DualPI2's gains, 262 us at PIE's), and the prefixes from the
+saturation delay up valued there. One lookup, no sum of two (a second
+table and an add cost the stage that kept the family within Tofino's
+budget). p is 32 bits, 2^32 - 1 being probability 1, so a term is its
+probability x 2^32.
 
 The delay saturates where (alpha + beta) d reaches 1/4: T and B then stay
 below 2^30 in magnitude, so their difference (delta) is a signed 32-bit
@@ -21,15 +25,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from models.switch.aqm_mechanisms import PI_DELAY_SHIFT, PI_LO_BITS
-
 from .levels import KEY_MAX, range_prefixes
 
 PROB_SCALE = 1 << 32
-UNIT_S = (1 << PI_DELAY_SHIFT) / 1e9
-LO_VALUES = 1 << PI_LO_BITS
-HI_VALUES = 1 << 8  # the delay's tabled 16 bits: a high byte beside the low one
 SATURATION_TERM = 0.25
+STEPS_PER_CURVE = 1024
+MIN_STEP_SHIFT = 12
 U32 = (1 << 32) - 1
 
 
@@ -44,16 +45,9 @@ class PiGains:
 
 
 @dataclass(frozen=True)
-class PiHi:
+class PiTerms:
     value: int
     mask: int
-    term: int
-    beta_term: int
-
-
-@dataclass(frozen=True)
-class PiLo:
-    low_byte: int
     term: int
     beta_term: int
 
@@ -63,38 +57,33 @@ def _u32(x: float) -> int:
     return round(x * PROB_SCALE) & U32
 
 
-def saturation_hi(g: PiGains) -> int:
-    """The first high byte whose delay is at or past the saturation delay."""
-    d_sat_units = SATURATION_TERM / ((g.alpha + g.beta) * UNIT_S)
-    return min(HI_VALUES - 1, math.floor(d_sat_units / LO_VALUES))
+def saturation_ns(g: PiGains) -> float:
+    return SATURATION_TERM / (g.alpha + g.beta) * 1e9
 
 
-def hi_terms(g: PiGains, hi: int) -> tuple[int, int]:
-    d = hi * LO_VALUES * UNIT_S
+def step_shift(g: PiGains) -> int:
+    """log2 of the step in ns: at most STEPS_PER_CURVE steps to saturation."""
+    need = saturation_ns(g) / STEPS_PER_CURVE
+    return max(MIN_STEP_SHIFT, math.ceil(math.log2(need)))
+
+
+def terms_at(g: PiGains, delay_ns: float) -> tuple[int, int]:
+    d = delay_ns / 1e9
     return (
         _u32((g.alpha + g.beta) * d - g.alpha * g.target_us / 1e6),
         _u32(g.beta * d),
     )
 
 
-def pi_hi_entries(g: PiGains) -> list[PiHi]:
-    """pi_hi's entries for one curve (ternary on the whole delay in units)."""
-    top = saturation_hi(g)
-    mask = KEY_MAX ^ (LO_VALUES - 1)
-    out = [PiHi(h * LO_VALUES, mask, *hi_terms(g, h)) for h in range(top)]
-    term, beta_term = hi_terms(g, top)
-    out += [
-        PiHi(t.value, t.mask, term, beta_term) for t in range_prefixes(top * LO_VALUES, KEY_MAX)
-    ]
+def pi_terms_entries(g: PiGains) -> list[PiTerms]:
+    """pi_terms's entries for one curve (ternary on the sojourn in ns)."""
+    k = step_shift(g)
+    steps = math.ceil(saturation_ns(g) / (1 << k))
+    mask = KEY_MAX ^ ((1 << k) - 1)
+    out = [PiTerms(i << k, mask, *terms_at(g, (i + 0.5) * (1 << k))) for i in range(steps)]
+    term, beta_term = terms_at(g, steps << k)
+    out += [PiTerms(t.value, t.mask, term, beta_term) for t in range_prefixes(steps << k, KEY_MAX)]
     return out
-
-
-def pi_lo_entries(g: PiGains) -> list[PiLo]:
-    """pi_lo's entries for one curve (exact on the delay's low byte)."""
-    return [
-        PiLo(lo, _u32((g.alpha + g.beta) * lo * UNIT_S), _u32(g.beta * lo * UNIT_S))
-        for lo in range(LO_VALUES)
-    ]
 
 
 def level_of(probability: float) -> int:

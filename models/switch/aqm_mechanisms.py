@@ -23,13 +23,9 @@ from .headers import QueueMd
 
 U16_MASK = 0xFFFF
 SIGN_32 = 0x80000000
-# pi_hi: one ternary prefix per high byte of the delay, per curve, plus the
-# saturating prefixes above the range; pi_lo: exact on the low byte.
-AQM_PI_HI_ENTRIES = 2048
-AQM_PI_LO_ENTRIES = 2048
-# The PI's delay unit: sojourn_ns >> 12 (4.096 us), 16 bits of it tabled.
-PI_DELAY_SHIFT = 12
-PI_LO_BITS = 8
+# pi_terms: per curve one ternary prefix per step of the sojourn (at most
+# 1024, bfrt_controller/aqm/pi.py) and the saturating prefixes above.
+AQM_PI_TERMS_ENTRIES = 4096
 # p in 32 bits: 2^32 - 1 is probability 1.
 PI_PROB_ONE = U32_MASK
 # The drop level (0..32767, against the 15-bit random value) is p >> 17;
@@ -80,7 +76,6 @@ class FamilyEgMd:
     # PI (PIE, DualPI2)
     minus_t_update_ticks: int = 0
     due_before_ticks: int = 0
-    qdelay_units: int = 0
     pi_term: int = 0  # T(d) = (alpha + beta) d - alpha target, x 2^32
     pi_beta: int = 0  # B(d) = beta d, x 2^32
     tick: int = 0
@@ -230,7 +225,7 @@ class Pi:
     base PI is the same step without PIE's auto-tuning).
 
     p += T(d) - B(d_old), T(d) = (alpha + beta) d - alpha target and
-    B(d) = beta d tabled by the controller on the delay's high and low byte
+    B(d) = beta d tabled by the controller in steps of the sojourn
     (bfrt_controller/aqm/pi.py); `pi_old_beta` keeps B of the last step."""
 
     def __init__(self, p4: P4Objects, path: str) -> None:
@@ -240,47 +235,27 @@ class Pi:
         self.pi_last_update_ticks = reg("pi_last_update_ticks")
         self.pi_old_beta = reg("pi_old_beta")
         self.pi_prob = reg("pi_prob")
-        self.set_pi_hi = Action(f"{path}.set_pi_hi", (("term", 32), ("beta_term", 32)))
-        self.set_pi_lo = Action(f"{path}.set_pi_lo", (("term", 32), ("beta_term", 32)))
-        zero = {"term": 0, "beta_term": 0}
-        self.pi_hi = p4.table(
+        self.set_pi_terms = Action(f"{path}.set_pi_terms", (("term", 32), ("beta_term", 32)))
+        self.pi_terms = p4.table(
             Table(
-                f"{path}.pi_hi",
+                f"{path}.pi_terms",
                 [
                     KeyField("eg_md.curve", 8, "exact"),
-                    KeyField("eg_md.qdelay_units", 32, "ternary"),
+                    KeyField("eg_md.queue.sojourn_ns", 32, "ternary"),
                 ],
-                [self.set_pi_hi],
-                (self.set_pi_hi.name, zero),
-                size=AQM_PI_HI_ENTRIES,
-            )
-        )
-        self.pi_lo = p4.table(
-            Table(
-                f"{path}.pi_lo",
-                [
-                    KeyField("eg_md.curve", 8, "exact"),
-                    # `eg_md.qdelay_units[7:0] : exact @name("qdelay_lo")`
-                    KeyField("qdelay_lo", PI_LO_BITS, "exact"),
-                ],
-                [self.set_pi_lo],
-                (self.set_pi_lo.name, zero),
-                size=AQM_PI_LO_ENTRIES,
+                [self.set_pi_terms],
+                (self.set_pi_terms.name, {"term": 0, "beta_term": 0}),
+                size=AQM_PI_TERMS_ENTRIES,
             )
         )
 
     def terms(self, md: FamilyEgMd) -> None:
-        """pi_hi, pi_lo, then sum_terms(): T(d) and B(d) for this delay."""
-        md.qdelay_units = md.queue.sojourn_ns >> PI_DELAY_SHIFT
-        hi = self.pi_hi.lookup({"eg_md.curve": md.curve, "eg_md.qdelay_units": md.qdelay_units})
-        lo = self.pi_lo.lookup(
-            {
-                "eg_md.curve": md.curve,
-                "qdelay_lo": md.qdelay_units & ((1 << PI_LO_BITS) - 1),
-            }
+        """pi_terms: T(d) and B(d) for this packet's sojourn."""
+        r = self.pi_terms.lookup(
+            {"eg_md.curve": md.curve, "eg_md.queue.sojourn_ns": md.queue.sojourn_ns}
         )
-        md.pi_term = (hi.data["term"] + lo.data["term"]) & U32_MASK
-        md.pi_beta = (hi.data["beta_term"] + lo.data["beta_term"]) & U32_MASK
+        md.pi_term = r.data["term"]
+        md.pi_beta = r.data["beta_term"]
 
     def step(self, md: FamilyEgMd, now_ticks: int) -> None:
         """The classic (or PIE) queue's departure: a PI step on the first one

@@ -24,7 +24,7 @@ from bfrt_controller.aqm import names as n
 from bfrt_controller.aqm.app import QUEUES, AqmApp
 from bfrt_controller.aqm.batch import switch_batch
 from bfrt_controller.aqm.config import DEFAULT_CONFIG, parse_config
-from bfrt_controller.aqm.pi import PiGains, pi_hi_entries
+from bfrt_controller.aqm.pi import PiGains, pi_terms_entries
 from bfrt_controller.cli import run
 from bfrt_controller.errors import ConfigError
 from bfrt_controller.switch import EntryWrite, RegisterWrite
@@ -55,12 +55,12 @@ def _entry(app: AqmApp, port: int, queue: int) -> Any:
 
 def test_family_names_exist_in_the_family_model() -> None:
     model = AqmFamily(load_profile("tofino"))
-    tables = (n.AQM_QUEUE, n.RED_LEVEL, n.CODEL_DUE, n.PI_HI, n.PI_LO, n.L4S_QUEUE)
+    tables = (n.AQM_QUEUE, n.RED_LEVEL, n.CODEL_DUE, n.PI_TERMS, n.L4S_QUEUE)
     assert set(tables) <= set(model.p4.tables)
     assert set(n.SLOT_REGISTERS) == set(model.p4.registers)
     actions = {a for t in model.p4.tables.values() for a in t.actions}
     for action in (n.SET_PIE, n.SET_DCTCP, n.SET_DADCTCP, n.SET_DUALPI2_C, n.SET_DUALPI2_L,
-                   n.NO_AQM, n.SET_PI_HI, n.SET_PI_LO, n.SET_L4S_QUEUE):  # fmt: skip
+                   n.NO_AQM, n.SET_PI_TERMS, n.SET_L4S_QUEUE):  # fmt: skip
         assert action in actions, action
 
 
@@ -82,7 +82,7 @@ def test_switch_to_pie_is_one_batch_that_clears_the_slot() -> None:
     assert entry.data["minus_t_update_ticks"] == 2**32 - 234375
     assert all(model.register(r).read(1) == 0 for r in n.SLOT_REGISTERS)
     assert len(model.table(n.CODEL_DUE).entries) == 0
-    assert len(model.table(n.PI_HI).entries) == len(pi_hi_entries(PiGains(0.125, 1.25, 5000)))
+    assert len(model.table(n.PI_TERMS).entries) == len(pi_terms_entries(PiGains(0.125, 1.25, 5000)))
     assert _entry(app, 3, 0).action == n.SET_RED
     assert app.live_state() == {"4/0": {"mode": "pie", "target_delay_us": 5000.0}}
 
@@ -185,7 +185,7 @@ def test_cli_switch_to_pie_then_status_json(
     rows = [r for r in json.loads(capsys.readouterr().out) if r.get("section") == QUEUES]
     assert {(r["port"], r["queue"]): r["mode"] for r in rows} == {(3, 0): "red", (4, 0): "pie"}
     pie = next(r for r in rows if r["port"] == 4)
-    assert pie["target_delay_us"] == 5000.0 and pie["entries"] == "450/450"
+    assert pie["target_delay_us"] == 5000.0 and pie["entries"] == "703/703"
     assert run([*base, "set", "mechanism=pie"]) == 2  # a switch names its queues
     assert "--queue" in capsys.readouterr().err
 
