@@ -1,39 +1,55 @@
 #!/usr/bin/env python3
 # SPDX-FileCopyrightText: 2026 The tofino-cc authors
 # SPDX-License-Identifier: Apache-2.0
-"""PMQECN control-loop cycle time on the model backend: ports solved one by one vs together.
+"""PMQECN control-loop cycle time: a full switch through both backends, and the optimiser's paths.
 
 One cycle = read every class counter and sojourn accumulator, solve each
-port's M/M/1/N problem, write K_i, weights and lambda_i* as one batch. The
-ports are solved one after another (``solve_many(batched=False)``, the
-earlier path), together (``solve_many``: layer 1 through every port's
-multiplier at once, the remaining conic solves as one block-diagonal
-problem, one exact-model evaluation for all ports) and together in two
-processes (``optimizer.solver_processes: 2``, models/optimize/parallel.py:
-half the ports each), side by side in one run. Traffic is sent through the
-model between cycles so every class has a measured rate.
+port's M/M/1/N problem, write K_i, weights and lambda_i* as one batch.
 
-Configurations: 1 and 64 ports with the paper's three classes each; 64
-ports with 8 classes each (512 classes, the issue's full switch); and the
+First, the issue 48 figure: 64 ports x 8 classes (512 classes, a full
+switch) through the BF-Runtime backend (BfrtSwitch on the test suite's fake
+SDE, tests/doubles/fake_bfrt_grpc.py: the client's key and data objects,
+the batching, the rollback snapshots and the requests included) and
+through the model backend, each on today's code and on the reference path
+the control loop's speed-ups replaced (models/cycle_speedups.py), the two
+cycles alternating in one run so both see the same machine. Wall and CPU
+time of each cycle (the machine may be shared: CPU time is what an idle one
+would show), and on BF-Runtime the requests a cycle makes. `--profile`
+adds where each backend's cycle spends its time (cProfile, by area: the
+fake switch, the BF-Runtime backend, the model backend, the app, the
+optimiser). `--only-switch` stops there.
+
+Then the optimiser's paths on the model backend: the ports solved one
+after another (``solve_many(batched=False)``, the earlier path), together
+(``solve_many``: layer 1 through every port's multiplier at once, the
+remaining conic solves as one block-diagonal problem, one exact-model
+evaluation for all ports) and together in two processes
+(``optimizer.solver_processes: 2``, models/optimize/parallel.py: half the
+ports each). Traffic is sent through the model between cycles so every
+class has a measured rate. Configurations: 1 and 64 ports with the
+paper's three classes each; 64 ports with 8 classes each; and the
 optimiser alone for 64 ports x 8 classes. Then DA-DCTCP's cycle on
-BF-Runtime (the test suite's fake SDE, 4 pipes, which counts every request):
-read requests and cells per cycle for 4 to 1024 queue slots (issue 50: one
+BF-Runtime (the fake SDE, 4 pipes, which counts every request): read
+requests and cells per cycle for 4 to 1024 queue slots (issue 50: one
 request per register). Prints figures, asserts nothing (targets belong
 here, not in timed tests).
 
-    python benchmarks/control_loop.py [--cycles 7]
+    python benchmarks/control_loop.py [--cycles 7] [--profile] [--only-switch]
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import cProfile
 import functools
 import gc
+import pstats
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,13 +63,16 @@ from bfrt_controller.backends.model import ModelSwitch
 from bfrt_controller.dadctcp.app import DadctcpApp
 from bfrt_controller.dadctcp.config import DEFAULT_CONFIG as DADCTCP_DEFAULT
 from bfrt_controller.dadctcp.config import parse_config as parse_dadctcp
+from bfrt_controller.pmqecn import names as pn
 from bfrt_controller.pmqecn import solver
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config
 from bfrt_controller.service import settle_heap
 from hw_profiles import load_profile
+from models import cycle_speedups
 from models.optimize import PmqecnProblem, solve_many
 from models.optimize.parallel import ParallelSolver
+from models.switch.pmqecn import sojourn_slot
 
 KINDS = (("voice", "A", 46, 20), ("video", "B", 34, 40), ("bulk", "C", 10, 60))
 # Eight classes per port: the three kinds again with other DSCPs.
@@ -121,16 +140,7 @@ def run(
     app.push_all()
     switch = app.switch
     assert isinstance(switch, ModelSwitch)
-    packets = [
-        (BURST[qos], bytes(
-            Ether(dst="02:00:00:00:00:01", src="00:00:00:00:00:09")
-            / IP(src="10.200.0.1", dst=f"10.{p}.0.1", tos=dscp << 2)
-            / UDP(sport=1, dport=2)
-            / (b"\x00" * 100)
-        ))
-        for p in range(1, ports + 1)
-        for _, qos, dscp, _ in kinds
-    ]  # fmt: skip
+    packets = _model_packets(ports, kinds)
     now = 0.0
     app.sample(now)
     times: list[float] = []
@@ -149,6 +159,232 @@ def run(
             settle_heap()
     gc.unfreeze()
     return times[1:]
+
+
+def _fake_module() -> Any:
+    """The fake SDE: the test suite's double (tests/doubles), not shipped."""
+    tests = str(Path(__file__).resolve().parents[1] / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    from doubles import fake_bfrt_grpc
+
+    return fake_bfrt_grpc
+
+
+@dataclass
+class Rig:
+    """One PMQECN app on one backend, with the traffic of one interval."""
+
+    app: PmqecnApp
+    traffic: Callable[[], None]
+    # (reads, writes) requests so far; None on the model backend.
+    requests: Callable[[], tuple[int, int]] | None = None
+    now: float = 0.0
+
+    def cycle(self, dt: float) -> tuple[float, float]:
+        """(wall s, CPU s) of one optimise-and-apply cycle after one interval's traffic."""
+        self.traffic()
+        self.now += dt
+        wall, cpu = time.perf_counter(), time.process_time()
+        self.app.optimize_once(self.now)
+        return time.perf_counter() - wall, time.process_time() - cpu
+
+
+def _model_packets(
+    ports: int, kinds: tuple[tuple[str, str, int, int], ...]
+) -> list[tuple[int, bytes]]:
+    return [
+        (BURST[qos], bytes(
+            Ether(dst="02:00:00:00:00:01", src="00:00:00:00:00:09")
+            / IP(src="10.200.0.1", dst=f"10.{p}.0.1", tos=dscp << 2)
+            / UDP(sport=1, dport=2)
+            / (b"\x00" * 100)
+        ))
+        for p in range(1, ports + 1)
+        for _, qos, dscp, _ in kinds
+    ]  # fmt: skip
+
+
+def model_rig(ports: int, kinds: tuple[tuple[str, str, int, int], ...]) -> Rig:
+    """The model backend, traffic sent through the model's pipeline."""
+    app = PmqecnApp(
+        ModelSwitch("pmqecn", load_profile("tofino")), parse_config(config_for(ports, kinds))
+    )
+    app.push_all()
+    switch = app.switch
+    assert isinstance(switch, ModelSwitch)
+    packets = _model_packets(ports, kinds)
+
+    def traffic() -> None:
+        for burst, data in packets:
+            for _ in range(burst):
+                switch.model.send(SENDER_PORT, data)
+
+    app.sample(0.0)
+    return Rig(app, traffic)
+
+
+# What each packet of the BF-Runtime rig's traffic waited, in ns: a queue of
+# a few packets at 10 Gb/s, well inside deq_timedelta's range.
+SOJOURN_NS = 2_000
+PACKET_BYTES = 142
+
+
+def bfrt_rig(ports: int, kinds: tuple[tuple[str, str, int, int], ...]) -> Rig:
+    """BfrtSwitch on the fake SDE; the interval's traffic is what the data
+    plane would have left in the class counters, the per-pipe arrival
+    counts and the sojourn half the switch sums into (the sender's pipe 0)."""
+    fake_mod = _fake_module()
+    profile = load_profile("tofino")
+    fake = fake_mod.FakeBfrtGrpc("pmqecn", profile)
+    switch = BfrtSwitch("pmqecn", profile, client_module=fake)
+    switch.connect()
+    cfg = parse_config(config_for(ports, kinds))
+    app = PmqecnApp(switch, cfg)
+    app.push_all()
+    burst = {c.id: BURST[c.qos] for c in cfg.classes}
+    arrivals = fake.switch.state[fake.switch.spec(pn.CLASS_ARRIVALS).name][0]
+
+    def traffic() -> None:
+        for cid, k in burst.items():
+            fake.count(pn.CLASS_COUNTERS, cid, k, k * PACKET_BYTES, pipe=0)
+            arrivals[cid] = (arrivals[cid] + k) % (1 << 32)
+            slot = sojourn_slot(app.meter.epoch, cid)
+            fake.set_register(pn.SOJOURN_SUM_NS, slot, SOJOURN_NS * k, pipe=0)
+            fake.set_register(pn.SOJOURN_PKTS, slot, k, pipe=0)
+
+    def requests() -> tuple[int, int]:
+        calls = fake.calls
+        reads = sum(1 for c in calls if c.rpc == "read")
+        return reads, len(calls) - reads
+
+    app.start(0.0)
+    return Rig(app, traffic, requests)
+
+
+@dataclass
+class Paths:
+    """Both paths' cycles: (wall s, CPU s) each, and requests per cycle."""
+
+    reference: list[tuple[float, float]] = field(default_factory=list)
+    fast: list[tuple[float, float]] = field(default_factory=list)
+    requests: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def both_paths(make: Callable[[], Rig], cycles: int, dt: float) -> Paths:
+    """Today's path and the reference, one rig each, their cycles alternating.
+    The first cycle of each (it compiles every problem structure) is not
+    counted; after it the heap is settled as `tofcc run` settles it."""
+    with cycle_speedups.disabled():
+        ref = make()
+    fast = make()
+    out = Paths()
+    for k in range(cycles + 1):
+        with cycle_speedups.disabled():
+            r, r_requests = _counted(ref, dt)
+        f, f_requests = _counted(fast, dt)
+        if k == 0:
+            settle_heap()
+            continue
+        out.reference.append(r)
+        out.fast.append(f)
+        for name, got in (("reference", r_requests), ("fast", f_requests)):
+            if got is not None:
+                was = out.requests.get(name, (0.0, 0.0))
+                out.requests[name] = (was[0] + got[0] / cycles, was[1] + got[1] / cycles)
+    gc.unfreeze()
+    return out
+
+
+def _counted(rig: Rig, dt: float) -> tuple[tuple[float, float], tuple[int, int] | None]:
+    """One cycle's times and, on BF-Runtime, its (read, write) requests."""
+    before = rig.requests() if rig.requests else None
+    times = rig.cycle(dt)
+    if rig.requests is None or before is None:
+        return times, None
+    after = rig.requests()
+    return times, (after[0] - before[0], after[1] - before[1])
+
+
+# Where a cycle's time goes, by the file a function is in (--profile).
+AREAS = (
+    ("fake SDE (switch and client objects)", "doubles/fake_"),
+    ("BF-Runtime backend", "bfrt_controller/backends/bfrt/"),
+    ("model backend and model", ("bfrt_controller/backends/model", "models/switch/")),
+    ("PMQECN app (measure, pipes, commit)", "bfrt_controller/"),
+    ("optimiser (models/optimize)", "models/optimize/"),
+    ("cvxpy / CLARABEL", ("cvxpy", "clarabel")),
+    ("numpy / scipy", ("numpy", "scipy")),
+)
+
+
+def profile_cycles(make: Callable[[], Rig], cycles: int, dt: float) -> list[tuple[str, float]]:
+    """Today's path under cProfile: each area's share of the cycles' time
+    (own time of the functions in it; cProfile slows small calls most, so
+    shares, not milliseconds)."""
+    rig = make()
+    rig.cycle(dt)
+    settle_heap()  # as both_paths and `tofcc run`
+    prof = cProfile.Profile()
+    for _ in range(cycles):
+        rig.traffic()
+        rig.now += dt
+        prof.enable()
+        rig.app.optimize_once(rig.now)
+        prof.disable()
+    gc.unfreeze()
+    stats = pstats.Stats(prof).stats  # type: ignore[attr-defined]
+    total = 0.0
+    by_area: dict[str, float] = {}
+    for (filename, _, _), (_, _, own, _, _) in stats.items():
+        total += own
+        area = next(
+            (
+                name
+                for name, where in AREAS
+                if any(w in filename for w in ((where,) if isinstance(where, str) else where))
+            ),
+            "other (Python built-ins, stdlib)",
+        )
+        by_area[area] = by_area.get(area, 0.0) + own
+    return sorted(((a, t / total) for a, t in by_area.items()), key=lambda x: -x[1])
+
+
+def switch_section(cycles: int, profile: bool) -> None:
+    """The 64 x 8 cycle through both backends, today's path against the reference."""
+    print("PMQECN 64 ports x 8 classes, one cycle (ms): today's path against the reference")
+    print(f"{'':24} {'reference':>22} {'today':>22} {'ratio':>7}   requests/cycle (reads + writes)")
+    print(f"{'':24} {'wall med (max) | CPU':>22} {'wall med (max) | CPU':>22}")
+    rigs = (("BF-Runtime (fake SDE)", functools.partial(bfrt_rig, 64, KINDS8)),
+            ("model backend", functools.partial(model_rig, 64, KINDS8)))  # fmt: skip
+    for label, make in rigs:
+        got = both_paths(make, cycles, INTERVAL_8)
+        cells = [_cell(r) for r in (got.reference, got.fast)]
+        ratio = _median(got.reference, 0) / _median(got.fast, 0)
+        req = ""
+        if got.requests:
+            (r0, w0), (r1, w1) = got.requests["reference"], got.requests["fast"]
+            req = f"{r0:.0f} + {w0:.0f} -> {r1:.0f} + {w1:.0f}"
+        print(f"{label:24} {cells[0]:>22} {cells[1]:>22} {ratio:>6.1f}x   {req}")
+    if profile:
+        for label, make in rigs:
+            print()
+            print(f"Where today's cycle goes, {label} (cProfile, share of own time):")
+            for area, share in profile_cycles(make, cycles, INTERVAL_8):
+                print(f"  {area:40} {share * 100:5.1f} %")
+
+
+# 2-4 packets per class per step: 8 classes in 25 us (80k-160k pps each).
+INTERVAL_8 = 2.5e-5
+
+
+def _median(runs: list[tuple[float, float]], which: int) -> float:
+    return statistics.median(r[which] for r in runs)
+
+
+def _cell(runs: list[tuple[float, float]]) -> str:
+    wall = f"{_median(runs, 0) * 1e3:.1f} ({max(r[0] for r in runs) * 1e3:.1f})"
+    return f"{wall} | {_median(runs, 1) * 1e3:.1f}"
 
 
 def optimiser_alone(
@@ -178,12 +414,7 @@ def optimiser_alone(
 def dadctcp_reads(queue_ports: int, cycles: int) -> tuple[float, float]:
     """(read requests, cells read) per DA-DCTCP cycle with 8 queues on each
     of `queue_ports` ports (pipes 0 and 1), on the fake SDE."""
-    # The fake SDE is the test suite's double (tests/doubles), not shipped.
-    tests = str(Path(__file__).resolve().parents[1] / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
-    from doubles.fake_bfrt_grpc import FakeBfrtGrpc
-
+    FakeBfrtGrpc = _fake_module().FakeBfrtGrpc
     raw = copy.deepcopy(yaml.safe_load(DADCTCP_DEFAULT.read_text()))
     ports = [*range(64), *range(128, 192)][:queue_ports]
     raw["ports"] = [
@@ -207,7 +438,17 @@ def dadctcp_reads(queue_ports: int, cycles: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cycles", type=int, default=7)
+    parser.add_argument(
+        "--profile", action="store_true", help="where each backend's cycle spends its time"
+    )
+    parser.add_argument(
+        "--only-switch", action="store_true", help="only the 64 x 8 cycle through both backends"
+    )
     args = parser.parse_args()
+    switch_section(args.cycles, args.profile)
+    if args.only_switch:
+        return
+    print()
     one_by_one = functools.partial(solve_many, batched=False)
     heads = ("one port at a time", "ports together", "2 processes")
     print(f"{'':30} {heads[0]:>20} {heads[1]:>16} {heads[2]:>16} {'ratio':>6}")

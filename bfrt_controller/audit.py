@@ -2,15 +2,22 @@
 # SPDX-License-Identifier: Apache-2.0
 """One audit line for every write to a switch, always on.
 
-Each command that writes (apply, set, set-threshold, clear, ...: whatever
-opens a switch as its writer) and each push the daemon makes on its own
-(a switch connected, re-pushed after a restart, a reload's batch) leaves one
-JSON line: when, who (the OS user, and the user sudo ran as when it did),
-on which host, the command line, the switch and program, the sha256 of the
-config written (the `config_sha` of tofcc_target_info) and how it ended:
-`ok`, `refused` with the error, or `interrupted` (Ctrl-C). The optimiser's and the watchdog's own
-writes each cycle are the program running, not a change anyone made: they
-show in `event=cycle` / `event=watchdog` log lines and in metrics.
+Each command that writes (apply, set, set-threshold, clear, rollback, ...:
+whatever opens a switch as its writer), each batch the daemon writes (a
+switch connected, re-pushed after a restart, a reload's batch, a cycle of
+the program's own tuning that changed something - `cycle`, with `changes` -,
+each storm the PFC watchdog breaks or restores - `watchdog` -, a one-shot
+write to a model target it adopts - `adopt` -, and a request an operator
+sent it - `set`, naming that operator: control.py), and each revert of an
+unconfirmed apply (`confirm-revert`), and each cycle of an `--interval` loop
+(`optimize-cycle`, `shape-cycle`) that wrote leaves one JSON line: when, who (the OS
+user, and the user sudo ran as when it did), on which host, the command
+line, the switch and program, the sha256 of the config written (the
+`config_sha` of tofcc_target_info) and how it ended: `ok`, `refused` with
+the error, or `interrupted` (Ctrl-C). One line per batch, never per entry:
+a daemon cycling every second that changes something each cycle writes a
+line a second per switch (about 30 MB a day): rotate the file (logrotate's
+`copytruncate` is not needed: each line is appended by a fresh open).
 
 The line goes to two places:
 - a file, appended to (default `$LOGS_DIRECTORY/audit.log` under systemd's
@@ -132,12 +139,15 @@ class AuditLog:
         program: str,
         config: object,
         error: BaseException | None = None,
+        as_user: dict[str, Any] | None = None,
         **extra: Any,
     ) -> dict[str, Any]:
-        """Write one line; return it (tests, and the log on a failed write)."""
+        """Write one line; return it (tests, and the log on a failed write).
+        `as_user`: who asked, when not this process's user (a request to the
+        daemon: control.py)."""
         line: dict[str, Any] = {
             "time": _now(),
-            **who(),
+            **(who() if as_user is None else as_user),
             "host": socket.gethostname(),
             "pid": os.getpid(),
             "command": self.command,
@@ -157,15 +167,21 @@ class AuditLog:
 
     @contextlib.contextmanager
     def write(
-        self, action: str, switch: str, program: str, config: object, **extra: Any
+        self,
+        action: str,
+        switch: str,
+        program: str,
+        config: object,
+        as_user: dict[str, Any] | None = None,
+        **extra: Any,
     ) -> Iterator[None]:
         """One line for the write inside: `ok`, or `refused` with what it raised."""
         try:
             yield
         except BaseException as exc:
-            self.record(action, switch, program, config, exc, **extra)
+            self.record(action, switch, program, config, exc, as_user, **extra)
             raise
-        self.record(action, switch, program, config, **extra)
+        self.record(action, switch, program, config, None, as_user, **extra)
 
     def _to_file(self, text: str, line: dict[str, Any]) -> None:
         try:

@@ -10,9 +10,10 @@ from typing import Any
 
 import click
 
-from .console import console, print_rows
+from .console import console, json_option, print_rows, report
 from .context import Context
 from .errors import ConfigError
+from .port_names import name_ports, with_dev_port
 
 
 @click.command(
@@ -20,19 +21,24 @@ from .errors import ConfigError
     "per PPG and pool the program configures, beside the program's own drops and marks, and "
     "each port's PFC pause time per priority (buffer_view.py says which queues)."
 )
-@click.option("--port", "port", default=None, help="only this device port (all its queues)")
+@click.option(
+    "--port",
+    "port",
+    default=None,
+    help="only this port (all its queues): a device port, or a front-panel name (1/0) "
+    "with --config DEPLOY.yaml",
+)
 @click.option("--json", "as_json", is_flag=True, help="the rows as one JSON list")
 @click.pass_obj
 def queues(obj: Context, port: str | None, as_json: bool) -> None:
     from . import buffer_view
-    from .set_args import parse_int
 
-    only = None if port is None else parse_int("--port", port)
+    only = None if port is None else obj.dev_port_of("--port", port)
     app = obj.open_app(read_only=True)
     max_port = app.switch.profile.max_port
     if only is not None and not 0 <= only <= max_port:
         raise ConfigError("--port", f"device port {only} outside 0..{max_port}")
-    rows = buffer_view.view(app, app.status(), only)
+    rows = name_ports(buffer_view.view(app, app.status(), only), obj.port_namer())
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -40,7 +46,8 @@ def queues(obj: Context, port: str | None, as_json: bool) -> None:
     for section in buffer_view.COLUMNS:
         section_rows = [r for r in rows if r["section"] == section]
         if section_rows:
-            print_rows(section, buffer_view.columns(section, section_rows), section_rows)
+            columns = with_dev_port(buffer_view.columns(section, section_rows), section_rows)
+            print_rows(section, columns, section_rows)
 
 
 @click.command(
@@ -49,6 +56,7 @@ def queues(obj: Context, port: str | None, as_json: bool) -> None:
     "the ports are those of the program's queues. Depths are live and stay."
 )
 @click.argument("what", type=click.Choice(["queues", "pfc", "all"]), default="all")
+@json_option
 @click.pass_obj
 def clear(obj: Context, what: str) -> None:
     from . import buffer_view
@@ -58,4 +66,7 @@ def clear(obj: Context, what: str) -> None:
     _, ppgs = buffer_view.configured(app)
     what_: Any = what
     app.switch.clear_tm_counters(what_, ports, ppgs)
-    console.print(f"cleared {what} on ports {', '.join(map(str, ports)) or 'none'}")
+    report(cleared=what, ports=ports, ppgs=[list(g) for g in ppgs])
+    name_of = obj.port_namer()
+    shown = [f"{name_of(p)} (dev port {p})" if name_of(p) else str(p) for p in ports]
+    console.print(f"cleared {what} on ports {', '.join(shown) or 'none'}")

@@ -18,17 +18,19 @@ import re
 import unicodedata
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Literal
+from dataclasses import dataclass
+from typing import Annotated, Literal, Protocol
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
 from hw_profiles import HwProfile
+from models import cycle_speedups
 from models.switch.core import Match
 
 from .errors import ConfigError
 from .logs import logfmt_value
-from .switch import EntryWrite, MirrorSessionWrite, Switch, Write
+from .switch import EntryWrite, MirrorSessionWrite, RegisterWrite, Switch, Write
 
 log = logging.getLogger("tofcc")
 
@@ -48,7 +50,7 @@ K_SRC_ADDR = "hdr.ipv4.src_addr"
 K_INGRESS_PORT = "ig_intr_md.ingress_port"
 K_BRIDGED_INGRESS_PORT = "hdr.bridged.ingress_port"
 
-# source_guard.p4's table size.
+# source_bindings' size (tna/include/size.p4, SOURCE_BINDING_ENTRIES).
 SOURCE_BINDINGS_SIZE = 1024
 # A binding of exactly this prefix admits every source: the port is listed
 # (so the config says it on purpose) but not checked.
@@ -134,11 +136,6 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
 
 
-def as_tuple(value: object) -> object:
-    """YAML and JSON have lists only; strict mode takes a tuple field from a tuple."""
-    return tuple(value) if isinstance(value, list) else value
-
-
 def ipv4_prefix(v: str) -> str:
     """Canonical 'a.b.c.d/len'; a bare address is a /32."""
     try:
@@ -179,6 +176,14 @@ def check_chip(config_chip: str, profile: HwProfile) -> None:
 def pipe_of(port: int, profile: HwProfile) -> int:
     """The pipe a port id belongs to: its top bits above the pipe-local port."""
     return port >> (profile.port_id_bits - (profile.pipes - 1).bit_length())
+
+
+def check_queue_id(field: str, value: int, profile: HwProfile) -> None:
+    """`value` is a queue id the chip's queue id field holds."""
+    if value > profile.max_queue_id:
+        raise ConfigError(
+            field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
+        )
 
 
 def check_port(field: str, value: int, profile: HwProfile, front_panel: bool = False) -> None:
@@ -454,9 +459,25 @@ def by_table(writes: list[Write]) -> list[Write]:
     each table's writes as one call. An app's writes to different tables do
     not depend on each other's order."""
 
-    def table_of(w: Write) -> str:
-        return w.table if isinstance(w, EntryWrite) else type(w).__name__
+    fast = cycle_speedups.ENABLED
 
+    def table_of(w: Write) -> str:
+        if isinstance(w, EntryWrite):
+            return w.table
+        # Each register is a table of its own on BF-Runtime: grouped only by
+        # kind (the reference), PMQECN's sojourn clears alternated between
+        # its two registers and went as one call per cell.
+        if fast and isinstance(w, RegisterWrite):
+            return w.register
+        return type(w).__name__
+
+    if fast:
+        # The same order in one pass: each table's writes, in order, where
+        # the table first appears.
+        groups: dict[str, list[Write]] = {}
+        for w in writes:
+            groups.setdefault(table_of(w), []).append(w)
+        return [w for group in groups.values() for w in group]
     first: dict[str, int] = {}
     for i, w in enumerate(writes):
         first.setdefault(table_of(w), i)
@@ -558,6 +579,61 @@ PORT_GUARD_COLUMNS: tuple[tuple[str, str], ...] = (
     ("forged drops", "forged_drops"),
     ("spoofed drops", "spoofed_drops"),
 )
+
+
+@dataclass
+class QueueChange:
+    """One value a `set` changed on one queue, as `tofcc set` prints it."""
+
+    queue: str  # "port/queue", as queue_key writes it
+    what: str
+    old: object
+    new: object
+    why: str
+
+
+def queue_key(port: int, queue: int) -> str:
+    """A queue's key in a program's live values and its changes: "port/queue"."""
+    return f"{port}/{queue}"
+
+
+def queue_shown(key: str, name_of: Callable[[int], str | None]) -> str:
+    """A queue_key as the operator reads it: `32/3/0 (dev 4/0)` where the
+    board names device port 4, the key itself where it does not."""
+    port, _, queue = key.partition("/")
+    name = name_of(int(port))
+    return key if name is None else f"{name}/{queue} (dev {key})"
+
+
+class Guarded(Protocol):
+    """What every program config has of the shared guards: its routes, the
+    ports it trusts for feedback and the sources it binds to ports."""
+
+    @property
+    def routes(self) -> Sequence[Route]: ...
+    @property
+    def trusted_ports(self) -> Sequence[int]: ...
+    @property
+    def source_bindings(self) -> Sequence[SourceBinding]: ...
+
+
+def guarded_ports(cfg: Guarded, more: Iterable[int] = ()) -> list[int]:
+    """Every port the config names, in order: its routes', trusted and bound
+    ports and `more` (the ports of the program's own sections)."""
+    return sorted(
+        {r.port for r in cfg.routes}
+        | set(cfg.trusted_ports)
+        | {b.port for b in cfg.source_bindings}
+        | set(more)
+    )
+
+
+def port_guard_rows(
+    switch: Switch, cfg: Guarded, more: Iterable[int] = ()
+) -> list[dict[str, object]]:
+    """port_guard_row of every port guarded_ports names."""
+    bindings = {b.port: b.prefixes for b in cfg.source_bindings}
+    return [port_guard_row(switch, p, bindings.get(p, [])) for p in guarded_ports(cfg, more)]
 
 
 def port_guard_row(switch: Switch, port: int, prefixes: Iterable[str]) -> dict[str, object]:

@@ -49,6 +49,7 @@ import yaml
 import bfrt_controller
 
 from . import paths
+from .audit import AuditLog, audit_log
 from .errors import ConfigError, ControllerError
 from .logs import configure_logging, log_event
 from .paths import PathError
@@ -121,6 +122,10 @@ class Pending:
     finished: float | None = None
     timer_pid: int | None = None
     unit_keys: tuple[str, ...] = field(default=())
+    # Where the apply's audit lines went and its command line: the revert's
+    # lines go there too, naming the apply they undo.
+    audit_log: str | None = None
+    command: str = ""
 
     @property
     def path(self) -> Path:
@@ -142,6 +147,8 @@ class Pending:
             "outcome": self.outcome,
             "finished": self.finished,
             "units": [u.as_dict() for u in self.units],
+            "audit_log": self.audit_log,
+            "command": self.command,
         }
 
     @staticmethod
@@ -164,6 +171,8 @@ class Pending:
                 None if raw.get("finished") is None else float(raw["finished"]),
                 raw.get("timer_pid") if isinstance(raw.get("timer_pid"), int) else None,
                 tuple(u.unit.key() for u in units),
+                None if raw.get("audit_log") is None else str(raw["audit_log"]),
+                str(raw.get("command") or ""),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ConfigError(where, f"not a pending-confirm record ({exc!r})") from None
@@ -255,7 +264,13 @@ def _forget(p: Pending) -> None:
 # ---- starting, confirming, reverting -----------------------------------------------------
 
 
-def begin(units: list[UnitChange], applied_file: str, seconds: float) -> Pending:
+def begin(
+    units: list[UnitChange],
+    applied_file: str,
+    seconds: float,
+    audit_log: Path | None = None,
+    command: str = "",
+) -> Pending:
     """The record of an apply about to be made, refused when one of its
     switches already waits for a confirm. Records of finished reverts are
     dropped (their outcome was for the confirm that never came)."""
@@ -283,6 +298,8 @@ def begin(units: list[UnitChange], applied_file: str, seconds: float) -> Pending
             now() + seconds,
             tuple(units),
             unit_keys=keys,
+            audit_log=None if audit_log is None else str(audit_log),
+            command=command,
         )
         _write(p)
     return p
@@ -375,9 +392,20 @@ def revert(path: Path, force: bool = False) -> Pending | None:
         _write(p)
     outcomes: list[str] = []
     failed = False
+    audit = _audit_of(p)
     for u in p.units:
+        unit = u.unit
         try:
-            n = restore(u.unit, u.before, f"the state before {p.applied_file}", u.applied)
+            # One audit line per switch written back, as the apply left one.
+            with audit.write(
+                "confirm-revert",
+                unit.switch or unit.target,
+                unit.program,
+                u.before.config,
+                target=unit.target,
+                pending=p.id,
+            ):
+                n = restore(unit, u.before, f"the state before {p.applied_file}", u.applied)
             outcomes.append(f"{u.unit.describe()}: reverted ({n} writes)")
         except ControllerError as exc:
             failed = True
@@ -396,6 +424,13 @@ def revert(path: Path, force: bool = False) -> Pending | None:
         outcome=done.outcome,
     )
     return done
+
+
+def _audit_of(p: Pending) -> AuditLog:
+    """The apply's audit log and command line (a record from before they
+    were kept: the default log, and the apply as the record names it)."""
+    command = p.command or f"tofcc apply --confirm-within {p.seconds:g} {p.applied_file}"
+    return audit_log(None if p.audit_log is None else Path(p.audit_log), command)
 
 
 def revert_overdue() -> list[Pending]:

@@ -11,8 +11,10 @@ import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hw_profiles import load_profile
+from hw_profiles import ProfileError, load_profile
 
+from . import units
+from .command_audit import CommandAudit
 from .console import console
 from .documents import (
     DeploymentDocument,
@@ -22,6 +24,7 @@ from .documents import (
     require_program_config,
 )
 from .errors import ConfigError
+from .port_names import Namer, namer
 from .programs import App, get_program
 from .state import default_state_path, load_state, save_state, state_lock, target_state_path
 from .sync import sync_with_switch
@@ -29,7 +32,6 @@ from .targets import open_switch
 from .tls import ChannelTls
 
 if TYPE_CHECKING:  # imported when a command needs them: each app pulls in its solver stack
-    from .audit import AuditLog
     from .bfcc import app as bfcc_app
     from .deployment import ResolvedTarget
     from .pmqecn import app as pmqecn_app
@@ -37,7 +39,7 @@ if TYPE_CHECKING:  # imported when a command needs them: each app pulls in its s
 DEFAULT_PROGRAM = "pmqecn"
 
 
-class Context:
+class Context(CommandAudit):
     def __init__(
         self,
         target: str,
@@ -49,6 +51,8 @@ class Context:
         switch: str | None = None,
         audit_log: Path | None = None,
         command: str = "tofcc",
+        fleet: bool = False,
+        documents: dict[Path, Document] | None = None,
     ) -> None:
         self.target = target
         # --audit-log, and the command line each audit line names (audit.py).
@@ -67,8 +71,15 @@ class Context:
         self.config_path = config
         self.client_id = client_id
         self._named_program = program
-        # Each file a command names, read once (documents.py).
-        self._documents: dict[Path, Document] = {}
+        # Each file a command names, read once (documents.py); a target's
+        # Context (for_target) shares its parent's.
+        self._documents: dict[Path, Document] = {} if documents is None else documents
+        self._conversions: dict[Path, list[units.Conversion]] = {}
+        # --switch, and whether the command takes a whole deployment (`status`:
+        # then --config DEPLOY without --switch binds no one target).
+        self.switch_name = switch
+        self._fleet = fleet
+        self._given_raw = (target, client_id, state, audit_log)
         self.program = get_program(program or self._program_of(config) or DEFAULT_PROGRAM)
         # --config naming a deployment: a one-shot command works on one of its
         # targets, on that target's switch (and, on the model, its state file).
@@ -76,7 +87,7 @@ class Context:
         self._deployment_path: Path | None = None
         if config is not None:
             self._bind_deployment_target(config, switch)
-        elif switch is not None:
+        elif switch is not None and not fleet:  # `status --config DEPLOY` binds it later
             raise ConfigError("--switch", "names a target of a deployment file given as --config")
         # The state-file lock and every switch session the command opened,
         # released when it ends: a BF-Runtime client id and bind are free for
@@ -84,6 +95,92 @@ class Context:
         self._held = contextlib.ExitStack()
         # The model target's state file as this command read it (open_app).
         self._saved: dict[str, Any] | None = None
+
+    @property
+    def fleet(self) -> DeploymentDocument | None:
+        """The deployment whose every switch the command works on (`status
+        --config DEPLOY` without --switch), if that is what it was given."""
+        if self.deployment_target is not None or self._deployment_path is None:
+            return None
+        doc = self.document(self._deployment_path)
+        return doc if isinstance(doc, DeploymentDocument) else None
+
+    def for_target(self, name: str) -> Context:
+        """A Context bound to target `name` of the fleet's deployment, as
+        `--config DEPLOY --switch NAME` would make it."""
+        assert self._deployment_path is not None
+        return self.with_config(self._deployment_path, name, fleet=False)
+
+    def with_config(self, config: Path, switch: str | None, fleet: bool) -> Context:
+        """This command's options with `--config config [--switch switch]`, as
+        if given before the command (a command's own --config: `status`)."""
+        target, client_id, state, audit_log = self._given_raw
+        sub = Context(
+            target,
+            self._named_program,
+            config,
+            state,
+            client_id,
+            self.given,
+            switch,
+            audit_log,
+            self.command,
+            fleet=fleet,
+            documents=self._documents,
+        )
+        self._held.callback(sub.close)
+        return sub
+
+    def dev_port_of(self, option: str, text: str) -> int:
+        """A port an operator typed: a device port number, or a front-panel
+        name (`1/0`) where the bound target's board knows it."""
+        from .set_args import parse_int
+
+        bound = self.deployment_target
+        board = bound.board if bound is not None else None
+        if "/" not in text:
+            return parse_int(option, text)
+        if board is None:
+            raise ConfigError(
+                option,
+                f"{text!r} is a front-panel name, known only with a deployment target "
+                "whose front_panel names its board (--config DEPLOY.yaml); give the device port",
+            )
+        try:
+            return board.dev_port(text)
+        except ValueError as exc:
+            raise ConfigError(option, str(exc)) from None
+
+    def cell_bytes(self) -> int:
+        """The cell size of the chip the command's switch runs (its config's
+        chip; on the model target, the state file's when no --config)."""
+        chip = None
+        if self.is_model and self.config_path is None:
+            saved = load_state(self.state_path)  # read only: open_app takes the lock
+            if saved is not None and saved["program"] == self.program.name:
+                chip = (saved.get("config") or {}).get("chip")
+        if not isinstance(chip, str):
+            chip = self.program_config().chip
+        try:
+            return load_profile(chip).cell_bytes
+        except ProfileError:
+            return load_profile(self.program_config().chip).cell_bytes
+
+    def port_namer(self) -> Namer:
+        """Device port -> front-panel name, where the bound target's board says."""
+        bound = self.deployment_target
+        return namer(bound.board if bound is not None else None)
+
+    @property
+    def switch_label(self) -> str:
+        """The switch as an operator names it: the deployment target's name, else --target."""
+        bound = self.deployment_target
+        return bound.name if bound is not None else self.target
+
+    @property
+    def deployment_path(self) -> Path | None:
+        """The deployment file --config named, when a target of it is bound."""
+        return self._deployment_path
 
     @property
     def state_path(self) -> Path:
@@ -103,6 +200,9 @@ class Context:
                 )
             return
         names = [t.name for t in doc.targets]
+        if switch is None and self._fleet:
+            self._deployment_path = config  # every target: the command's (fleet)
+            return
         if switch is None and len(names) > 1:
             raise ConfigError(
                 "--switch", f"{config} has targets {', '.join(names)}: name one with --switch"
@@ -133,59 +233,19 @@ class Context:
         self.target = chosen.spec.target
         self.client_id = chosen.spec.client_id
 
-    # -- audit (audit.py) ----------------------------------------------------------
-    def audit(self, doc: Document | None = None) -> AuditLog:
-        """Where this command's audit lines go: --audit-log, else the
-        deployment's `audit_log:` (`doc`'s, or the bound target's), else the default."""
-        from .audit import audit_log
-        from .deployment import audit_log_path
-
-        path = self.audit_log
-        deployment = doc if isinstance(doc, DeploymentDocument) else None
-        if deployment is None and self._deployment_path is not None:
-            bound = self.document(self._deployment_path)
-            deployment = bound if isinstance(bound, DeploymentDocument) else None
-        if path is None and deployment is not None:
-            path = audit_log_path(deployment.service, deployment.path.parent)
-        return audit_log(path, self.command)
-
-    def intend_write(self, **fields: Any) -> None:
-        """This command is to write: even a refusal before any switch is
-        opened leaves an audit line."""
-        self._intent = fields
-
-    def settled_write(self) -> None:
-        """The command recorded its own lines (a deployment apply: one per switch)."""
-        self._intent = None
-
-    def _note_writer(self, program: str, config: Any) -> None:
-        """A switch is about to be opened as this command's writer: the audit
-        file must take a line first (else exit 2, nothing sent)."""
-        self.audit().check()
-        bound = self.deployment_target
-        switch = bound.name if bound is not None else self.target
-        self._writes.append((switch, self.target, program, config))
-
-    def settle_audit(self, action: str, error: BaseException | None) -> None:
-        """One audit line per write this command opened a switch for, with
-        how the command ended; or, for a write refused before that, one."""
-        writes, intent = self._writes, self._intent
-        self._writes, self._intent = [], None
-        if not writes and intent is None:
-            return
-        audit = self.audit()
-        for switch, target, program, config in writes:
-            audit.record(action, switch, program, config, error, target=target)
-        if not writes and intent is not None:
-            audit.record(action, self.target, self.program.name, None, error, **intent)
-
     def document(self, path: Path) -> Document:
         """`path` read and validated, once per command (documents.py)."""
         doc = self._documents.get(path)
         if doc is None:
-            doc = read_document(path, self._named_program, DEFAULT_PROGRAM)
+            with units.recording() as notes:
+                doc = read_document(path, self._named_program, DEFAULT_PROGRAM)
             self._documents[path] = doc
+            self._conversions[path] = notes
         return doc
+
+    def show_conversions(self, path: Path) -> None:
+        """The values `path` gave in bytes, as the cells they became (units.py)."""
+        units.show(self._conversions.get(path, []))
 
     def _program_of(self, config: Path | None) -> str | None:
         """The program of --config's file, if it is a program config that

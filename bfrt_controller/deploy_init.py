@@ -9,6 +9,10 @@ deployments and their configs, the Grafana dashboard and the alert rules.
 
 The unit is rewritten to name what was written: `Documentation=` the README
 in DIR, `ExecStart=` this installation's tofcc on DIR's fleet.yaml.
+
+Beside them, made from this tofcc's own commands (manpage.py): the man page
+`man/man1/tofcc.1` and the shell completions `completions/tofcc.bash`,
+`completions/_tofcc` (zsh) and `completions/tofcc.fish`.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 import click
 
 from . import paths
+from .console import json_option, report, say
 from .errors import ConfigError
 
 # Package directory -> where its files land under DIR.
@@ -85,15 +90,39 @@ def render_unit(text: str, out_dir: Path, tofcc: str) -> str:
     return replaced
 
 
-def plan(out_dir: Path, force: bool, tofcc: str | None = None) -> list[tuple[Path, bytes]]:
-    """What `deploy init` would write: (path, bytes) for every file. Without
-    `force`, an existing file (or anything else at a name) is refused before
+MAN_PAGE = "man/man1/tofcc.1"
+
+
+def generated_files(root: click.Command | None) -> list[OperatorFile]:
+    """The man page and completion scripts of the CLI `root` (none without it)."""
+    if root is None:
+        return []
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .manpage import COMPLETION_FILES, completion_script, render
+
+    try:
+        ver = version("tofino-cc")
+    except PackageNotFoundError:  # a source tree run without an install
+        ver = ""
+    out = [OperatorFile(MAN_PAGE, render(root, ver).encode())]
+    for shell, name in COMPLETION_FILES.items():
+        out.append(OperatorFile(f"completions/{name}", completion_script(root, shell).encode()))
+    return out
+
+
+def plan(
+    out_dir: Path, force: bool, tofcc: str | None = None, root: click.Command | None = None
+) -> list[tuple[Path, bytes]]:
+    """What `deploy init` would write: (path, bytes) for every file (`root`:
+    the CLI whose man page and completions to write too). Without `force`,
+    an existing file (or anything else at a name) is refused before
     anything is written."""
     out_dir = Path(out_dir).absolute()
     if paths.lexists(out_dir) and not paths.is_dir(out_dir):
         raise ConfigError(str(out_dir), "is not a directory")
     writes: list[tuple[Path, bytes]] = []
-    for f in shipped_files():
+    for f in shipped_files() + generated_files(root):
         data = f.data
         if f.relpath == UNIT:
             data = render_unit(data.decode(), out_dir, tofcc or _this_tofcc()).encode()
@@ -121,13 +150,17 @@ def deploy() -> None:
 @deploy.command(
     "init",
     help="Write the systemd unit, the model and fleet deployments with their configs, "
-    "examples/, the Grafana dashboard and the Prometheus alert rules into DIR, with "
-    "the unit pointing at them.",
+    "examples/, the Grafana dashboard, the Prometheus alert rules, the man page "
+    "(man/man1/tofcc.1) and the bash, zsh and fish completions (completions/) into DIR, "
+    "with the unit pointing at them.",
 )
 @click.argument("out_dir", metavar="DIR", type=click.Path(path_type=Path))
 @click.option("--force", is_flag=True, help="replace files that already exist in DIR")
-def deploy_init(out_dir: Path, force: bool) -> None:
-    writes = plan(out_dir, force)
+@json_option
+@click.pass_context
+def deploy_init(ctx: click.Context, out_dir: Path, force: bool) -> None:
+    writes = plan(out_dir, force, root=ctx.find_root().command)
     write(writes)
+    report(wrote=[str(path) for path, _ in writes])
     for path, _ in writes:
-        click.echo(f"wrote {path}")
+        say(f"wrote {path}")

@@ -34,6 +34,7 @@ from pydantic import Field, field_validator, model_validator
 from hw_profiles import HwProfile, load_profile
 from hw_profiles.boards import BoardProfile
 
+from . import units
 from .common import Strict, cycle_interval, repeated_name
 from .errors import ConfigError
 from .logs import log_event
@@ -178,20 +179,8 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
                 f"{at}.program", f"unknown program {spec.program!r} (known: {', '.join(PROGRAMS)})"
             )
         program = get_program(spec.program)
-        if spec.config is None:
-            config = program.load_config(program.default_config)
-        elif isinstance(spec.config, str):
-            path = Path(spec.config)
-            path = path if path.is_absolute() else base / path
-            try:
-                config = program.load_config(path)
-            except ConfigError as exc:
-                raise ConfigError(f"{at}.config: {exc.field}", exc.reason) from None
-        else:
-            try:
-                config = program.parse_config(spec.config, "")
-            except ConfigError as exc:
-                raise ConfigError(f"{at}.config.{exc.field}", exc.reason) from None
+        with units.within(f"targets[{i}].config"):
+            config = _target_config(program, spec, base, at)
         profile = load_profile(config.chip)
         board = None
         unguarded: tuple[int, ...] = ()
@@ -219,6 +208,23 @@ def resolve(raw: object, source: str, base: Path) -> tuple[ServiceConfig, list[R
         out.append(ResolvedTarget(spec, program, config, profile, board, unguarded, tls))
     _one_writer_per_switch(out, source)
     return cfg, out
+
+
+def _target_config(program: Program, spec: TargetSpec, base: Path, at: str) -> Any:
+    """The target's program config: its file, inline, or the program's default."""
+    if spec.config is None:
+        return program.load_config(program.default_config)
+    if isinstance(spec.config, str):
+        path = Path(spec.config)
+        path = path if path.is_absolute() else base / path
+        try:
+            return program.load_config(path)
+        except ConfigError as exc:
+            raise ConfigError(f"{at}.config: {exc.field}", exc.reason) from None
+    try:
+        return program.parse_config(spec.config, "")
+    except ConfigError as exc:
+        raise ConfigError(f"{at}.config.{exc.field}", exc.reason) from None
 
 
 def audit_log_path(cfg: ServiceConfig, base: Path) -> Path | None:

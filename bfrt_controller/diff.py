@@ -16,6 +16,7 @@ import ipaddress
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
+from typing import Protocol
 
 from .ports import canonical_fec, canonical_speed, same_port
 from .switch import (
@@ -201,7 +202,19 @@ def _diff_mirror(switch: Switch, w: MirrorSessionWrite) -> Difference | None:
         held = switch.read_mirror_session(w.sid)
     except NotImplementedError:
         return Difference("unknown", where, "not read back", w.describe())
-    if w.delete:
+    return _held_or_absent(where, held, w, w.delete)
+
+
+class _Described(Protocol):
+    def describe(self) -> str: ...
+
+
+def _held_or_absent(
+    where: str, held: _Described | None, w: _Described, delete: bool
+) -> Difference | None:
+    """A row the switch may or may not hold (a mirror session, a PPG)
+    against the write that adds, changes or deletes it; None when they agree."""
+    if delete:
         return None if held is None else Difference("remove", where, held.describe(), "")
     if held == w:
         return None
@@ -229,13 +242,7 @@ def _diff_ppg(switch: Switch, w: TmPpgWrite) -> Difference | None:
     # On an ASIC the hysteresis (xoff - xon) reads back in the TM's 8-cell units.
     w = switch.holds(w)
     held = switch.read_tm_ppg(w.port, w.ppg_id)
-    where = f"tm ppg {w.ppg_id} port {w.port}"
-    if w.delete:
-        return None if held is None else Difference("remove", where, held.describe(), "")
-    if held == w:
-        return None
-    before = "" if held is None else held.describe()
-    return Difference("add" if held is None else "change", where, before, w.describe())
+    return _held_or_absent(f"tm ppg {w.ppg_id} port {w.port}", held, w, w.delete)
 
 
 def _diff_pfc(switch: Switch, w: TmPfcWrite) -> Difference | None:

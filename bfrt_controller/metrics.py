@@ -5,10 +5,22 @@
 Values are what each switch's last cycle read back (its `status()` rows and
 the daemon's own counts), so a scrape never touches a switch: a slow or dead
 switch cannot stall the endpoint. Names follow Prometheus conventions: a
-`tofcc_` prefix, base units as suffixes (`_seconds`, `_packets_per_second`,
-`_cells`), `_total` on counters, one `switch` label naming the fleet's
-target. Counters read from the data plane restart from zero when their switch
-does, which `rate()` treats as a counter reset.
+`tofcc_` prefix, base units as suffixes (`_bytes`, `_seconds`, `_ratio`;
+`_packets_per_second` for a measured rate), `_total` on counters, one
+`switch` label naming the fleet's target. A depth or threshold the chip
+counts in cells is exported in bytes (cells x the chip's cell size: 80 B on
+Tofino, 176 B on Tofino2), so two chips' series compare. Ports are labelled
+as the operator names them (port_names.py): `port` the front-panel name
+where the deployment's board knows it (else the device port), `dev_port`
+the device port, on every series that has a port. Counters read from the
+data plane restart from zero when their switch does, which `rate()` treats
+as a counter reset.
+
+Renamed in issue 52, no old name kept (deploy/README.md, "Metrics"):
+class_ecn_threshold_cells -> class_ecn_threshold_bytes, dadctcp_k1_cells ->
+dadctcp_k1_bytes, dadctcp_ecn_threshold_packets -> dadctcp_ecn_threshold_bytes,
+bfcc_congestion_threshold_packets -> bfcc_congestion_threshold_bytes,
+spie_drop_probability -> spie_drop_probability_ratio.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ from prometheus_client.registry import Collector
 from .audit import config_sha
 from .errors import ConfigError
 from .logs import log_event
+from .port_names import name_ports, namer
 from .ports import PORT_STATUS_SECTION
 from .scrape_server import Limits, ScrapeServer
 from .web_config import BasicAuth, WebConfig
@@ -55,11 +68,14 @@ class RowMetric:
     scale: float = 1.0
     # The value of a row whose field is None; None: no sample.
     absent: float | None = None
+    # The field counts the chip's cells: exported x its cell size, in bytes.
+    per_cell: bool = False
 
 
 _CLASS = (("class", "name"), ("queue", "queue"))
-_PORT = (("port", "port"),)
-_QUEUE = (("port", "port"), ("queue", "queue"))
+_PORT = (("port", "port"), ("dev_port", "dev_port"))
+_QUEUE = (*_PORT, ("queue", "queue"))
+_COS = (*_PORT, ("cos", "cos"))
 ROW_METRICS: tuple[RowMetric, ...] = (
     # PMQECN, per class (the paper's symbols in the help text).
     RowMetric("classes", "packets", "class_packets", "counter", "Packets classified.", _CLASS),
@@ -92,10 +108,11 @@ ROW_METRICS: tuple[RowMetric, ...] = (
     RowMetric(
         "classes",
         "threshold_cells",
-        "class_ecn_threshold_cells",
+        "class_ecn_threshold_bytes",
         "gauge",
-        "K_i: the class's ECN marking threshold.",
+        "K_i: the class's ECN marking threshold (threshold_cells x the chip's cell size).",
         _CLASS,
+        per_cell=True,
     ),
     RowMetric(
         "classes", "weight", "class_weight", "gauge", "The class's scheduling weight.", _CLASS
@@ -149,11 +166,13 @@ ROW_METRICS: tuple[RowMetric, ...] = (
     ),
     RowMetric(
         "congestion points",
-        "threshold_packets",
-        "bfcc_congestion_threshold_packets",
+        "threshold_cells",
+        "bfcc_congestion_threshold_bytes",
         "gauge",
-        "The congestion point's queue threshold.",
+        "The congestion point's queue threshold as the switch compares it "
+        "(threshold_packets in cells, x the chip's cell size).",
         _PORT,
+        per_cell=True,
     ),
     RowMetric(
         "reaction points",
@@ -190,7 +209,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "pfc_rx_paused_seconds",
         "counter",
         "Time the neighbour held the lossless CoS paused ($ReceivePri<cos>Pause1USCount).",
-        (("port", "port"), ("cos", "cos")),
+        _COS,
         1e-6,
     ),
     RowMetric(
@@ -199,7 +218,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "pfc_storm",
         "gauge",
         "1 while the watchdog sees the port in a PFC pause storm.",
-        (("port", "port"), ("cos", "cos")),
+        _COS,
     ),
     RowMetric(
         "pfc watchdog",
@@ -207,7 +226,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "pfc_storms",
         "counter",
         "PFC pause storms detected.",
-        (("port", "port"), ("cos", "cos")),
+        _COS,
     ),
     # The TM's own counters (buffer_view.py): queues the program's config
     # names, its PFC pool and PPGs; each port's pause time per priority.
@@ -242,7 +261,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "ppg_usage_bytes",
         "gauge",
         "The PPG's buffer use (tm.counter.ppg usages).",
-        (("port", "port"), ("ppg", "ppg")),
+        (*_PORT, ("ppg", "ppg")),
     ),
     RowMetric(
         "buffer ppgs",
@@ -250,7 +269,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "ppg_watermark_bytes",
         "gauge",
         "The PPG's high-water mark since the last clear.",
-        (("port", "port"), ("ppg", "ppg")),
+        (*_PORT, ("ppg", "ppg")),
     ),
     RowMetric(
         "buffer ppgs",
@@ -258,7 +277,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "ppg_drops",
         "counter",
         "Packets dropped at the PPG (tm.counter.ppg drop_count_packets).",
-        (("port", "port"), ("ppg", "ppg")),
+        (*_PORT, ("ppg", "ppg")),
     ),
     RowMetric(
         "buffer pools",
@@ -282,7 +301,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "port_pfc_rx_pause_seconds",
         "counter",
         "Time the neighbour held the priority paused ($ReceivePri<cos>Pause1USCount).",
-        (("port", "port"), ("cos", "cos")),
+        _COS,
         1e-6,
     ),
     RowMetric(
@@ -291,14 +310,14 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "port_pfc_tx_pause_seconds",
         "counter",
         "Time this switch held the neighbour's priority paused ($TransmitPri<cos>Pause1USCount).",
-        (("port", "port"), ("cos", "cos")),
+        _COS,
         1e-6,
     ),
     # S-PIE / PIE, per port.
     RowMetric(
         "ports (S-PIE)",
         "p",
-        "spie_drop_probability",
+        "spie_drop_probability_ratio",
         "gauge",
         "PIE's drop probability p on the port (0..1).",
         _PORT,
@@ -355,19 +374,22 @@ ROW_METRICS: tuple[RowMetric, ...] = (
     # DA-DCTCP, per queue (section "queues" also holds AQM's rows: other keys).
     RowMetric(
         "queues",
-        "k_packets",
-        "dadctcp_ecn_threshold_packets",
+        "k_cells",
+        "dadctcp_ecn_threshold_bytes",
         "gauge",
-        "K: the queue's marking threshold (Algorithm 2 moves it).",
+        "K: the queue's marking threshold (Algorithm 2 moves it; k_packets of packet_bytes, "
+        "in cells, x the chip's cell size).",
         _QUEUE,
+        per_cell=True,
     ),
     RowMetric(
         "queues",
         "k1_cells",
-        "dadctcp_k1_cells",
+        "dadctcp_k1_bytes",
         "gauge",
         "K1: the queue depth from which a growing queue (the slope) marks.",
         _QUEUE,
+        per_cell=True,
     ),
     RowMetric(
         "queues",
@@ -469,7 +491,11 @@ class DaemonCollector(Collector):
         d = self.daemon
         with d.lock:
             targets = list(d.targets.values())
-            rows = {t.name: list(t.rows) for t in targets}
+            # Ports as the operator names them (port_names.py), on every series.
+            rows = {
+                t.name: name_ports(t.rows, namer(t.app.board, t.app.dev_ports)) for t in targets
+            }
+            cell_bytes = {t.name: t.resolved.profile.cell_bytes for t in targets}
             ok, failed, metrics_kept = d.reloads_ok, d.reloads_failed, d.reloads_metrics_kept
         info = GaugeMetricFamily(
             PREFIX + "target_info",
@@ -489,6 +515,7 @@ class DaemonCollector(Collector):
             labels = ["switch", *(label for label, _ in m.labels)]
             fam = _family(m.name, m.kind, m.doc, labels)
             for switch, trows in rows.items():
+                scale = m.scale * (cell_bytes[switch] if m.per_cell else 1)
                 for r in trows:
                     if r.get("section") != m.section or m.key not in r:
                         continue
@@ -497,7 +524,7 @@ class DaemonCollector(Collector):
                         v = m.absent
                     if v is None:
                         continue
-                    fam.add_metric([switch, *(str(r.get(k)) for _, k in m.labels)], v * m.scale)
+                    fam.add_metric([switch, *(str(r.get(k)) for _, k in m.labels)], v * scale)
             yield fam
         reloads = CounterMetricFamily(
             PREFIX + "config_reloads", "Config reloads, by result.", labels=["result"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .fleet import Target, save_target
@@ -58,7 +58,12 @@ class ModelStates:
         save_target(path, t.app)
         self._saved[t.name] = file_stamp(path)
 
-    def adopt_one_shot_writes(self, t: Target, path: Path) -> None:
+    def adopt_one_shot_writes(
+        self,
+        t: Target,
+        path: Path,
+        audited: Callable[[], contextlib.AbstractContextManager[None]] = contextlib.nullcontext,
+    ) -> None:
         """A one-shot command (`tofcc --config DEPLOY set-threshold ...`) wrote
         the target's switch since the daemon last saved it: its live values
         are what the switch holds now, so the daemon goes on from them, as a
@@ -71,5 +76,6 @@ class ModelStates:
         saved = load_state(path)
         if saved is not None and saved["program"] == t.resolved.spec.program:
             t.app.restore_live(saved.get("live") or {}, f"state file {path}: live")
-            t.app.push_all()
+            with audited():  # the daemon's switch written: one audit line
+                t.app.push_all()
             log_event(log, "adopted", logging.INFO, switch=t.name, state=path)

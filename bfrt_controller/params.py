@@ -59,8 +59,35 @@ def config_model(program: str) -> type[BaseModel]:
     return model
 
 
+# A size in bytes, as units.py takes it in place of cells.
+SIZE_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "pattern": r"^(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})? ?(B|KB|MB|KiB|MiB)$",
+}
+BYTES_SCHEMA: dict[str, Any] = {"anyOf": [{"type": "integer", "minimum": 0}, SIZE_SCHEMA]}
+
+
+def _with_bytes(node: Any) -> None:
+    """Every `X_cells` property of the schema also takes a size (32KB), and
+    has its `X_bytes` twin (units.py), so an editor accepts what tofcc does."""
+    if isinstance(node, dict):
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for name in [n for n in props if n.endswith("_cells")]:
+                twin = name.removesuffix("_cells") + "_bytes"
+                if twin not in props:
+                    props[name] = {"anyOf": [props[name], SIZE_SCHEMA]}
+                    props[twin] = BYTES_SCHEMA | {"description": f"{name} given in bytes"}
+        for value in node.values():
+            _with_bytes(value)
+    elif isinstance(node, list):
+        for value in node:
+            _with_bytes(value)
+
+
 def json_schema(program: str) -> dict[str, Any]:
     schema = config_model(program).model_json_schema()
+    _with_bytes(schema)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema.setdefault("title", f"tofcc {program} config")
     return schema

@@ -69,9 +69,12 @@ def _dadctcp(app: Any) -> BaseModel:
 
 def _p4qcn(app: Any) -> BaseModel:
     cfg = app.config
-    return cfg.model_copy(  # type: ignore[no-any-return]
-        update={"queues": [app.effective(q) for q in cfg.queues]}
-    )
+    update: dict[str, Any] = {"queues": [app.effective(q) for q in cfg.queues]}
+    if cfg.pfc is not None and cfg.pfc.watchdog is not None:
+        # `set watchdog=off` as the config's own switch.
+        watchdog = cfg.pfc.watchdog.model_copy(update={"enabled": app.watchdog_on})
+        update["pfc"] = cfg.pfc.model_copy(update={"watchdog": watchdog})
+    return cfg.model_copy(update=update)  # type: ignore[no-any-return]
 
 
 def _bfcc(app: Any) -> BaseModel:
@@ -135,7 +138,8 @@ def measurements_held(program: str, switch: Switch, config: Any) -> dict[str, An
 
 def unsaved_values(program: str, running: App, from_config: App) -> list[str]:
     """The live values of `running` that its config (running_config) cannot
-    say, as dotted paths: P4QCN's watchdog switched off, say."""
+    say, as dotted paths (none today: P4QCN's watchdog switched off is its
+    config's `pfc.watchdog.enabled`)."""
     measured = set(MEASURED.get(program, ()))
     held = dict(_leaves(running.live_state()))
     saved = dict(_leaves(from_config.live_state()))
@@ -215,16 +219,24 @@ def _item_path(path: str, key: str, named: bool) -> str:
     return f"{path}[{key}]"
 
 
+def _compare_keyed(
+    old: dict[Any, Any], new: dict[Any, Any], where: Callable[[Any], str], out: list[FieldChange]
+) -> None:
+    """Each key of either side, the old side's first: removed, added, or
+    compared value by value; `where` names a key's place."""
+    for k in [*old, *(k for k in new if k not in old)]:
+        sub = where(k)
+        if k not in new:
+            out.append(FieldChange("remove", sub, show(old[k]), "-"))
+        elif k not in old:
+            out.append(FieldChange("add", sub, "-", show(new[k])))
+        else:
+            _compare(old[k], new[k], sub, out)
+
+
 def _compare(old: object, new: object, path: str, out: list[FieldChange]) -> None:
     if isinstance(old, dict) and isinstance(new, dict):
-        for k in [*old, *(k for k in new if k not in old)]:
-            sub = f"{path}.{k}" if path else str(k)
-            if k not in new:
-                out.append(FieldChange("remove", sub, show(old[k]), "-"))
-            elif k not in old:
-                out.append(FieldChange("add", sub, "-", show(new[k])))
-            else:
-                _compare(old[k], new[k], sub, out)
+        _compare_keyed(old, new, lambda k: f"{path}.{k}" if path else str(k), out)
         return
     if (
         isinstance(old, list)
@@ -236,14 +248,7 @@ def _compare(old: object, new: object, path: str, out: list[FieldChange]) -> Non
         named = all("name" in x for x in [*old, *new])
         before = {key(i, x): x for i, x in enumerate(old)}
         after = {key(i, x): x for i, x in enumerate(new)}
-        for k in [*before, *(k for k in after if k not in before)]:
-            sub = _item_path(path, k, named)
-            if k not in after:
-                out.append(FieldChange("remove", sub, show(before[k]), "-"))
-            elif k not in before:
-                out.append(FieldChange("add", sub, "-", show(after[k])))
-            else:
-                _compare(before[k], after[k], sub, out)
+        _compare_keyed(before, after, lambda k: _item_path(path, k, named), out)
         return
     if old != new:
         out.append(FieldChange("change", path, show(old), show(new)))

@@ -66,6 +66,21 @@ def _open_run_lock(name: str) -> int | None:
     return None
 
 
+def run_name(path: Path, suffix: str) -> str:
+    """`tofcc-run-<digest><suffix>`: the run lock's (and control socket's)
+    name for the deployment file at `path`, wherever it is given from."""
+    import hashlib
+
+    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
+    return f"tofcc-run-{digest}{suffix}"
+
+
+def run_dirs() -> list[Path]:
+    """The directories a `tofcc run` of this user may keep its lock and
+    control socket in, best first (the daemon uses the first it can)."""
+    return [where for _, where in _run_lock_dirs()]
+
+
 @contextlib.contextmanager
 def claim_deployment(path: Path) -> Iterator[bool]:
     """Hold a lock named after the deployment file for the daemon's life;
@@ -77,10 +92,8 @@ def claim_deployment(path: Path) -> Iterator[bool]:
     opened without following a symlink or truncating: the PID is written
     only once the lock is ours and the file is a regular file we own."""
     import fcntl
-    import hashlib
 
-    digest = hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:16]
-    fd = _open_run_lock(f"tofcc-run-{digest}.lock")
+    fd = _open_run_lock(run_name(path, ".lock"))
     if fd is None:
         _event(
             "deployment-unguarded",

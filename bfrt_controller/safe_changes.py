@@ -21,7 +21,7 @@ import yaml
 
 from . import confirm as pending
 from . import paths
-from .console import console, print_warning
+from .console import console, print_warning, report, report_item
 from .context import Context
 from .documents import DeploymentDocument, ProgramDocument
 from .errors import ConfigError, ControllerError, WriteError
@@ -88,6 +88,9 @@ def target_units(doc: DeploymentDocument) -> list[tuple[Unit, Snapshot]]:
 def _catch_up() -> None:
     """A revert whose timer was lost is done before anything else (confirm.py)."""
     for p in pending.revert_overdue():
+        report_item(
+            "overdue_reverts", {"apply": p.what(), "status": p.status, "outcome": p.outcome}
+        )
         print_warning(f"{p.what()} was not confirmed in time: {p.status} ({p.outcome})")
 
 
@@ -127,6 +130,7 @@ def _write_out(path: Path, text: str) -> None:
 
 
 def _warn_unsaved(unit: Unit, values: list[str]) -> None:
+    report_item("switches", {"switch": unit.describe(), "unsaved": values})
     if values:
         print_warning(
             f"{unit.describe()}: {', '.join(values)} set at run time cannot be said in a "
@@ -144,6 +148,7 @@ def _save_deployment(doc: DeploymentDocument, out: Path) -> None:
         service["targets"][i]["front_panel"] = snap.front_panel
     what = f"the switches of {doc.path}"
     _write_out(out, _header(what) + yaml.safe_dump(service, sort_keys=False))
+    report(saved=str(out), deployment=str(doc.path))
     console.print(f"saved {len(doc.targets)} switch(es) of {doc.path} to {out}")
 
 
@@ -163,6 +168,7 @@ def save_command(obj: Context, out: Path, source: Path | None) -> None:
     _write_out(
         out, _header(unit.describe()) + yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False)
     )
+    report(saved=str(out))
     console.print(f"saved {unit.describe()} to {out}")
 
 
@@ -172,14 +178,17 @@ def save_command(obj: Context, out: Path, source: Path | None) -> None:
 def checkpoint_command(obj: Context, name: str | None, listing: bool) -> None:
     unit = unit_of(obj)
     if listing:
-        for have in list_checkpoints(unit):
-            console.print(have, markup=False, highlight=False)
+        have = list_checkpoints(unit)
+        report(switch=unit.describe(), checkpoints=have)
+        for name_ in have:
+            console.print(name_, markup=False, highlight=False)
         return
     if name is None:
         raise ConfigError("NAME", "give the checkpoint a name (or --list)")
     check_name(name)
     _catch_up()
     path = write_checkpoint(unit, name, capture(unit, base_of(obj)))
+    report(checkpoint=name, switch=unit.describe(), path=str(path))
     console.print(f"checkpoint {name} of {unit.describe()}: {path}", markup=False)
 
 
@@ -187,7 +196,12 @@ def rollback_command(obj: Context, name: str) -> None:
     _catch_up()
     unit = unit_of(obj)
     snap = read_checkpoint(unit, name)
-    n = restore(unit, snap, f"checkpoint {name}", base_of(obj))
+    audit = obj.audit()
+    audit.check()  # before the switch is written, as every writer
+    at, target = unit.switch or unit.target, unit.target
+    with audit.write("rollback", at, unit.program, snap.config, target=target, checkpoint=name):
+        n = restore(unit, snap, f"checkpoint {name}", base_of(obj))
+    report(rolled_back_to=name, switch=unit.describe(), writes=n)
     console.print(f"rolled {unit.describe()} back to checkpoint {name}: {n} writes", markup=False)
 
 
@@ -226,7 +240,8 @@ def apply_with_confirm(
             f"not available for a switch reached over TLS ({', '.join(secured)}); "
             "use checkpoint and rollback",
         )
-    record = pending.begin(changes, str(config_file), seconds)
+    audit = obj.audit(doc)
+    record = pending.begin(changes, str(config_file), seconds, audit.path, obj.command)
     try:
         do_apply()
     except (ConfigError, WriteError) as exc:
@@ -246,6 +261,10 @@ def apply_with_confirm(
 def _arm(record: pending.Pending) -> None:
     armed = pending.arm(record)
     deadline = time.strftime("%H:%M:%S", time.localtime(armed.deadline))
+    report(
+        confirm_within_s=armed.seconds,
+        reverts_at=time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(armed.deadline)),
+    )
     console.print(
         f"reverts at {deadline} ({armed.seconds:g} s) unless `tofcc confirm` comes first",
         markup=False,
@@ -256,6 +275,7 @@ def confirm_command() -> None:
     confirmed, late = pending.confirm_all()
     if any(p.status in (pending.PENDING, pending.REVERTING) for p in late):
         _catch_up()  # a late one whose timer is lost reverts now
+    report(confirmed=[p.what() for p in confirmed])
     for p in confirmed:
         console.print(f"confirmed {p.what()}", markup=False)
     if late:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from .console import json_option
 from .context import Context
 
 
@@ -25,6 +26,7 @@ from .context import Context
     default=None,
     help="a deployment file (save every switch), or the program config a grpc:// switch runs",
 )
+@json_option
 @click.pass_obj
 def save(obj: Context, out: Path, source: Path | None) -> None:
     from .safe_changes import save_command
@@ -38,6 +40,7 @@ def save(obj: Context, out: Path, source: Path | None) -> None:
 )
 @click.argument("name", required=False)
 @click.option("--list", "listing", is_flag=True, help="list the checkpoints of this switch")
+@json_option
 @click.pass_obj
 def checkpoint(obj: Context, name: str | None, listing: bool) -> None:
     from .safe_changes import checkpoint_command
@@ -50,6 +53,7 @@ def checkpoint(obj: Context, name: str | None, listing: bool) -> None:
     "what the present config writes and the checkpoint lacks is removed."
 )
 @click.argument("name")
+@json_option
 @click.pass_obj
 def rollback(obj: Context, name: str) -> None:
     from .safe_changes import rollback_command
@@ -61,6 +65,7 @@ def rollback(obj: Context, name: str) -> None:
     help="Keep an apply made with --confirm-within: without this before its deadline, each "
     "switch goes back to what it ran before."
 )
+@json_option
 def confirm() -> None:
     from .safe_changes import confirm_command
 

@@ -45,19 +45,19 @@ import contextlib
 import functools
 import gc
 import logging
-import shlex
 import signal
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .audit import AuditLog, audit_log
+from .control import Inbox, Request
+from .control import serve as serve_request
+from .daemon_audit import AuditedWrites
 from .deployment import (
     DEFAULT_INTERVAL_S,
     ResolvedTarget,
     ServiceConfig,
-    audit_log_path,
     is_service_config,
     load_service_config,
     resolve,
@@ -156,7 +156,7 @@ class ReloadParse:
             self._wake.set()  # a plain thread, not a signal handler: the loop takes it next
 
 
-class Daemon:
+class Daemon(AuditedWrites):
     """The fleet's control loop. `run()` until `stop()`; `step()` is one pass."""
 
     def __init__(
@@ -199,6 +199,8 @@ class Daemon:
         # settle_heap() after the first pass that ran a cycle (the apps pushed,
         # the optimiser's problems compiled) and again after each reload.
         self.heap_settled = False
+        # Requests from one-shot commands (control.py), served between cycles.
+        self.inbox = Inbox(self._wake)
         self.config, resolved = load_service_config(config_path)
         self.audit = self._audit_for(self.config)
         self.audit.check()  # exit 2 before any switch is written
@@ -210,6 +212,10 @@ class Daemon:
     def stop(self) -> None:
         self._stop.set()
         self._wake.set()
+
+    def submit(self, request: Request) -> None:
+        """A control request (control.py), from the socket's thread."""
+        self.inbox.submit(request)
 
     def request_reload(self) -> None:
         self._reload.set()
@@ -236,18 +242,6 @@ class Daemon:
     @property
     def stopping(self) -> bool:
         return self._stop.is_set() or self._stop_signalled
-
-    # -- audit -----------------------------------------------------------------
-    def _audit_for(self, config: ServiceConfig) -> AuditLog:
-        path = self._audit_option or audit_log_path(config, self.config_path.parent)
-        return audit_log(path, shlex.join(["tofcc", "run", "--config", str(self.config_path)]))
-
-    def _audited(self, action: str, r: ResolvedTarget) -> contextlib.AbstractContextManager[None]:
-        """One audit line for the write inside, however it ends."""
-        return self.audit.write(action, r.name, r.spec.program, r.config, target=r.spec.target)
-
-    def _record(self, action: str, r: ResolvedTarget, error: BaseException | None = None) -> None:
-        self.audit.record(action, r.name, r.spec.program, r.config, error, target=r.spec.target)
 
     # -- targets ---------------------------------------------------------------
     def _make_target(self, t: ResolvedTarget) -> Target:
@@ -291,18 +285,18 @@ class Daemon:
             restarts, reconnects = t.restarts_detected, t.reconnects
             with self.model_states.locked(t) as path:
                 if path is not None:
-                    self.model_states.adopt_one_shot_writes(t, path)
+                    adopt = functools.partial(self._audited, "adopt", t.resolved)
+                    self.model_states.adopt_one_shot_writes(t, path, adopt)
                 changes = t.supervisor.run(lambda: t.app.inner.service_cycle(now_s))
                 if path is not None and (
                     changes or t.reconnects != reconnects or t.restarts_detected != restarts
                 ):
                     self.model_states.save(t, path)
-            if t.restarts_detected != restarts:
-                _event("restart-detected", level=logging.WARNING, switch=t.name, repushed=True)
-                self._record("restart-repush", t.resolved)
-            if t.reconnects != reconnects:
-                _event("reconnected", level=logging.WARNING, switch=t.name, repushed=True)
-                self._record("reconnect-repush", t.resolved)
+            self._record_repairs(t, restarts, reconnects)
+            if changes:
+                # The program's own batch (PMQECN's optimiser, DA-DCTCP's
+                # Algorithm 2): a write like any other, one line per batch.
+                self._record("cycle", t.resolved, changes=changes)
             t.stats.changes_written += changes
             rows = t.app.status()
             with self.lock:
@@ -355,6 +349,8 @@ class Daemon:
                 self._refuse_reload(parse.error or RuntimeError("no result"))
             else:
                 self._apply_reload(*parse.loaded)
+        for request in self.inbox.take():
+            serve_request(self, request)
         now = self.clock()
         ran = False
         for t in list(self.targets.values()):
@@ -387,10 +383,13 @@ class Daemon:
             # stretch the period that the detection bound counts on.
             due = t.watchdog_due_s + period
             t.watchdog_due_s = due if due > now else now + period
+            restarts, reconnects = t.restarts_detected, t.reconnects
             try:
                 changes = t.supervisor.run(functools.partial(t.app.inner.service_watchdog, now))
+                self._record_repairs(t, restarts, reconnects)
                 t.stats.changes_written += changes
                 if changes:
+                    self._record("watchdog", t.resolved, changes=changes)
                     # A storm broken or restored shows in status and metrics now,
                     # not at the next cycle.
                     rows = t.app.status()
@@ -423,7 +422,7 @@ class Daemon:
             if self.stopping:
                 break
             self._wake.clear()  # before the check: a parse ending after it sets it again
-            if not self._reload_actionable():
+            if not self._reload_actionable() and not self.inbox.waiting():
                 self._wait(self._wake, timeout_s)
         self.close()
         _event("stopped")

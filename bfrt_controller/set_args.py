@@ -11,9 +11,10 @@ field, whichever program it was meant for.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from .errors import ConfigError
+from .units import set_value
 
 # int, float, bool, or the words a value may be.
 Kind = type | tuple[str, ...]
@@ -23,6 +24,7 @@ Kind = type | tuple[str, ...]
 _INT = re.compile(r"0|[1-9][0-9]{0,9}")
 _NUMBER = re.compile(r"(0|[1-9][0-9]{0,11})(\.[0-9]{1,12})?")
 _QUEUE = re.compile(r"(0|[1-9][0-9]{0,3})/(0|[1-9][0-9]{0,3})")
+_QUEUE_ID = re.compile(r"0|[1-9][0-9]{0,3}")
 _BOOL = {"true": True, "false": False}
 # Plain ASCII decimal: int() would also take "1_000", " 5", "٣" and "²" (via isdigit).
 DECIMAL = re.compile(r"-?[0-9]+")
@@ -61,13 +63,21 @@ def parse_number(field: str, text: str) -> float:
     return float(text)
 
 
-def parse_values(pairs: tuple[str, ...], settable: Mapping[str, Kind]) -> dict[str, object]:
-    """NAME=VALUE pairs, each name settable and each value of its kind."""
+def parse_values(
+    pairs: tuple[str, ...], settable: Mapping[str, Kind], cell_bytes: int | None = None
+) -> dict[str, object]:
+    """NAME=VALUE pairs, each name settable and each value of its kind.
+    With the chip's `cell_bytes`, a cells value may be given in bytes
+    (`q_max_bytes=24000`, `q_max_cells=24KB`: units.py)."""
     out: dict[str, object] = {}
     for pair in pairs:
         name, sep, value = pair.partition("=")
         if not sep or not name:
             raise ConfigError("set", f"expected NAME=VALUE, got {pair!r}")
+        cells = name.removesuffix("_bytes").removesuffix("_cells") + "_cells"
+        sized = name.endswith(("_cells", "_bytes")) and settable.get(cells) is int
+        if cell_bytes is not None and sized:
+            name, value = set_value(name, value, cell_bytes)
         if name not in settable:
             raise ConfigError(name, f"not settable (settable: {', '.join(settable)})")
         if name in out:
@@ -88,16 +98,29 @@ def parse_values(pairs: tuple[str, ...], settable: Mapping[str, Kind]) -> dict[s
     return out
 
 
-def parse_queues(texts: tuple[str, ...]) -> list[tuple[int, int]]:
-    """`--queue PORT/QUEUE`, repeatable, no repeats."""
+def parse_queues(
+    texts: tuple[str, ...], dev_port_of: Callable[[str, str], int] | None = None
+) -> list[tuple[int, int]]:
+    """`--queue PORT/QUEUE`, repeatable, no repeats. PORT is a device port,
+    or a front-panel name (`32/3/0`: port 32/3, queue 0) resolved by
+    `dev_port_of` (Context.dev_port_of: known where the deployment target's
+    board is)."""
     out: list[tuple[int, int]] = []
     for text in texts:
+        port_text, _, queue_text = text.rpartition("/")
         m = _QUEUE.fullmatch(text)
-        if m is None:
+        if m is not None:
+            q = (int(m.group(1)), int(m.group(2)))
+        elif "/" in port_text and _QUEUE_ID.fullmatch(queue_text):
+            if dev_port_of is None:
+                raise ConfigError("--queue", f"{text!r}: a front-panel name needs a board")
+            q = (dev_port_of("--queue", port_text), int(queue_text))
+        else:
             raise ConfigError(
-                "--queue", f"expected PORT/QUEUE, two integers without leading zeros, got {text!r}"
+                "--queue",
+                f"expected PORT/QUEUE, a device port or a front-panel name (1/0/3) and a "
+                f"queue, integers without leading zeros, got {text!r}",
             )
-        q = (int(m.group(1)), int(m.group(2)))
         if q in out:
             raise ConfigError("--queue", f"{text} given twice")
         out.append(q)

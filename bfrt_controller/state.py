@@ -30,18 +30,34 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
+from pydantic import BaseModel, ConfigDict, Field
 
 from hw_profiles import safe_yaml
 
 from . import paths
 from .errors import ConfigError, ControllerError
 from .paths import PathError
+from .validation import parse_model
 
-STATE_KEYS = {"program", "config", "live", "front_panel"}
 LOCK_WAIT_S = 120.0
+
+
+class SavedState(BaseModel):
+    """What save_state writes. Only the shape is checked here: the config,
+    the live values and the ports are checked key by key by the program's
+    own schema when they are replayed (against the program the command
+    runs, which may not be the one saved), and their errors name the key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    program: Annotated[str, Field(min_length=1)]
+    config: dict[Any, Any]
+    live: dict[Any, Any] | None = None
+    # A deployment target's ports, as its file gave them.
+    front_panel: dict[Any, Any] | None = None
 
 
 class StateBusy(ControllerError):
@@ -94,20 +110,8 @@ def load_state(path: Path) -> dict[str, Any] | None:
         data = safe_yaml.load_file(path)
     except safe_yaml.YamlFileError as exc:
         raise ConfigError(f"state file {exc.path}", exc.reason) from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"state file {path}", "must be a mapping with program, config, live")
-    unknown = sorted(str(k) for k in set(data) - STATE_KEYS)
-    if unknown:
-        raise ConfigError(f"state file {path}", f"unknown key '{unknown[0]}'")
-    if not isinstance(data.get("program"), str):
-        raise ConfigError(f"state file {path}: program", "must be a program name")
-    if not isinstance(data.get("config"), dict):
-        raise ConfigError(f"state file {path}: config", "must be a mapping")
-    if data.get("live") is not None and not isinstance(data["live"], dict):
-        raise ConfigError(f"state file {path}: live", "must be a mapping")
-    if data.get("front_panel") is not None and not isinstance(data["front_panel"], dict):
-        raise ConfigError(f"state file {path}: front_panel", "must be a mapping")
-    return data
+    state = parse_model(SavedState, data, f"state file {path}")
+    return state.model_dump(exclude_unset=True)
 
 
 def save_state(

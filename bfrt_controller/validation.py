@@ -5,16 +5,18 @@
 from __future__ import annotations
 
 import difflib
-import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
 
-from hw_profiles import safe_yaml
+from hw_profiles import HwProfile, load_profile, safe_yaml
 
+from .annotations import unwrap as _unwrap
 from .errors import ConfigError
+from .units import accept_bytes
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -27,19 +29,6 @@ def field_path(loc: tuple[int | str, ...]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out or "(top level)"
-
-
-def _unwrap(annotation: Any) -> Any:
-    """Annotated[X, ...] -> X; Optional[X] (or a union with one non-None
-    member) -> X; anything else as it is."""
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return _unwrap(args[0])
-    if origin in (typing.Union, types.UnionType):
-        members = [a for a in args if a is not type(None)]
-        return _unwrap(members[0]) if len(members) == 1 else annotation
-    return annotation
 
 
 def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel] | None:
@@ -119,8 +108,26 @@ def parse_model(model: type[M], raw: Any, source: str = "") -> M:
         where = f"{prefix}{field_path(tuple(err['loc']))}"
         if err["type"] == "extra_forbidden":
             raise ConfigError(where, _unknown_field(model, errors, err)) from None
+        if err["type"] in ("model_type", "dict_type"):
+            # pydantic's words name the model class, which the file's author never sees.
+            got = type(err["input"]).__name__
+            raise ConfigError(where, f"must be a mapping, got {got}") from None
         msg = err["msg"].removeprefix("Value error, ")
         raise ConfigError(where, msg) from None
+
+
+def parse_on_chip(
+    model: type[M], raw: Any, source: str, check: Callable[[M, HwProfile], None]
+) -> M:
+    """A program config: `raw` as `model`, then `check`ed against the facts
+    of the chip it names (its `chip:` field). An error of either names `source`.
+    Bytes are accepted wherever cells are, as the chip's cells (units.py)."""
+    cfg = parse_model(model, accept_bytes(raw, model, source), source)
+    try:
+        check(cfg, load_profile(cast(Any, cfg).chip))
+    except ConfigError as exc:
+        raise exc.within(source) from None
+    return cfg
 
 
 def load_yaml(path: str | Path) -> Any:

@@ -15,7 +15,7 @@
 # them, run_switchd.sh sets vm.nr_hugepages.
 set -euo pipefail
 # TOFCC_SRC and PYTHON: where the checkout is and which Python runs it (the
-# image's; tests/sde/test_docker_entrypoint.py points them at stand-ins).
+# image's; tests/sde/test_docker_image.py points them at stand-ins).
 src=${TOFCC_SRC:-/src/tofino-cc}
 python=${PYTHON:-python}
 cd "$src"

@@ -8,16 +8,17 @@ import logging
 import multiprocessing
 import os
 import sys
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from bfrt_controller.console import print_error
+from bfrt_controller.console import json_option, json_wanted, print_error, report_item
 from bfrt_controller.paths import make_dir
 
 from .scenario import SCHEMES, Scenario, ScenarioError, bundled_scenarios, load_scenario
@@ -32,6 +33,12 @@ console = Console(stderr=True)
 EXIT_BAD_SCENARIO = 2
 # Its own code: 5 is tofcc's "the SDE's bfrt_grpc is missing" (bfrt_controller/cli.py).
 EXIT_NO_NS3 = 7
+# --cluster without Dask's distributed (the `cluster` extra), or with a
+# scheduler that cannot be reached: nothing has run.
+EXIT_NO_CLUSTER = 8
+CLUSTER_EXTRA = "pip install 'tofino-cc[cluster]'"
+# How long --cluster waits for its scheduler to answer.
+CONNECT_TIMEOUT_S = 20
 
 
 def _fail(message: object, code: int) -> NoReturn:
@@ -58,18 +65,25 @@ def eval_group() -> None:
 
 
 @eval_group.command("list", help="The bundled scenarios.")
+@json_option
 def list_scenarios() -> None:
     for name in bundled_scenarios():
         s = load_scenario(name)
-        click.echo(f"{name:16} {s.description}")
+        report_item("scenarios", {"name": name, "description": s.description})
+        if not json_wanted():
+            click.echo(f"{name:16} {s.description}")
 
 
 @eval_group.command(help="Validate scenario files without running them.")
 @click.argument("scenarios", nargs=-1, required=True)
+@json_option
 def check(scenarios: tuple[str, ...]) -> None:
     for ref in scenarios:
         s = _load(ref)
-        click.echo(f"{ref}: ok ({len(s.schemes.enabled())} schemes, {len(s.flows)} flows)")
+        schemes, flows = len(s.schemes.enabled()), len(s.flows)
+        report_item("scenarios", {"scenario": ref, "ok": True, "schemes": schemes, "flows": flows})
+        if not json_wanted():
+            click.echo(f"{ref}: ok ({schemes} schemes, {flows} flows)")
 
 
 @eval_group.command(help="Run SCENARIO (a bundled name or a YAML file) and write its report.")
@@ -103,13 +117,28 @@ def check(scenarios: tuple[str, ...]) -> None:
     help="run every scheme and rate this many times, seeds seed, seed + 1, ... "
     "(default: the scenario's repeats, 1 unless it says)",
 )
+@click.option(
+    "--cluster",
+    metavar="ADDRESS",
+    default=None,
+    help="run on the Dask distributed cluster whose scheduler is ADDRESS "
+    "(tcp://host:8786) instead of local processes; needs the 'cluster' extra "
+    f"({CLUSTER_EXTRA}) here and the project on every worker (docs/evaluation.md)",
+)
+@json_option
 def run(
     scenarios: tuple[str, ...],
     out_root: Path,
     only: tuple[str, ...],
     jobs: int | None,
     repeats: int | None,
+    cluster: str | None,
 ) -> None:
+    if cluster is not None and jobs is not None:
+        _fail(
+            "--jobs and --cluster: the cluster's workers say how many runs go at once",
+            EXIT_BAD_SCENARIO,
+        )
     loaded = [_load(ref) for ref in scenarios]  # every file checked before any run
     if repeats is not None:
         loaded = [s.model_copy(update={"repeats": repeats}) for s in loaded]
@@ -121,6 +150,23 @@ def run(
             f"{', '.join(s.name for s in loaded)} ({', '.join(sorted(known))})",
             EXIT_BAD_SCENARIO,
         )
+    # A missing extra or a scheduler that does not answer is said before
+    # anything is written or run.
+    client = _cluster_client(cluster) if cluster is not None else None
+    try:
+        _run_loaded(loaded, out_root, only, jobs, client)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _run_loaded(
+    loaded: list[Scenario],
+    out_root: Path,
+    only: tuple[str, ...],
+    jobs: int | None,
+    client: Any,
+) -> None:
     for s in loaded:
         # Before minutes of simulation, not after: the reports must have a home.
         try:
@@ -135,41 +181,58 @@ def run(
         # for `tofcc -v eval run`, not for the progress bars.
         logging.getLogger("tofcc").setLevel(logging.ERROR)
     from . import ns3_env
-    from .repeats import write_summary
-    from .report import write_report
     from .simulate import run_specs
 
-    try:
-        with console.status("loading ns-3 (cppyy compiles its headers: 10-20 s)"):
-            ns3_env.ns3()
-    except ns3_env.Ns3Unavailable as exc:
-        _fail(exc, EXIT_NO_NS3)
-
+    if client is None:
+        # On a cluster the workers load ns-3; here only the reports are written.
+        try:
+            with console.status("loading ns-3 (cppyy compiles its headers: 10-20 s)"):
+                ns3_env.ns3()
+        except ns3_env.Ns3Unavailable as exc:
+            _fail(exc, EXIT_NO_NS3)
     workers = jobs if jobs is not None else (os.cpu_count() or 1)
     for s in loaded:
         seeded = s.seeded()
         jobs_of = [(sk, spec) for sk in seeded for spec in run_specs(sk, list(only) or None)]
-        if workers > 1 and len(jobs_of) > 1:
+        if client is not None:
+            results = _run_on_cluster(client, s.name, jobs_of)
+        elif workers > 1 and len(jobs_of) > 1:
             results = _run_parallel(s.name, jobs_of, workers)
         else:
             results = _run_serial(s.name, jobs_of)
-        if len(seeded) == 1:
-            paths = write_report(s, results, out_root / s.name)
-            _print_claims(paths.claims)
-            console.print(f"{s.name}: report in {paths.markdown}", highlight=False)
-            continue
-        seed_dirs = []
-        for sk in seeded:
-            d = out_root / s.name / f"seed-{sk.seed}"
-            make_dir(d)
-            write_report(sk, [r for r in results if r.seed == sk.seed], d)
-            seed_dirs.append(d)
-        md = write_summary(s.name, seed_dirs, out_root / s.name)
-        console.print(
-            f"{s.name}: {len(seeded)} seeds, a report per seed in {out_root / s.name}/seed-*/, "
-            f"the summary in {md}",
-            highlight=False,
-        )
+        _write_reports(s, seeded, results, out_root)
+
+
+def _write_reports(
+    s: Scenario, seeded: list[Scenario], results: list[RunResult], out_root: Path
+) -> None:
+    """The scenario's report, or with several seeds one per seed and the summary."""
+    from .repeats import write_summary
+    from .report import write_report
+
+    if len(seeded) == 1:
+        paths = write_report(s, results, out_root / s.name)
+        _print_claims(paths.claims)
+        report_item("reports", {"scenario": s.name, "report": str(paths.markdown)})
+        console.print(f"{s.name}: report in {paths.markdown}", highlight=False)
+        return
+    seed_dirs = []
+    for sk in seeded:
+        d = out_root / s.name / f"seed-{sk.seed}"
+        make_dir(d)
+        write_report(sk, [r for r in results if r.seed == sk.seed], d)
+        seed_dirs.append(d)
+    md = write_summary(s.name, seed_dirs, out_root / s.name)
+    report_item(
+        "reports",
+        {"scenario": s.name, "seeds": len(seeded), "summary": str(md)}
+        | {"seed_reports": [str(d) for d in seed_dirs]},
+    )
+    console.print(
+        f"{s.name}: {len(seeded)} seeds, a report per seed in {out_root / s.name}/seed-*/, "
+        f"the summary in {md}",
+        highlight=False,
+    )
 
 
 def _run_serial(name: str, jobs_of: list[tuple[Scenario, RunSpec]]) -> list[RunResult]:
@@ -231,6 +294,73 @@ def _run_parallel(
         for fut in as_completed(futures):
             done[futures[fut]] = fut.result()
             bar.advance(task)
+    return [done[i] for i in range(len(jobs_of))]
+
+
+def _cluster_client(address: str) -> Any:
+    """A client of the Dask scheduler at `address`; exit EXIT_NO_CLUSTER
+    (one line) without the extra or when the scheduler does not answer."""
+    try:
+        from distributed import Client
+    except ImportError:
+        _fail(
+            f"--cluster {address}: running on a cluster needs Dask's distributed "
+            f"scheduler, which is not installed: {CLUSTER_EXTRA}",
+            EXIT_NO_CLUSTER,
+        )
+    try:
+        with console.status(f"connecting to the Dask scheduler at {address}"):
+            return Client(address, timeout=CONNECT_TIMEOUT_S)
+    except (OSError, TimeoutError, ValueError, TypeError) as exc:
+        _fail(
+            f"--cluster {address}: no Dask scheduler answered there within "
+            f"{CONNECT_TIMEOUT_S} s ({type(exc).__name__}: {exc})",
+            EXIT_NO_CLUSTER,
+        )
+
+
+# One run at a time in each worker process, whatever its threads: ns-3's
+# simulator is one per process (docs/evaluation.md: workers with --nthreads 1).
+_ONE_RUN = threading.Lock()
+
+
+def _run_on_worker(s: Scenario, scheme: str, variant: str) -> RunResult:
+    with _ONE_RUN:
+        return _run_in_worker(s, scheme, variant)
+
+
+def _run_on_cluster(
+    client: Any, name: str, jobs_of: list[tuple[Scenario, RunSpec]]
+) -> list[RunResult]:
+    """Each run a task of the cluster, as each is a process of the local pool:
+    seeded by itself, so the worker that runs it does not change its bytes.
+    Results in `jobs_of` order."""
+    from distributed import as_completed as completed
+
+    from . import ns3_env
+
+    futures = [
+        # pure=False: two runs with equal arguments (none here) are still two runs.
+        client.submit(_run_on_worker, sk, spec.scheme, spec.variant, pure=False)
+        for sk, spec in jobs_of
+    ]
+    index = {f.key: i for i, f in enumerate(futures)}
+    done: dict[int, RunResult] = {}
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=console,
+    ) as bar:
+        task = bar.add_task(f"{name}: {len(jobs_of)} runs on the cluster", total=len(jobs_of))
+        try:
+            for fut in completed(futures):
+                done[index[fut.key]] = fut.result()
+                bar.advance(task)
+        except ns3_env.Ns3Unavailable as exc:
+            client.cancel(futures)
+            _fail(f"a worker of the cluster: {exc}", EXIT_NO_NS3)
     return [done[i] for i in range(len(jobs_of))]
 
 

@@ -19,6 +19,7 @@ from models.switch.headers import (
     FEEDBACK_TYPE_QCN,
     FEEDBACK_VERSION,
     UDP_PORT_TOFCC_FEEDBACK,
+    ipv4_checksum,
 )
 
 ETH = struct.Struct("!6s6sH")
@@ -37,13 +38,6 @@ UDP_PORT_CNP = 4791
 FLOW_PORT_BASE = 10000
 HEADERS_LEN = ETH.size + IPV4.size + UDP.size  # 42
 MIN_DATA_IP_LEN = IPV4.size + UDP.size + DATA.size
-
-
-def ipv4_checksum(header: bytes) -> int:
-    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
-    while total >> 16:
-        total = (total & 0xFFFF) + (total >> 16)
-    return ~total & 0xFFFF
 
 
 def ip_udp(

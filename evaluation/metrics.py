@@ -44,6 +44,8 @@ Definitions follow the papers where they say how they measured:
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -106,6 +108,17 @@ class Metrics:
 
 def _f(x: float | np.floating[Any] | None) -> float | None:
     return None if x is None else float(x)
+
+
+def jain_index(xs: Sequence[float]) -> float | None:
+    """Jain's fairness index (sum x)^2 / (n * sum x^2): 1 when every x is
+    equal, 1/n when one has everything. None where it is undefined (no
+    values, or every one zero). The one implementation: the run's headline
+    figure, its fairness over time and scripts/soak.py all call it."""
+    square_sum = math.fsum(x * x for x in xs)
+    if not xs or square_sum == 0:
+        return None
+    return math.fsum(xs) ** 2 / (len(xs) * square_sum)
 
 
 def relative_change_pct(ours: float | None, base: float | None) -> float | None:
@@ -291,21 +304,14 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     detail["flow_steady_mbps"] = {
         f.name: t / 1e6 for f, t in zip(run.flows, flow_tput, strict=True)
     }
-    if len(flow_tput) >= 2:
-        x = np.asarray(flow_tput)
-        denom = len(x) * float((x**2).sum())
-        v["jain_fairness"] = float(x.sum() ** 2 / denom) if denom > 0 else None
-    else:
-        v["jain_fairness"] = None
+    # One flow is fair to itself by definition: no figure rather than 1.
+    v["jain_fairness"] = jain_index(flow_tput) if len(flow_tput) >= 2 else None
 
     # Fairness of what each flow got from the start up to each time asked for.
     jain_at: dict[str, float | None] = {}
     for t_s in scenario.fairness_at_s:
-        got = np.asarray(
-            [float(size[(recv < t_s * 1e9) & (fid == f.flow_id)].sum()) for f in run.flows]
-        )
-        denom = len(got) * float((got**2).sum())
-        jain_at[f"{t_s:g}"] = float(got.sum() ** 2 / denom) if len(got) >= 2 and denom > 0 else None
+        got = [float(size[(recv < t_s * 1e9) & (fid == f.flow_id)].sum()) for f in run.flows]
+        jain_at[f"{t_s:g}"] = jain_index(got) if len(got) >= 2 else None
     detail["jain_at"] = jain_at
 
     # Losses and signalling.

@@ -26,7 +26,7 @@ from models.baselines import (
     RedEcnParams,
     TcnMarker,
 )
-from models.switch.headers import ECN_CE
+from models.switch.headers import ECN_CE, ipv4_checksum
 from models.switch.tna import EgressIntrinsic, IngressIntrinsic, TnaProgram
 
 from . import frames
@@ -165,7 +165,7 @@ def set_ce(frame: bytes) -> bytes:
     hdr = bytearray(frame[14:34])
     hdr[1] = tos | ECN_CE
     hdr[10:12] = b"\x00\x00"
-    hdr[10:12] = struct.pack("!H", frames.ipv4_checksum(bytes(hdr)))
+    hdr[10:12] = struct.pack("!H", ipv4_checksum(bytes(hdr)))
     return frame[:14] + bytes(hdr) + frame[34:]
 
 

@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from bfrt_controller import paths
-from hw_profiles import safe_yaml
+from hw_profiles import as_tuple, safe_yaml
 from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 
 from .workloads import CDFS, check_cdf
@@ -68,11 +68,6 @@ def parse_rate(text: str) -> int:
 def _check_rate(text: str) -> str:
     parse_rate(text)
     return text
-
-
-def _as_tuple_early(value: object) -> object:
-    # YAML has lists; strict mode takes a tuple only from a tuple.
-    return tuple(value) if isinstance(value, list) else value
 
 
 class Strict(BaseModel):
@@ -153,7 +148,7 @@ class Flow(Strict):
         return self
 
 
-CdfPoint = Annotated[tuple[int, float], BeforeValidator(_as_tuple_early)]
+CdfPoint = Annotated[tuple[int, float], BeforeValidator(as_tuple)]
 
 
 class Workload(Strict):
@@ -598,13 +593,8 @@ def kind_of(scheme: str) -> str:
     return scheme.split("-", 1)[0]
 
 
-def _as_tuple(value: object) -> object:
-    # YAML has lists; strict mode takes a tuple only from a tuple.
-    return tuple(value) if isinstance(value, list) else value
-
-
 Number = float
-ClaimValue = Annotated[Number | tuple[Number, Number], BeforeValidator(_as_tuple)]
+ClaimValue = Annotated[Number | tuple[Number, Number], BeforeValidator(as_tuple)]
 
 
 class Claim(Strict):

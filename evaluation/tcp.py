@@ -98,6 +98,8 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
+from models.switch.headers import ipv4_checksum
+
 from . import frames, tcp_cc
 from .network import SwitchNode, ip_of_host, mac_of_host
 from .records import FlowRecord, PacketLog, TcpFlowStats
@@ -184,7 +186,7 @@ class HostPort:
         hdr = bytearray(packet[:ihl])
         hdr[1] = (dscp << 2) | (hdr[1] & 0x03)
         hdr[10:12] = b"\x00\x00"
-        hdr[10:12] = frames.ipv4_checksum(bytes(hdr)).to_bytes(2, "big")
+        hdr[10:12] = ipv4_checksum(bytes(hdr)).to_bytes(2, "big")
         return bytes(hdr) + packet[ihl:]
 
     def to_wire(self, frame: bytes) -> bytes | None:

@@ -13,30 +13,97 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, get_args
 
-from . import KNOWN_CHIPS, ProfileError, load_profile, safe_yaml
+from pydantic import AfterValidator, BeforeValidator, Field, model_validator
+
+from . import (
+    Chip,
+    Port,
+    ProfileError,
+    ProfileModel,
+    as_tuple,
+    load_profile,
+    validated,
+    validated_file,
+)
 
 BOARD_DIR = Path(__file__).resolve().parent / "boards"
 # BF-Runtime's $PORT $SPEED choices without the BF_SPEED_ prefix (open-p4studio
 # bf_rt_port_tf1.json / _tf2.json); NONE and the 40G_NB aliases are not speeds
 # a config chooses.
-SPEEDS = ("1G", "10G", "25G", "40G", "50G", "100G", "200G", "400G")
+Speed = Literal["1G", "10G", "25G", "40G", "50G", "100G", "200G", "400G"]
+SPEEDS: tuple[str, ...] = get_args(Speed)
+Speeds = Annotated[tuple[Speed, ...], BeforeValidator(as_tuple), Field(min_length=1)]
 _PORT_NAME = re.compile(r"([0-9]{1,3})/([0-9]{1,2})")
-_BOARD_KEYS = {"board", "chip", "lanes_per_connector", "speeds", "dev_ports", "connector_speeds"}
 
 
-@dataclass(frozen=True)
-class BoardProfile:
-    name: str
-    chip: str
-    lanes_per_connector: int
-    speeds: tuple[str, ...]
-    dev_ports: tuple[int, ...]  # connector N's lane 0 is dev_ports[N - 1]
-    # Connectors that take other speeds than `speeds` (e.g. a 10G SFP+ cage).
-    connector_speeds: dict[int, tuple[str, ...]] = field(default_factory=dict)
+def _none_as_empty(value: object) -> object:
+    """`connector_speeds:` left empty in the file is no exceptions."""
+    return () if value is None else as_tuple(value)
+
+
+def _lanes(value: int) -> int:
+    # Not a Literal: pydantic takes `true` for the literal 1.
+    if value not in (1, 2, 4, 8):
+        raise ValueError(f"must be 1, 2, 4 or 8, got {value}")
+    return value
+
+
+class ConnectorSpeeds(ProfileModel):
+    """A connector that takes other speeds than the board's (a 10G SFP+ cage)."""
+
+    connector: Annotated[int, Field(gt=0)]
+    speeds: Speeds
+
+
+class BoardProfile(ProfileModel):
+    # The file's `board:` key.
+    name: Annotated[str, Field(alias="board", min_length=1)]
+    chip: Chip
+    lanes_per_connector: Annotated[int, AfterValidator(_lanes)]
+    speeds: Speeds
+    # Connector N's lane 0 is dev_ports[N - 1].
+    dev_ports: Annotated[tuple[Port, ...], BeforeValidator(as_tuple), Field(min_length=1)]
+    connector_speeds: Annotated[
+        tuple[ConnectorSpeeds, ...], BeforeValidator(_none_as_empty), Field(default=())
+    ]
+
+    @model_validator(mode="after")
+    def _ports_of_the_chip(self) -> BoardProfile:
+        """Every lane a port of the chip and no lane twice; speed exceptions
+        for connectors the board has, once each. Each message names its key:
+        pydantic gives a model's own check no field."""
+        profile = load_profile(self.chip)
+        used: dict[int, int] = {}
+        for i, base in enumerate(self.dev_ports):
+            for lane in range(self.lanes_per_connector):
+                port = base + lane
+                if port >> 7 >= profile.pipes or port & 0x7F >= profile.ports_per_pipe:
+                    raise ValueError(
+                        f"key 'dev_ports' entry {i} lane {lane} is device port {port}, "
+                        f"not a port of {self.chip}"
+                    )
+                if port in used:
+                    raise ValueError(
+                        f"connector {i + 1} lane {lane} (device port {port}) is also "
+                        f"connector {used[port]}"
+                    )
+                used[port] = i + 1
+        given: set[int] = set()
+        for j, item in enumerate(self.connector_speeds):
+            if item.connector > self.connectors:
+                raise ValueError(
+                    f"key 'connector_speeds' entry {j} 'connector' {item.connector} is not a "
+                    f"connector (the board has {self.connectors})"
+                )
+            if item.connector in given:
+                raise ValueError(
+                    f"key 'connector_speeds' entry {j} 'connector' {item.connector} is given twice"
+                )
+            given.add(item.connector)
+        return self
 
     @property
     def connectors(self) -> int:
@@ -51,7 +118,10 @@ class BoardProfile:
         return 1 << (used - 1).bit_length()
 
     def speeds_of(self, connector: int) -> tuple[str, ...]:
-        return self.connector_speeds.get(connector, self.speeds)
+        for item in self.connector_speeds:
+            if item.connector == connector:
+                return item.speeds
+        return self.speeds
 
     def parse_name(self, name: str) -> tuple[int, int]:
         """(connector, lane) of a front-panel name such as '1/0'; ValueError says why not."""
@@ -82,77 +152,13 @@ class BoardProfile:
 
 
 def parse_board(raw: Any, source: str) -> BoardProfile:
-    if not isinstance(raw, dict):
-        raise ProfileError(f"{source}: top level must be a mapping")
-    unknown = sorted(str(k) for k in set(raw) - _BOARD_KEYS)
-    if unknown:
-        raise ProfileError(f"{source}: unknown key '{unknown[0]}'")
-    for key in _BOARD_KEYS - {"connector_speeds"}:
-        if key not in raw:
-            raise ProfileError(f"{source}: missing key '{key}'")
-    name, chip, lanes = raw["board"], raw["chip"], raw["lanes_per_connector"]
-    if not isinstance(name, str) or not name:
-        raise ProfileError(f"{source}: key 'board' must be a non-empty string")
-    if chip not in KNOWN_CHIPS:
-        raise ProfileError(f"{source}: key 'chip' must be one of {KNOWN_CHIPS}")
-    if lanes not in (1, 2, 4, 8):
-        raise ProfileError(f"{source}: key 'lanes_per_connector' must be 1, 2, 4 or 8")
-
-    def speeds(key: str, value: Any) -> tuple[str, ...]:
-        if not isinstance(value, list) or not value:
-            raise ProfileError(f"{source}: key '{key}' must be a non-empty list of speeds")
-        for s in value:
-            if s not in SPEEDS:
-                raise ProfileError(f"{source}: key '{key}': {s!r} is not one of {SPEEDS}")
-        return tuple(value)
-
-    profile = load_profile(chip)
-    ports = raw["dev_ports"]
-    if not isinstance(ports, list) or not ports:
-        raise ProfileError(f"{source}: key 'dev_ports' must be a non-empty list")
-    used: dict[int, int] = {}
-    for i, base in enumerate(ports):
-        if isinstance(base, bool) or not isinstance(base, int) or base < 0:
-            raise ProfileError(f"{source}: dev_ports[{i}] must be a non-negative integer")
-        for lane in range(lanes):
-            port = base + lane
-            local = port & 0x7F
-            if port >> 7 >= profile.pipes or local >= profile.ports_per_pipe:
-                raise ProfileError(
-                    f"{source}: dev_ports[{i}] lane {lane} is device port {port}, "
-                    f"not a port of {chip}"
-                )
-            if port in used:
-                raise ProfileError(
-                    f"{source}: connector {i + 1} lane {lane} (device port {port}) is also "
-                    f"connector {used[port]}"
-                )
-            used[port] = i + 1
-    per_connector: dict[int, tuple[str, ...]] = {}
-    extra = raw.get("connector_speeds") or []
-    if not isinstance(extra, list):
-        raise ProfileError(f"{source}: key 'connector_speeds' must be a list")
-    for j, item in enumerate(extra):
-        if not isinstance(item, dict) or set(item) != {"connector", "speeds"}:
-            raise ProfileError(f"{source}: connector_speeds[{j}] needs connector and speeds")
-        c = item["connector"]
-        if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c <= len(ports):
-            raise ProfileError(
-                f"{source}: connector_speeds[{j}].connector {c!r} is not a connector"
-            )
-        per_connector[c] = speeds(f"connector_speeds[{j}].speeds", item["speeds"])
-    return BoardProfile(
-        name, chip, lanes, speeds("speeds", raw["speeds"]), tuple(ports), per_connector
-    )
+    """Validate a decoded YAML mapping; `source` names the file in errors."""
+    return validated(BoardProfile, raw, source)
 
 
 def load_board_file(path: str | Path) -> BoardProfile:
     path = Path(path)
-    try:
-        raw = safe_yaml.load_file(path)
-    except safe_yaml.YamlFileError as exc:
-        raise ProfileError(str(exc)) from None
-    board = parse_board(raw, str(path))
+    board = validated_file(BoardProfile, path)
     if board.name != path.stem:
         raise ProfileError(f"{path}: key 'board' is '{board.name}' but the file is {path.name}")
     return board

@@ -4,7 +4,7 @@
 
 Each speed-up keeps the code it replaced runnable beside it and picks its
 path from `ENABLED`: benchmarks/eval_speed.py times both paths in one
-process, and tests/evaluation/test_speedups.py checks they give the same bytes.
+process, and tests/test_speedups.py checks they give the same bytes.
 Nothing else turns the speed-ups off. The switch is read where a path is
 chosen: per call for header packing and controller writes, when a `Sim` is
 made for the ns-3 glue (so flip it between runs, never during one).

@@ -10,7 +10,8 @@ generated/), PTF module, controller package (bfrt_controller/PROGRAM/: app,
 config, commands, status, names), default config, compiled bf-rt.json
 (tests/data/bfrt/), one bundled scenario (PROGRAM-smoke, else its first),
 its scheme's parameter model (evaluation/scenario.py) and switch builder
-(evaluation/schemes.py) and its width-audit entries, each under NAME:
+(evaluation/schemes.py), its width-audit entries and its section of
+tna/include/size.p4, each under NAME:
 file names and identifiers (PROGRAM, Program, PROGRAM_...) renamed, while
 what the copy shares with PROGRAM (its host algorithm, its threshold
 module, its tests, its other scenarios) keeps pointing at PROGRAM's. Then
@@ -50,6 +51,7 @@ SCENARIO = Path("evaluation/scenario.py")
 SCHEMES = Path("evaluation/schemes.py")
 WIDTH_AUDIT = Path("scripts/width_audit.py")
 TNA_README = Path("tna/README.md")
+SIZES = Path("tna/include/size.p4")
 # Files of a program that are a p4testgen run's output, not its source: a
 # copy has none until scripts/testgen.py runs on it.
 GENERATED = "generated"
@@ -327,7 +329,7 @@ def shared(root: Path, names: Names, copied: set[Path]) -> tuple[str, ...]:
     old = names.old
     imported, files = _imported(root, copied)
     out = {s for s in imported if rename_words(s, names) != s}
-    out |= _shared_words(root, names, files) - _declared(root, copied)
+    out |= _shared_words(root, names, files) - _declared(root, copied) - _own_sizes(root, names)
     for rel in _tree(root):
         p = root / rel
         if old not in rel.name.lower() and old not in rel.as_posix():
@@ -620,6 +622,44 @@ def add_width_entries(text: str, names: Names, keep: tuple[str, ...]) -> str:
     return _insert_after(text, last.end_lineno or 0, block)
 
 
+def _size_section(text: str, old: str) -> tuple[int, int] | None:
+    """Where PROGRAM's section of size.p4 is: its lines [start, end), from
+    its `/* ---- PROGRAM ----` header to the next section's or the include
+    guard's #endif; None for a program without sizes of its own."""
+    lines = _lines(text)
+    start = next((i for i, line in enumerate(lines) if line.startswith(f"/* ---- {old} -")), None)
+    if start is None:
+        return None
+    ends = [i for i in range(start + 1, len(lines)) if lines[i].startswith("/* ---- ")]
+    end = ends[0] if ends else max(i for i, line in enumerate(lines) if line.startswith("#endif"))
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return start, end
+
+
+def _own_sizes(root: Path, names: Names) -> set[str]:
+    """The sizes PROGRAM's section of size.p4 defines: the copy gets its own."""
+    text = (root / SIZES).read_text()
+    where = _size_section(text, names.old)
+    if where is None:
+        return set()
+    return set(re.findall(r"#define\s+(\w+)", "".join(_lines(text)[where[0] : where[1]])))
+
+
+def add_size_entries(text: str, names: Names, keep: tuple[str, ...]) -> str:
+    """PROGRAM's sizes in size.p4 copied as NAME's, after PROGRAM's: the
+    copied P4 names NAME_... sizes, which must exist."""
+    where = _size_section(text, names.old)
+    if where is None:
+        return text
+    start, end = where
+    lines = _lines(text)
+    head = f"/* ---- {names.new} (copied from {names.old}) "
+    block = "".join(lines[start + 1 : end])
+    block = head + "-" * max(4, 78 - len(head)) + " */\n" + rename_words(block, names, keep)
+    return _insert_after(text, end, "\n" + block)
+
+
 def add_tna_row(text: str, names: Names, keep: tuple[str, ...]) -> str:
     """tna/README.md's row for PROGRAM's P4 repeated for NAME's."""
     marker = f"| `{names.old}/{names.old}.p4`"
@@ -662,6 +702,7 @@ def plan(root: Path, names: Names) -> Plan:
         out.notes += [n for n in notes if not n.startswith(f"{SCHEMES}:")]
     out.writes[WIDTH_AUDIT] = add_width_entries((root / WIDTH_AUDIT).read_text(), names, keep)
     out.writes[TNA_README] = add_tna_row((root / TNA_README).read_text(), names, keep)
+    out.writes[SIZES] = add_size_entries((root / SIZES).read_text(), names, keep)
     for rel, text in out.writes.items():
         if rel.suffix == ".py":
             try:

@@ -56,6 +56,7 @@ from scapy.layers.l2 import Ether  # noqa: E402
 
 from bfrt_controller.backends.model import ModelSwitch  # noqa: E402
 from bfrt_controller.programs import get_program  # noqa: E402
+from evaluation.metrics import jain_index  # noqa: E402
 from hw_profiles import load_profile  # noqa: E402
 from models.switch.core import Match  # noqa: E402
 from tofcc_common.registry import PROGRAMS, SoakQueue  # noqa: E402
@@ -106,11 +107,6 @@ class Result:
     @property
     def ok(self) -> bool:
         return not self.failures
-
-
-def jain(xs: list[float]) -> float:
-    s, q = sum(xs), sum(x * x for x in xs)
-    return 1.0 if q == 0 else s * s / (len(xs) * q)
 
 
 def _raw(program: str) -> dict[str, Any]:
@@ -343,7 +339,9 @@ def _judge(res: Result, scenario: str) -> None:
     flows = res.flows
     share = [f.delivered / f.sent for f in flows if f.sent]
     if scenario in ("equal", "incast", "wake"):
-        j = jain([f.delivered for f in flows])
+        j = jain_index([f.delivered for f in flows])
+        if j is None:  # no flow delivered anything: all alike, as the soak always scored it
+            j = 1.0
         res.notes["jain"] = j
         if j < 0.95:
             res.failures.append(f"equal flows' Jain index {j:.3f} < 0.95")

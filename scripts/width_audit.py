@@ -17,7 +17,10 @@ Each entry is classified:
   and the consequence is stated;
 - defect: it can overflow within its epoch; the note says who fixes it.
 
-Widths are parsed from the P4 source, so `tests/test_width_audit.py` fails
+Widths are read from the P4 source through models/switch/p4_source.py, the
+reader tests/test_p4_model_parity.py holds the models to the P4 with (for
+each chip: comments stripped, typedefs resolved, sub-controls and included
+files followed), so `tests/test_width_audit.py` fails
 when a declaration changes without this table, when a register or counter
 is missing from it, and when the table in tna/README.md (between the
 markers) differs from what this script prints.
@@ -30,8 +33,8 @@ markers) differs from what this script prints.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +44,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from hw_profiles import HwProfile, load_profile  # noqa: E402
+from models.switch.p4_source import P4Program, read_program  # noqa: E402
 from tofcc_common.registry import PROGRAMS as REGISTRY  # noqa: E402
 
 TNA = ROOT / "tna"
@@ -48,7 +52,6 @@ README = TNA / "README.md"
 BEGIN = "<!-- width-audit:begin (scripts/width_audit.py --write) -->"
 END = "<!-- width-audit:end -->"
 PROGRAMS = tuple(sorted(REGISTRY))
-INCLUDES = ("trust", "source_guard", "headers")
 CHIPS = ("tofino", "tofino2")
 MIN_WIRE_BYTES = 84  # 64-byte frame + 8 preamble + 12 inter-frame gap
 TICK_NS = 64  # the ingress clock's unit (IngressClockHook)
@@ -745,38 +748,38 @@ AUDIT: tuple[Entry, ...] = (
 # ---- P4 declarations ----------------------------------------------------------
 
 
-def _sources(program: str) -> list[Path]:
-    if program == "include":
-        return [TNA / "include" / f"{n}.p4" for n in INCLUDES]
-    return [TNA / program / f"{program}.p4"]
+def _owner(path: Path) -> str:
+    """The program a declaration belongs to: its directory of tna/, or
+    "include" for tna/include/."""
+    return path.parent.name
 
 
-def _struct_widths(text: str) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = {}
-    for m in re.finditer(r"(?:struct|header)\s+(\w+)\s*\{(.*?)\}", text, re.S):
-        fields = {f: int(w) for w, f in re.findall(r"bit<(\d+)>\s+(\w+)\s*;", m.group(2))}
-        out[m.group(1)] = fields
-    return out
+@functools.cache
+def _read(tna: Path, program: str, chip: str) -> P4Program:
+    return read_program(tna / program / f"{program}.p4", load_profile(chip))
 
 
-def declared(program: str) -> dict[tuple[str, str], str]:
-    """(kind, name) -> width for every Register and Counter of the program's
-    own source (includes under "include"), and struct.field -> width for
-    every field of its structs and headers."""
-    text = "\n".join(p.read_text() for p in _sources(program))
-    structs = _struct_widths(text)
-    # Bridged headers a program uses are declared once, in headers.p4.
-    shared = _struct_widths((TNA / "include" / "headers.p4").read_text())
+def declared(program: str, chip: str = "tofino") -> dict[tuple[str, str], str]:
+    """(kind, name) -> width for every Register and Counter the program
+    declares in its own files (under "include", those tna/include/ declares),
+    and struct.field -> width for every bit-string field of its structs and
+    headers and of the includes'. Read as the compiler sees the source for
+    `chip` (tests/test_p4_model_parity.py's reader: comments stripped, the
+    preprocessor run, typedefs resolved, sub-controls followed); an entry of
+    struct members is "w1+w2"."""
+    programs = PROGRAMS if program == "include" else (program,)
     out: dict[tuple[str, str], str] = {}
-    for kind, typ, name in re.findall(
-        r"\b(Register|Counter)<\s*([\w<>]+)\s*,[^>]*>\s*\([^;]*?\)\s*(\w+)\s*;", text
-    ):
-        m = re.fullmatch(r"bit<(\d+)>", typ)
-        width = m.group(1) if m else "+".join(str(w) for w in structs[typ].values())
-        out[(kind.lower(), name)] = width
-    for sname, fields in (shared | structs).items():
-        for fname, w in fields.items():
-            out[("metadata", f"{sname}.{fname}")] = str(w)
+    for prog in programs:
+        p4 = _read(TNA, prog, chip)
+        for name, decl in p4.declarations.items():
+            if _owner(decl.file) == program:
+                width = "+".join(str(w) for w in decl.widths)
+                out[(decl.kind, name.rsplit(".", 1)[-1])] = width
+        for sname, struct in p4.structs.items():
+            # Bridged headers a program uses are declared once, in headers.p4.
+            if _owner(struct.file) in (program, "include"):
+                for fname, w in struct.fields.items():
+                    out[("metadata", f"{sname}.{fname}")] = str(w)
     return out
 
 
@@ -786,8 +789,8 @@ def check_declarations() -> list[str]:
     problems: list[str] = []
     programs = ("include", *PROGRAMS)
     audited = {(e.program, e.kind, e.name) for e in AUDIT}
-    for program in programs:
-        decl = declared(program)
+    for program, chip in ((p, c) for p in programs for c in CHIPS):
+        decl = declared(program, chip)
         for (kind, name), width in decl.items():
             if kind != "metadata" and (program, kind, name) not in audited:
                 problems.append(f"{program}: {kind} {name} (bit<{width}>) is not in the audit")
@@ -799,6 +802,8 @@ def check_declarations() -> list[str]:
                 problems.append(
                     f"{program}: {e.kind} {e.name} is {got} bits in the P4, {e.width} in the audit"
                 )
+    # A problem both chips share is one problem.
+    problems = list(dict.fromkeys(problems))
     for e in AUDIT:
         if e.cls not in CLASSES:
             problems.append(f"{e.program}.{e.name}: class {e.cls!r}")

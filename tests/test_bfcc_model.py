@@ -49,7 +49,11 @@ def _p4_defines(path: Path) -> dict[str, int]:
 
 def test_constants_match_the_p4() -> None:
     shared = _p4_consts(REPO / "tna/include/defines.p4")
+    sizes = _p4_defines(REPO / "tna/include/size.p4")
     program = {**_p4_consts(REPO / "tna/bfcc/bfcc.p4"), **_p4_defines(REPO / "tna/bfcc/bfcc.p4")}
+    program |= {n: v for n, v in sizes.items() if n.startswith("BFCC_")}
+    assert sizes["TOFCC_PORTS"] == bfcc.BFCC_PORTS
+    assert "BFCC_GROUPS" in program  # the sizes were read
     for name in (
         "ETHERTYPE_TOFCC_FAKE",
         "PKT_TYPE_MIRROR_BACKPRESSURE",
@@ -174,7 +178,7 @@ def test_pair_registers_match_the_p4() -> None:
 
 
 def test_refresh_epoch_bits_match_the_p4() -> None:
-    text = (REPO / "tna/bfcc/bfcc.p4").read_text()
+    text = "\n".join(f.read_text() for f in sorted((REPO / "tna/bfcc").glob("*.p4")))
     hi = bfcc.BFCC_EPOCH_LOW_BIT + bfcc.BFCC_EPOCH_BITS - 1
     assert f"bp_epoch_ns[{hi}:{bfcc.BFCC_EPOCH_LOW_BIT}] ++ eg_md.degree[1:0]" in text
 

@@ -143,38 +143,103 @@ def _names_module(program: str) -> object:
     return importlib.import_module(f"bfrt_controller.{program}.names")
 
 
+def _named(names: object) -> list[tuple[str, str]]:
+    """(where, name) for every control-plane name a names module keeps: its
+    string constants and the strings inside its tuples and mappings
+    (spie's SET_TERM maps each term table to its action)."""
+    out: list[tuple[str, str]] = []
+
+    def walk(where: str, value: object) -> None:
+        if isinstance(value, str):
+            out.append((where, value))
+        elif isinstance(value, tuple | list | frozenset | set):
+            for i, item in enumerate(value):
+                walk(f"{where}[{i}]", item)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(f"{where}[{key!r}]", key)
+                walk(f"{where}[{key!r}]", item)
+
+    for attr in dir(names):
+        if not attr.startswith("_"):
+            walk(attr, getattr(names, attr))
+    return out
+
+
+GROUPS = {"ALL_TABLES": "mat", "ALL_REGISTERS": "register", "ALL_COUNTERS": "counter"}
+
+
 @pytest.mark.parametrize(("program", "chip"), [(p, c) for p in PROGRAMS for c in CHIPS])
 def test_controller_names_are_the_compilers(program: str, chip: str) -> None:
-    """Every control-plane name a controller's names.py keeps by hand is one
-    the compiler declared: tables, registers and counters of the right kind,
-    actions of some table, keys (K_*) of some table. A typo or a rename in
-    the P4 fails here, not on a switch."""
+    """Every control-plane name a controller's names.py keeps by hand,
+    field by field, against the committed bf-rt.json of both builds: each
+    key (K_*) a key of some compiled table; each action an action of some
+    table; each object of the kind its ALL_* group says, and listed in that
+    group, so no constant's kind goes unchecked. Objects of the production
+    build are there in it; test hooks (in the test build only) are not.
+    ALL_TABLES is every table the production build has: a table added to
+    the P4 without a controller name fails here. A typo or a rename in the
+    P4 fails here, not on a switch."""
     names = _names_module(program)
-    compiled = {s.name.removeprefix("pipe."): s for s in p4_table_specs(program, chip)}
-    actions = {a for s in compiled.values() for a in s.actions}
-    keys = {k for s in compiled.values() for k in s.keys}
+    full = {s.name.removeprefix("pipe."): s for s in p4_table_specs(program, chip)}
+    prod = {s.name.removeprefix("pipe."): s for s in p4_table_specs(program, chip, True)}
+    hooks = set(full) - set(prod)
+    actions = {a for s in full.values() for a in s.actions}
+    hook_actions = actions - {a for s in prod.values() for a in s.actions}
+    keys = {k for s in full.values() for k in s.keys}
+    grouped = {name: kind for group, kind in GROUPS.items() for name in getattr(names, group, ())}
     problems = []
-    for attr in dir(names):
-        value = getattr(names, attr)
-        if not isinstance(value, str):
-            continue
-        if attr.startswith("K_"):
+    for where, value in _named(names):
+        if where.startswith("K_") or where.startswith("ALL_KEYS"):
             if value not in keys:
-                problems.append(f"{attr} = {value!r}: no compiled table has this key")
-        elif (
-            value.startswith(("SwitchIngress.", "SwitchEgress."))
-            and value not in compiled
-            and value not in actions
-        ):
-            problems.append(f"{attr} = {value!r}: neither an object nor an action compiled")
-    for group, kind in (
-        ("ALL_TABLES", "mat"),
-        ("ALL_REGISTERS", "register"),
-        ("ALL_COUNTERS", "counter"),
-    ):
-        for name in getattr(names, group, ()):
-            spec = compiled.get(name)
-            if spec is None or spec.kind != kind:
-                got = "absent" if spec is None else spec.kind
-                problems.append(f"{group}: {name} is {got} in bf-rt.json, not a {kind}")
+                problems.append(f"{where} = {value!r}: no compiled table has this key")
+            continue
+        if not value.startswith(("SwitchIngress.", "SwitchEgress.")):
+            continue  # a prefix (IG, EG), a size: not a name
+        if value in full:
+            kind = full[value].kind
+            if value in hooks:
+                if kind != "mat":
+                    problems.append(f"{where} = {value!r}: a {kind} only the test build has")
+            elif value not in grouped:
+                problems.append(f"{where} = {value!r}: a {kind} no ALL_* group lists")
+            elif grouped[value] != kind:
+                problems.append(
+                    f"{where} = {value!r}: a {kind} in bf-rt.json, a {grouped[value]} by its group"
+                )
+            elif prod[value].kind != kind:
+                problems.append(f"{where} = {value!r}: a {prod[value].kind} in production")
+        elif value in actions:
+            if where.startswith(tuple(GROUPS)):
+                problems.append(f"{where} = {value!r}: an action, listed as an object")
+        else:
+            problems.append(f"{where} = {value!r}: neither an object nor an action compiled")
+    for where, value in _named(names):
+        if where.startswith("ALL_ACTIONS") and (value not in actions or value in hook_actions):
+            problems.append(f"{where} = {value!r}: not an action of the production build")
+    tables = {name for name, s in prod.items() if s.kind == "mat"}
+    listed = set(getattr(names, "ALL_TABLES", ()))
+    for name in sorted(tables - listed):
+        problems.append(f"ALL_TABLES: lacks {name}, a table of the production build")
     assert not problems, "\n".join(problems)
+
+
+def test_the_names_check_fails_on_a_wrong_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check above can fail: a table given as a counter, an action in a
+    mapping misspelt, a key renamed and a table left out of ALL_TABLES are
+    each named."""
+    names = _names_module("spie")
+    monkeypatch.setattr(names, "ALL_COUNTERS", (*names.ALL_COUNTERS, names.SPIE_PORT))  # type: ignore[attr-defined]
+    terms = dict(names.SET_TERM)  # type: ignore[attr-defined]
+    terms[names.ALPHA_HI] = "SwitchEgress.set_alpha_high"  # type: ignore[attr-defined]
+    monkeypatch.setattr(names, "SET_TERM", terms)
+    monkeypatch.setattr(names, "K_D_REF", "eg_md.d_reference")
+    first, *rest = names.ALL_TABLES  # type: ignore[attr-defined]
+    monkeypatch.setattr(names, "ALL_TABLES", tuple(rest))
+    with pytest.raises(AssertionError) as failed:
+        test_controller_names_are_the_compilers("spie", "tofino2")
+    said = str(failed.value)
+    assert "SwitchIngress.spie_port': a mat in bf-rt.json, a counter by its group" in said
+    assert "'SwitchEgress.set_alpha_high': neither an object nor an action compiled" in said
+    assert "K_D_REF = 'eg_md.d_reference': no compiled table has this key" in said
+    assert f"ALL_TABLES: lacks {first}, a table of the production build" in said

@@ -68,7 +68,17 @@ def _write(tmp_path: Path, mutate) -> Path:  # type: ignore[no-untyped-def]
             "key 'recirculation_port_gbps' must be at most 10000",
         ),
         (lambda r: r.update(chip="tofino9"), "key 'chip' must be one of"),
-        (lambda r: r.update(pktgen_ports=[68, "x"]), "key 'pktgen_ports' must hold"),
+        # The entry is named since pydantic validates the profile (issue 46).
+        (
+            lambda r: r.update(pktgen_ports=[68, "x"]),
+            "key 'pktgen_ports' entry 1 must be an integer",
+        ),
+        (
+            lambda r: r.update(cpu_eth_ports=[-2]),
+            "key 'cpu_eth_ports' entry 0 must not be negative",
+        ),
+        (lambda r: r.update(cpu_eth_ports=[]), "key 'cpu_eth_ports' must be a non-empty list"),
+        (lambda r: r.update(p4_arch=""), "key 'p4_arch' must be a non-empty string"),
         (lambda r: r.update(recirculation_ports=[9999]), "key 'recirculation_ports' port 9999"),
         (lambda r: r.update(mirror_session_min=2000), "key 'mirror_session_min' exceeds"),
         (lambda r: r.update(pipes=2**40), "key 'pipes' must be at most 16"),

@@ -233,7 +233,8 @@ def test_check_replays_committed_and_fresh_tests_on_the_model(
     assert tg.main(["pmqecn", "--chip", "tofino", "--root", str(root), "--check"]) == 1
     err = capsys.readouterr().err
     assert "committed test p4testgen_3: output differs" in err
-    assert "fresh test (seed 2) p4testgen_3: output differs" in err
+    seed = tg.SEARCH["pmqecn"].seeds["tofino"]
+    assert f"fresh test (seed {seed}) p4testgen_3: output differs" in err
 
 
 def test_replay_on_model_finds_a_test_the_model_does_not_reproduce(tmp_path: Path) -> None:
@@ -287,7 +288,7 @@ REPRO = REPO / "tests" / "data" / "p4testgen_repros" / "spie_range_check.p4"
 
 
 def test_custom_hashes_become_the_same_crc_or_unknown() -> None:
-    original = (REPO / "tna" / "spie" / "spie.p4").read_text()
+    original = (REPO / "tna" / "spie" / "sketch.p4").read_text()
     rewritten, notes = tg.custom_hash_substitutes(original)
     assert "HashAlgorithm_t.CUSTOM" not in rewritten
     assert notes == [
@@ -295,7 +296,7 @@ def test_custom_hashes_become_the_same_crc_or_unknown() -> None:
         "hasher1: CUSTOM poly1 (0x1021) -> RANDOM (unknown to p4testgen)",
         "hasher2: CUSTOM poly2 (0x3D65) -> RANDOM (unknown to p4testgen)",
     ]
-    # Line for line: p4testgen's coverage and traces point into spie.p4.
+    # Line for line: p4testgen's coverage and traces point into sketch.p4.
     before, after = original.splitlines(), rewritten.splitlines()
     assert len(before) == len(after)
     changed = [(b, a) for b, a in zip(before, after, strict=True) if b != a]
@@ -327,7 +328,9 @@ def test_spie_runs_from_the_rewritten_copy(tmp_path: Path, monkeypatch: pytest.M
         "if args == ['--version']:\n"
         "    print('p4testgen 1.2.5 (SHA: 34b86e9 BUILD: Release)'); sys.exit(0)\n"
         "src = pathlib.Path(args[-1])\n"
-        "if 'HashAlgorithm_t.CUSTOM' in src.read_text():\n"
+        # The hashes are in sketch.p4, which the copy includes from beside it.
+        "assert (src.parent / 'sketch.p4').is_file()\n"
+        "if any('HashAlgorithm_t.CUSTOM' in f.read_text() for f in src.parent.glob('*.p4')):\n"
         "    print('Internal error: vector::_M_range_check'); sys.exit(1)\n"
         "includes = [args[i + 1] for i, a in enumerate(args) if a == '-I']\n"
         f"assert {str(REPO / 'tna' / 'spie')!r} in includes, includes\n"
@@ -487,12 +490,22 @@ def test_resubmission_becomes_the_drop_it_is_from_outside() -> None:
     """p4testgen cannot step Resubmit.emit; S-PIE's copy drops on the first
     pass instead, line for line, and a program without resubmission is run
     as it is."""
-    original = (REPO / "tna" / "spie" / "spie.p4").read_text()
-    rewritten, notes = tg.p4testgen_copy(original)
-    assert "resubmit_type = " not in rewritten
-    assert "resubmit.emit" not in rewritten
-    assert len(rewritten.splitlines()) == len(original.splitlines())
-    assert any(n.startswith("resubmit_type = ... -> drop_ctl = 1") for n in notes)
-    assert any(n.startswith("resubmit.emit(...) -> ;") for n in notes)
+    originals = tg.program_sources("spie")
+    # The Resubmit and its emit are in spie.p4, the verdict's resubmit_type
+    # in verdict.p4: the copy rewrites both.
+    assert {p.name for p in originals} >= {"spie.p4", "verdict.p4", "sketch.p4"}
+    copies, notes = tg.p4testgen_copies(originals)
+    for path, rewritten in copies.items():
+        assert "resubmit_type = " not in rewritten, path
+        assert "resubmit.emit" not in rewritten, path
+        assert len(rewritten.splitlines()) == len(originals[path].splitlines()), path
+    assert "resubmit_type = " in originals[REPO / "tna" / "spie" / "verdict.p4"]
+    assert notes == [
+        "hasher0: CUSTOM poly0 (0x8005) -> CRC16 (the same CRC)",
+        "hasher1: CUSTOM poly1 (0x1021) -> RANDOM (unknown to p4testgen)",
+        "hasher2: CUSTOM poly2 (0x3D65) -> RANDOM (unknown to p4testgen)",
+        "resubmit_type = ... -> drop_ctl = 1 (2x: the first pass's drop)",
+        "resubmit.emit(...) -> ; (2x: p4testgen cannot step it)",
+    ]
     pmqecn = (REPO / "tna" / "pmqecn" / "pmqecn.p4").read_text()
     assert tg.p4testgen_copy(pmqecn) == (pmqecn, [])

@@ -53,25 +53,30 @@ def test_all_six_programs_are_covered() -> None:
         assert any(kind != "metadata" for kind, _ in decl), program
 
 
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert text.count(old) == 1, (path, old)
+    path.write_text(text.replace(old, new))
+
+
 def test_a_width_change_in_the_p4_fails_the_audit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """S-PIE's sum of squares narrowed to 16 bits, and a register added to
-    AQM, in a copy of tna/: both are reported."""
+    AQM's CoDel (a sub-control in a file of its own), in a copy of tna/:
+    both are reported."""
     copy = tmp_path / "tna"
     shutil.copytree(ROOT / "tna", copy)
-    spie = copy / "spie" / "spie.p4"
-    text = spie.read_text()
-    old = "Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) sumsq;"
-    assert old in text
-    spie.write_text(text.replace(old, "Register<bit<16>, spie_slot_t>(SPIE_SLOTS, 0) sumsq;"))
-    aqm = copy / "aqm" / "aqm.p4"
-    aqm.write_text(
-        aqm.read_text().replace(
-            "Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) codel_count;",
-            "Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) codel_count;\n"
-            "    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) new_sum;",
-        )
+    _edit(
+        copy / "spie" / "sketch.p4",
+        "Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) sumsq;",
+        "Register<bit<16>, spie_slot_t>(SPIE_SLOTS, 0) sumsq;",
+    )
+    _edit(
+        copy / "aqm" / "codel.p4",
+        "Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) codel_count;",
+        "Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) codel_count;\n"
+        "    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) new_sum;",
     )
     monkeypatch.setattr(wa, "TNA", copy)
     problems = wa.check_declarations()
@@ -113,3 +118,53 @@ def test_spie_sum_cannot_wrap_at_line_rate() -> None:
 def test_readme_table_is_the_scripts() -> None:
     text = (ROOT / "tna" / "README.md").read_text()
     assert wa.readme_section(text) == wa.section(PROFILES)
+
+
+def test_a_register_in_a_comment_is_not_declared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The audit reads the P4 as the compiler does (issue 46: its own reader
+    kept comments): a declaration commented out, or compiled out, is none."""
+    copy = tmp_path / "tna"
+    shutil.copytree(ROOT / "tna", copy)
+    _edit(
+        copy / "aqm" / "aqm.p4",
+        "    TimestampQueueHook() queue_hook;\n",
+        "    TimestampQueueHook() queue_hook;\n"
+        "    /* Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) ghost; */\n"
+        "    // Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) ghost2;\n"
+        "#ifdef TOFCC_NEVER\n"
+        "    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) ghost3;\n"
+        "#endif\n",
+    )
+    monkeypatch.setattr(wa, "TNA", copy)
+    assert wa.check_declarations() == []
+
+
+def test_typedef_fields_have_their_width() -> None:
+    """Fields of a typedef'd type (the program's own, the shared ones and the
+    chip's) are declared at the type's width, not left out (issue 46)."""
+    spie = wa.declared("spie")
+    assert spie[("metadata", "ig_md_t.slot")] == "8"  # spie_slot_t
+    assert spie[("metadata", "ig_md_t.next_update_port")] == "9"  # PortId_t
+    bfcc = wa.declared("bfcc")
+    assert bfcc[("metadata", "eg_md_t.bp_group")] == "8"  # group_t
+    assert bfcc[("metadata", "eg_md_t.vq_index")] == "12"  # vq_index_t
+    # A chip's own type has the chip's width.
+    assert wa.declared("bfcc", "tofino")[("metadata", "ig_md_t.high_qid")] == "5"
+    assert wa.declared("bfcc", "tofino2")[("metadata", "ig_md_t.high_qid")] == "7"
+
+
+def test_objects_of_sub_controls_and_includes_are_their_programs() -> None:
+    """A register declared in a program's sub-control file belongs to the
+    program; a counter of a shared include to "include", once, whichever
+    programs instantiate it."""
+    aqm = wa.declared("aqm")
+    assert aqm[("register", "red_block_packets")] == "32"  # tna/aqm/red.p4
+    assert aqm[("register", "codel_count")] == "32"  # tna/aqm/codel.p4
+    assert ("counter", "untrusted_feedback_drops") not in aqm
+    include = wa.declared("include")
+    assert include[("counter", "untrusted_feedback_drops")] == "32"
+    assert not any(kind == "register" for kind, _ in include)
+    # A struct entry is its members' widths.
+    assert wa.declared("bfcc")[("register", "occupancy_window")] == "32+32"

@@ -30,7 +30,7 @@ from typing import Any
 # packages sit beside each other under it.
 ROOT = Path(__file__).resolve().parents[1]
 
-# The queue-metadata test hook every program includes (tna/include/queue_hook.p4).
+# The queue-metadata test hook every program includes (tna/include/test_hooks.p4).
 QUEUE_HOOK_TABLE = "SwitchEgress.queue_hook.queue_md_override"
 QUEUE_HOOK_ACTION = "SwitchEgress.queue_hook.inject"
 # The ingress clock hook, in programs whose decisions read the time.

@@ -17,7 +17,6 @@ queue's slot is zeroed in every register).
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
@@ -28,11 +27,13 @@ from ..common import (
     IntendedStateApp,
     by_table,
     check_chip,
-    port_guard_row,
+    port_guard_rows,
+    queue_key,
     route_writes,
     source_binding_writes,
     trusted_port_writes,
 )
+from ..common import QueueChange as Change
 from ..errors import ConfigError
 from ..switch import EntryWrite, Switch, TmQueueWrite, Write
 from . import names as n
@@ -104,19 +105,6 @@ def queue_settings(q: QueueSpec) -> str:
     return "-"
 
 
-@dataclass
-class Change:
-    queue: str  # "port/queue"
-    what: str
-    old: object
-    new: object
-    why: str
-
-
-def _key(port: int, queue: int) -> str:
-    return f"{port}/{queue}"
-
-
 class AqmApp(IntendedStateApp):
     def __init__(self, switch: Switch, config: AqmConfig) -> None:
         check_chip(config.chip, switch.profile)
@@ -134,7 +122,7 @@ class AqmApp(IntendedStateApp):
         from the config: the other mechanism's settings do not carry over."""
         queues = []
         for q in self.config.queues:
-            changes = live.get(_key(q.port, q.queue), {})
+            changes = live.get(queue_key(q.port, q.queue), {})
             base = q.model_dump()
             if changes.get("mode", q.mode) != q.mode:
                 base = {"port": q.port, "queue": q.queue, "ecn": q.ecn}
@@ -143,7 +131,7 @@ class AqmApp(IntendedStateApp):
             except ValidationError as exc:
                 err = exc.errors()[0]
                 loc = ".".join(str(x) for x in err["loc"])
-                where = f"{field} {_key(q.port, q.queue)}{' ' + loc if loc else ''}"
+                where = f"{field} {queue_key(q.port, q.queue)}{' ' + loc if loc else ''}"
                 raise ConfigError(where, str(err["msg"]).removeprefix("Value error, ")) from None
         cfg = self.config.model_copy(update={"queues": queues})
         check_against(cfg, self.profile)
@@ -155,10 +143,10 @@ class AqmApp(IntendedStateApp):
         """Change some queues' settings (or mechanism), all or none: every
         value is checked, and the whole config against the chip, before one
         batch is written."""
-        modes = {_key(q.port, q.queue): q.mode for q in self.effective.queues}
+        modes = {queue_key(q.port, q.queue): q.mode for q in self.effective.queues}
         live = {k: dict(v) for k, v in self.live.items()}
         for (port, queue), fields in updates.items():
-            key = _key(port, queue)
+            key = queue_key(port, queue)
             if key not in modes:
                 raise ConfigError("queue", f"no AQM queue {key} (known: {', '.join(modes)})")
             for name in fields:
@@ -188,7 +176,7 @@ class AqmApp(IntendedStateApp):
     def _commit(self, live: dict[str, dict[str, Any]], new: AqmConfig, why: str) -> list[Change]:
         old = self.effective
         changes = [
-            Change(_key(a.port, a.queue), name, getattr(a, name), getattr(b, name), why)
+            Change(queue_key(a.port, a.queue), name, getattr(a, name), getattr(b, name), why)
             for a, b in zip(old.queues, new.queues, strict=True)
             for name in CHANGE_FIELDS
             if getattr(a, name) != getattr(b, name)
@@ -337,7 +325,7 @@ class AqmApp(IntendedStateApp):
     def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
         """Validate every saved change first (a corrupt state file is an error
         naming the field, never half-restored), then take them all."""
-        known = {_key(q.port, q.queue) for q in self.config.queues}
+        known = {queue_key(q.port, q.queue) for q in self.config.queues}
         live: dict[str, dict[str, Any]] = {}
         for key, fields in state.items():
             if key not in known or not isinstance(fields, dict):
@@ -382,11 +370,5 @@ class AqmApp(IntendedStateApp):
                     "marks": self.switch.read_counter(n.AQM_MARKS, q.port)[0],
                 }
             )
-        ports = sorted(
-            {r.port for r in cfg.routes}
-            | set(cfg.trusted_ports)
-            | {b.port for b in cfg.source_bindings}
-        )
-        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-        rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports]
+        rows += port_guard_rows(self.switch, cfg)
         return rows

@@ -26,8 +26,8 @@ from .app import SETTABLE, USED_BY, AqmApp, Change
 from .mechanisms import MODES
 
 
-def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
-    return parse_values(pairs, SETTABLE)
+def parse_set(pairs: tuple[str, ...], cell_bytes: int | None = None) -> dict[str, object]:
+    return parse_values(pairs, SETTABLE, cell_bytes)
 
 
 def print_changes(console: Console, changes: list[Change]) -> None:
@@ -36,7 +36,7 @@ def print_changes(console: Console, changes: list[Change]) -> None:
 
 
 def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], console: Console) -> None:
-    fields = parse_set(pairs)
+    fields = parse_set(pairs, obj.cell_bytes())
     selected = parse_queues(queues)
     app = obj.open_app(sync=True)
     assert isinstance(app, AqmApp)
@@ -66,7 +66,8 @@ SET_HELP = (
     "AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0]; "
     "tofcc --program aqm set --queue 4/0 mechanism=pie target_delay_us=15000 "
     f"(mechanism: {', '.join(MODES)}; "
-    f"settings: {', '.join(s for s in SETTABLE if s != 'mechanism')})"
+    f"settings: {', '.join(s for s in SETTABLE if s != 'mechanism')}; "
+    "a _cells value also in bytes: max_th_bytes=32KB)"
 )
 
 

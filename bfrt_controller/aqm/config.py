@@ -17,7 +17,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 from models.switch.aqm import AQM_CODEL_DUE_ENTRIES, AQM_RED_LEVEL_ENTRIES, AQM_SLOTS
 from models.switch.aqm_mechanisms import AQM_PI_TERMS_ENTRIES
 
@@ -28,10 +28,12 @@ from ..common import (
     Strict,
     check_port,
     check_port_guards,
+    check_queue_id,
     no_repeats,
 )
 from ..errors import ConfigError
-from ..validation import load_yaml, parse_model
+from ..ternary_levels import Levels
+from ..validation import load_yaml, parse_on_chip
 from .levels import LEVEL_ALWAYS, TICK_NS, codel_entries, red_entries
 from .mechanisms import CURVE_FAMILY, DEFAULTS, USED_BY, Mode
 from .pi import PiGains, pi_terms_entries
@@ -137,12 +139,6 @@ class QueueSpec(Strict):
         return PiGains(self.setting("alpha"), self.setting("beta"), self.setting("target_delay_us"))
 
 
-class Levels(Strict):
-    # RED levels between min_th and max_th per queue: one per cell up to
-    # this many, else equal-width buckets (bfrt_controller/aqm/levels.py).
-    max_steps: Annotated[int, Field(ge=1, le=256)] = 64
-
-
 class AqmConfig(Strict):
     program: Literal["aqm"] = "aqm"
     chip: Literal["tofino", "tofino2"] = "tofino"
@@ -214,11 +210,7 @@ def check_family_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
 
 def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
     check_port(f"{field}.port", q.port, profile, front_panel=True)
-    if q.queue > profile.max_queue_id:
-        raise ConfigError(
-            f"{field}.queue",
-            f"queue {q.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
-        )
+    check_queue_id(f"{field}.queue", q.queue, profile)
     if q.mode == "red" and q.min_th_cells >= profile.max_qdepth_cells:
         raise ConfigError(
             f"{field}.min_th_cells",
@@ -277,12 +269,7 @@ def check_against(cfg: AqmConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> AqmConfig:
-    cfg = parse_model(AqmConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(AqmConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> AqmConfig:

@@ -32,16 +32,11 @@ from dataclasses import dataclass
 
 from models.switch.common import CLOCK_TICK_SHIFT
 
-LEVEL_ALWAYS = 1 << 15
-KEY_BITS = 32
-KEY_MAX = (1 << KEY_BITS) - 1
+from ..ternary_levels import KEY_MAX, range_prefixes
+from ..ternary_levels import LEVEL_ALWAYS as LEVEL_ALWAYS
+from ..ternary_levels import level_of as level_of
+
 TICK_NS = 1 << CLOCK_TICK_SHIFT
-
-
-@dataclass(frozen=True)
-class Ternary:
-    value: int
-    mask: int
 
 
 @dataclass(frozen=True)
@@ -60,19 +55,6 @@ class CodelDue:
     tail: int
 
 
-def range_prefixes(lo: int, hi: int, bits: int = KEY_BITS) -> list[Ternary]:
-    """[lo, hi] as the fewest (value, mask) prefixes."""
-    full = (1 << bits) - 1
-    out: list[Ternary] = []
-    while lo <= hi:
-        size = lo & -lo if lo else 1 << bits
-        while size > hi - lo + 1:
-            size >>= 1
-        out.append(Ternary(lo, full ^ (size - 1)))
-        lo += size
-    return out
-
-
 def red_probability(avg_cells: float, min_th_cells: int, max_th_cells: int, max_p: float) -> float:
     """Floyd & Jacobson's p_b (no count-based spacing, tna/aqm/README.md)."""
     if avg_cells < min_th_cells:
@@ -80,10 +62,6 @@ def red_probability(avg_cells: float, min_th_cells: int, max_th_cells: int, max_
     if avg_cells >= max_th_cells:
         return 1.0
     return max_p * (avg_cells - min_th_cells) / (max_th_cells - min_th_cells)
-
-
-def level_of(probability: float) -> int:
-    return min(LEVEL_ALWAYS, max(0, round(probability * LEVEL_ALWAYS)))
 
 
 def red_entries(
@@ -115,9 +93,9 @@ def red_entries(
         c = top
     add(max_th_cells * n, KEY_MAX, LEVEL_ALWAYS, 1)
     return [
-        RedLevel(t.value, t.mask, level, hard)
+        RedLevel(value, mask, level, hard)
         for lo, hi, level, hard in ranges
-        for t in range_prefixes(lo, hi)
+        for value, mask in range_prefixes(lo, hi)
     ]
 
 
@@ -146,6 +124,6 @@ def codel_entries(interval_us: float, count_cap: int) -> list[CodelDue]:
     e = codel_breakpoints_ticks(interval_us, count_cap)
     out: list[CodelDue] = []
     for m in range(count_cap):
-        out += [CodelDue(t.value, t.mask, m + 1, 0) for t in range_prefixes(e[m], e[m + 1] - 1)]
-    out += [CodelDue(t.value, t.mask, count_cap, 1) for t in range_prefixes(e[count_cap], KEY_MAX)]
+        out += [CodelDue(v, mask, m + 1, 0) for v, mask in range_prefixes(e[m], e[m + 1] - 1)]
+    out += [CodelDue(v, mask, count_cap, 1) for v, mask in range_prefixes(e[count_cap], KEY_MAX)]
     return out

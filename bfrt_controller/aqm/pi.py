@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .levels import KEY_MAX, range_prefixes
+from ..ternary_levels import KEY_MAX, range_prefixes
 
 PROB_SCALE = 1 << 32
 SATURATION_TERM = 0.25
@@ -82,7 +82,7 @@ def pi_terms_entries(g: PiGains) -> list[PiTerms]:
     mask = KEY_MAX ^ ((1 << k) - 1)
     out = [PiTerms(i << k, mask, *terms_at(g, (i + 0.5) * (1 << k))) for i in range(steps)]
     term, beta_term = terms_at(g, steps << k)
-    out += [PiTerms(t.value, t.mask, term, beta_term) for t in range_prefixes(steps << k, KEY_MAX)]
+    out += [PiTerms(v, m, term, beta_term) for v, m in range_prefixes(steps << k, KEY_MAX)]
     return out
 
 

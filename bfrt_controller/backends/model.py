@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from hw_profiles import HwProfile
-from models import speedups
+from models import cycle_speedups, speedups
 from models.switch.core import Match, MirrorSession, P4ModelError
 from models.switch.registry import make_model
 from models.switch.tna import TnaProgram
@@ -54,6 +56,15 @@ from .model_buffer import ModelBufferCounters
 # traffic_mgr/api/tm_api_sch.c line 64 ("Default: Queue scheduling weights
 # set to 1023"), written by tm_tofino_default.c line 756 / tm_tof2_default.c line 928.
 POWER_ON_DWRR_WEIGHT = 1023
+
+
+class _TmSaved(NamedTuple):
+    shaping: dict[tuple[int, int | None], tuple[int, int]]
+    flowcontrol: dict[int, tuple[str, tuple[int, ...]]]
+    pfc_cos: dict[tuple[int, int], int]
+    ppgs: dict[tuple[int, int], TmPpgWrite]
+    pools: dict[tuple[str, int | None], int]
+    ports: dict[int, PortState]
 
 
 class ModelSwitch(ModelBufferCounters, Switch):
@@ -301,12 +312,18 @@ class ModelSwitch(ModelBufferCounters, Switch):
         undo: list[Callable[[], None]] = []
         saved_tables: set[str] = set()
         weights, priorities = dict(self.tm_weights), dict(self.tm_priorities)
-        shaping = dict(self.tm_shaping)
-        pfc = (dict(self.tm_flowcontrol), dict(self.tm_pfc_cos), dict(self.tm_ppgs))
-        pools = dict(self.tm_pools)
-        ports = dict(self.ports)
+        tm = self._tm_saved()
+        cells = cycle_speedups.ENABLED
         for i, w in enumerate(writes):
             try:
+                if cells and type(w) is RegisterWrite:
+                    # A cycle clears a thousand cells: the cell's undo and
+                    # its write without the generic dispatch of each.
+                    register = self.model.register(w.register)
+                    old = register.read_pipes(w.index)
+                    register.write_all(w.index, w.value)
+                    undo.append(functools.partial(register.put_pipes, w.index, old))
+                    continue
                 remember(self.model, w, undo, saved_tables)
                 self._apply(w)
             except P4ModelError as exc:
@@ -317,33 +334,40 @@ class ModelSwitch(ModelBufferCounters, Switch):
                 self.tm_weights.update(weights)
                 self.tm_priorities.clear()
                 self.tm_priorities.update(priorities)
-                self.tm_shaping.clear()
-                self.tm_shaping.update(shaping)
-                self.tm_flowcontrol, self.tm_pfc_cos, self.tm_ppgs = pfc
-                self.tm_pools = pools
-                self.ports = ports
+                self._tm_restore(tm)
                 raise WriteError(i, w.describe(), str(exc)) from None
 
     def _write_reference(self, writes: Sequence[Write]) -> None:
         """The original rollback: a deep copy of the whole switch per batch."""
         saved = (self.model.snapshot(), dict(self.tm_weights), dict(self.tm_priorities))
-        shaping = dict(self.tm_shaping)
-        pfc = (dict(self.tm_flowcontrol), dict(self.tm_pfc_cos), dict(self.tm_ppgs))
-        pools = dict(self.tm_pools)
-        ports = dict(self.ports)
+        tm = self._tm_saved()
         for i, w in enumerate(writes):
             try:
                 self._apply(w)
             except P4ModelError as exc:
                 self.model.restore(saved[0])
                 self.tm_weights, self.tm_priorities = saved[1], saved[2]
-                # In place: the simulated pipeline holds this dict.
-                self.tm_shaping.clear()
-                self.tm_shaping.update(shaping)
-                self.tm_flowcontrol, self.tm_pfc_cos, self.tm_ppgs = pfc
-                self.tm_pools = pools
-                self.ports = ports
+                self._tm_restore(tm)
                 raise WriteError(i, w.describe(), str(exc)) from None
+
+    def _tm_saved(self) -> _TmSaved:
+        """What both rollbacks restore besides the P4 state and the queue
+        weights: the TM's shaping, PFC and pools, and the ports."""
+        return _TmSaved(
+            dict(self.tm_shaping),
+            dict(self.tm_flowcontrol),
+            dict(self.tm_pfc_cos),
+            dict(self.tm_ppgs),
+            dict(self.tm_pools),
+            dict(self.ports),
+        )
+
+    def _tm_restore(self, saved: _TmSaved) -> None:
+        # In place: the simulated pipeline holds this dict.
+        self.tm_shaping.clear()
+        self.tm_shaping.update(saved.shaping)
+        self.tm_flowcontrol, self.tm_pfc_cos = saved.flowcontrol, saved.pfc_cos
+        self.tm_ppgs, self.tm_pools, self.ports = saved.ppgs, saved.pools, saved.ports
 
     def pipe_count(self) -> int:
         return self.model.pipes

@@ -10,9 +10,10 @@ import time
 
 import click
 
-from ..common import MIN_CYCLE_INTERVAL_S, check_cycle_interval
-from ..console import cell, console, print_changes
+from ..console import cell, console, json_option, json_report, print_changes
+from ..console import report as json_fields
 from ..context import Context
+from ..cycle_options import cycle_options, cycles_asked
 from ..errors import ConfigError
 from ..pmqecn.config import MAX_INTERVAL_S
 from ..set_args import parse_signed_int, refuse_options
@@ -57,29 +58,18 @@ def set_command(
     help="BFCC reduction shaping: shape each reaction point's port (or low queue) in the TM "
     "to RT/(RT+1) while the switch holds backpressure, unshape it after."
 )
-@click.option(
-    "--interval",
-    type=float,
-    help=f"run a cycle every SECONDS ({MIN_CYCLE_INTERVAL_S:g} or more) until interrupted",
-)
-@click.option(
-    "--count",
-    type=click.IntRange(min=0),
-    default=None,
-    help="with --interval: stop after this many cycles (0 or absent: forever)",
-)
+@cycle_options
+@json_option
 @click.pass_obj
 def shape(obj: Context, interval: float | None, count: int | None) -> None:
     obj.require("bfcc")
-    if interval is not None:
-        check_cycle_interval("--interval", interval, MAX_INTERVAL_S)
-    if count is not None and interval is None:
-        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
+    count = cycles_asked(interval, count, MAX_INTERVAL_S)
     app = obj.bfcc()
     if app.params.reduction != "shaping":
         raise ConfigError("reduction", "is fakes: set reduction=shaping first")
 
     def report(writes: list[TmShapingWrite]) -> None:
+        json_fields(writes=[w.describe() for w in writes])
         for w in writes:
             console.print(w.describe())
         if not writes:
@@ -89,11 +79,17 @@ def shape(obj: Context, interval: float | None, count: int | None) -> None:
         report(app.shape_once())
         return
     sup = Supervisor(app, probe=lambda: holds_state(app))
-    done, count = 0, count or 0
+    done = 0
     while count == 0 or done < count:
         time.sleep(interval)
-        report(sup.run(lambda: app.shape_once(time.monotonic())))
+        repairs = sup.reconnects + sup.restarts_detected
+        writes = sup.run(lambda: app.shape_once(time.monotonic()))
+        obj.audit_cycle(
+            "shape-cycle", len(writes), sup.reconnects + sup.restarts_detected != repairs
+        )
+        report(writes)
         done += 1
+        json_report.flush_line()  # --json: a document per cycle, a line each
 
 
 COMMANDS: tuple[click.Command, ...] = (shape,)

@@ -22,17 +22,18 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 
 from ..common import (
     Route,
     check_port,
+    check_queue_id,
     check_routes,
     check_source_bindings,
     no_repeats,
 )
 from ..errors import ConfigError
-from ..validation import load_yaml, parse_model
+from ..validation import load_yaml, parse_on_chip
 from .recirculation import (
     RecirculationLoad as RecirculationLoad,
 )
@@ -376,10 +377,7 @@ def check_against(cfg: BfccConfig, profile: HwProfile) -> None:
         check_port(field, value, profile, front_panel)
 
     def queue(field: str, value: int) -> None:
-        if value > profile.max_queue_id:
-            raise ConfigError(
-                field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
-            )
+        check_queue_id(field, value, profile)
 
     def session(field: str, sid: int) -> None:
         if not profile.valid_mirror_session(sid):
@@ -470,12 +468,7 @@ def parse_config(raw: object, source: str = "") -> BfccConfig:
         for name in raw["params"]:
             if name in WRONG_UNIT:
                 check_param_name(name, prefix)
-    cfg = parse_model(BfccConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(BfccConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> BfccConfig:

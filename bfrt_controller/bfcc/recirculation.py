@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from hw_profiles import HwProfile
 
-from ..common import pipe_of
+from ..common import guarded_ports, pipe_of
 from ..errors import ConfigError
 from .schema import BfccConfig, Params, ReactionPoint
 
@@ -20,15 +20,16 @@ def config_pipes(cfg: BfccConfig, profile: HwProfile) -> list[int]:
     """The pipes holding a port the config names, in order. Registers are per
     pipe and a sender's packets read bp_state in the ingress pipe of the port
     they arrive on, so backpressure is copied to each of these pipes."""
-    ports = (
-        {r.port for r in cfg.routes}
-        | set(cfg.trusted_ports)
-        | {b.port for b in cfg.source_bindings}
-        | {u.port for u in cfg.upstream_ports}
+    return sorted({pipe_of(port, profile) for port in guarded_ports(cfg, own_ports(cfg))})
+
+
+def own_ports(cfg: BfccConfig) -> set[int]:
+    """The ports of BFCC's own sections: upstream, congestion and reaction points."""
+    return (
+        {u.port for u in cfg.upstream_ports}
         | {cp.port for cp in cfg.congestion_points}
         | {rp.port for rp in cfg.reaction_points}
     )
-    return sorted({pipe_of(port, profile) for port in ports})
 
 
 def recirculation_sessions(cfg: BfccConfig, profile: HwProfile) -> dict[int, int]:

@@ -5,10 +5,12 @@ congestion points, reaction points, rate thresholds, groups and ports."""
 
 from __future__ import annotations
 
+from typing import cast
+
 from models.switch.core import Match
 from models.switch.headers import FEEDBACK_TYPE_BACKPRESSURE
 
-from ..common import PORTS_SECTION, lpm, pipe_of, port_guard_row
+from ..common import PORTS_SECTION, lpm, pipe_of, port_guard_rows
 from ..switch import Switch
 from . import names as n
 from .config import (
@@ -18,6 +20,7 @@ from .config import (
     refresh_period_ns,
     sojourn_thresholds,
 )
+from .recirculation import own_ports
 
 # Status sections: rows carry one of these under "section".
 CONGESTION_POINTS = "congestion points"
@@ -174,19 +177,7 @@ def _group_rows(switch: Switch, config: BfccConfig) -> list[dict[str, object]]:
 
 
 def _port_rows(switch: Switch, config: BfccConfig) -> list[dict[str, object]]:
-    cfg = config
-    ports = sorted(
-        {r.port for r in cfg.routes}
-        | set(cfg.trusted_ports)
-        | {u.port for u in cfg.upstream_ports}
-        | {cp.port for cp in cfg.congestion_points}
-        | {rp.port for rp in cfg.reaction_points}
-        | {b.port for b in cfg.source_bindings}
-    )
-    bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-    rows: list[dict[str, object]] = []
-    for port in ports:
-        row = port_guard_row(switch, port, bindings.get(port, []))
-        row["fake_drops"] = switch.read_counter(n.FAKE_DROPS, port)[0]
-        rows.append(row)
+    rows = port_guard_rows(switch, config, own_ports(config))
+    for row in rows:
+        row["fake_drops"] = switch.read_counter(n.FAKE_DROPS, cast(int, row["port"]))[0]
     return rows

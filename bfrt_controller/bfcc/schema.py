@@ -25,7 +25,8 @@ U8_MAX = 0xFF
 U32_MAX = 0xFFFFFFFF
 # The P4 tests `threshold - measure` by its bit 31: both must stay below 2^31.
 SIGN_LIMIT = (1 << 31) - 1
-# The refresh epoch is bits 24..19 of the ns clock (bfcc.p4 monitor).
+# The refresh epoch is bits 24..19 of the ns clock (tna/bfcc/congestion_point.p4,
+# monitor and tag).
 REFRESH_MIN_LOG2 = BFCC_EPOCH_LOW_BIT
 REFRESH_MAX_LOG2 = BFCC_EPOCH_LOW_BIT + BFCC_EPOCH_BITS - 1
 # Seed 001 sections 3.1 and 5: 10 Mb/s links (7-10 Mb/s measured).

@@ -28,7 +28,7 @@ from ..common import (
     IntendedStateApp,
     by_table,
     check_chip,
-    port_guard_row,
+    port_guard_rows,
     route_writes,
     source_binding_writes,
     trusted_port_writes,
@@ -306,6 +306,8 @@ class DadctcpApp(IntendedStateApp):
                     "queue": queue,
                     "mode": self.mode,
                     "k_packets": self.k_packets[(port, queue)],
+                    # K as the switch compares it (metrics export it in bytes).
+                    "k_cells": self.k_packets[(port, queue)] * self.cells_per_packet,
                     "k_port_packets": self.k_port[port],
                     "k1_cells": None if e is None else e.data["k1_cells"],
                     "k2_cells": None if e is None else e.data["k2_cells"],
@@ -319,14 +321,7 @@ class DadctcpApp(IntendedStateApp):
                     "not_ect_dropped": self.switch.read_counter(n.NOT_ECT_DROPPED, port)[0],
                 }
             )
-        cfg = self.config
-        guard_ports = sorted(
-            {r.port for r in cfg.routes}
-            | set(cfg.trusted_ports)
-            | {b.port for b in cfg.source_bindings}
-        )
-        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-        rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in guard_ports]
+        rows += port_guard_rows(self.switch, self.config)
         return rows
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from ..console import json_option
 from ..console import print_changes as show_changes
 from ..set_args import parse_int, parse_values, refuse_options
 from .app import MODES, Change, DadctcpApp
@@ -42,6 +43,7 @@ def set_values(obj: Any, pairs: tuple[str, ...], port: str | None, console: Cons
 
 
 @click.command(help="DA-DCTCP: run one round of Algorithm 2 now and print what moved.")
+@json_option
 @click.pass_obj
 def reallocate(obj: Any) -> None:
     from ..console import console

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 from models.dadctcp_thresholds import TICK_NS
 from models.switch.dadctcp import DADCTCP_QUEUE_SLOTS
 
@@ -25,13 +25,14 @@ from ..common import (
     SourceBinding,
     Strict,
     check_port,
+    check_queue_id,
     check_routes,
     check_source_bindings,
     cycle_interval,
     no_repeats,
 )
 from ..errors import ConfigError
-from ..validation import load_yaml, parse_model
+from ..validation import load_yaml, parse_on_chip
 
 Mode = Literal["dadctcp", "dctcp"]
 MODES: tuple[Mode, ...] = ("dadctcp", "dctcp")
@@ -112,11 +113,7 @@ def check_port_spec(field: str, p: PortSpec, packet_bytes: int, profile: HwProfi
     check_port(f"{field}.port", p.port, profile, front_panel=True)
     check_k_port(f"{field}.k_port_packets", p.k_port_packets, packet_bytes, profile)
     for j, q in enumerate(p.queues):
-        if q.queue > profile.max_queue_id:
-            raise ConfigError(
-                f"{field}.queues[{j}].queue",
-                f"queue {q.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
-            )
+        check_queue_id(f"{field}.queues[{j}].queue", q.queue, profile)
     no_repeats(f"{field}.queues", (q.queue for q in p.queues), " queue")
     total = sum(q.k_packets for q in p.queues)
     if total != p.k_port_packets:
@@ -147,11 +144,7 @@ def check_against(cfg: DadctcpConfig, profile: HwProfile) -> None:
         check_port_spec(f"ports[{i}]", p, cfg.packet_bytes, profile)
     no_repeats("ports", (p.port for p in cfg.ports), " port")
     for i, d in enumerate(cfg.dscp_queues):
-        if d.queue > profile.max_queue_id:
-            raise ConfigError(
-                f"dscp_queues[{i}].queue",
-                f"queue {d.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
-            )
+        check_queue_id(f"dscp_queues[{i}].queue", d.queue, profile)
     no_repeats("dscp_queues", (d.dscp for d in cfg.dscp_queues), ".dscp")
     slots = sum(len(p.queues) for p in cfg.ports)
     if slots > DADCTCP_QUEUE_SLOTS:
@@ -161,12 +154,7 @@ def check_against(cfg: DadctcpConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> DadctcpConfig:
-    cfg = parse_model(DadctcpConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(DadctcpConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> DadctcpConfig:

@@ -27,8 +27,10 @@ from ..common import (
     by_table,
     check_chip,
     host_feedback_writes,
-    port_guard_row,
+    port_guard_rows,
+    queue_key,
 )
+from ..common import QueueChange as Change
 from ..errors import ConfigError
 from ..pfc_watchdog import PfcWatchdog, WatchdogEvent
 from ..switch import EntryWrite, Switch, TmPfcWrite, TmPoolWrite, TmPpgWrite, Write
@@ -87,19 +89,6 @@ class QueueLive:
     mode: Mode
 
 
-@dataclass
-class Change:
-    queue: str  # "port/queue"
-    what: str
-    old: object
-    new: object
-    why: str
-
-
-def _key(port: int, queue: int) -> str:
-    return f"{port}/{queue}"
-
-
 class P4qcnApp(IntendedStateApp):
     def __init__(self, switch: Switch, config: P4qcnConfig) -> None:
         check_chip(config.chip, switch.profile)
@@ -107,14 +96,16 @@ class P4qcnApp(IntendedStateApp):
         self.switch = switch
         self.config = config
         self.live: dict[str, QueueLive] = {
-            _key(q.port, q.queue): QueueLive(
+            queue_key(q.port, q.queue): QueueLive(
                 q.q_min_cells, q.q_max_cells, q.feedback_interval_us, q.mode
             )
             for q in config.queues
         }
         pfc = config.pfc
         self.watchdog: PfcWatchdog | None = None
-        self.watchdog_on = True
+        # `enabled` as the config says; `set watchdog=on|off` moves it (live state).
+        self.watchdog_default = pfc is None or pfc.watchdog is None or pfc.watchdog.enabled
+        self.watchdog_on = self.watchdog_default
         if pfc is not None and pfc.watchdog is not None and pfc.honour:
             wd = pfc.watchdog
             self.watchdog = PfcWatchdog(
@@ -132,7 +123,7 @@ class P4qcnApp(IntendedStateApp):
     # ---- intended state --------------------------------------------
     def effective(self, q: QueueSpec) -> QueueSpec:
         """The queue as configured, with its live changes."""
-        return q.model_copy(update=asdict(self.live[_key(q.port, q.queue)]))
+        return q.model_copy(update=asdict(self.live[queue_key(q.port, q.queue)]))
 
     def queue_writes(self, q: QueueSpec) -> list[EntryWrite]:
         """The queue's feedback_probability entries (upserts)."""
@@ -279,15 +270,15 @@ class P4qcnApp(IntendedStateApp):
 
     def live_state(self) -> dict[str, Any]:
         out: dict[str, Any] = {key: asdict(live) for key, live in self.live.items()}
-        if not self.watchdog_on:
-            out[WATCHDOG_KEY] = "off"
+        if self.watchdog_on != self.watchdog_default:
+            out[WATCHDOG_KEY] = "on" if self.watchdog_on else "off"
         return out
 
     def restore_live(self, state: dict[str, Any], source: str = "live") -> None:
         """Validate every saved queue first (a corrupt state file is an error
         naming the field, never half-restored), then take them all."""
         state = dict(state)
-        watchdog = state.pop(WATCHDOG_KEY, "on")
+        watchdog = state.pop(WATCHDOG_KEY, "on" if self.watchdog_default else "off")
         if watchdog not in WATCHDOG_STATES:
             raise ConfigError(f"{source}.{WATCHDOG_KEY}", f"must be on or off, got {watchdog!r}")
         restored: dict[str, QueueLive] = {}
@@ -308,7 +299,7 @@ class P4qcnApp(IntendedStateApp):
         """Every queue as it would be with `new_live`, each checked whole."""
         out: list[QueueSpec] = []
         for q in self.config.queues:
-            key = _key(q.port, q.queue)
+            key = queue_key(q.port, q.queue)
             live = new_live.get(key, self.live[key])
             if live.q_min_cells > live.q_max_cells:
                 raise ConfigError(
@@ -329,7 +320,7 @@ class P4qcnApp(IntendedStateApp):
         new_live: dict[str, QueueLive] = {}
         for (port, queue), fields in updates.items():
             self.config.queue_index(port, queue)
-            key = _key(port, queue)
+            key = queue_key(port, queue)
             values = asdict(self.live[key])
             for name, value in fields.items():
                 field = f"{key} {name}"
@@ -362,7 +353,7 @@ class P4qcnApp(IntendedStateApp):
             )
         updates: dict[tuple[int, int], dict[str, object]] = {}
         for q in self.config.queues:
-            live = self.live[_key(q.port, q.queue)]
+            live = self.live[queue_key(q.port, q.queue)]
             updates[(q.port, q.queue)] = {
                 "q_max_cells": t.q_p4qcn_cells,
                 "q_min_cells": min(live.q_min_cells, t.q_p4qcn_cells),
@@ -382,7 +373,7 @@ class P4qcnApp(IntendedStateApp):
         writes: list[Write] = []
         old_state = {key: self.live[key] for key in new_live}
         for q in self.config.queues:
-            key = _key(q.port, q.queue)
+            key = queue_key(q.port, q.queue)
             if key not in new_live:
                 continue
             before = self.queue_writes(self.effective(q))
@@ -450,14 +441,7 @@ class P4qcnApp(IntendedStateApp):
                     "lossless": cfg.pfc is not None and tc.icos in cfg.pfc.lossless_icos,
                 }
             )
-        ports = sorted(
-            {r.port for r in cfg.routes}
-            | set(cfg.trusted_ports)
-            | {ps.port for ps in cfg.ports}
-            | {b.port for b in cfg.source_bindings}
-        )
-        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-        rows += [port_guard_row(self.switch, p, bindings.get(p, [])) for p in ports]
+        rows += port_guard_rows(self.switch, cfg, (ps.port for ps in cfg.ports))
         if self.watchdog is not None:
             on = int(self.watchdog_on)
             rows += [r | {"enabled": on} for r in self.watchdog.status()]

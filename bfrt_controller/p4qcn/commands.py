@@ -11,6 +11,8 @@ changes the named queues (default: all), all or none.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import asdict
 from typing import Any
 
 import click
@@ -18,29 +20,41 @@ from rich.console import Console
 
 from models.p4qcn_thresholds import DEFAULT_PROCESSING_NS, ThresholdError, p4qcn_thresholds
 
+from ..common import queue_shown
+from ..console import json_option, json_report, report
 from ..console import print_changes as show_changes
 from ..errors import ConfigError
 from ..ports import speed_gbps
-from ..set_args import parse_int, parse_number, parse_queues, parse_values, refuse_options
+from ..set_args import Kind, parse_int, parse_number, parse_queues, parse_values, refuse_options
 from .app import MODES, SETTABLE, WATCHDOG_KEY, WATCHDOG_STATES, Change, P4qcnApp
 
 
-def print_changes(console: Console, changes: list[Change]) -> None:
-    rows = [(ch.queue, ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
+def print_changes(
+    console: Console, changes: list[Change], name_of: Callable[[int], str | None] | None = None
+) -> None:
+    # A person reads the box's names; a script (--json) the device key.
+    shown: Callable[[str], str] = str
+    if name_of is not None and not json_report.active:
+        namer = name_of
+        shown = lambda key: queue_shown(key, namer)  # noqa: E731
+    rows = [(shown(ch.queue), ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
     show_changes(console, rows, "queue")
 
 
-def parse_set(pairs: tuple[str, ...]) -> dict[str, object]:
-    return parse_values(pairs, {**SETTABLE, "mode": MODES})
+def parse_set(pairs: tuple[str, ...], cell_bytes: int | None = None) -> dict[str, object]:
+    return parse_values(pairs, {**SETTABLE, "mode": MODES}, cell_bytes)
 
 
 def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], console: Console) -> None:
-    values = parse_values(pairs, {**SETTABLE, "mode": MODES, WATCHDOG_KEY: WATCHDOG_STATES})
+    settable: dict[str, Kind] = {**SETTABLE, "mode": MODES, WATCHDOG_KEY: WATCHDOG_STATES}
+    values = parse_values(pairs, settable, obj.cell_bytes())
     watchdog = values.pop(WATCHDOG_KEY, None)
     fields = values
-    selected = parse_queues(queues)
+    selected = parse_queues(queues, obj.dev_port_of)
     if watchdog is not None and selected:
         raise ConfigError("--queue", "watchdog is per switch, not per queue")
+    if watchdog is not None and _sent_to_daemon(obj, watchdog, bool(fields), console):
+        return
     app = obj.open_app(sync=True)
     assert isinstance(app, P4qcnApp)
     changes: list[Change] = []
@@ -51,7 +65,51 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
         # After the queues: a refused queue change leaves the watchdog as it was.
         changes += app.set_watchdog(watchdog == "on")
     obj.save(app)
+    print_changes(console, changes, obj.port_namer())
+
+
+def _sent_to_daemon(obj: Any, watchdog: object, other_fields: bool, console: Console) -> bool:
+    """`set watchdog=on|off` on a deployment target a `tofcc run` drives goes
+    to that daemon, the switch's one writer (control.py); False: no daemon."""
+    from ..audit import who
+    from ..control import DaemonError, ask, daemon_listens
+
+    deploy, target = obj.deployment_path, obj.deployment_target
+    if deploy is None or target is None:
+        return False
+    body = {
+        "op": "set",
+        "switch": target.name,
+        "program": "p4qcn",
+        "values": {WATCHDOG_KEY: watchdog},
+        "command": obj.command,
+        "sudo_user": who().get("sudo_user"),
+    }
+    if other_fields:
+        # Asked only to tell: the daemon takes the watchdog, not queue settings.
+        if daemon_listens(deploy):
+            raise ConfigError(
+                "set",
+                f"a tofcc run drives {deploy}: it takes watchdog=on|off alone; queue "
+                "settings go in the deployment's config and a reload",
+            )
+        return False
+    try:
+        answer = ask(deploy, body)
+    except DaemonError as exc:
+        if exc.audited:
+            obj.settled_write()  # the daemon's line says it was refused: one line
+        raise
+    if answer is None:
+        return False
+    obj.settled_write()  # the daemon wrote it, and its audit line
+    changes = [
+        Change(c["where"], c["what"], c["old"], c["new"], c["why"]) for c in answer["changes"]
+    ]
+    console.print(f"{target.name}: sent to the running tofcc run (it drives {deploy})")
+    report(via="tofcc run", deployment=str(deploy))
     print_changes(console, changes)
+    return True
 
 
 @click.command(
@@ -71,6 +129,7 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
 )
 @click.option("--ports", "n_ports", default=None, help="ports in use (default: all at that speed)")
 @click.option("--apply", "do_apply", is_flag=True, help="write Q_P4QCN as every queue's Q_max")
+@json_option
 @click.pass_obj
 def thresholds(
     obj: Any,
@@ -95,6 +154,7 @@ def thresholds(
         t = p4qcn_thresholds(load_profile(cfg.chip), speed, cable, processing, ports)
     except ThresholdError as exc:
         raise ConfigError("thresholds", str(exc)) from None
+    report(**asdict(t), applied=do_apply)
     for line in t.lines():
         console.print(line, highlight=False)
     console.print(
@@ -115,8 +175,9 @@ def thresholds(
 
 SET_HELP = (
     "P4QCN: tofcc --program p4qcn set q_min_cells=100 q_max_cells=300 [--queue 4/0] "
-    "(q_min_cells, q_max_cells, feedback_interval_us, mode); watchdog=on|off turns the PFC "
-    "watchdog on or off"
+    "(q_min_cells, q_max_cells, feedback_interval_us, mode; in bytes: q_max_bytes=24KB); "
+    "watchdog=on|off turns the PFC watchdog on or off (through the running daemon of "
+    "--config DEPLOY.yaml, if one drives it)"
 )
 
 

@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 from models.p4qcn_thresholds import pfc_bound_violation
 from models.switch.common import CLOCK_TICK_SHIFT
 from models.switch.p4qcn import P4QCN_PROBABILITY_ENTRIES
@@ -29,11 +29,13 @@ from ..common import (
     Strict,
     check_host_feedback,
     check_port,
+    check_queue_id,
     no_repeats,
 )
 from ..errors import ConfigError
 from ..switch import DEFAULT_IGNORE_COS, MIN_PPG_HYSTERESIS_CELLS
-from ..validation import load_yaml, parse_model
+from ..ternary_levels import Levels
+from ..validation import load_yaml, parse_on_chip
 from .levels import ternary_entries
 
 TICK_NS = 1 << CLOCK_TICK_SHIFT
@@ -79,23 +81,20 @@ class QueueSpec(Strict):
         return self
 
 
-class Levels(Strict):
-    # Levels between Q_min and Q_max per queue: one per cell up to this many,
-    # else equal-width buckets (bfrt_controller/p4qcn/levels.py).
-    max_steps: Annotated[int, Field(ge=1, le=256)] = 64
-
-
 class PfcWatchdogSpec(Strict):
-    """The PFC watchdog (bfrt_controller/pfc_watchdog.py), polled every
-    cycle of the daemon: a port paused `detection_ms` in a row is in a storm;
-    `forward` then stops honouring its pauses until none has come for
-    `restoration_ms`, `alert` only reports. The knobs of SONiC's pfcwd
-    (whose `drop` action, dropping the queue's packets, has no TM table
-    here)."""
+    """The PFC watchdog (bfrt_controller/pfc_watchdog.py), polled on a timer
+    of its own in the daemon (every detection_ms / 2): a port paused
+    `detection_ms` in a row is in a storm; `forward` then stops honouring
+    its pauses until none has come for `restoration_ms`, `alert` only
+    reports. The knobs of SONiC's pfcwd (whose `drop` action, dropping the
+    queue's packets, has no TM table here)."""
 
     detection_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
     restoration_ms: Annotated[int, Field(ge=1, le=60_000)] = 200
     action: Literal["alert", "forward"] = "forward"
+    # Off: configured but not polled (`set watchdog=off` at run time; a
+    # daemon takes this with a reload, or the set through its control socket).
+    enabled: bool = True
 
 
 class TrafficClass(Strict):
@@ -215,11 +214,7 @@ class P4qcnConfig(Strict):
 
 def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
     check_port(f"{field}.port", q.port, profile, front_panel=True)
-    if q.queue > profile.max_queue_id:
-        raise ConfigError(
-            f"{field}.queue",
-            f"queue {q.queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
-        )
+    check_queue_id(f"{field}.queue", q.queue, profile)
     if q.q_max_cells > profile.max_qdepth_cells:
         raise ConfigError(
             f"{field}.q_max_cells",
@@ -369,12 +364,7 @@ def check_pfc_buffers(pfc: PfcSpec, classes: list[TrafficClass], profile: HwProf
 
 
 def parse_config(raw: object, source: str = "") -> P4qcnConfig:
-    cfg = parse_model(P4qcnConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(P4qcnConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> P4qcnConfig:

@@ -23,9 +23,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-LEVEL_ALWAYS = 1 << 15
-DEPTH_KEY_BITS = 32
-DEPTH_KEY_MAX = (1 << DEPTH_KEY_BITS) - 1
+from ..ternary_levels import KEY_MAX as DEPTH_KEY_MAX
+from ..ternary_levels import LEVEL_ALWAYS as LEVEL_ALWAYS
+from ..ternary_levels import level_of as level_of
+from ..ternary_levels import range_prefixes as range_prefixes
 
 
 @dataclass(frozen=True)
@@ -56,10 +57,6 @@ def default_alpha(q_min_cells: int, q_max_cells: int) -> float:
     return 1.0 / (q_max_cells - q_min_cells) if q_max_cells > q_min_cells else 1.0
 
 
-def level_of(probability: float) -> int:
-    return min(LEVEL_ALWAYS, max(0, round(probability * LEVEL_ALWAYS)))
-
-
 def level_ranges(
     q_min_cells: int, q_max_cells: int, alpha: float | None, max_steps: int
 ) -> list[LevelRange]:
@@ -85,19 +82,6 @@ def level_ranges(
         lo = hi + 1
     add(always_from, DEPTH_KEY_MAX, LEVEL_ALWAYS)
     return ranges
-
-
-def range_prefixes(lo: int, hi: int, bits: int = DEPTH_KEY_BITS) -> list[tuple[int, int]]:
-    """[lo, hi] as the fewest (value, mask) prefixes."""
-    full = (1 << bits) - 1
-    out: list[tuple[int, int]] = []
-    while lo <= hi:
-        size = lo & -lo if lo else 1 << bits
-        while size > hi - lo + 1:
-            size >>= 1
-        out.append((lo, full ^ (size - 1)))
-        lo += size
-    return out
 
 
 def ternary_entries(

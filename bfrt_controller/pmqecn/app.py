@@ -12,10 +12,11 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from models import cycle_speedups
 from models.switch.core import Match
 
 from ..common import (
@@ -30,6 +31,7 @@ from ..logs import logfmt_value
 from ..switch import EntryWrite, Switch, TmQueueWrite, Write
 from ..validation import parse_model
 from . import names as n
+from . import shares
 from .config import (
     ClassSpec,
     PmqecnConfig,
@@ -167,48 +169,11 @@ class PmqecnApp(IntendedStateApp):
     def drain_rate_bytes_per_s(
         self, c: ClassSpec, port_weights: dict[int | None, int] | None = None
     ) -> int:
-        """mu_i* as the data plane drains it: the class's share of its egress
-        port's service rate while every class of the port is backlogged. Under
-        TM DWRR (the default) that share is the class's weight (weights follow
-        the optimiser's omega_i = mu_i*/Gamma). Under `p4_wrr` it is not: the
-        Fig. 4 emulation's level counts wrap under backlog, so classes share
-        by arrival rate whatever their weights (tna/pmqecn/README.md,
-        "Scheduling"); the drain then follows each class's measured lambda_i,
-        and the weights for a class with no arrivals measured yet.
-        ``port_weights``: each port's total live weight, when the caller has
-        it for many classes."""
-        cfg = self.config
-        port_rate = {ps.port: ps.service_rate_pps for ps in cfg.ports if ps.service_rate_pps}
-        gamma_pps = (port_rate.get(c.port) if c.port is not None else None) or (
-            cfg.optimizer.service_rate_pps
-        )
-        share = self._arrival_share(c) if cfg.scheduling.mode == "p4_wrr" else None
-        if share is None:
-            totals = port_weights if port_weights is not None else self._port_weights()
-            share = self.live[c.id].weight / totals[c.port]
-        return int(gamma_pps * cfg.optimizer.mean_packet_bytes * share)
-
-    def _arrival_share(self, c: ClassSpec) -> float | None:
-        """The class's share of its port's measured arrivals; None for a class
-        with none measured (idle, or before the first cycle), which drains at
-        its weight share until it is (erring toward an empty virtual queue)."""
-        own = self.live[c.id].rate_pps
-        if own <= 0:
-            return None
-        return own / sum(self.live[d.id].rate_pps for d in self.config.classes if d.port == c.port)
+        """mu_i* as the data plane drains it (shares.py)."""
+        return shares.drain_rate_bytes_per_s(self.config, self.live, c, port_weights)
 
     def _port_weights(self) -> dict[int | None, int]:
-        totals: dict[int | None, int] = defaultdict(int)
-        # The classes' weights only, as the paper's omega_i: the port's other
-        # queues are set to OTHER_QUEUE_WEIGHT (dynamic_writes), so while they
-        # are idle (what they are for) each class gets exactly this share, and
-        # while they are backlogged at most n_other / (sum of the class
-        # weights + n_other) less. Counting them always (tried) under-read
-        # every class's drain by that much on an idle port: DCTCP through
-        # PMQECN then carried 35-60 % of the link (tests/evaluation/test_tcp.py).
-        for d in self.config.classes:
-            totals[d.port] += self.live[d.id].weight
-        return totals
+        return shares.port_weights(self.config, self.live)
 
     def _other_queues(self) -> list[int]:
         """The TM queues of the egress ports that carry no class (tm_dwrr)."""
@@ -467,16 +432,16 @@ class PmqecnApp(IntendedStateApp):
             log.warning("optimiser refused this interval's measurements: %s; state kept", exc)
             return []
         new_weights = self.weights_from_omega(result.omega)
-        new_live = {}
+        new_live, spec = {}, class_lookup(self.config)
         for s in samples:
             if s.class_id not in result.lambda_star:
                 continue  # idle this interval: nothing measured to optimise, state kept
             live = self.live[s.class_id]
             k = result.k_packets.get(s.class_id)
-            if self.config.class_by_id(s.class_id).pin:
+            if spec(s.class_id).pin:
                 k = None  # the operator's K_i stays (config pin: true)
             # An overloaded port gets new targets only (solver.py says why).
-            new_live[s.class_id] = replace(
+            new_live[s.class_id] = renew(
                 live,
                 threshold_cells=live.threshold_cells if k is None else self.packets_to_cells(k),
                 weight=new_weights.get(s.class_id, live.weight),
@@ -484,3 +449,28 @@ class PmqecnApp(IntendedStateApp):
                 rate_pps=min(U32_MAX, round(s.rate_pps)),
             )
         return self._commit(new_live, f"optimiser ({result.method})")
+
+
+def class_lookup(config: PmqecnConfig) -> Callable[[int], ClassSpec]:
+    """A class by id: a dict made once a cycle; the reference path searched
+    the list per class (a full switch's 512 classes: 131k comparisons)."""
+    if not cycle_speedups.ENABLED:
+        return config.class_by_id
+    return {c.id: c for c in config.classes}.__getitem__
+
+
+def renew(
+    live: ClassLive, threshold_cells: int, weight: int, target_rate_pps: int, rate_pps: int
+) -> ClassLive:
+    """`replace(live, ...)` of the four fields a cycle sets: made directly,
+    which for a full switch's 512 classes is most of what dataclasses.replace
+    cost a cycle (its generic field walk); the reference path calls it."""
+    if not cycle_speedups.ENABLED:
+        return replace(
+            live,
+            threshold_cells=threshold_cells,
+            weight=weight,
+            target_rate_pps=target_rate_pps,
+            rate_pps=rate_pps,
+        )
+    return ClassLive(threshold_cells, weight, target_rate_pps, rate_pps, live.sojourn_ns)

@@ -12,13 +12,15 @@ import time
 import click
 from rich.table import Table
 
-from ..common import MIN_CYCLE_INTERVAL_S, check_cycle_interval
-from ..console import console
+from .. import units
+from ..console import console, json_option, json_report, json_wanted, report
 from ..context import Context
+from ..cycle_options import cycle_options, cycles_asked
 from ..errors import ConfigError
 from ..set_args import parse_signed_int
 from ..supervisor import Supervisor
 from ..sync import holds_state
+from ..units import parse_size, to_cells
 from . import app as pmqecn_app
 from .config import MAX_INTERVAL_S
 
@@ -44,11 +46,32 @@ def _parse_pairs(app: pmqecn_app.PmqecnApp, pairs: tuple[str, ...], what: str) -
             # Two values for one class in one command: which one was meant?
             raise ConfigError(f"{what} {cls}", f"class {name} given twice ({given[cid]}, {pair})")
         given[cid] = pair
-        out[cid] = parse_signed_int(f"{what} {cls}", value)
+        field = f"{what} {cls}"
+        # K_i in bytes: `voice=32KB` (units.py), as the chip's cells.
+        size = parse_size(field, value) if what == "set-threshold" else None
+        if size is not None:
+            out[cid] = to_cells(field, size[0], size[1], app.profile.cell_bytes)
+        else:
+            out[cid] = parse_signed_int(field, value)
     return out
 
 
 def _print_changes(changes: list[pmqecn_app.Change], app: pmqecn_app.PmqecnApp) -> None:
+    if json_wanted():
+        rows = [
+            {
+                "class": app.config.class_by_id(ch.class_id).name,
+                "what": ch.what,
+                "old": ch.old,
+                "new": ch.new,
+                "why": ch.why,
+            }
+            for ch in changes
+        ]
+        report(changes=rows)
+        if not changes and getattr(app, "unchanged_because", None):
+            report(unchanged_because=app.unchanged_because)
+        return
     if not changes:
         why = getattr(app, "unchanged_because", None)
         console.print(f"nothing changed: {why}" if why else "nothing changed", markup=False)
@@ -62,18 +85,27 @@ def _print_changes(changes: list[pmqecn_app.Change], app: pmqecn_app.PmqecnApp) 
     console.print(t)
 
 
-@click.command("set-threshold", help="Set K_i in cells: tofcc set-threshold voice=20 bulk=80")
+@click.command(
+    "set-threshold",
+    help="Set K_i in cells, or in bytes with a unit (rounded up to whole cells, shown): "
+    "tofcc set-threshold voice=20 bulk=32KB",
+)
 @click.argument("pairs", nargs=-1, required=True)
+@json_option
 @click.pass_obj
 def set_threshold(obj: Context, pairs: tuple[str, ...]) -> None:
     app = obj.pmqecn()
-    changes = app.set_thresholds(_parse_pairs(app, pairs, "set-threshold"))
+    with units.recording() as conversions:
+        cells = _parse_pairs(app, pairs, "set-threshold")
+    changes = app.set_thresholds(cells)
     obj.save(app)
     _print_changes(changes, app)
+    units.show(conversions)
 
 
 @click.command("set-weight", help="Set WRR/DWRR weights: tofcc set-weight voice=8")
 @click.argument("pairs", nargs=-1, required=True)
+@json_option
 @click.pass_obj
 def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
     app = obj.pmqecn()
@@ -84,24 +116,11 @@ def set_weight(obj: Context, pairs: tuple[str, ...]) -> None:
 
 @click.command(help="Measure, solve the M/M/1/N model, write K_i, weights and lambda_i*.")
 @click.option("--once", is_flag=True, help="one cycle (default when --interval is absent)")
-@click.option(
-    "--interval",
-    type=float,
-    help=f"run a cycle every SECONDS ({MIN_CYCLE_INTERVAL_S:g} or more) until interrupted",
-)
-@click.option(
-    "--count",
-    type=click.IntRange(min=0),
-    default=None,
-    help="with --interval: stop after this many cycles (0 or absent: forever)",
-)
+@cycle_options
+@json_option
 @click.pass_obj
 def optimize(obj: Context, once: bool, interval: float | None, count: int | None) -> None:
-    if interval is not None:
-        check_cycle_interval("--interval", interval, MAX_INTERVAL_S)
-    if count is not None and (interval is None or once):
-        raise ConfigError("--count", "counts --interval cycles; give --interval SECONDS too")
-    count = count or 0
+    count = cycles_asked(interval, count, MAX_INTERVAL_S, once)
     app = obj.pmqecn()
     if interval is None or once:
         app.start(time.monotonic())
@@ -116,9 +135,15 @@ def optimize(obj: Context, once: bool, interval: float | None, count: int | None
     app.start(time.monotonic())
     while count == 0 or done < count:
         time.sleep(interval)
-        _print_changes(sup.run(lambda: app.optimize_once(time.monotonic())), app)
+        repairs = sup.reconnects + sup.restarts_detected
+        changes = sup.run(lambda: app.optimize_once(time.monotonic()))
+        obj.audit_cycle(
+            "optimize-cycle", len(changes), sup.reconnects + sup.restarts_detected != repairs
+        )
+        _print_changes(changes, app)
         obj.save(app)
         done += 1
+        json_report.flush_line()  # --json: a document per cycle, a line each
 
 
 COMMANDS: tuple[click.Command, ...] = (set_threshold, set_weight, optimize)

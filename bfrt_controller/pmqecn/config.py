@@ -16,7 +16,7 @@ from typing import Annotated, Literal
 
 from pydantic import BeforeValidator, Field, model_validator
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile, as_tuple
 from models.optimize.problem import DEFAULT_TARGET_UTILISATION
 from models.optimize.solution import ThresholdRule
 
@@ -28,16 +28,16 @@ from ..common import (
     Route,
     SourceBinding,
     Strict,
-    as_tuple,
     check_host_feedback,
     check_port,
+    check_queue_id,
     cycle_interval,
     no_repeats,
     repeated_name,
 )
 from ..errors import ConfigError
 from ..switch import MAX_DWRR_WEIGHT, MAX_TM_PRIORITY
-from ..validation import load_yaml, parse_model
+from ..validation import load_yaml, parse_on_chip
 from .drain import LOG_TABLE_SIZE, TICK_NS, log_entries_count
 
 # Class and virtual-queue ids index PMQECN's 1024-entry registers and
@@ -229,10 +229,7 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
         check_port(field, value, profile, front_panel)
 
     def queue(field: str, value: int) -> None:
-        if value > profile.max_queue_id:
-            raise ConfigError(
-                field, f"queue {value} exceeds {profile.chip}'s max queue id {profile.max_queue_id}"
-            )
+        check_queue_id(field, value, profile)
 
     check_host_feedback(cfg.ports, cfg.routes, cfg.trusted_ports, cfg.source_bindings, profile)
     for i, q in enumerate(cfg.scheduling.level_queues):
@@ -283,12 +280,7 @@ def check_against(cfg: PmqecnConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> PmqecnConfig:
-    cfg = parse_model(PmqecnConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(PmqecnConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> PmqecnConfig:

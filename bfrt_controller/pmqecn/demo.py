@@ -13,7 +13,7 @@ model, like tofino-model, has no real queues.)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from rich.console import Console
 from rich.table import Table
@@ -26,6 +26,7 @@ from models.switch.core import Match
 from models.wire import TofccFeedback
 
 from ..backends.model import ModelSwitch
+from ..console import report
 from ..switch import EntryWrite
 from .app import Change, PmqecnApp
 from .config import DEFAULT_CONFIG, load_config
@@ -155,6 +156,7 @@ def run_demo(console: Console) -> None:
         ("bulk", 30),
     ]  # fmt: skip
     rows = run_trace(app, steps)
+    report(trace=[asdict(r) for r in rows])
     console.print(_trace_table("Trace: thresholds from the config", rows))
 
     # Forged feedback from a host port: dropped and counted.
@@ -166,6 +168,7 @@ def run_demo(console: Console) -> None:
     )
     out = switch.model.send(1, bytes(forged))
     drops = switch.read_counter(UNTRUSTED_FEEDBACK_DROPS, 1)[0]
+    report(forged_feedback={"packets_out": len(out), "untrusted_feedback_drops": drops})
     console.print(
         f"Forged feedback from host port 1: {len(out)} packets out, "
         f"untrusted_feedback_drops[1] = {drops}\n"
@@ -186,6 +189,7 @@ def run_demo(console: Console) -> None:
     changes = optimise_demo_interval(app, console)
     if changes:
         rows = run_trace(app, steps, first_step=len(steps) + 1, start_us=10_000)
+        report(trace_after_optimise=[asdict(r) for r in rows])
         console.print(_trace_table("Trace: thresholds after one optimise-and-apply cycle", rows))
 
 
@@ -205,6 +209,13 @@ def optimise_demo_interval(app: PmqecnApp, console: Console) -> list[Change]:
         for _ in range(count):
             switch.model.send(FLOWS[name].port, data)
     changes = app.optimize_once(DEMO_INTERVAL_S)
+    report(
+        optimiser_wrote=[
+            {"class": app.config.class_by_id(ch.class_id).name, "what": ch.what, "old": ch.old}
+            | {"new": ch.new}
+            for ch in changes
+        ]
+    )
     t = Table(title=f"Measured over {DEMO_INTERVAL_S * 1e3:g} ms", title_justify="left")
     for col in ("class", "lambda_i (pps)", "W_i (ns)"):
         t.add_column(col)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from models.switch.core import Match
 
-from ..common import PORT_GUARD_COLUMNS, PORTS_SECTION, port_guard_row
+from ..common import PORT_GUARD_COLUMNS, PORTS_SECTION, port_guard_rows
 from ..switch import Switch
 from . import names as n
 from .config import PmqecnConfig
@@ -57,17 +57,9 @@ def status_rows(
 ) -> list[dict[str, object]]:
     """Per class, then per port (trust, source binding, what each guard
     dropped), as read back from the switch (not from the intended state)."""
-    cfg = config
-    ports = sorted(
-        {r.port for r in cfg.routes}
-        | set(cfg.trusted_ports)
-        | {ps.port for ps in cfg.ports}
-        | {b.port for b in cfg.source_bindings}
-    )
-    bindings = {b.port: b.prefixes for b in cfg.source_bindings}
     return [
         *_class_rows(switch, config, live, pipes),
-        *(port_guard_row(switch, p, bindings.get(p, [])) for p in ports),
+        *port_guard_rows(switch, config, (ps.port for ps in config.ports)),
     ]
 
 

@@ -32,7 +32,7 @@ from ..common import (
     check_chip,
     diff_writes,
     pipe_of,
-    port_guard_row,
+    port_guard_rows,
     route_writes,
     source_binding_writes,
     trusted_port_writes,
@@ -352,13 +352,7 @@ class SpieApp(IntendedStateApp):
                     "random_drops": self.switch.read_counter(n.RANDOM_DROPS, p.port)[0],
                 }
             )
-        ports = sorted(
-            {r.port for r in cfg.routes}
-            | set(cfg.trusted_ports)
-            | {b.port for b in cfg.source_bindings}
-        )
-        bindings = {b.port: b.prefixes for b in cfg.source_bindings}
-        rows += [port_guard_row(self.switch, q, bindings.get(q, [])) for q in ports]
+        rows += port_guard_rows(self.switch, cfg)
         return rows
 
     def clear_interval_ticks(self) -> int:

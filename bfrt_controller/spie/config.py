@@ -40,7 +40,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, model_validator
 
-from hw_profiles import HwProfile, load_profile
+from hw_profiles import HwProfile
 from models.switch.common import CLOCK_TICK_SHIFT
 from models.switch.spie import SPIE_COUNT_CAP, SPIE_SKETCH_COLUMNS, SPIE_SLOTS
 
@@ -54,7 +54,7 @@ from ..common import (
     no_repeats,
 )
 from ..errors import ConfigError
-from ..validation import load_yaml, parse_model
+from ..validation import load_yaml, parse_on_chip
 from .tables import D_LIMIT, DELAY_UNIT_S, large_min_count, nearest_shift
 
 # spie: seed 002's Algorithm 2 (while congested, drop only flows judged
@@ -379,12 +379,7 @@ def check_against(cfg: SpieConfig, profile: HwProfile) -> None:
 
 
 def parse_config(raw: object, source: str = "") -> SpieConfig:
-    cfg = parse_model(SpieConfig, raw, source)
-    try:
-        check_against(cfg, load_profile(cfg.chip))
-    except ConfigError as exc:
-        raise exc.within(source) from None
-    return cfg
+    return parse_on_chip(SpieConfig, raw, source, check_against)
 
 
 def load_config(path: str | Path) -> SpieConfig:

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Control-plane names of tna/spie/spie.p4 - nothing else lives here.
 
-tests/controller/test_spie_controller.py holds these to the reference model.
+tests/test_compiled_schema.py holds these to the compiler's bf-rt.json.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from models.baselines._checks import Clock, integer
+from models.checks import Clock, integer
 
 
 class PerFlowLimiter:

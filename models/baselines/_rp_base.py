@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 from abc import ABC, abstractmethod
 
-from models.baselines._checks import Clock, integer, positive
+from models.checks import Clock, integer, positive
 
 RATE_TIMER = "rate_timer"
 

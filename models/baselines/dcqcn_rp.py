@@ -48,8 +48,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from models import speedups
-from models.baselines._checks import integer, non_negative, probability
 from models.baselines._rp_base import RATE_TIMER, ReactionPointBase, RpStage, check_rates
+from models.checks import integer, non_negative, probability
 
 ALPHA_TIMER = "alpha_timer"
 
@@ -143,7 +143,7 @@ class DcqcnReactionPoint(ReactionPointBase):
         disjoint state (alpha; rates and the timer count) and nothing else
         happens between expiries, so each timer's expiries run in one loop;
         every float operation is the reference's, in its order, so the
-        trace is bit for bit the same (tests/models/test_dcqcn_rp.py)."""
+        trace is bit for bit the same (tests/test_speedups.py)."""
         if not speedups.ENABLED:
             return super()._advance(now_ns)
         now = self._clock.advance(now_ns)

@@ -45,14 +45,14 @@ import enum
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from models.baselines._checks import (
+from models.baselines._flow_limiter import PerFlowLimiter
+from models.checks import (
     UniformSource,
     bernoulli,
     integer,
     non_negative,
     positive,
 )
-from models.baselines._flow_limiter import PerFlowLimiter
 
 ECN_CONGESTION_FEEDBACK = 0b11
 P4QCN_Q_MIN = 11.0

@@ -48,8 +48,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from models.baselines._checks import integer, non_negative, positive
 from models.baselines._rp_base import ReactionPointBase, RpStage, check_rates
+from models.checks import integer, non_negative, positive
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.baselines._checks import UniformSource, bernoulli, non_negative, probability
+from models.checks import UniformSource, bernoulli, non_negative, probability
 
 DCQCN_K_MIN_BYTES = 5_000
 DCQCN_K_MAX_BYTES = 200_000

@@ -19,7 +19,7 @@ no default RTT: it is a property of the simulated topology.
 
 from __future__ import annotations
 
-from models.baselines._checks import integer, positive
+from models.checks import integer, positive
 
 TCN_LAMBDA = 0.17
 

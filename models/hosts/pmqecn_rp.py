@@ -55,20 +55,12 @@ from enum import Enum
 from numbers import Integral, Real
 
 from models import speedups
+from models.checks import positive
 
 
 class Phase(Enum):
     FAST_RECOVERY = "fast_recovery"
     ACTIVE_INCREASE = "active_increase"
-
-
-def _positive(value: object, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    result = float(value)
-    if not math.isfinite(result) or result <= 0.0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return result
 
 
 @dataclass(frozen=True)
@@ -95,7 +87,7 @@ class RpConfig:
             "timer_period",
             "feedback_interval",
         ):
-            _positive(getattr(self, name), name)
+            positive(getattr(self, name), name)
         if not self.min_rate <= self.initial_rate <= self.line_rate:
             raise ValueError(
                 f"initial_rate must lie in [min_rate, line_rate] = "
@@ -209,8 +201,8 @@ class ReactionPoint:
     def on_feedback(self, rate: float, target_rate: float, now: float) -> float:
         """A congestion feedback with the queue's measured (rate) and optimal (target_rate)
         arrival rates, i.e. the packet's INT rate1 = lambda and rate2 = lambda*."""
-        lam = _positive(rate, "rate")
-        lam_star = _positive(target_rate, "target_rate")
+        lam = positive(rate, "rate")
+        lam_star = positive(target_rate, "target_rate")
         t = self._time(now, "now", self._state.now)
         s = self._state
         answer = (lam, lam_star)

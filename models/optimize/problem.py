@@ -13,6 +13,8 @@ from numbers import Integral, Real
 import numpy as np
 import numpy.typing as npt
 
+from models import cycle_speedups
+
 FloatArray = npt.NDArray[np.float64]
 
 
@@ -80,9 +82,15 @@ def _integer(value: object, name: str, minimum: int) -> int:
     return int(value)
 
 
+_KIND_OF = {k.value: k for k in QosKind}
+
+
 def _kind(value: object, name: str) -> QosKind:
     if isinstance(value, QosKind):
         return value
+    # A config's "A" (a full switch's cycle builds 512): what QosKind(value) finds.
+    if type(value) is str and value in _KIND_OF:
+        return _KIND_OF[value]
     try:
         return QosKind(value)
     except ValueError:
@@ -302,6 +310,19 @@ class PmqecnProblem:
         the classes above their share, to a total equal to the cap.  Within a
         class's share layer 2 may still raise lambda*, never lower it.
         """
+        if not cycle_speedups.ENABLED:
+            return self._target_floor(mu)
+        # Layer 2 and the projection of its answer ask for the same mu's
+        # floor (a water-filling when the port is over its cap): kept per
+        # problem, a copy handed out.
+        at = np.asarray(mu, dtype=np.float64).tobytes()
+        floors: dict[bytes, FloatArray] = self.__dict__.setdefault("_floors", {})
+        floor = floors.get(at)
+        if floor is None:
+            floor = floors[at] = self._target_floor(mu)
+        return floor.copy()
+
+    def _target_floor(self, mu: FloatArray) -> FloatArray:
         lam = self.lambdas_array
         cap = self.target_cap
         if float(lam.sum()) <= cap:

@@ -66,7 +66,9 @@ class PmqecnSolution:
 def _at_least_one_packet(values: npt.ArrayLike) -> tuple[int, ...]:
     # The 1e-9 keeps an exact integer (e.g. omega N = 25.000000000000004) from
     # rounding up a whole packet.
-    return tuple(max(1, math.ceil(float(v) - 1e-9)) for v in np.ravel(values))
+    # tolist(): the same Python floats as float(v) of each, without a numpy
+    # scalar per value (a full switch's cycle converts a thousand).
+    return tuple(max(1, math.ceil(v - 1e-9)) for v in np.ravel(values).tolist())
 
 
 def project_mu(problem: PmqecnProblem, mu: npt.ArrayLike) -> FloatArray:
@@ -162,9 +164,9 @@ def build_solution(
         raise SolverError(f"lam_star: {solver} answer breaks 0 < lambda < mu (C4)")
     omega = mu / problem.Gamma
     return PmqecnSolution(
-        mu=tuple(float(v) for v in mu),
-        lam_star=tuple(float(v) for v in lam),
-        omega=tuple(float(v) for v in omega),
+        mu=tuple(np.asarray(mu, dtype=np.float64).tolist()),
+        lam_star=tuple(np.asarray(lam, dtype=np.float64).tolist()),
+        omega=tuple(omega.tolist()),
         k_omega_n_packets=_at_least_one_packet(omega * problem.N),
         k_ls_packets=_at_least_one_packet(final_ev.queues[:, 0]),
         objective=final,

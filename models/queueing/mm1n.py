@@ -17,29 +17,9 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from numbers import Integral, Real
 
+from models.checks import integer, positive
 from models.queueing.kernel import log_pm, mm1n_arrays
-
-
-def check_rate(value: object, name: str) -> float:
-    """Return ``value`` as a float if it is a finite positive rate, else raise naming it."""
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    result = float(value)
-    if not math.isfinite(result) or result <= 0.0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return result
-
-
-def check_capacity(value: object, name: str = "N", minimum: int = 1) -> int:
-    """Return ``value`` as an int if it is an integral capacity >= ``minimum``."""
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise ValueError(f"{name} must be an integer number of packets, got {value!r}")
-    result = int(value)
-    if result < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {result}")
-    return result
 
 
 @dataclass(frozen=True)
@@ -78,9 +58,9 @@ class MM1NMetrics:
 
 def mm1n_metrics(lam: float, mu: float, N: int) -> MM1NMetrics:
     """All Eq. 1-8 metrics for arrival rate ``lam``, service rate ``mu``, capacity ``N``."""
-    lam_f = check_rate(lam, "lam")
-    mu_f = check_rate(mu, "mu")
-    n_i = check_capacity(N)
+    lam_f = positive(lam, "lam")
+    mu_f = positive(mu, "mu")
+    n_i = integer(N, "N", 1)
     r = mm1n_arrays(lam_f, mu_f, n_i)
     return MM1NMetrics(
         lam=lam_f,
@@ -105,10 +85,10 @@ def p0(lam: float, mu: float, N: int) -> float:
 
 def p_m(lam: float, mu: float, N: int, m: int) -> float:
     """Eq. 2 (corrected): probability of exactly ``m`` packets, 0 <= m <= N."""
-    lam_f = check_rate(lam, "lam")
-    mu_f = check_rate(mu, "mu")
-    n_i = check_capacity(N)
-    m_i = check_capacity(m, "m", minimum=0)
+    lam_f = positive(lam, "lam")
+    mu_f = positive(mu, "mu")
+    n_i = integer(N, "N", 1)
+    m_i = integer(m, "m", 0)
     if m_i > n_i:
         raise ValueError(f"m must be <= N={n_i}, got {m_i}")
     return math.exp(log_pm(lam_f, mu_f, n_i, m_i))
@@ -151,13 +131,13 @@ def c_rest(n: int, C: float, queues: Iterable[tuple[float, float]], N: int) -> f
     expressed in packets for the result to mean anything; the optimiser in
     :mod:`models.optimize` uses a throughput reading instead and says why.
     """
-    n_i = check_capacity(n, "n")
-    c_f = check_rate(C, "C")
-    n_cap = check_capacity(N)
+    n_i = integer(n, "n", 1)
+    c_f = positive(C, "C")
+    n_cap = integer(N, "N", 1)
     total = 0.0
     for index, pair in enumerate(queues):
         lam, mu = pair
         total += mm1n_metrics(
-            check_rate(lam, f"queues[{index}].lam"), check_rate(mu, f"queues[{index}].mu"), n_cap
+            positive(lam, f"queues[{index}].lam"), positive(mu, f"queues[{index}].mu"), n_cap
         ).ls
     return n_i * c_f - total

@@ -60,20 +60,23 @@ PKT_TYPE_MIRROR_RECIRCULATE = 4
 MIRROR_TYPE_BACKPRESSURE = 3
 MIRROR_TYPE_RECIRCULATE = 4
 
-# Constants of tna/bfcc/bfcc.p4.
+# Constants of tna/bfcc/bfcc.p4, its sizes those of tna/include/size.p4
+# (BFCC_PORTS is its TOFCC_PORTS).
 BFCC_PORTS = 512
 BFCC_GROUPS = 256
 BFCC_CONGESTION_POINTS = 16
 BFCC_VQ_SLOTS = 4096
 BFCC_QIDS = 128
 BFCC_SENDER_NOTIFY_ENTRIES = 512
+BFCC_SENDER_GROUP_ENTRIES = 1024
+BFCC_DEGREES = 4
 BFCC_DEGREE_MILD = 1
 BFCC_DEGREE_MODERATE = 2
 BFCC_DEGREE_SEVERE = 3
 BFCC_WINDOW_CLOSED = 0xFF
 BFCC_KEY_FIRST_COUNT = 0xFE
 BFCC_KEY_ONE_COUNT = 0x100
-# Backpressure copied to the other pipes (bfcc.p4 bp_replicate).
+# Backpressure copied to the other pipes (tna/bfcc/messages.p4, bp_replicate).
 PKT_TYPE_MIRROR_BP_REPLICA = 6
 MIRROR_TYPE_BP_REPLICA = 6
 # Bits of the ns clock that make the refresh epoch (monitor's refresh_mask).
@@ -259,7 +262,7 @@ class Bfcc(TnaProgram):
                 [KeyField("hdr.ipv4.src_addr", 32, "lpm")],
                 [self.set_group, Action("NoAction")],
                 ("NoAction", {}),
-                size=1024,
+                size=BFCC_SENDER_GROUP_ENTRIES,
             )
         )
         self.react = Action(
@@ -329,7 +332,7 @@ class Bfcc(TnaProgram):
                 [KeyField("hdr.bfcc_bridged.bp_degree", 8, "exact")],
                 [self.set_rate_threshold, Action(f"{eg}.no_rate_threshold")],
                 (f"{eg}.no_rate_threshold", {}),
-                size=4,
+                size=BFCC_DEGREES,
             )
         )
         self.recirculate = Action(

@@ -110,16 +110,25 @@ def header_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> None:
 
 def egress_prefix_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> None:
     """parser EgressPrefixParser (eg_intr_md itself is passed separately)."""
-    if pkt.lookahead_byte() == PKT_TYPE_MIRROR_FEEDBACK:
-        hdr.fb_mirror = pkt.extract(FbMirror)
-        hdr.ethernet = pkt.extract(Ethernet)
-        hdr.ipv4 = pkt.extract(Ipv4)
-        parsed.l4_src_port = 0
-        parsed.l4_dst_port = 0
-        parsed.ipv4_plain = True
+    if feedback_mirror_parser(pkt, hdr, parsed):
         return
     hdr.bridged = pkt.extract(BridgedMd)
     header_parser(pkt, hdr, parsed)
+
+
+def feedback_mirror_parser(pkt: Cursor, hdr: Headers, parsed: ParsedMd) -> bool:
+    """The egress parser's state for a mirrored feedback copy (its mirror
+    header, Ethernet and IPv4, nothing after): True when the packet is one.
+    Every program whose egress sees feedback copies starts with it."""
+    if pkt.lookahead_byte() != PKT_TYPE_MIRROR_FEEDBACK:
+        return False
+    hdr.fb_mirror = pkt.extract(FbMirror)
+    hdr.ethernet = pkt.extract(Ethernet)
+    hdr.ipv4 = pkt.extract(Ipv4)
+    parsed.l4_src_port = 0
+    parsed.l4_dst_port = 0
+    parsed.ipv4_plain = True
+    return True
 
 
 def bridge(hdr: Headers, ingress_port: int) -> None:
@@ -268,8 +277,10 @@ class SourceGuard:
         return True
 
 
-class QueueMetadataHook:
-    """control QueueMetadataHook (built with test hooks, as tofino-model runs it)."""
+class QueueOverride:
+    """The queue_md_override table every queue hook of test_hooks.p4 has
+    (built with test hooks, as tofino-model runs it); the hooks differ in
+    the real state they fall back to."""
 
     def __init__(self, p4: P4Objects, path: str) -> None:
         self.use_real = Action(f"{path}.use_real")
@@ -284,10 +295,21 @@ class QueueMetadataHook:
             )
         )
 
-    def apply(self, eg_intr_md: EgressIntrinsic) -> QueueMd:
+    def injected(self, eg_intr_md: EgressIntrinsic) -> QueueMd | None:
+        """The queue state an override entry injects for the port, if any."""
         r = self.queue_md_override.lookup({"eg_intr_md.egress_port": eg_intr_md.egress_port})
         if r.action == self.inject.name:
             return QueueMd(r.data["depth_cells"], r.data["sojourn_ns"])
+        return None
+
+
+class QueueMetadataHook(QueueOverride):
+    """control QueueMetadataHook: the depth as the packet was queued."""
+
+    def apply(self, eg_intr_md: EgressIntrinsic) -> QueueMd:
+        md = self.injected(eg_intr_md)
+        if md is not None:
+            return md
         return QueueMd(eg_intr_md.enq_qdepth, eg_intr_md.deq_timedelta)
 
 
@@ -297,9 +319,9 @@ class DequeueQueueHook(QueueMetadataHook):
     (deq_qdepth)."""
 
     def apply(self, eg_intr_md: EgressIntrinsic) -> QueueMd:
-        r = self.queue_md_override.lookup({"eg_intr_md.egress_port": eg_intr_md.egress_port})
-        if r.action == self.inject.name:
-            return QueueMd(r.data["depth_cells"], r.data["sojourn_ns"])
+        md = self.injected(eg_intr_md)
+        if md is not None:
+            return md
         return QueueMd(eg_intr_md.deq_qdepth, eg_intr_md.deq_timedelta)
 
 
@@ -308,29 +330,19 @@ CLOCK_TICK_SHIFT = 6
 U32_MASK = 0xFFFFFFFF
 
 
-class TimestampQueueHook:
+class TimestampQueueHook(QueueOverride):
     """control TimestampQueueHook (test_hooks.p4): QueueMetadataHook's table, but the
     real sojourn on Tofino is global_tstamp - arrival (deq_timedelta
     saturates near 262 us there); Tofino2's 32-bit deq_timedelta as is."""
 
     def __init__(self, p4: P4Objects, path: str, tofino2: bool) -> None:
+        super().__init__(p4, path)
         self.tofino2 = tofino2
-        self.use_real = Action(f"{path}.use_real")
-        self.inject = Action(f"{path}.inject", (("depth_cells", 32), ("sojourn_ns", 32)))
-        self.queue_md_override = p4.table(
-            Table(
-                f"{path}.queue_md_override",
-                [KeyField("eg_intr_md.egress_port", 9, "exact")],
-                [self.use_real, self.inject],
-                (self.use_real.name, {}),
-                size=512,
-            )
-        )
 
     def apply(self, eg_intr_md: EgressIntrinsic, arrival_ns: int) -> QueueMd:
-        r = self.queue_md_override.lookup({"eg_intr_md.egress_port": eg_intr_md.egress_port})
-        if r.action == self.inject.name:
-            return QueueMd(r.data["depth_cells"], r.data["sojourn_ns"])
+        md = self.injected(eg_intr_md)
+        if md is not None:
+            return md
         if self.tofino2:
             sojourn_ns = eg_intr_md.deq_timedelta
         else:

@@ -24,6 +24,7 @@ from .common import (
     RandomHook,
     SourceGuard,
     bridge,
+    feedback_mirror_parser,
     header_parser,
     rebuild_feedback,
 )
@@ -34,11 +35,9 @@ from .headers import (
     FEEDBACK_TYPE_QCN,
     PKT_TYPE_MIRROR_FEEDBACK,
     BridgedMd,
-    Ethernet,
     FbMirror,
     Header,
     Headers,
-    Ipv4,
     ParsedMd,
     QueueMd,
     bits,
@@ -127,13 +126,7 @@ class EgMd:
 
 def egress_parser(pkt: Cursor, hdr: P4qcnHeaders, parsed: ParsedMd) -> None:
     """parser SwitchEgressParser of p4qcn.p4 (eg_intr_md is passed separately)."""
-    if pkt.lookahead_byte() == PKT_TYPE_MIRROR_FEEDBACK:
-        hdr.fb_mirror = pkt.extract(FbMirror)
-        hdr.ethernet = pkt.extract(Ethernet)
-        hdr.ipv4 = pkt.extract(Ipv4)
-        parsed.l4_src_port = 0
-        parsed.l4_dst_port = 0
-        parsed.ipv4_plain = True
+    if feedback_mirror_parser(pkt, hdr, parsed):
         return
     hdr.bridged = pkt.extract(BridgedMd)
     hdr.p4qcn_bridged = pkt.extract(P4qcnBridged)

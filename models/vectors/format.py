@@ -1,6 +1,6 @@
 # SPDX-FileCopyrightText: 2026 The tofino-cc authors
 # SPDX-License-Identifier: Apache-2.0
-"""The shared test-vector format (documented in ptf_tests/vectors/README.md).
+"""The shared test-vector format (documented in ptf_tests/README.md, "Vector format").
 
 One YAML file holds vectors for one program. pytest runs them on the
 reference model; PTF runs the very same files on tofino-model or hardware.

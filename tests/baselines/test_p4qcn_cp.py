@@ -4,8 +4,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import pytest
 
 from models.baselines import (
@@ -16,21 +14,9 @@ from models.baselines import (
     feedback_probability,
     p4qcn_thresholds,
 )
+from tests.baselines.scripted import scripted
 
 N_US = 50_000
-
-
-def scripted(values: Iterable[float]):
-    """A uniform source replaying ``values``; drawing past the end fails the test."""
-    it = iter(values)
-
-    def draw() -> float:
-        try:
-            return next(it)
-        except StopIteration:
-            raise AssertionError("CP drew more random numbers than expected") from None
-
-    return draw
 
 
 def never() -> float:
@@ -101,7 +87,7 @@ def test_no_feedback_below_threshold_leaves_the_window_open() -> None:
 
 
 def test_ramp_draws_only_for_flows_outside_their_window() -> None:
-    cp = P4qcnCongestionPoint(scripted([0.5, 0.4999]), RAMP)  # q = 15: p = 0.5
+    cp = P4qcnCongestionPoint(scripted([0.5, 0.4999], "CP"), RAMP)  # q = 15: p = 0.5
     assert not cp.on_packet("A", 15, 0)  # u = 0.5 is not below p
     assert cp.last_feedback_ns("A") is None  # a lost draw does not start the window
     assert cp.on_packet("A", 15, 10)

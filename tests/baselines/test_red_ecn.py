@@ -4,24 +4,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import pytest
 
 from models.baselines import RedEcnMarker, RedEcnParams, marking_probability
-
-
-def scripted(values: Iterable[float]):
-    """A uniform source replaying ``values``; drawing past the end fails the test."""
-    it = iter(values)
-
-    def draw() -> float:
-        try:
-            return next(it)
-        except StopIteration:
-            raise AssertionError("marker drew more random numbers than expected") from None
-
-    return draw
+from tests.baselines.scripted import scripted
 
 
 def never() -> float:
@@ -71,7 +57,7 @@ def test_equal_thresholds_make_a_step_at_k() -> None:
 
 
 def test_marks_iff_the_draw_is_below_p() -> None:
-    marker = RedEcnMarker(scripted([0.2499, 0.25, 0.0, 0.9999]), RAMP)
+    marker = RedEcnMarker(scripted([0.2499, 0.25, 0.0, 0.9999], "marker"), RAMP)
     assert marker.should_mark(200)  # p = 0.25
     assert not marker.should_mark(200)
     assert marker.should_mark(101)  # p = 0.0025, u = 0
@@ -86,7 +72,7 @@ def test_no_draw_where_the_outcome_is_certain() -> None:
 
 
 def test_out_of_range_uniform_is_refused() -> None:
-    marker = RedEcnMarker(scripted([1.0]), RAMP)
+    marker = RedEcnMarker(scripted([1.0], "marker"), RAMP)
     with pytest.raises(ValueError, match="uniform"):
         marker.should_mark(200)
 

@@ -230,3 +230,57 @@ def test_the_daemon_checks_its_audit_log_before_any_push(
     assert tofcc(["run", "--config", str(deploy), "--cycles", "1"]) == 2
     err = capsys.readouterr().err
     assert f"audit log {tmp_path}/file/audit.log" in err and "event=connected" not in err
+
+
+def test_the_daemons_own_cycle_writes_leave_one_line_per_batch(tmp_path: Path) -> None:
+    """A cycle of the program's own tuning that writes is a write like any
+    other: one line per batch, naming the daemon's user and command; a cycle
+    that writes nothing leaves none."""
+    fake = FakeBfrtGrpc("pmqecn", load_profile("tofino"), address="leaf1:50052")
+    deploy = deployment(tmp_path / "d.yaml", "grpc://leaf1:50052")
+    now = [1000.0]
+    d = Daemon(deploy, fake_factory(fake), clock=lambda: now[0])
+    d.step()
+    app = d.targets["leaf1"].app.inner
+    voice = next(c.id for c in app.config.classes if c.name == "voice")
+    tuned = iter((21, 22))
+
+    def cycle(_now_s: float) -> int:
+        # The optimiser's batch, as it writes one: K_i moved.
+        return len(app.set_thresholds({voice: next(tuned, 22)}))
+
+    app.service_cycle = cycle
+    for _ in range(3):
+        now[0] += 60
+        d.step()
+    got = [x for x in lines() if x["action"] == "cycle"]
+    assert [(x["changes"], x["result"]) for x in got] == [(1, "ok"), (1, "ok")]
+    assert all(x["user"] == ME and x["command"] == f"tofcc run --config {deploy}" for x in got)
+    d.close()
+
+
+def test_an_interval_loop_leaves_one_line_per_cycle_that_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`optimize --interval` writes each cycle the optimiser moves something:
+    each such batch is a line (`optimize-cycle`, with its changes), a cycle
+    that writes nothing leaves none, and the command's own line closes it."""
+    from bfrt_controller.pmqecn import app as pmqecn_app
+
+    state = str(tmp_path / "state.yaml")
+    assert tofcc(["--state", state, "apply", str(PMQECN)]) == 0
+    moves = iter([{1: 21}, {}, {1: 23}])
+
+    def cycle(self: pmqecn_app.PmqecnApp, _now_s: float) -> list[pmqecn_app.Change]:
+        return self.set_thresholds(next(moves))
+
+    monkeypatch.setattr(pmqecn_app.PmqecnApp, "optimize_once", cycle)
+    args = ["--state", state, "optimize", "--interval", "0.01", "--count", "3"]
+    assert tofcc(args) == 0
+    got = [(x["action"], x.get("changes"), x["result"]) for x in lines()[1:]]
+    assert got == [
+        ("optimize-cycle", 1, "ok"),
+        ("optimize-cycle", 1, "ok"),
+        ("optimize", None, "ok"),
+    ]
+    assert all(x["user"] == ME for x in lines())

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from scapy.layers.inet import IP, UDP
+from scapy.layers.inet import IP
 from scapy.layers.l2 import Ether
 
 from bfrt_controller.backends.model import ModelSwitch
@@ -20,6 +20,9 @@ from hw_profiles import load_profile
 from models.switch.bfcc import ETHERTYPE_TOFCC_FAKE
 from models.switch.chain import Chain
 from models.switch.core import Match
+
+# The two-tier examples wire the hosts as the chain test does.
+from tests.test_bfcc_chain import host_packet
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[2] / "examples"
 EXAMPLES = sorted(EXAMPLES_DIR.glob("bfcc*.yaml"))
@@ -42,15 +45,6 @@ def test_example_applies(path: Path) -> None:
     cps = [r for r in app.status() if r["section"] == CONGESTION_POINTS]
     # The examples' 10 Gb/s ports: the paper's 150 ms at 10 Mb/s as 150 us.
     assert [(r["t_max_ns"], r["saturated"]) for r in cps] == [(150_000, "-")] * len(cps)
-
-
-def host_packet(host: int, seq: int) -> bytes:
-    return bytes(
-        Ether(dst="02:00:00:00:01:01", src=f"00:00:00:00:01:0{host}")
-        / IP(src=f"10.0.1.{host}", dst="10.0.2.2", id=seq)
-        / UDP(sport=5000 + host, dport=6000)
-        / bytes(64)
-    )
 
 
 def test_two_tier_congestion_slows_the_named_group_upstream() -> None:

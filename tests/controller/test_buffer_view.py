@@ -167,7 +167,7 @@ def test_queue_counters_are_metrics(tmp_path: Path) -> None:
     now[0] += 5
     d.step()
     text = generate_latest(registry_for(d)).decode()
-    labels = f'port="{PORT}",queue="{QUEUE}",switch="leaf1"'
+    labels = f'dev_port="{PORT}",port="{PORT}",queue="{QUEUE}",switch="leaf1"'
     assert f"tofcc_queue_depth_bytes{{{labels}}} {40.0 * CELL}" in text
     assert f"tofcc_queue_watermark_bytes{{{labels}}} {40.0 * CELL}" in text
     assert f"tofcc_queue_drops_total{{{labels}}} 5.0" in text

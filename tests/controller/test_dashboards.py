@@ -82,12 +82,12 @@ def test_every_metric_the_dashboard_and_alerts_use_is_exported(tmp_path: Path) -
     assert used - names == set()
     # Every program has its own series on the dashboard.
     for needed in (
-        "tofcc_class_ecn_threshold_cells",
+        "tofcc_class_ecn_threshold_bytes",
         "tofcc_bfcc_signalled_degree",
-        "tofcc_spie_drop_probability",
+        "tofcc_spie_drop_probability_ratio",
         "tofcc_p4qcn_feedback_messages_total",
         "tofcc_pfc_storm",
-        "tofcc_dadctcp_ecn_threshold_packets",
+        "tofcc_dadctcp_ecn_threshold_bytes",
         "tofcc_aqm_drops_total",
         "tofcc_target_info",
     ):
@@ -97,12 +97,12 @@ def test_every_metric_the_dashboard_and_alerts_use_is_exported(tmp_path: Path) -
 def test_every_program_exports_its_own_series_and_target_info(tmp_path: Path) -> None:
     _, text = exported(tmp_path)
     for series in (
-        "tofcc_spie_drop_probability",
+        "tofcc_spie_drop_probability_ratio",
         "tofcc_spie_large_flow_drops_total",
         "tofcc_spie_random_drops_total",
         "tofcc_p4qcn_feedback_messages_total",
         "tofcc_pfc_storm",
-        "tofcc_dadctcp_ecn_threshold_packets",
+        "tofcc_dadctcp_ecn_threshold_bytes",
         "tofcc_dadctcp_ce_marked_total",
         "tofcc_aqm_drops_total",
         "tofcc_aqm_ce_marks_total",

@@ -174,9 +174,16 @@ def test_a_storm_is_acted_on_within_detection_plus_100ms_with_a_1s_interval(
     rows = [r for r in t.rows if r["section"] == WATCHDOG_SECTION]
     assert {(r["port"], r["cos"], r["storms"]) for r in rows} == {(4, COS, 1), (5, COS, 0)}
     text = generate_latest(registry_for(d)).decode()
-    assert 'tofcc_pfc_storms_total{cos="3",port="4",switch="leaf1"} 1.0' in text
-    assert 'tofcc_port_pfc_rx_pause_seconds_total{cos="3",port="4",switch="leaf1"}' in text
-    assert 'tofcc_port_pfc_tx_pause_seconds_total{cos="7",port="5",switch="leaf1"} 0.0' in text
+    # No board in this deployment: `port` is the device port, `dev_port` beside it.
+    assert 'tofcc_pfc_storms_total{cos="3",dev_port="4",port="4",switch="leaf1"} 1.0' in text
+    assert (
+        'tofcc_port_pfc_rx_pause_seconds_total{cos="3",dev_port="4",port="4",switch="leaf1"}'
+        in text
+    )
+    assert (
+        'tofcc_port_pfc_tx_pause_seconds_total{cos="7",dev_port="5",port="5",switch="leaf1"} 0.0'
+        in text
+    )
 
 
 def test_watchdog_off_stops_it_acting() -> None:
@@ -233,3 +240,14 @@ def test_cli_set_watchdog_on_off(
     assert run([*base, "status", "--json"]) == 0
     rows = [r for r in json.loads(capsys.readouterr().out) if r["section"] == WATCHDOG_SECTION]
     assert all(r["enabled"] == 1 for r in rows)
+
+
+def test_each_storm_the_watchdog_acts_on_leaves_an_audit_line(tmp_path: Path) -> None:
+    import os
+
+    d, storm, _ = storm_daemon(tmp_path)
+    assert run_until(d, storm, 1005.0) is not None
+    log = Path(os.environ["XDG_STATE_HOME"]) / "tofcc" / "audit.log"
+    got = [json.loads(x) for x in log.read_text().splitlines()]
+    assert [x["action"] for x in got] == ["connect-push", "watchdog"]
+    assert (got[1]["switch"], got[1]["changes"], got[1]["result"]) == ("leaf1", 1, "ok")

@@ -508,3 +508,37 @@ def test_the_revert_outlives_the_cli_process(tmp_path: Path, capsys: Capsys) -> 
     assert p is not None and p.status == pending.REVERTED, p
     assert p.finished is not None and p.finished >= p.deadline
     assert classes(capsys)["voice"]["threshold_cells"] == 20
+
+
+# ---- every write leaves one audit line (issue 52, Deliver 4) ---------------------------
+
+
+def audit_lines() -> list[dict[str, object]]:
+    path = Path(os.environ["XDG_STATE_HOME"]) / "tofcc" / "audit.log"
+    return [json.loads(x) for x in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_a_rollback_leaves_one_audit_line(capsys: Capsys) -> None:
+    ok(capsys, "apply", str(EXAMPLE))
+    ok(capsys, "checkpoint", "good")
+    ok(capsys, "set-threshold", "voice=70")
+    ok(capsys, "rollback", "good")
+    assert [x["action"] for x in audit_lines()] == ["apply", "set-threshold", "rollback"]
+    line = audit_lines()[-1]
+    assert (line["result"], line["checkpoint"], line["switch"]) == ("ok", "good", "model")
+    assert str(line["command"]).endswith("rollback good")
+
+
+def test_an_unconfirmed_apply_reverted_leaves_one_line_per_switch(
+    tmp_path: Path, capsys: Capsys, clock: Clock
+) -> None:
+    ok(capsys, "apply", str(EXAMPLE))
+    g = edited(tmp_path, "g.yaml", "threshold_cells: 20", "threshold_cells: 44")
+    ok(capsys, "apply", "--confirm-within", "2", str(g))
+    assert pending.wait_and_revert(the_record(), clock.sleep) == "reverted"
+    actions = [x["action"] for x in audit_lines()]
+    assert actions == ["apply", "apply", "confirm-revert"]
+    revert = audit_lines()[-1]
+    # It names the apply it undoes, and goes where that apply's line went.
+    assert revert["result"] == "ok" and "--confirm-within 2" in str(revert["command"])
+    assert revert["program"] == "pmqecn" and revert["config_sha"] == audit_lines()[0]["config_sha"]

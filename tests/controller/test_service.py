@@ -560,7 +560,8 @@ def test_metrics_are_scraped_over_http(tmp_path: Path) -> None:
     rates = sw.read_entry("SwitchIngress.class_rates", key)
     assert thr is not None and rates is not None
     assert thr.data["threshold_bytes"] != 20 * 80  # the optimiser moved K_1
-    assert m[("tofcc_class_ecn_threshold_cells", voice)] == thr.data["threshold_bytes"] // 80
+    # K_i in bytes as the switch compares it: whole cells of 80 B (issue 52: bytes, not cells).
+    assert m[("tofcc_class_ecn_threshold_bytes", voice)] == thr.data["threshold_bytes"] // 80 * 80
     assert m[("tofcc_class_weight", voice)] == sw.read_tm_weight(EGRESS_PORT, 0)
     assert m[("tofcc_class_target_rate_packets_per_second", voice)] == rates.data["target_rate"]
     # lambda_1: 500 packets over the 1 s interval.
@@ -573,9 +574,12 @@ def test_metrics_are_scraped_over_http(tmp_path: Path) -> None:
     assert m[("tofcc_reconnects_total", (("switch", "s2"),))] == 0
     assert m[("tofcc_write_failures_total", (("switch", "s2"),))] == 0
     assert ("tofcc_cycle_duration_seconds", (("switch", "leaf1"),)) in m
-    assert m[("tofcc_port_spoofed_source_drops_total", (("port", "2"), ("switch", "s2")))] == 0
-    assert ("tofcc_port_untrusted_feedback_drops_total", (("port", "1"), ("switch", "s2"))) in m
-    assert ("tofcc_bfcc_signalled_degree", (("port", "2"), ("switch", "s2"))) in m
+    # Ports as the box names them (s2's board is tofino-32q), the device port beside.
+    p2 = (("dev_port", "2"), ("port", "32/2"), ("switch", "s2"))
+    p1 = (("dev_port", "1"), ("port", "32/1"), ("switch", "s2"))
+    assert m[("tofcc_port_spoofed_source_drops_total", p2)] == 0
+    assert ("tofcc_port_untrusted_feedback_drops_total", p1) in m
+    assert ("tofcc_bfcc_signalled_degree", p2) in m
     up = (("dev_port", "3"), ("port", "32/3"), ("switch", "leaf1"))
     assert m[("tofcc_front_panel_port_up", up)] == 1
     assert m[("tofcc_config_reloads_total", (("result", "ok"),))] == 0
@@ -594,7 +598,7 @@ def test_bfcc_reaction_point_metrics(tmp_path: Path) -> None:
     finally:
         server.shutdown()
         server.server_close()
-    rp = (("port", "3"), ("switch", "s1"))
+    rp = (("dev_port", "3"), ("port", "32/3"), ("switch", "s1"))
     assert m[("tofcc_bfcc_backpressure_messages_total", rp)] == 0
     assert ("tofcc_bfcc_slowed_degree", rp) in m
 

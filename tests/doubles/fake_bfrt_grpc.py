@@ -846,6 +846,21 @@ class _Data:
         self.is_default_entry = False
         self.table = table
 
+    @classmethod
+    def answer(cls, table: FakeTable, values: Mapping[str, int | list[int]]) -> _Data:
+        """A register or counter cell as a read returns it: the fields are
+        the table's own (the switch built them), so unlike make_data's there
+        is nothing to check."""
+        data = cls.__new__(cls)
+        data.field_dict = {
+            n: DataTuple(n, int_arr_val=list(v)) if isinstance(v, list) else DataTuple(n, v)
+            for n, v in values.items()
+        }
+        data.action_name = None
+        data.is_default_entry = False
+        data.table = table
+        return data
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {n: f.value() for n, f in self.field_dict.items()}
         out["action_name"] = self.action_name
@@ -1186,6 +1201,7 @@ class FakeSwitch:
         self.front_panel: dict[str, int] = model_platform_front_panel(profile)
         self.failing_port_fields: set[str] = set()
         self.state: dict[str, Any] = self.fresh_state()
+        self._layouts: dict[str, list[tuple[str, int, int]]] = {}
         # `$PORT_STAT` as its shadow holds it (the last stats poll).
         self.port_stat_shadow: dict[Any, int] = {}
         self.last_read_from_hw = True
@@ -1328,8 +1344,8 @@ class FakeSwitch:
         self.calls.append(
             Call("write", spec.name, op, len(items), atomicity, target.pipe_id_, tuple(sent))
         )
-        saved = copy.deepcopy(self.state.get(spec.name))
         in_txn = atomicity == ROLLBACK_ON_ERROR
+        saved = self._saved(spec) if in_txn else None
         errors: list[tuple[int, Error]] = []
         for i, (key, data) in enumerate(items):
             try:
@@ -1356,6 +1372,21 @@ class FakeSwitch:
             raise BfruntimeReadWriteRpcException(
                 FakeRpcError(StatusCode.UNKNOWN, "write refused", errors)
             )
+
+    def _saved(self, spec: TableSpec) -> Any:
+        """The table's state as a failed transaction puts it back. Cells are
+        ints and entries are replaced whole (_apply_mat), so copying the
+        containers is copying the state: a deep copy of every cell of a
+        register per call made the fake, not the controller, most of a
+        control cycle's time (benchmarks/control_loop.py)."""
+        st = self.state.get(spec.name)
+        if spec.kind == "register":
+            return [list(cells) for cells in st]
+        if spec.kind == "counter":
+            return {name: [list(cells) for cells in per_pipe] for name, per_pipe in st.items()}
+        if spec.kind == "mat":
+            return {"entries": dict(st["entries"]), "default": st["default"]}
+        return copy.deepcopy(st)
 
     @staticmethod
     def _refuse_read_only(spec: TableSpec, data: _Data | None) -> None:
@@ -1518,10 +1549,24 @@ class FakeSwitch:
             raise _Refused(StatusCode.RESOURCE_EXHAUSTED, f"table full ({spec.size} entries)")
         entries[ident] = (action, params)
 
-    def _pipes(self, target: Target) -> list[int]:
+    def _pipes(self, target: Target) -> Sequence[int]:
         if target.pipe_id_ == ALL_PIPES:
-            return list(range(self.pipes))
-        return [target.pipe_id_]
+            return range(self.pipes)
+        return (target.pipe_id_,)
+
+    def _layout(self, spec: TableSpec) -> list[tuple[str, int, int]]:
+        """(field, shift, mask) of each member of a register's packed cell,
+        first field in the high half; worked out once per register (a control
+        cycle reads thousands of cells)."""
+        layout = self._layouts.get(spec.name)
+        if layout is None:
+            layout = []
+            shift = sum(fs.bits for fs in spec.fields.values())
+            for fs in spec.fields.values():
+                shift -= fs.bits
+                layout.append((fs.name, shift, (1 << fs.bits) - 1))
+            self._layouts[spec.name] = layout
+        return layout
 
     def _index(self, spec: TableSpec, key: _Key, name: str) -> int:
         index = _uint(name, key.field_dict[name].value, 32)
@@ -2123,17 +2168,16 @@ class FakeSwitch:
         if spec.kind == "register":
             index = self._index(spec, key, "$REGISTER_INDEX")
             cells = [st[p][index] for p in self._pipes(target)]
-            out: dict[str, list[int]] = {}
-            shift = sum(fs.bits for fs in spec.fields.values())
-            for fs in spec.fields.values():
-                shift -= fs.bits
-                out[fs.name] = [(c >> shift) & ((1 << fs.bits) - 1) for c in cells]
-            return self._data(table, out, None)
+            out = {
+                name: [(c >> shift) & mask for c in cells]
+                for name, shift, mask in self._layout(spec)
+            }
+            return _Data.answer(table, out)
         if spec.kind == "counter":
             index = self._index(spec, key, "$COUNTER_INDEX")
             # A counter read over all pipes comes back summed.
             sums = {n: sum(st[n][p][index] for p in self._pipes(target)) for n in spec.fields}
-            return self._data(table, sums, None)
+            return _Data.answer(table, sums)
         if spec.kind == "mirror":
             sid = _uint("$sid", key.field_dict["$sid"].value, 16)
             if sid not in st:

@@ -26,22 +26,13 @@
  *          spacing stays interval/sqrt(count_cap).
  */
 #include "../include/arch.p4"
+#include "../include/size.p4"
 #include "../include/headers.p4"
 #include "../include/parsers.p4"
 #include "../include/forwarding.p4"
 #include "../include/trust.p4"
 #include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
-
-#define AQM_PORTS 512
-/* 256 queue slots: a register of 512 entries reads, to the tools that map
- * vector ports to device ports, as one entry per port. */
-#define AQM_SLOTS 256
-#define AQM_QUEUE_ENTRIES 512
-/* Ternary entries: the controller expands each queue's ranges into
- * prefixes (tna/aqm/README.md gives the count per queue). */
-#define AQM_RED_LEVEL_ENTRIES 4096
-#define AQM_CODEL_DUE_ENTRIES 4096
 
 const bit<2> AQM_MODE_NONE = 0;
 const bit<2> AQM_MODE_RED = 1;
@@ -90,6 +81,9 @@ struct eg_md_t {
     bit<1>      tail;
     bit<1>      codel_drop;
 }
+
+#include "red.p4"
+#include "codel.p4"
 
 parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
@@ -189,8 +183,11 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     TimestampQueueHook() queue_hook;
     RandomHook() random_hook;
 
-    Counter<bit<32>, PortId_t>(AQM_PORTS, CounterType_t.PACKETS) aqm_drops;
-    Counter<bit<32>, PortId_t>(AQM_PORTS, CounterType_t.PACKETS) aqm_marks;
+    /* RED's and CoDel's verdicts count here. */
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) aqm_drops;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) aqm_marks;
+    AqmRed(aqm_drops, aqm_marks) red;
+    AqmCodel(aqm_drops, aqm_marks) codel;
 
     /* ---- configuration ---------------------------------------------- */
     action set_red(bit<8> slot, bit<8> curve, bit<1> ecn, bit<32> block_last) {
@@ -244,219 +241,13 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         size = AQM_QUEUE_ENTRIES;
     }
 
-    /* ---- RED ---------------------------------------------------------- */
-    /* The stateful ALU has no shifter, so avg += (q - avg) w_q cannot be
-     * applied in the one access a packet gets: the average is the mean of
-     * the last complete block of 2^k packets instead (README). A packet
-     * that finds the queue empty closes the block early, the packets the
-     * block lacked counting as an empty queue: Floyd & Jacobson's idle-time
-     * rule, and what lets a high average fall once RED's drops have
-     * drained the queue (else it would wait for 2^k more packets). */
-    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) red_block_packets;
-    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) red_block_sum_cells;
-    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) red_avg_sum_cells;
-
-    /* 1 for the block's last packet (index 2^k - 1, or one that found the
-     * queue empty), which starts the next. */
-    RegisterAction<bit<32>, aqm_slot_t, bit<1>>(red_block_packets) red_block_count = {
-        void apply(inout bit<32> n, out bit<1> end) {
-            if (n >= eg_md.block_limit) {
-                n = 0;
-                end = 1;
-            } else {
-                n = n + 1;
-                end = 0;
-            }
-        }
-    };
-
-    RegisterAction<bit<32>, aqm_slot_t, bit<32>>(red_block_sum_cells) red_sum_add = {
-        void apply(inout bit<32> sum) {
-            sum = sum + eg_md.queue.depth_cells;
-        }
-    };
-
-    /* The block's last depth closes it: the full sum leaves, the next
-     * block starts from 0. */
-    RegisterAction<bit<32>, aqm_slot_t, bit<32>>(red_block_sum_cells) red_sum_close = {
-        void apply(inout bit<32> sum, out bit<32> closed) {
-            closed = sum + eg_md.queue.depth_cells;
-            sum = 0;
-        }
-    };
-
-    RegisterAction<bit<32>, aqm_slot_t, bit<32>>(red_avg_sum_cells) red_avg_set = {
-        void apply(inout bit<32> avg, out bit<32> now_avg) {
-            avg = eg_md.block_sum_cells;
-            now_avg = eg_md.block_sum_cells;
-        }
-    };
-
-    RegisterAction<bit<32>, aqm_slot_t, bit<32>>(red_avg_sum_cells) red_avg_read = {
-        void apply(inout bit<32> avg, out bit<32> now_avg) {
-            now_avg = avg;
-        }
-    };
-
-    /* Floyd & Jacobson's p_b as a step function of N x avg, written by the
-     * controller (bfrt_controller/aqm/levels.py): no entry below min_th,
-     * max_p (avg - min_th) / (max_th - min_th) between, and 32768 with
-     * `hard` from max_th up (dropped even when ECN-capable, RFC 3168 6.1.2). */
-    action set_level(bit<16> level, bit<1> hard) {
-        eg_md.level = level;
-        eg_md.hard = hard;
-    }
-
-    action no_drop() {
-        eg_md.level = 0;
-        eg_md.hard = 0;
-    }
-
-    table red_level {
-        key = {
-            eg_md.curve         : exact;
-            eg_md.avg_sum_cells : ternary;
-        }
-        actions = { set_level; no_drop; }
-        default_action = no_drop();
-        size = AQM_RED_LEVEL_ENTRIES;
-    }
-
-    /* random and level are both at most 32768, so the difference's bit 15
-     * is its sign. */
-    action red_draw() {
-        eg_md.random_margin = eg_md.random - eg_md.level;
-    }
-
-    /* ---- CoDel -------------------------------------------------------- */
-    /* Times are the ingress clock's 64 ns ticks (32 bits, wraps every
-     * 275 s); comparisons of two times use the sign of their difference,
-     * so they hold across the wrap. 0 means "not set" in every register. */
-    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) codel_first_above_ticks;
-    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) codel_drop_start_ticks;
-    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) codel_count;
-    Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) codel_tail_next_ticks;
-
+    /* CoDel's times, for every packet rather than on CoDel's branch
+     * (codel.p4): they need only aqm_queue's entry. */
     action codel_times() {
         eg_md.target_margin_ns = eg_md.queue.sojourn_ns - eg_md.target_ns;
         eg_md.sojourn_ticks = eg_md.queue.sojourn_ns >> 6;
         eg_md.deadline_base_ticks = hdr.aqm_bridged.now_ticks + eg_md.interval_ticks;
         eg_md.tail_base_ticks = hdr.aqm_bridged.now_ticks + eg_md.tail_step_ticks;
-    }
-
-    action codel_dequeue_times() {
-        eg_md.deq_ticks = hdr.aqm_bridged.now_ticks + eg_md.sojourn_ticks;
-        eg_md.deadline_ticks = eg_md.deadline_base_ticks + eg_md.sojourn_ticks;
-        eg_md.tail_next_ticks = eg_md.tail_base_ticks + eg_md.sojourn_ticks;
-    }
-
-    RegisterAction<bit<32>, aqm_slot_t, bit<1>>(codel_first_above_ticks) codel_below_target = {
-        void apply(inout bit<32> first_above) {
-            first_above = 0;
-        }
-    };
-
-    /* RFC 8289 dodequeue: the first packet above target starts the
-     * interval; ok_to_drop once a packet leaves at or after its end. */
-    RegisterAction<bit<32>, aqm_slot_t, bit<1>>(codel_first_above_ticks) codel_above_target = {
-        void apply(inout bit<32> first_above, out bit<1> ok) {
-            if (first_above == 0) {
-                first_above = eg_md.deadline_ticks;
-                ok = 0;
-            } else if (eg_md.deq_ticks - first_above < 0x80000000) {
-                ok = 1;
-            } else {
-                ok = 0;
-            }
-        }
-    };
-
-    RegisterAction<bit<32>, aqm_slot_t, bit<32>>(codel_drop_start_ticks) codel_leave = {
-        void apply(inout bit<32> start) {
-            start = 0;
-        }
-    };
-
-    /* The dropping state begins with this packet, or has lasted `elapsed`. */
-    RegisterAction<bit<32>, aqm_slot_t, bit<32>>(codel_drop_start_ticks) codel_dropping = {
-        void apply(inout bit<32> start, out bit<32> elapsed) {
-            if (start == 0) {
-                start = eg_md.deq_ticks;
-                elapsed = 0;
-            } else {
-                elapsed = eg_md.deq_ticks - start;
-            }
-        }
-    };
-
-    RegisterAction<bit<32>, aqm_slot_t, bit<1>>(codel_count) codel_count_reset = {
-        void apply(inout bit<32> count) {
-            count = 0;
-        }
-    };
-
-    /* One drop per packet while fewer than the due number were made: the
-     * RFC's while loop, spread over the packets that leave. */
-    RegisterAction<bit<32>, aqm_slot_t, bit<1>>(codel_count) codel_count_step = {
-        void apply(inout bit<32> count, out bit<1> drop) {
-            if (count < eg_md.due_count) {
-                count = count + 1;
-                drop = 1;
-            } else {
-                drop = 0;
-            }
-        }
-    };
-
-    RegisterAction<bit<32>, aqm_slot_t, bit<1>>(codel_tail_next_ticks) codel_tail_reset = {
-        void apply(inout bit<32> next) {
-            next = 0;
-        }
-    };
-
-    /* Beyond count_cap drops: one every tail step. */
-    RegisterAction<bit<32>, aqm_slot_t, bit<1>>(codel_tail_next_ticks) codel_tail_step = {
-        void apply(inout bit<32> next, out bit<1> drop) {
-            if (next == 0 || eg_md.deq_ticks - next < 0x80000000) {
-                next = eg_md.tail_next_ticks;
-                drop = 1;
-            } else {
-                drop = 0;
-            }
-        }
-    };
-
-    /* RFC 8289's control law, summed: drops due after `elapsed` in the
-     * dropping state (bfrt_controller/aqm/levels.py). No entry: none. */
-    action set_due(bit<32> due_count, bit<1> tail) {
-        eg_md.due_count = due_count;
-        eg_md.tail = tail;
-    }
-
-    action no_due() {
-        eg_md.due_count = 0;
-        eg_md.tail = 0;
-    }
-
-    table codel_due {
-        key = {
-            eg_md.curve         : exact;
-            eg_md.elapsed_ticks : ternary;
-        }
-        actions = { set_due; no_due; }
-        default_action = no_due();
-        size = AQM_CODEL_DUE_ENTRIES;
-    }
-
-    /* ---- the verdict --------------------------------------------------- */
-    action mark_ce() {
-        hdr.ipv4.ecn = ECN_CE;
-        aqm_marks.count(eg_intr_md.egress_port);
-    }
-
-    action drop_packet() {
-        eg_dprsr_md.drop_ctl = 1;
-        aqm_drops.count(eg_intr_md.egress_port);
     }
 
     apply {
@@ -466,62 +257,9 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
             aqm_queue.apply();
             codel_times();
             if (eg_md.mode == AQM_MODE_RED) {
-                /* One comparison in the stateful ALU: its input crossbar
-                 * takes the limit, not the depth beside it. */
-                if (eg_md.queue.depth_cells == 0) {
-                    eg_md.block_limit = 0;
-                } else {
-                    eg_md.block_limit = eg_md.block_last;
-                }
-                eg_md.block_end = red_block_count.execute(eg_md.slot);
-                if (eg_md.block_end == 1) {
-                    eg_md.block_sum_cells = red_sum_close.execute(eg_md.slot);
-                    eg_md.avg_sum_cells = red_avg_set.execute(eg_md.slot);
-                } else {
-                    red_sum_add.execute(eg_md.slot);
-                    eg_md.avg_sum_cells = red_avg_read.execute(eg_md.slot);
-                }
-                red_level.apply();
-                red_draw();
-                if (eg_md.random_margin[15:15] == 1) {
-                    /* The verdict here and below, on each branch: a flag
-                     * both branches set and one test after them costs a
-                     * stage of its own. */
-                    if (eg_md.ecn == 1 && eg_md.hard == 0 && hdr.ipv4.ecn != ECN_NOT_ECT) {
-                        mark_ce();
-                    } else {
-                        drop_packet();
-                    }
-                }
+                red.apply(hdr, eg_md, eg_intr_md, eg_dprsr_md);
             } else if (eg_md.mode == AQM_MODE_CODEL) {
-                codel_dequeue_times();
-                if (eg_md.target_margin_ns[31:31] == 1) {
-                    codel_below_target.execute(eg_md.slot);
-                    eg_md.ok_to_drop = 0;
-                } else {
-                    eg_md.ok_to_drop = codel_above_target.execute(eg_md.slot);
-                }
-                if (eg_md.ok_to_drop == 0) {
-                    codel_leave.execute(eg_md.slot);
-                    codel_count_reset.execute(eg_md.slot);
-                    codel_tail_reset.execute(eg_md.slot);
-                } else {
-                    eg_md.elapsed_ticks = codel_dropping.execute(eg_md.slot);
-                    codel_due.apply();
-                    if (eg_md.tail == 1) {
-                        eg_md.codel_drop = codel_tail_step.execute(eg_md.slot);
-                    } else {
-                        eg_md.codel_drop = codel_count_step.execute(eg_md.slot);
-                    }
-                    /* CoDel has no hard drop: an ECT packet is marked. */
-                    if (eg_md.codel_drop == 1) {
-                        if (eg_md.ecn == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
-                            mark_ce();
-                        } else {
-                            drop_packet();
-                        }
-                    }
-                }
+                codel.apply(hdr, eg_md, eg_intr_md, eg_dprsr_md);
             }
         }
     }

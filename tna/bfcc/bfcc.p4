@@ -35,20 +35,13 @@
  *   sit, when the controller says so (sender_reaction: match_switch).
  */
 #include "../include/arch.p4"
+#include "../include/size.p4"
 #include "../include/headers.p4"
 #include "../include/parsers.p4"
 #include "../include/forwarding.p4"
 #include "../include/trust.p4"
 #include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
-
-#define BFCC_PORTS 512
-#define BFCC_GROUPS 256
-#define BFCC_CONGESTION_POINTS 16
-#define BFCC_VQ_SLOTS 4096
-#define BFCC_QIDS 128
-/* (backpressure, clear) x group */
-#define BFCC_SENDER_NOTIFY_ENTRIES 512
 
 const bit<8> BFCC_DEGREE_MILD = 1;
 const bit<8> BFCC_DEGREE_MODERATE = 2;
@@ -180,6 +173,12 @@ struct eg_md_t {
     mac_addr_t  bp_dst_mac;
 }
 
+/* The controls SwitchIngress and SwitchEgress are composed of, one per
+ * concern (tna/bfcc/README.md, "Files"). */
+#include "messages.p4"
+#include "reaction_point.p4"
+#include "congestion_point.p4"
+
 parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
     IngressPrefixParser() prefix_parser;
@@ -205,47 +204,16 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     SourceGuard() source_guard;
     Ipv4Forward() forward;
 
-    Counter<bit<32>, PortId_t>(BFCC_PORTS, CounterType_t.PACKETS) fake_drops;
-    Counter<bit<32>, PortId_t>(BFCC_PORTS, CounterType_t.PACKETS) backpressure_received;
-    Counter<bit<32>, qid_index_t>(BFCC_QIDS, CounterType_t.PACKETS) admitted_by_qid;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) fake_drops;
 
     /* What the downstream switch on each port last said: group ++ degree
-     * (0 after a clear or once expired), and when it said it. */
-    Register<bit<16>, PortId_t>(BFCC_PORTS, 0) bp_state;
-    Register<bit<32>, PortId_t>(BFCC_PORTS, 0) bp_recorded_ns;
-
-    RegisterAction<bit<16>, PortId_t, void>(bp_state) bp_state_write = {
-        void apply(inout bit<16> state) {
-            state = ig_md.bp_key;
-        }
-    };
-
-    RegisterAction<bit<16>, PortId_t, bit<16>>(bp_state) bp_state_read = {
-        void apply(inout bit<16> state, out bit<16> key) {
-            key = state;
-        }
-    };
-
-    /* Expiry clears the record, so a port idle past the 32-bit timestamp
-     * wrap cannot see an old record look fresh again. */
-    RegisterAction<bit<16>, PortId_t, bit<16>>(bp_state) bp_state_expire = {
-        void apply(inout bit<16> state, out bit<16> key) {
-            state = 0;
-            key = 0;
-        }
-    };
-
-    RegisterAction<bit<32>, PortId_t, void>(bp_recorded_ns) bp_recorded_write = {
-        void apply(inout bit<32> recorded) {
-            recorded = ig_md.now_ns;
-        }
-    };
-
-    RegisterAction<bit<32>, PortId_t, bit<32>>(bp_recorded_ns) bp_recorded_age = {
-        void apply(inout bit<32> recorded, out bit<32> age) {
-            age = ig_md.now_ns - recorded;
-        }
-    };
+     * (0 after a clear or once expired), and when it said it. Messages
+     * write them (BfccMessageIn), the reaction point reads them
+     * (BfccReactionIngress). */
+    Register<bit<16>, PortId_t>(TOFCC_PORTS, 0) bp_state;
+    Register<bit<32>, PortId_t>(TOFCC_PORTS, 0) bp_recorded_ns;
+    BfccMessageIn(bp_state, bp_recorded_ns) message_in;
+    BfccReactionIngress(bp_state, bp_recorded_ns) reaction;
 
     /* Virtual queue module: every sender belongs to one group (0 = none),
      * the same division on every switch. */
@@ -257,109 +225,11 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         key = { hdr.ipv4.src_addr : lpm; }
         actions = { set_group; NoAction; }
         default_action = NoAction();
-        size = 1024;
-    }
-
-    /* Ports facing a downstream BFCC switch. bp_expiry_ns = 0: backpressure
-     * holds until cleared. named_group_only = 1: only the named group's
-     * packets carry the state (and are cut by fakes); 0 (the paper): every
-     * packet to the port does. */
-    action react(QueueId_t high_qid, QueueId_t low_qid, bit<32> bp_expiry_ns,
-                 bit<1> named_group_only) {
-        ig_md.high_qid = high_qid;
-        ig_md.low_qid = low_qid;
-        ig_md.bp_alive_max_ns = bp_expiry_ns - 1;
-        ig_md.named_group_only = named_group_only;
-    }
-
-    table reaction_point {
-        key = { ig_tm_md.ucast_egress_port : exact; }
-        actions = { react; NoAction; }
-        default_action = NoAction();
-        size = BFCC_PORTS;
+        size = BFCC_SENDER_GROUP_ENTRIES;
     }
 
     action drop() {
         ig_dprsr_md.drop_ctl = 1;
-    }
-
-    /* Sender reaction (seed 001 4.2.2, params.sender_reaction): a
-     * backpressure or clear message about group g, accepted from a trusted
-     * port, is relayed once to the host port g's senders sit behind, so
-     * they can cut their rate as the switch does. The controller writes
-     * one entry per (message type, group) for groups attached here: action
-     * notify_senders with match_switch, consume with none. A miss (another
-     * message type, a group not attached here) consumes the message too. */
-    action notify_senders(PortId_t port, mac_addr_t src_mac, mac_addr_t dst_mac) {
-        ig_tm_md.ucast_egress_port = port;
-        hdr.ethernet.src_addr = src_mac;
-        hdr.ethernet.dst_addr = dst_mac;
-    }
-
-    action consume() {
-        ig_dprsr_md.drop_ctl = 1;
-    }
-
-    table sender_notify {
-        key = {
-            hdr.feedback.msg_type : exact;
-            hdr.feedback.class_id : exact;
-        }
-        actions = { notify_senders; consume; }
-        default_action = consume();
-        size = BFCC_SENDER_NOTIFY_ENTRIES;
-    }
-
-    /* Backpressure reaches every pipe the controller names: registers are
-     * per pipe, and a sender's packets read bp_state in the ingress pipe of
-     * the port they arrive on. On a reaction port, an original message is
-     * also copied to the next pipe (ring order, as the controller writes
-     * it), pipes_left pipes after that one; on a pipe's recirculation port
-     * a copy from another pipe records the origin's state and goes on to
-     * the next pipe while pipes remain. No entry: one pipe, no copies. */
-    action replicate(MirrorId_t session, bit<8> pipes_left) {
-        ig_md.replicate = 1;
-        ig_md.replica_session = session;
-        ig_md.replica_left = pipes_left;
-    }
-
-    action relay_replica(MirrorId_t session) {
-        ig_md.replica = 1;
-        ig_md.replica_session = session;
-        ig_md.replica_left = hdr.feedback.flow_protocol - 1;
-        ig_md.bp_port = hdr.feedback.flow_src_port;
-    }
-
-    table bp_replicate {
-        key = { ig_intr_md.ingress_port : exact; }
-        actions = { replicate; relay_replica; NoAction; }
-        default_action = NoAction();
-        size = BFCC_PORTS;
-    }
-
-    action mirror_replica() {
-        ig_dprsr_md.mirror_type = MIRROR_TYPE_BP_REPLICA;
-        ig_md.mirror_pkt_type = PKT_TYPE_MIRROR_BP_REPLICA;
-    }
-
-    /* age >= expiry <=> age |-| (expiry - 1) != 0, and never when expiry
-     * is 0. In an action so the gateway tests an ALU result against 0. */
-    action check_expiry() {
-        ig_md.bp_overage_ns = ig_md.bp_age_ns |-| ig_md.bp_alive_max_ns;
-    }
-
-    action to_low_queue() {
-        ig_tm_md.qid = ig_md.low_qid;
-        hdr.bfcc_bridged.bp_degree = ig_md.bp_key[7:0];
-    }
-
-    action to_high_queue() {
-        ig_tm_md.qid = ig_md.high_qid;
-    }
-
-    action to_high_queue_flagged() {
-        ig_tm_md.qid = ig_md.high_qid;
-        hdr.bfcc_bridged.bp_degree = ig_md.bp_key[7:0];
     }
 
     apply {
@@ -396,65 +266,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             drop();
             fake_drops.count(ig_intr_md.ingress_port);
         } else if (hdr.feedback.isValid() && !hdr.ipv4.isValid()) {
-            /* Switch-to-switch feedback is hop by hop: consumed here, or
-             * relayed to the named group's senders (sender_notify), never
-             * forwarded toward another switch; a copy from another pipe is
-             * consumed once recorded, and relayed by the original only. */
-            bp_replicate.apply();
-            if (ig_md.replica == 1) {
-                consume();
-                if (hdr.feedback.flow_protocol != 0) {
-                    mirror_replica();
-                }
-            } else {
-                sender_notify.apply();
-                if (ig_md.replicate == 1) {
-                    mirror_replica();
-                }
-            }
-            if (hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE) {
-                ig_md.bp_key = hdr.feedback.class_id[7:0] ++ hdr.feedback.degree;
-                bp_state_write.execute(ig_md.bp_port[8:0]);
-                bp_recorded_write.execute(ig_md.bp_port[8:0]);
-                if (ig_md.replica == 0) {
-                    backpressure_received.count(ig_intr_md.ingress_port);
-                }
-            } else if (hdr.feedback.msg_type == FEEDBACK_TYPE_BACKPRESSURE_CLEAR) {
-                ig_md.bp_key = 0;
-                bp_state_write.execute(ig_md.bp_port[8:0]);
-                if (ig_md.replica == 0) {
-                    backpressure_received.count(ig_intr_md.ingress_port);
-                }
-            }
+            message_in.apply(hdr, ig_md, ig_intr_md, ig_dprsr_md, ig_tm_md);
         } else {
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
             if (hdr.ipv4.isValid() && !hdr.feedback.isValid() && ig_dprsr_md.drop_ctl == 0) {
                 sender_group.apply();
-                if (reaction_point.apply().hit) {
-                    ig_md.bp_age_ns = bp_recorded_age.execute(ig_tm_md.ucast_egress_port);
-                    check_expiry();
-                    if (ig_md.bp_overage_ns != 0) {
-                        ig_md.bp_key = bp_state_expire.execute(ig_tm_md.ucast_egress_port);
-                    } else {
-                        ig_md.bp_key = bp_state_read.execute(ig_tm_md.ucast_egress_port);
-                    }
-                    /* Algorithm 1 (priorities as the prose says): while the
-                     * downstream switch reports congestion (degree and group
-                     * set), every packet to the port carries the state and
-                     * the named group takes the slowed low-priority queue. */
-                    if (ig_md.bp_key[7:0] != 0 && ig_md.bp_key[15:8] != 0) {
-                        if (ig_md.bp_key[15:8] == hdr.bridged.class_id[7:0]) {
-                            to_low_queue();
-                        } else if (ig_md.named_group_only == 0) {
-                            to_high_queue_flagged();
-                        } else {
-                            to_high_queue();
-                        }
-                    } else {
-                        to_high_queue();
-                    }
-                    admitted_by_qid.count((qid_index_t)ig_tm_md.qid);
-                }
+                reaction.apply(hdr, ig_md, ig_tm_md);
             }
         }
     }
@@ -550,73 +367,14 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
      * (deq_qdepth; a test injects it for the recirculation port). */
     DequeueQueueHook() recirc_queue_hook;
 
-    Counter<bit<32>, PortId_t>(BFCC_PORTS, CounterType_t.PACKETS) flagged_departures;
-    Counter<bit<32>, PortId_t>(BFCC_PORTS, CounterType_t.PACKETS) fakes_sent;
-    /* Fakes not made because the pipe's recirculation was over its level:
-     * the original left in the fake's slot. */
-    Counter<bit<32>, PortId_t>(BFCC_PORTS, CounterType_t.PACKETS) recirculation_skips;
-
-    /* ---- reaction point: rate reduction (Algorithm 2, lines 15-19) ---- */
-
-    /* Real flagged packets sent on a port since its last fake. */
-    Register<bit<8>, PortId_t>(BFCC_PORTS, 0) rr_count;
-
-    RegisterAction<bit<8>, PortId_t, bit<1>>(rr_count) rr_count_step = {
-        void apply(inout bit<8> sent, out bit<1> fake) {
-            if (sent >= eg_md.rate_threshold_packets) {
-                sent = 0;
-                fake = 1;
-            } else {
-                sent = sent + 1;
-                fake = 0;
-            }
-        }
-    };
-
-    /* RT per degree (controller defaults 9, 3, 1). No entry: no reduction. */
-    action set_rate_threshold(bit<8> rt_packets) {
-        eg_md.rt_on = 1;
-        eg_md.rate_threshold_packets = rt_packets;
-    }
-
-    action no_rate_threshold() {
-        eg_md.rt_on = 0;
-    }
-
-    table rate_threshold {
-        key = { hdr.bfcc_bridged.bp_degree : exact; }
-        actions = { set_rate_threshold; no_rate_threshold; }
-        default_action = no_rate_threshold();
-        size = 4;
-    }
-
-    /* Per reaction port: the mirror session to its own pipe's recirculation
-     * port, and that port's level: while the port's queue holds more than
-     * level_cells, a fake's original leaves itself instead, so a full
-     * recirculation port never drops one (issue 50, finding 3). No entry:
-     * no fakes, since an original without a way back would be lost. */
-    action recirculate(MirrorId_t session, bit<32> level_cells) {
-        eg_md.recirc_on = 1;
-        eg_md.recirculation_session = session;
-        eg_md.recirc_level_cells = level_cells;
-    }
-
-    action no_recirculation() {
-        eg_md.recirc_on = 0;
-    }
-
-    table recirculation {
-        key = { eg_intr_md.egress_port : exact; }
-        actions = { recirculate; no_recirculation; }
-        default_action = no_recirculation();
-        size = BFCC_PORTS;
-    }
-
     /* The depth of the pipe's recirculation queue behind the last original
      * that left it (deq_qdepth: the last one out of a draining queue writes
      * what is left, so a queue that emptied reads empty again). One entry:
      * registers are per pipe, as is the recirculation port. */
     Register<bit<32>, recirc_slot_t>(1, 0) recirculation_depth;
+    BfccRateReduction(recirculation_depth) rate_reduction;
+    BfccCongestionPoint() congestion;
+    BfccCongestedGroup() congested_group;
 
     RegisterAction<bit<32>, recirc_slot_t, void>(recirculation_depth) recirculation_depth_write = {
         void apply(inout bit<32> depth) {
@@ -624,189 +382,11 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         }
     };
 
-    RegisterAction<bit<32>, recirc_slot_t, bit<1>>(recirculation_depth) recirculation_room = {
-        void apply(inout bit<32> depth, out bit<1> ok) {
-            if (depth > eg_md.recirc_level_cells) {
-                ok = 0;
-            } else {
-                ok = 1;
-            }
-        }
-    };
-
-    /* The original leaves as the fake; its egress mirror copy (the same
-     * bytes) recirculates and is turned back into the real packet. */
-    action make_fake() {
-        hdr.ethernet.ether_type = ETHERTYPE_TOFCC_FAKE;
-        eg_md.mirror_session = eg_md.recirculation_session;
-        eg_md.mirror_pkt_type = PKT_TYPE_MIRROR_RECIRCULATE;
-        eg_dprsr_md.mirror_type = MIRROR_TYPE_RECIRCULATE;
-    }
-
     /* The copy goes through ingress again, which routes it again: undo this
      * pass's TTL decrement so the real packet leaves with one hop's worth. */
     action restore_real() {
         hdr.ethernet.ether_type = ETHERTYPE_IPV4;
         hdr.ipv4.ttl = hdr.ipv4.ttl + 1;
-    }
-
-    /* ---- congestion point (Algorithm 2, lines 1-13) ---- */
-
-    /* Windows: a window is window_packets congested departures, or ends
-     * early at the first departure that sees no congestion. Per
-     * (congestion point, group): the group's key and the window it belongs
-     * to. Per congestion point: the best key of the window. Each pair is one
-     * register entry, so one RegisterAction reads and updates both halves. */
-    Register<bfcc_window_t, cp_id_t>(BFCC_CONGESTION_POINTS) occupancy_window;
-    Register<bfcc_tagged_key_t, vq_index_t>(BFCC_VQ_SLOTS) vq_occupancy;
-    Register<bfcc_tagged_key_t, cp_id_t>(BFCC_CONGESTION_POINTS) congested_vq;
-    /* Last message sent: group ++ refresh epoch ++ degree, 0 = clear. */
-    Register<bit<16>, cp_id_t>(BFCC_CONGESTION_POINTS, 0) bp_last_sent;
-
-    RegisterAction<bfcc_window_t, cp_id_t, bit<32>>(occupancy_window) occupancy_window_count = {
-        void apply(inout bfcc_window_t w, out bit<32> window_id) {
-            /* packets 0: never used since reset, i.e. closed, so the first
-             * window is 1 and no register's initial window 0 looks current. */
-            if (w.packets == 0 || w.packets >= eg_md.window_packets) {
-                w.packets = 1;
-                w.id = w.id + 1;
-            } else {
-                w.packets = w.packets + 1;
-            }
-            window_id = w.id;
-        }
-    };
-
-    RegisterAction<bfcc_window_t, cp_id_t, void>(occupancy_window) occupancy_window_close = {
-        void apply(inout bfcc_window_t w) {
-            w.packets = BFCC_WINDOW_CLOSED;
-        }
-    };
-
-    /* A key from an older window restarts at count 1. */
-    RegisterAction<bfcc_tagged_key_t, vq_index_t, bit<32>>(vq_occupancy) vq_occupancy_step = {
-        void apply(inout bfcc_tagged_key_t v, out bit<32> key) {
-            if (v.window_id == eg_md.window_id) {
-                v.key = v.key - BFCC_KEY_ONE_COUNT;
-            } else {
-                v.key = eg_md.vq_first_key;
-            }
-            v.window_id = eg_md.window_id;
-            key = v.key;
-        }
-    };
-
-    /* Running best (smallest key) of the window. The first departure of a
-     * window overwrites the previous window's best, so a group that stopped
-     * sending cannot hold it. */
-    RegisterAction<bfcc_tagged_key_t, cp_id_t, bit<32>>(congested_vq) congested_vq_step = {
-        void apply(inout bfcc_tagged_key_t b, out bit<32> best) {
-            if (b.window_id != eg_md.window_id || eg_md.vq_key < b.key) {
-                b.key = eg_md.vq_key;
-            }
-            b.window_id = eg_md.window_id;
-            best = b.key;
-        }
-    };
-
-    /* A clear names the group the last message named: the best key holds
-     * it, since every update of the best also sends or records a message. */
-    RegisterAction<bfcc_tagged_key_t, cp_id_t, bit<32>>(congested_vq) congested_vq_read = {
-        void apply(inout bfcc_tagged_key_t b, out bit<32> best) {
-            best = b.key;
-        }
-    };
-
-    RegisterAction<bit<16>, cp_id_t, bit<16>>(bp_last_sent) bp_last_sent_swap = {
-        void apply(inout bit<16> last, out bit<16> previous) {
-            previous = last;
-            last = eg_md.bp_key;
-        }
-    };
-
-    /* Monitored egress ports and their controller-written thresholds, in
-     * the chip's units (the controller converts the paper's packets and
-     * microseconds). refresh_mask selects bits 24:19 of the ns clock: an
-     * unchanged message is repeated at the first report of each new epoch
-     * (0: never repeated). */
-    action monitor(bit<4> cp_id, bit<32> congestion_threshold_cells, bit<32> t_min_ns,
-                   bit<32> t_max_ns, bit<16> window_packets, bit<32> refresh_mask) {
-        eg_md.cp_on = 1;
-        eg_md.cp_id = cp_id;
-        /* Here rather than in classify(): with the group in the low byte of
-         * a 16-bit class_id, classify's stage had no room left for them. */
-        eg_md.vq_index = cp_id ++ hdr.bridged.class_id[7:0];
-        eg_md.vq_first_key = 16w0 ++ BFCC_KEY_FIRST_COUNT ++ hdr.bridged.class_id[7:0];
-        eg_md.congestion_threshold_cells = congestion_threshold_cells;
-        eg_md.t_min_ns = t_min_ns;
-        eg_md.t_max_ns = t_max_ns;
-        eg_md.window_packets = (bit<32>)window_packets;
-        eg_md.bp_epoch_ns = eg_prsr_md.global_tstamp[31:0] & refresh_mask;
-    }
-
-    action unmonitored() {
-        eg_md.cp_on = 0;
-    }
-
-    table congestion_point {
-        key = { eg_intr_md.egress_port : exact; }
-        actions = { monitor; unmonitored; }
-        default_action = unmonitored();
-        size = BFCC_PORTS;
-    }
-
-    /* Threshold minus measure in the ALU, so the gateways below test one
-     * bit (measure > threshold while both stay below 2^31). */
-    action classify() {
-        eg_md.depth_margin_cells = eg_md.congestion_threshold_cells - eg_md.queue.depth_cells;
-        eg_md.t_min_margin_ns = eg_md.t_min_ns - eg_md.queue.sojourn_ns;
-        eg_md.t_max_margin_ns = eg_md.t_max_ns - eg_md.queue.sojourn_ns;
-    }
-
-    action congested(bit<8> degree) {
-        eg_md.cp_state = CP_CONGESTED;
-        eg_md.degree = degree;
-        eg_md.bp_degree = degree;
-        eg_md.bp_msg_type = (bit<8>)FEEDBACK_TYPE_BACKPRESSURE;
-    }
-
-    action recovered() {
-        eg_md.cp_state = CP_RECOVERED;
-        eg_md.bp_degree = 0;
-        eg_md.bp_msg_type = (bit<8>)FEEDBACK_TYPE_BACKPRESSURE_CLEAR;
-        eg_md.bp_report = 1;
-    }
-
-    action tag() {
-        eg_md.bp_tag = eg_md.bp_epoch_ns[24:19] ++ eg_md.degree[1:0];
-        eg_md.bp_report = 1;
-    }
-
-    action name_best() {
-        eg_md.bp_group = eg_md.best_key[7:0];
-        eg_md.bp_key = eg_md.best_key[7:0] ++ eg_md.bp_tag;
-    }
-
-    action name_last() {
-        eg_md.bp_group = eg_md.best_key[7:0];
-        eg_md.bp_key = 0;
-    }
-
-    /* Where a group's upstream switch is: one mirror session per upstream
-     * port, truncating the copy to 14 bytes, and the MACs of that link. */
-    action to_upstream(MirrorId_t session_id, mac_addr_t src_mac, mac_addr_t dst_mac) {
-        eg_md.mirror_session = session_id;
-        eg_md.mirror_pkt_type = PKT_TYPE_MIRROR_BACKPRESSURE;
-        eg_md.bp_src_mac = src_mac;
-        eg_md.bp_dst_mac = dst_mac;
-        eg_dprsr_md.mirror_type = MIRROR_TYPE_BACKPRESSURE;
-    }
-
-    table bp_upstream {
-        key = { eg_md.bp_group : exact; }
-        actions = { to_upstream; NoAction; }
-        default_action = NoAction();
-        size = BFCC_GROUPS;
     }
 
     action build_backpressure() {
@@ -853,79 +433,12 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
              * chain: Tofino runs one next-table chain per gress, so a block
              * spanning several stages cannot interleave with its sibling,
              * and the two chains one after the other did not fit
-             * (tna/README.md, "Stages"). */
+             * (tna/README.md, "Stages"). A sub-control's gated steps stay
+             * siblings once it is inlined. */
             queue_hook.apply(eg_intr_md, eg_md.queue);
-            rate_threshold.apply();
-            recirculation.apply();
-            congestion_point.apply();
-
-            /* Reaction point first: a packet that leaves as a fake carries
-             * the recirculation mirror, and a packet has only one mirror. */
-            if (eg_md.rt_on == 1 && eg_md.recirc_on == 1 && hdr.bfcc_bridged.bp_degree != 0) {
-                flagged_departures.count(eg_intr_md.egress_port);
-                eg_md.make_fake = rr_count_step.execute(eg_intr_md.egress_port);
-            }
-            if (eg_md.cp_on == 1) {
-                classify();
-            }
-            if (eg_md.make_fake == 1) {
-                eg_md.recirc_ok = recirculation_room.execute(0);
-            }
-            if (eg_md.make_fake == 1 && eg_md.recirc_ok == 1) {
-                make_fake();
-                fakes_sent.count(eg_intr_md.egress_port);
-            } else if (eg_md.make_fake == 1) {
-                recirculation_skips.count(eg_intr_md.egress_port);
-            }
-
-            /* A departure in a fake's slot neither counts nor reports: its
-             * real packet recirculates and counts when it departs, and the
-             * fake's mirror is taken. (One whose original left itself,
-             * recirculation being over its level, is not counted either:
-             * the level's test ends a stage later than this gate.) */
-            if (eg_md.cp_on == 1 && eg_md.make_fake == 0) {
-                if (eg_md.depth_margin_cells[31:31] == 1) {
-                    if (eg_md.t_max_margin_ns[31:31] == 1) {
-                        congested(BFCC_DEGREE_SEVERE);
-                    } else if (eg_md.t_min_margin_ns[31:31] == 1) {
-                        congested(BFCC_DEGREE_MODERATE);
-                    } else {
-                        congested(BFCC_DEGREE_MILD);
-                    }
-                } else {
-                    recovered();
-                }
-            }
-
-            /* Ungrouped traffic neither counts nor names a group. */
-            if (eg_md.cp_state == CP_CONGESTED && hdr.bridged.class_id != 0) {
-                eg_md.window_id = occupancy_window_count.execute(eg_md.cp_id);
-            } else if (eg_md.cp_state == CP_RECOVERED) {
-                occupancy_window_close.execute(eg_md.cp_id);
-            }
-            if (eg_md.cp_state == CP_CONGESTED && hdr.bridged.class_id != 0) {
-                eg_md.vq_key = vq_occupancy_step.execute(eg_md.vq_index);
-                tag();
-            }
-            if (eg_md.cp_state == CP_CONGESTED && hdr.bridged.class_id != 0) {
-                eg_md.best_key = congested_vq_step.execute(eg_md.cp_id);
-            } else if (eg_md.cp_state == CP_RECOVERED) {
-                eg_md.best_key = congested_vq_read.execute(eg_md.cp_id);
-            }
-            if (eg_md.cp_state == CP_CONGESTED && hdr.bridged.class_id != 0) {
-                name_best();
-            } else if (eg_md.cp_state == CP_RECOVERED) {
-                name_last();
-            }
-
-            /* One message per change of (group, epoch, degree), and one
-             * clear after the last backpressure. */
-            if (eg_md.bp_report == 1) {
-                eg_md.bp_prev_key = bp_last_sent_swap.execute(eg_md.cp_id);
-            }
-            if (eg_md.bp_report == 1 && eg_md.bp_prev_key != eg_md.bp_key) {
-                bp_upstream.apply();
-            }
+            rate_reduction.apply(hdr, eg_md, eg_intr_md, eg_dprsr_md);
+            congestion.apply(hdr, eg_md, eg_intr_md, eg_prsr_md);
+            congested_group.apply(hdr, eg_md, eg_dprsr_md);
         }
     }
 }

@@ -28,15 +28,13 @@
  *   not ECN-capable is left alone, or dropped where the controller says so.
  */
 #include "../include/arch.p4"
+#include "../include/size.p4"
 #include "../include/headers.p4"
 #include "../include/parsers.p4"
 #include "../include/forwarding.p4"
 #include "../include/trust.p4"
 #include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
-
-#define DADCTCP_PORTS 512
-#define DADCTCP_QUEUE_SLOTS 1024
 
 typedef bit<10> queue_slot_t;
 
@@ -104,7 +102,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         key = { hdr.ipv4.dscp : exact; }
         actions = { set_queue; NoAction; }
         default_action = NoAction();
-        size = 64;
+        size = DSCP_ENTRIES;
     }
 
     apply {
@@ -163,8 +161,8 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     DequeueQueueHook() queue_hook;
 
-    Counter<bit<32>, PortId_t>(DADCTCP_PORTS, CounterType_t.PACKETS) ce_marked;
-    Counter<bit<32>, PortId_t>(DADCTCP_PORTS, CounterType_t.PACKETS) not_ect_dropped;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) ce_marked;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) not_ect_dropped;
 
     /* Per queue slot: the depth the slot's previous departure saw, and the
      * slope sample it made. A slot never used holds 0 (an empty queue). */

@@ -4,6 +4,7 @@
 #define TOFCC_FORWARDING_P4
 
 #include "headers.p4"
+#include "size.p4"
 
 /* Plain IPv4 LPM routing with next-hop MAC rewrite and TTL decrement.
  * Non-IPv4 and expiring packets are dropped; the miss action is drop.
@@ -28,7 +29,7 @@ control Ipv4Forward(inout headers_t hdr,
         key = { hdr.ipv4.dst_addr : lpm; }
         actions = { route; drop; }
         default_action = drop();
-        size = 4096;
+        size = IPV4_LPM_ENTRIES;
     }
 
     apply {

@@ -4,6 +4,7 @@
 #define TOFCC_SOURCE_GUARD_P4
 
 #include "headers.p4"
+#include "size.p4"
 
 /* Source binding, a per-port unicast reverse-path check. Every program keys
  * per-sender state on the IPv4 source (PMQECN's classes and their virtual
@@ -27,7 +28,7 @@
 control SourceGuard(in headers_t hdr,
                     in ingress_intrinsic_metadata_t ig_intr_md,
                     out bit<1> spoofed) {
-    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) spoofed_source_drops;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) spoofed_source_drops;
 
     action bound() {
         spoofed = 0;
@@ -49,7 +50,7 @@ control SourceGuard(in headers_t hdr,
         }
         actions = { bound; spoofed_source; unbound; }
         default_action = unbound();
-        size = 1024;
+        size = SOURCE_BINDING_ENTRIES;
     }
 
     /* Every path writes the flag in an action (no initialising assignment

@@ -5,6 +5,7 @@
 
 #include "arch.p4"
 #include "headers.p4"
+#include "size.p4"
 
 /* tofino-model does not build real queues, so queue-dependent logic reads
  * the queue through this control. With no entry installed the pipeline sees
@@ -27,7 +28,7 @@ control QueueMetadataHook(in egress_intrinsic_metadata_t eg_intr_md, out queue_m
         key = { eg_intr_md.egress_port : exact; }
         actions = { use_real; inject; }
         default_action = use_real();
-        size = 512;
+        size = TOFCC_PORTS;
     }
 
     apply { queue_md_override.apply(); }
@@ -56,7 +57,7 @@ control DequeueQueueHook(in egress_intrinsic_metadata_t eg_intr_md, out queue_md
         key = { eg_intr_md.egress_port : exact; }
         actions = { use_real; inject; }
         default_action = use_real();
-        size = 512;
+        size = TOFCC_PORTS;
     }
 
     apply { queue_md_override.apply(); }
@@ -95,7 +96,7 @@ control TimestampQueueHook(in egress_intrinsic_metadata_t eg_intr_md,
         key = { eg_intr_md.egress_port : exact; }
         actions = { use_real; inject; }
         default_action = use_real();
-        size = 512;
+        size = TOFCC_PORTS;
     }
 
     apply { queue_md_override.apply(); }
@@ -123,7 +124,7 @@ control IngressClockHook(in ingress_intrinsic_metadata_t ig_intr_md, out bit<32>
         key = { ig_intr_md.ingress_port : exact; }
         actions = { use_real; inject; }
         default_action = use_real();
-        size = 512;
+        size = TOFCC_PORTS;
     }
 
     apply { ingress_tstamp_override.apply(); }
@@ -156,7 +157,7 @@ control RandomHook(in egress_intrinsic_metadata_t eg_intr_md, out bit<16> value)
         key = { eg_intr_md.egress_port : exact; }
         actions = { inject; NoAction; }
         default_action = NoAction();
-        size = 512;
+        size = TOFCC_PORTS;
     }
 
     apply {

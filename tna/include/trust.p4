@@ -4,6 +4,7 @@
 #define TOFCC_TRUST_P4
 
 #include "headers.p4"
+#include "size.p4"
 
 /* Feedback, backpressure and pause messages change how *other* senders are
  * treated, so only switch-facing ports listed here may deliver them. A
@@ -13,7 +14,7 @@ control FeedbackTrust(in headers_t hdr,
                       in ingress_intrinsic_metadata_t ig_intr_md,
                       inout ingress_intrinsic_metadata_for_deparser_t ig_dprsr_md,
                       out bool forged) {
-    Counter<bit<32>, PortId_t>(512, CounterType_t.PACKETS) untrusted_feedback_drops;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) untrusted_feedback_drops;
 
     action trusted() { }
 
@@ -21,7 +22,7 @@ control FeedbackTrust(in headers_t hdr,
         key = { ig_intr_md.ingress_port : exact; }
         actions = { trusted; NoAction; }
         default_action = NoAction();
-        size = 512;
+        size = TOFCC_PORTS;
     }
 
     apply {

@@ -26,6 +26,7 @@
  *   receiver's notification point sends the notification.
  */
 #include "../include/arch.p4"
+#include "../include/size.p4"
 #include "../include/headers.p4"
 #include "../include/parsers.p4"
 #include "../include/forwarding.p4"
@@ -33,12 +34,6 @@
 #include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
 #include "../include/feedback.p4"
-
-#define P4QCN_PORTS 512
-#define P4QCN_FLOW_SLOTS 4096
-/* Ternary entries: the controller expands each queue's depth ranges into
- * prefixes (tna/p4qcn/README.md gives the count per queue). */
-#define P4QCN_PROBABILITY_ENTRIES 4096
 
 /* A level of 32768 chooses every packet: the random value is below 32768. */
 const bit<16> P4QCN_LEVEL_ALWAYS = 0x8000;
@@ -121,7 +116,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         key = { hdr.ipv4.dscp : exact; }
         actions = { set_class; NoAction; }
         default_action = NoAction();
-        size = 64;
+        size = DSCP_ENTRIES;
     }
 
     apply {
@@ -205,10 +200,10 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
     QueueMetadataHook() queue_hook;
     RandomHook() random_hook;
 
-    Counter<bit<32>, PortId_t>(P4QCN_PORTS, CounterType_t.PACKETS) chosen;
-    Counter<bit<32>, PortId_t>(P4QCN_PORTS, CounterType_t.PACKETS) feedback_sent;
-    Counter<bit<32>, PortId_t>(P4QCN_PORTS, CounterType_t.PACKETS) feedback_suppressed;
-    Counter<bit<32>, PortId_t>(P4QCN_PORTS, CounterType_t.PACKETS) ce_marked;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) chosen;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) feedback_sent;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) feedback_suppressed;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) ce_marked;
 
     /* When each flow slot last sent feedback, in the ingress clock's 64 ns
      * ticks. Two flows whose hashes share a slot share one interval: the
@@ -301,7 +296,7 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         key = { hdr.bridged.ingress_port : exact; }
         actions = { set_feedback_session; NoAction; }
         default_action = NoAction();
-        size = P4QCN_PORTS;
+        size = TOFCC_PORTS;
     }
 
     FeedbackRebuild(FEEDBACK_TYPE_QCN) rebuild_feedback;

@@ -22,6 +22,7 @@
  * approximated.
  */
 #include "../include/arch.p4"
+#include "../include/size.p4"
 #include "../include/headers.p4"
 #include "../include/parsers.p4"
 #include "../include/forwarding.p4"
@@ -30,12 +31,6 @@
 #include "../include/test_hooks.p4"
 #include "../include/feedback.p4"
 
-#define PMQECN_CLASSES 1024
-#define PMQECN_VQS 1024
-/* ecn_threshold: one entry per class and ingress pipe (4 on every chip). */
-#define PMQECN_THRESHOLD_ENTRIES 4096
-/* The sojourn accumulators: two halves of PMQECN_CLASSES (epoch ++ class). */
-#define PMQECN_SOJOURN_CELLS 2048
 /* A class or virtual queue indexes 1024-cell registers, so its id is 10 bits
  * where it is written (classify's action) and where it is used as an index
  * (a slice of the bridged 16-bit class_id, which BFCC shares): no value can
@@ -55,12 +50,6 @@ struct fb_gate_t {
     bit<32> quiet;
     bit<32> made;
 }
-/* The virtual queues' drain tables, shared by every class (tna/pmqecn/README.md,
- * "Virtual queue"): log2 of the elapsed ticks (3327 ternary entries at the
- * controller's default 8-bit mantissa) and 2^(log sum) bytes (5632 exact). */
-#define PMQECN_LOG_ENTRIES 4096
-#define PMQECN_EXP_ENTRIES 8192
-
 /* A virtual queue stops growing here (1 GiB less 16 KiB), so every length,
  * threshold and drain stays below 2^31 and the sign-bit test is exact. */
 const bit<32> VQ_CAP_BYTES = 0x3FFFC000;
@@ -105,6 +94,12 @@ struct eg_md_t {
     bit<1>      sojourn_epoch;        /* which half of the accumulators is summed */
 }
 
+/* The controls SwitchIngress is composed of, one per concern
+ * (tna/pmqecn/README.md, "Files"). */
+#include "virtual_queue.p4"
+#include "wrr.p4"
+#include "feedback_gate.p4"
+
 parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
     IngressPrefixParser() prefix_parser;
@@ -133,123 +128,12 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     SourceGuard() source_guard;
     Ipv4Forward() forward;
     IngressClockHook() clock;
+    PmqecnVirtualQueue() virtual_queue;
+    PmqecnWrr() wrr;
+    PmqecnFeedbackGate() feedback_gate;
 
     /* lambda_i comes from these: the controller samples them each interval. */
     Counter<bit<32>, class_slot_t>(PMQECN_CLASSES, CounterType_t.PACKETS_AND_BYTES) class_counters;
-
-    /* ---- WRR emulation (optional, scheduling.mode p4_wrr) -------------
-     * Per virtual queue (Fig. 4): packets spent at the current level, and
-     * the current level (0 = highest priority). */
-    Register<bit<16>, vq_slot_t>(PMQECN_VQS, 0) vq_used;
-    Register<bit<8>, vq_slot_t>(PMQECN_VQS, 0) vq_level;
-
-    RegisterAction<bit<16>, vq_slot_t, bit<8>>(vq_used) vq_used_step = {
-        void apply(inout bit<16> used, out bit<8> advance) {
-            if (used >= ig_md.wrr_weight) {
-                used = 1;
-                advance = 1;
-            } else {
-                used = used + 1;
-                advance = 0;
-            }
-        }
-    };
-
-    /* Moving past the lowest level starts the next round at the top, as the
-     * paper's "this process continues". */
-    RegisterAction<bit<8>, vq_slot_t, bit<8>>(vq_level) vq_level_step = {
-        void apply(inout bit<8> level, out bit<8> new_level) {
-            if (ig_md.wrr_advance == 1) {
-                if (level >= ig_md.wrr_last_level) {
-                    level = 0;
-                } else {
-                    level = level + 1;
-                }
-            }
-            new_level = level;
-        }
-    };
-
-    /* ---- the class's virtual queue ----------------------------------
-     * vq_last_tick: the clock (64 ns ticks) at the class's last packet;
-     * vq_bytes: the class's virtual-queue length in bytes of Ethernet frame
-     * (14-byte header + IPv4 total length, no FCS). */
-    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) vq_last_tick;
-    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) vq_bytes;
-
-    RegisterAction<bit<32>, class_slot_t, bit<32>>(vq_last_tick) vq_clock_step = {
-        void apply(inout bit<32> last, out bit<32> elapsed) {
-            elapsed = ig_md.now_ticks - last;
-            last = ig_md.now_ticks;
-        }
-    };
-
-    /* The frame is added and the drain taken in one step: the length is
-     * max(q + frame - drain, 0). Two register actions on the one PHV
-     * operand drain - frame, one per sign; a packet runs one of them. When
-     * the frame exceeds the drain, q - (drain - frame) wraps to
-     * q + (frame - drain), and the cap keeps it below 2^31. */
-    RegisterAction<bit<32>, class_slot_t, bit<32>>(vq_bytes) vq_grow = {
-        void apply(inout bit<32> q, out bit<32> len) {
-            if (q < VQ_CAP_BYTES) {
-                q = q - ig_md.vq_shrink_bytes;
-            }
-            len = q;
-        }
-    };
-
-    RegisterAction<bit<32>, class_slot_t, bit<32>>(vq_bytes) vq_shrink = {
-        void apply(inout bit<32> q, out bit<32> len) {
-            q = q |-| ig_md.vq_shrink_bytes;
-            len = q;
-        }
-    };
-
-    /* The class's arrivals in this pipe (packets, wrapping): the controller
-     * reads every pipe's cell and gives each pipe its share of the class's
-     * drain and K_i (bfrt_controller/pmqecn/pipes.py). class_counters, read
-     * summed over the pipes, cannot say which pipe a packet came in by. */
-    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) class_arrivals;
-
-    RegisterAction<bit<32>, class_slot_t, void>(class_arrivals) class_arrivals_add = {
-        void apply(inout bit<32> value) {
-            value = value + 1;
-        }
-    };
-
-    /* One feedback copy per class per feedback interval (in each pipe).
-     * `quiet` is the time since the class's last feedback copy in this
-     * pipe, as the sum of the gaps between its packets (vq_clock_step's
-     * elapsed ticks), saturating: every packet of the class runs one of the
-     * two actions, so no clock difference wraps and no second copy of the
-     * clock is needed (the stateful ALU reads at most two PHV words).
-     * `made` counts the copies let through (wrapping): the metrics compare
-     * it with the copies egress rebuilt, the difference being copies lost
-     * on the way (tna/pmqecn/README.md). */
-    /* Quiet since ever at load: a class's first copy always goes out. */
-    Register<fb_gate_t, class_slot_t>(PMQECN_CLASSES, {0xFFFFFFFF, 0}) feedback_gate;
-
-    /* Over K_i, with a session: a copy if the class has been quiet for the
-     * interval (quiet + elapsed >= interval, as quiet >= interval - elapsed,
-     * saturated at 0). The output is the mirror type itself. */
-    RegisterAction<fb_gate_t, class_slot_t, MirrorType_t>(feedback_gate) feedback_gate_check = {
-        void apply(inout fb_gate_t g, out MirrorType_t mirror_type) {
-            if (g.quiet >= ig_md.fb_wait_ticks) {
-                g.quiet = 0;
-                g.made = g.made + 1;
-                mirror_type = MIRROR_TYPE_FEEDBACK;
-            } else {
-                g.quiet = g.quiet |+| ig_md.vq_elapsed_ticks;
-                mirror_type = 0;
-            }
-        }
-    };
-
-    RegisterAction<fb_gate_t, class_slot_t, void>(feedback_gate) feedback_gate_wait = {
-        void apply(inout fb_gate_t g) {
-            g.quiet = g.quiet |+| ig_md.vq_elapsed_ticks;
-        }
-    };
 
     action set_class(class_slot_t class_id, vq_slot_t vq_id, QueueId_t qid) {
         hdr.bridged.class_id = (class_id_t)class_id;
@@ -272,115 +156,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         }
         actions = { set_class; unclassified; }
         default_action = unclassified();
-        size = 1024;
-    }
-
-    /* A virtual queue with an entry here is scheduled by the P4 WRR mapping;
-     * without one its packets keep the queue chosen by classify (the TM's
-     * own DWRR then does the weighting: the default). */
-    action wrr(bit<16> weight, bit<8> last_level) {
-        ig_md.wrr_on = 1;
-        ig_md.wrr_weight = weight;
-        ig_md.wrr_last_level = last_level;
-    }
-
-    table vq_weight {
-        key = { ig_md.vq_id : exact; }
-        actions = { wrr; NoAction; }
-        default_action = NoAction();
-        size = PMQECN_VQS;
-    }
-
-    action set_priority_queue(QueueId_t qid) {
-        ig_tm_md.qid = qid;
-        ig_md.fb_queue_id = (bit<8>)qid;
-    }
-
-    table wrr_level_queue {
-        key = { ig_md.wrr_level : exact; }
-        actions = { set_priority_queue; NoAction; }
-        default_action = NoAction();
-        size = 32;
-    }
-
-    /* K_i in bytes of virtual queue; mark_original also CE-marks an ECT
-     * original (tna/pmqecn/README.md). */
-    /* K_i and the class's drain rate as 128 x (log2 of bytes per tick +
-     * 32), from the controller (bfrt_controller/pmqecn/drain.py), each this
-     * pipe's share of the class's (the pipe is in the key: a class whose
-     * senders span pipes has a virtual queue in each); and the least gap
-     * between the class's feedback copies (0: every marked packet). */
-    action set_threshold(bit<32> threshold_bytes, bit<1> mark_original,
-                         bit<16> rate_log2_q7, bit<32> feedback_interval_ticks) {
-        ig_md.threshold_bytes = threshold_bytes;
-        ig_md.mark_original = mark_original;
-        ig_md.vq_rate_log2_q7 = rate_log2_q7;
-        ig_md.fb_interval_ticks = feedback_interval_ticks;
-    }
-
-    /* No K_i and no drain: a log rate of 0 keeps every sum below the first
-     * vq_exp_drain entry. */
-    action no_threshold() {
-        ig_md.threshold_bytes = VQ_NO_THRESHOLD;
-        ig_md.mark_original = 0;
-        ig_md.vq_rate_log2_q7 = 0;
-        ig_md.fb_interval_ticks = 0;
-    }
-
-    table ecn_threshold {
-        key = {
-            hdr.bridged.class_id : exact;
-            ig_intr_md.ingress_port[8:7] : exact @name("ingress_pipe");
-        }
-        actions = { set_threshold; no_threshold; }
-        default_action = no_threshold();
-        size = PMQECN_THRESHOLD_ENTRIES;
-    }
-
-    /* The drain, rate x elapsed time, without a multiply: log2 of the
-     * elapsed ticks (one ternary entry per leading bit and mantissa, the
-     * same for every class) plus the class's log rate, then 2^sum from an
-     * exact table. Every step rounds down (tna/pmqecn/README.md gives the bound).
-     * No entry (0 ticks): a sum of 0, which drains nothing. */
-    action log_elapsed(bit<16> log_elapsed_q7) {
-        ig_md.vq_log_drain_q7 = log_elapsed_q7 + ig_md.vq_rate_log2_q7;
-    }
-
-    action no_elapsed() {
-        ig_md.vq_log_drain_q7 = 0;
-    }
-
-    table vq_log_elapsed {
-        key = { ig_md.vq_elapsed_ticks : ternary; }
-        actions = { log_elapsed; no_elapsed; }
-        default_action = no_elapsed();
-        size = PMQECN_LOG_ENTRIES;
-    }
-
-    action drain(bit<32> drain_bytes) {
-        /* Action data may only be the first operand of a subtraction
-         * (tna/README.md, compiler idioms), so frame - drain is not
-         * computed here; its sign is this difference's, negated. */
-        ig_md.vq_shrink_bytes = drain_bytes - ig_md.frame_bytes;
-    }
-
-    table vq_exp_drain {
-        key = { ig_md.vq_log_drain_q7 : exact; }
-        actions = { drain; }
-        default_action = drain(0);
-        size = PMQECN_EXP_ENTRIES;
-    }
-
-    action set_rates(bit<32> rate, bit<32> target_rate) {
-        ig_md.fb_rate = rate;
-        ig_md.fb_target_rate = target_rate;
-    }
-
-    table class_rates {
-        key = { hdr.bridged.class_id : exact; }
-        actions = { set_rates; }
-        default_action = set_rates(0, 0);
-        size = PMQECN_CLASSES;
+        size = PMQECN_CLASSIFY_ENTRIES;
     }
 
     /* Feedback leaves through the port the packet came in on: that is
@@ -401,11 +177,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         key = { hdr.bridged.ingress_port : exact; }
         actions = { set_feedback_session; no_feedback_session; }
         default_action = no_feedback_session();
-        size = 512;
-    }
-
-    action feedback_wait() {
-        ig_md.fb_wait_ticks = ig_md.fb_interval_ticks |-| ig_md.vq_elapsed_ticks;
+        size = TOFCC_PORTS;
     }
 
     /* The frame in a 32-bit field, in two steps: an ALU operation's sources
@@ -420,12 +192,6 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     action frame_size() {
         ig_md.frame_bytes = ig_md.frame_bytes + 14;
-    }
-
-    /* In an action, so the gateway below tests one bit of an ALU result
-     * (a difference computed just before an `if` would be folded into it). */
-    action compare_threshold() {
-        ig_md.k_minus_vq_bytes = ig_md.threshold_bytes - ig_md.vq_len_bytes;
     }
 
     /* Counted by source_guard, dropped here: one small step in stage 1, on
@@ -472,40 +238,10 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                  * runs one next-table chain per gress: a block spanning
                  * several stages cannot interleave with its sibling, and
                  * the two chains one after the other did not fit
-                 * (tna/README.md, "Stages"). */
-                vq_weight.apply();
-                if (hdr.bridged.class_id != 0) {
-                    ig_md.vq_elapsed_ticks = vq_clock_step.execute(hdr.bridged.class_id[9:0]);
-                    class_arrivals_add.execute(hdr.bridged.class_id[9:0]);
-                    ecn_threshold.apply();
-                }
-                if (ig_md.wrr_on == 1) {
-                    ig_md.wrr_advance = vq_used_step.execute(ig_md.vq_id);
-                }
-                if (hdr.bridged.class_id != 0) {
-                    vq_log_elapsed.apply();
-                    feedback_wait();
-                }
-                if (ig_md.wrr_on == 1) {
-                    ig_md.wrr_level = vq_level_step.execute(ig_md.vq_id);
-                }
-                if (hdr.bridged.class_id != 0) {
-                    vq_exp_drain.apply();
-                }
-                if (hdr.bridged.class_id != 0) {
-                    /* One of two register actions on vq_bytes, so one
-                     * read-modify-write per packet: the frame exceeds the
-                     * drain (the sign bit of drain - frame) or it does not. */
-                    if (ig_md.vq_shrink_bytes[31:31] == 1) {
-                        ig_md.vq_len_bytes = vq_grow.execute(hdr.bridged.class_id[9:0]);
-                    } else {
-                        ig_md.vq_len_bytes = vq_shrink.execute(hdr.bridged.class_id[9:0]);
-                    }
-                }
-                if (ig_md.wrr_on == 1) {
-                    wrr_level_queue.apply();
-                }
-                compare_threshold();
+                 * (tna/README.md, "Stages"). A sub-control's gated steps
+                 * stay siblings once it is inlined. */
+                virtual_queue.apply(hdr, ig_md, ig_intr_md);
+                wrr.apply(ig_md, ig_tm_md);
                 /* Over K_i: the length exceeds K_i (the paper's
                  * Q_length > K_i); both are below 2^31. Class 0 has no
                  * virtual queue (its difference above is not used). */
@@ -514,19 +250,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
                         mark_ce();
                     }
                 }
-                /* Every packet of a class runs one action of its feedback
-                 * gate: the check when it is over K_i and its source can be
-                 * sent feedback, otherwise the wait. */
-                if (hdr.bridged.class_id != 0) {
-                    if (ig_md.k_minus_vq_bytes[31:31] == 1 && ig_md.parsed.ipv4_plain
-                            && ig_md.fb_session_on == 1) {
-                        class_rates.apply();
-                        ig_dprsr_md.mirror_type =
-                            feedback_gate_check.execute(hdr.bridged.class_id[9:0]);
-                    } else {
-                        feedback_gate_wait.execute(hdr.bridged.class_id[9:0]);
-                    }
-                }
+                feedback_gate.apply(hdr, ig_md, ig_dprsr_md);
             }
         }
     }

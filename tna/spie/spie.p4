@@ -58,18 +58,13 @@
  * at the cap, or of another epoch by then, is left), then drops it.
  */
 #include "../include/arch.p4"
+#include "../include/size.p4"
 #include "../include/headers.p4"
 #include "../include/parsers.p4"
 #include "../include/forwarding.p4"
 #include "../include/trust.p4"
 #include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
-
-#define SPIE_PORTS 512
-#define SPIE_SLOTS 256
-#define SPIE_SKETCH_COLUMNS 4096
-#define SPIE_LOG_ENTRIES 512
-#define SPIE_TERM_ENTRIES 272
 
 /* Modes: PIE (p for every packet); S-PIE, seed 002's Algorithm 2 (while
  * congested a large flow's packet is dropped and any other admitted; p
@@ -176,6 +171,13 @@ struct eg_md_t {
     bit<8>        mirror_congested;
 }
 
+/* The controls SwitchIngress and SwitchEgress are composed of, one per
+ * concern (tna/spie/README.md, "Files"). */
+#include "state.p4"
+#include "sketch.p4"
+#include "verdict.p4"
+#include "pi.p4"
+
 /* A resubmitted packet (the second pass of a dropped, counted one) has the
  * resubmit digest where a first pass has the port metadata. */
 parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
@@ -230,7 +232,7 @@ control IngressRandomHook(in ingress_intrinsic_metadata_t ig_intr_md, out bit<32
         key = { ig_intr_md.ingress_port : exact; }
         actions = { inject; NoAction; }
         default_action = NoAction();
-        size = 512;
+        size = TOFCC_PORTS;
     }
 
     apply {
@@ -253,10 +255,13 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
     Ipv4Forward() forward;
     IngressClockHook() clock;
     IngressRandomHook() random_hook;
+    SpieSketchIndex() sketch_index;
+    SpieState() pie_state;
+    SpieSketchRows() sketch_rows;
+    SpieShareTest() share_test;
+    SpieVerdict() verdict;
 
-    Counter<bit<32>, PortId_t>(SPIE_PORTS, CounterType_t.PACKETS) large_flow_drops;
-    Counter<bit<32>, PortId_t>(SPIE_PORTS, CounterType_t.PACKETS) random_drops;
-    Counter<bit<32>, PortId_t>(SPIE_PORTS, CounterType_t.PACKETS) rejected_updates;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) rejected_updates;
 
     /* The clock is bits 37..6 of a 48-bit timestamp: no ALU moves it into
      * another field, the hash unit's crossbar does (an identity hash). The
@@ -279,11 +284,7 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         hdr.aqm_bridged.arrival_ns = ig_intr_md.ingress_mac_tstamp[31:0];
     }
 
-    /* ---- state updates from egress ----------------------------------- */
-    Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) prob;
-    Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) state;
-    Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) congested;
-
+    /* ---- state updates from egress (SpieState takes them in) --------- */
     /* update_ports runs for every packet and only says whether the port may
      * carry updates; the chain below drops an update and the writes after
      * it take it in. */
@@ -322,65 +323,10 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         key = { ig_intr_md.ingress_port : exact; }
         actions = { accept_update; refuse_update; }
         default_action = refuse_update();
-        size = 16;
+        size = SPIE_UPDATE_PORT_ENTRIES;
     }
 
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(prob) prob_write = {
-        void apply(inout bit<32> p) {
-            p = hdr.feedback.rate;
-        }
-    };
-
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(prob) prob_read = {
-        void apply(inout bit<32> p, out bit<32> now_p) {
-            now_p = p;
-        }
-    };
-
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(state) state_write = {
-        void apply(inout bit<32> s) {
-            s = hdr.feedback.target_rate;
-        }
-    };
-
-    /* The update's time when it said congested, else 0. */
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(congested) congested_set = {
-        void apply(inout bit<32> c) {
-            c = hdr.feedback.target_rate;
-        }
-    };
-
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(congested) congested_clear = {
-        void apply(inout bit<32> c) {
-            c = 0;
-        }
-    };
-
-    RegisterAction<bit<32>, spie_slot_t, bit<1>>(congested) congested_read = {
-        void apply(inout bit<32> c, out bit<1> yes) {
-            if (c == 0) {
-                yes = 0;
-            } else if (ig_md.stale_before_ticks - c < 0x80000000) {
-                yes = 0;
-            } else {
-                yes = 1;
-            }
-        }
-    };
-
-    /* An update older than the staleness limit is not fresh: no update
-     * came because nothing departed, so the queue was empty. */
-    RegisterAction<bit<32>, spie_slot_t, bit<1>>(state) state_read = {
-        void apply(inout bit<32> s, out bit<1> fresh) {
-            if (ig_md.stale_before_ticks - s < 0x80000000) {
-                fresh = 0;
-            } else {
-                fresh = 1;
-            }
-        }
-    };
-
-    /* ---- configuration -------------------------------------------------- */
+    /* ---- the port's mode ------------------------------------------------ */
     /* minus_stale_ticks: 2^32 - the staleness limit (action data can only
      * be added). */
     action set_spie(bit<8> slot, bit<2> mode, bit<32> minus_stale_ticks) {
@@ -402,326 +348,11 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
         size = SPIE_SLOTS;
     }
 
-    /* T_threshold = 2^k ticks of 64 ns, 16 <= k <= 24 (the controller sets
-     * the default action's mask, ~(2^k - 1)): the epoch starts at the clock
-     * with its low k bits cleared, and a counter holds that start plus its
-     * count. The counts are in units of 2^u packets: a packet is counted
-     * when the low u bits of its random value are 0 (sample_mask 2^u - 1,
-     * u from the port rate, bfrt_controller/spie/config.py), so that a
-     * line-rate epoch stays below the counters' cap and S below 2^32. A
-     * packet of a flow judged large is dropped with probability large_drop
-     * (2^-31 units; 2^31: always, Algorithm 2 line 13; the controller's
-     * default is 1/2, README departure 13). */
-    action set_sketch(bit<32> epoch_mask, bit<16> column_mask, bit<32> sample_mask,
-                      bit<32> large_drop) {
-        ig_md.epoch_mask = epoch_mask;
-        ig_md.column_mask = column_mask;
-        ig_md.sample_mask = sample_mask;
-        ig_md.large_drop = large_drop;
-    }
-
-    action draw_sample() {
-        ig_md.sample_bits = ig_md.random & ig_md.sample_mask;
-    }
-
-    action epoch_start() {
-        ig_md.epoch_base = hdr.aqm_bridged.now_ticks & ig_md.epoch_mask;
-    }
-
-
-
-    table sketch_config {
-        actions = { set_sketch; }
-        default_action = set_sketch(0xFF000000, 0x0FFF, 0, 0x80000000);
-        size = 1;
-    }
-
-    /* ---- the sketch ----------------------------------------------------- */
-    CRCPolynomial<bit<16>>(16w0x8005, true, false, false, 16w0x0000, 16w0x0000) poly0;
-    CRCPolynomial<bit<16>>(16w0x1021, true, false, false, 16w0x0000, 16w0x0000) poly1;
-    CRCPolynomial<bit<16>>(16w0x3D65, true, false, false, 16w0x0000, 16w0x0000) poly2;
-    Hash<bit<16>>(HashAlgorithm_t.CUSTOM, poly0) hasher0;
-    Hash<bit<16>>(HashAlgorithm_t.CUSTOM, poly1) hasher1;
-    Hash<bit<16>>(HashAlgorithm_t.CUSTOM, poly2) hasher2;
-
-    /* One action per hash: an action gets 32 bits of hash output. */
-    action hash_row0() {
-        ig_md.hash0 = hasher0.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                                   ig_md.parsed.l4_src_port, ig_md.parsed.l4_dst_port});
-    }
-
-    action hash_row1() {
-        ig_md.hash1 = hasher1.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                                   ig_md.parsed.l4_src_port, ig_md.parsed.l4_dst_port});
-    }
-
-    action hash_row2() {
-        ig_md.hash2 = hasher2.get({hdr.ipv4.src_addr, hdr.ipv4.dst_addr, hdr.ipv4.protocol,
-                                   ig_md.parsed.l4_src_port, ig_md.parsed.l4_dst_port});
-    }
-
-    action mask_columns() {
-        ig_md.hash0 = ig_md.hash0 & ig_md.column_mask;
-        ig_md.hash1 = ig_md.hash1 & ig_md.column_mask;
-        ig_md.hash2 = ig_md.hash2 & ig_md.column_mask;
-    }
-
-    Register<bit<32>, spie_column_t>(SPIE_SKETCH_COLUMNS, 0) sketch_row0;
-    Register<bit<32>, spie_column_t>(SPIE_SKETCH_COLUMNS, 0) sketch_row1;
-    Register<bit<32>, spie_column_t>(SPIE_SKETCH_COLUMNS, 0) sketch_row2;
-    Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) m_count;
-    Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) sumsq;
-
-    /* A counter 2^16 or more above the epoch's start, or below it, holds
-     * another epoch's count: it restarts at this packet (counted, so a
-     * flow seen this epoch counts at least 1). A count stops at
-     * SPIE_COUNT_CAP (2^16 - 1 < 2^k): it can never reach the next
-     * epoch's start, so an earlier epoch's counter is never read as this
-     * one's, and the window needs no more than the cap (with 2^24 a
-     * counter untouched for 2^32 ticks read as its old count plus a
-     * multiple of 2^16 for up to 256 epochs). Out: the count before this
-     * packet. _insert counts the packet, _read (a packet the sample skips)
-     * only reads, or restarts, _undo (the second pass of a counted packet
-     * that was dropped) takes the count back out of the first pass's epoch
-     * (the digest's, not the clock's: the epoch may have turned between the
-     * passes; a second input rather than a choice of epoch_base, which
-     * held the chain back a stage): a counter of another epoch by then is
-     * left alone, and so is one at the cap, whose first pass may not have
-     * added (a saturated count never drifts down). */
-#define SPIE_COUNT_CAP 0x0000FFFF
-#define SPIE_EPOCH_WINDOW 0x00010000
-#define SPIE_TAGGED_INSERT(reg, name) \
-    RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
-        void apply(inout bit<32> c, out bit<32> before) { \
-            if (c - ig_md.epoch_base >= SPIE_EPOCH_WINDOW) { \
-                before = 0; \
-                c = ig_md.epoch_base + 1; \
-            } else if (c - ig_md.epoch_base < SPIE_COUNT_CAP) { \
-                before = c - ig_md.epoch_base; \
-                c = c + 1; \
-            } else { \
-                before = c - ig_md.epoch_base; \
-            } \
-        } \
-    }
-#define SPIE_TAGGED_READ(reg, name) \
-    RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
-        void apply(inout bit<32> c, out bit<32> before) { \
-            if (c - ig_md.epoch_base >= SPIE_EPOCH_WINDOW) { \
-                before = 0; \
-                c = ig_md.epoch_base + 1; \
-            } else { \
-                before = c - ig_md.epoch_base; \
-            } \
-        } \
-    }
-#define SPIE_TAGGED_UNDO(reg, name) \
-    RegisterAction<bit<32>, spie_column_t, bit<32>>(reg) name = { \
-        void apply(inout bit<32> c) { \
-            if (c - ig_md.undo.epoch_base < SPIE_COUNT_CAP) { \
-                c = c - 1; \
-            } \
-        } \
-    }
-    SPIE_TAGGED_INSERT(sketch_row0, row0_insert);
-    SPIE_TAGGED_INSERT(sketch_row1, row1_insert);
-    SPIE_TAGGED_INSERT(sketch_row2, row2_insert);
-    SPIE_TAGGED_READ(sketch_row0, row0_read);
-    SPIE_TAGGED_READ(sketch_row1, row1_read);
-    SPIE_TAGGED_READ(sketch_row2, row2_read);
-    SPIE_TAGGED_UNDO(sketch_row0, row0_undo);
-    SPIE_TAGGED_UNDO(sketch_row1, row1_undo);
-    SPIE_TAGGED_UNDO(sketch_row2, row2_undo);
-
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_insert = {
-        void apply(inout bit<32> c, out bit<32> before) {
-            if (c - ig_md.epoch_base >= SPIE_EPOCH_WINDOW) {
-                before = 0;
-                c = ig_md.epoch_base + 1;
-            } else if (c - ig_md.epoch_base < SPIE_COUNT_CAP) {
-                before = c - ig_md.epoch_base;
-                c = c + 1;
-            } else {
-                before = c - ig_md.epoch_base;
-            }
-        }
-    };
-
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_read = {
-        void apply(inout bit<32> c, out bit<32> before) {
-            if (c - ig_md.epoch_base >= SPIE_EPOCH_WINDOW) {
-                before = 0;
-                c = ig_md.epoch_base + 1;
-            } else {
-                before = c - ig_md.epoch_base;
-            }
-        }
-    };
-
-    /* Out: the count as the undo found it; below the cap, the undo took
-     * one off, and S's undo follows it (sumsq_undo). */
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(m_count) m_count_undo = {
-        void apply(inout bit<32> c, out bit<32> before) {
-            before = c - ig_md.undo.epoch_base;
-            if (c - ig_md.undo.epoch_base < SPIE_COUNT_CAP) {
-                c = c - 1;
-            }
-        }
-    };
-
-    /* S = the sum over the epoch's packets of the count row 0 had before
-     * each = sum_k m_k (m_k - 1) / 2 for row 0's counts, so Eq. 9's sum of
-     * squares is 2 S + m_count, and G_k >= G_threshold, i.e.
-     * m_res m_count >= sum m_k^2, is m_before m_count >= 2 S. Row 0 rather
-     * than the row minimum so that S does not wait for the minimum (two
-     * stages); collisions can only raise it. The slot's first packet of an
-     * epoch restarts the sum. Out: S before this packet, S_b; the test is
-     * the same for a counted packet and one the sample skips (as if it
-     * were counted): m_before (m_count_b + 1) >= 2 (S_b + m_before), i.e.
-     * m_before (m_count_b - 1) >= 2 S_b, with m_count_b = m_count_before.
-     * Only counted packets add (counts are in
-     * units of 2^u packets), and only while m_count counts: at its cap,
-     * which only arrivals above the port's line rate (several ports into
-     * one) reach, S stops with it, so the two keep their ratio; the add
-     * also saturates (tna/spie/README.md, "Sized for the ports it
-     * guards"). */
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(sumsq) sumsq_add = {
-        void apply(inout bit<32> s, out bit<32> before) {
-            before = s;
-            if (ig_md.m_count_before == 0) {
-                s = ig_md.row0;
-            } else if (ig_md.m_count_before < SPIE_COUNT_CAP) {
-                s = s |+| ig_md.row0;
-            }
-        }
-    };
-
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(sumsq) sumsq_read = {
-        void apply(inout bit<32> s, out bit<32> before) {
-            before = s;
-            if (ig_md.m_count_before == 0) {
-                s = 0;
-            }
-        }
-    };
-
-    /* The second pass of a dropped, counted packet: less what its first pass
-     * added (ig_md.row0 holds the digest's sum_added then, so the register
-     * keeps its two PHV inputs), when m_count's undo took its count out
-     * (the first pass's epoch, below the cap: m_count_before is what
-     * m_count_undo found), so S and m_count are undone together. */
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(sumsq) sumsq_undo = {
-        void apply(inout bit<32> s) {
-            if (ig_md.m_count_before < SPIE_COUNT_CAP) {
-                s = s |-| ig_md.row0;
-            }
-        }
-    };
-
-    action undo_amount() {
-        ig_md.row0 = ig_md.undo.sum_added;
-    }
-
-    action take_min01() {
-        ig_md.row01 = min(ig_md.row0, ig_md.row1);
-    }
-
-    action take_min() {
-        ig_md.m_before = min(ig_md.row01, ig_md.row2);
-    }
-
-    /* 16 x log2, rounded down to a sixteenth from the leading one and the
-     * four bits after it (bfrt_controller/spie/tables.py): of m_before, of
-     * m_count_before - 1 and of 2 S_b. m_before = 0 (the flow's first
-     * packet this epoch) has no entry and m_before below 16 gets -1024,
-     * as m_count_before 0 (no entry) and 1 do in log_count: either is
-     * never large. */
-    /* The log_sumsq and log_res actions also take the difference, each
-     * saving the stage a separate subtraction would cost. log_sumsq's
-     * entries hold 16 log2(2 S_b) plus the margin a flow must exceed the
-     * weighted average by (a strict excess beyond the three logs'
-     * rounding: bfrt_controller/spie/tables.py), so the flow is large
-     * exactly when the result is not negative. Logs are in -1024..532:
-     * the margin's bit 15 is its sign, and the verdict. */
-    action set_log_count(bit<16> log16) { ig_md.log_count = log16; }
-    action set_log_sumsq(bit<16> log16) { ig_md.log_threshold = log16 - ig_md.log_count; }
-    action set_log_res(bit<16> log16) { ig_md.large_margin = log16 - ig_md.log_threshold; }
-
-    table log_res {
-        key = { ig_md.m_before : ternary; }
-        actions = { set_log_res; }
-        default_action = set_log_res(0xFC00);
-        size = SPIE_LOG_ENTRIES;
-    }
-
-    table log_count {
-        key = { ig_md.m_count_before : ternary; }
-        actions = { set_log_count; }
-        default_action = set_log_count(0xFC00);
-        size = SPIE_LOG_ENTRIES;
-    }
-
-    table log_sumsq {
-        key = { ig_md.sumsq : ternary; }
-        actions = { set_log_sumsq; }
-        default_action = set_log_sumsq(0);
-        size = SPIE_LOG_ENTRIES;
-    }
-
-    /* Both below 2^31: bit 31 set <=> random < p, drop. */
-    action random_margin() {
-        ig_md.prob_margin = ig_md.random - ig_md.prob;
-        ig_md.large_drop_margin = ig_md.random - ig_md.large_drop;
-    }
-
-    action drop_large() {
-        ig_dprsr_md.drop_ctl = 1;
-        large_flow_drops.count(ig_tm_md.ucast_egress_port);
-    }
-
-    action drop_random() {
-        ig_dprsr_md.drop_ctl = 1;
-        random_drops.count(ig_tm_md.ucast_egress_port);
-    }
-
-    /* A counted packet of an S-PIE port is not admitted: counted as dropped
-     * now, resubmitted so that its second pass takes its count back out
-     * (it is not forwarded: a resubmitted packet goes back to the parser). */
-    action undo_large() {
-        ig_dprsr_md.resubmit_type = SPIE_RESUBMIT_UNDO;
-        ig_md.undo.sum_added = ig_md.row0;
-        large_flow_drops.count(ig_tm_md.ucast_egress_port);
-    }
-
-    action undo_random() {
-        ig_dprsr_md.resubmit_type = SPIE_RESUBMIT_UNDO;
-        ig_md.undo.sum_added = ig_md.row0;
-        random_drops.count(ig_tm_md.ucast_egress_port);
-    }
-
-    /* The second pass: its count is out again, and it was never admitted. */
-    action drop_undone() {
-        ig_dprsr_md.drop_ctl = 1;
-    }
-
-    /* No update for the staleness limit: the queue was empty, so the PI
-     * step this packet may take in egress restarts p from 0, the p ingress
-     * already applies (bridged in class_id, which S-PIE does not use). */
-    action mark_idle() {
-        hdr.bridged.class_id = SPIE_BRIDGED_IDLE;
-    }
-
     apply {
         clock.apply(ig_intr_md, ig_md.now_ticks);
         bridge_clock();
-        sketch_config.apply();
-        hash_row0();
-        hash_row1();
-        hash_row2();
-        epoch_start();
-        mask_columns();
         random_hook.apply(ig_intr_md, ig_md.random);
-        draw_sample();
+        sketch_index.apply(hdr, ig_md);
 
         trust.apply(hdr, ig_intr_md, ig_dprsr_md, ig_md.forged);
         source_guard.apply(hdr, ig_intr_md, ig_md.spoofed);
@@ -749,99 +380,10 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
             spie_port.apply();
         }
-        /* The update's writes sit outside the chain above: bf-p4c on Tofino
-         * places the rest of a chain it has started before the tables beside
-         * it, and these writes must share stage 3 with the reads (one
-         * register, one stage). Inside the chain they held the random hook
-         * and the epoch back a stage, and the verdict with them: 10 ingress
-         * stages on Tofino instead of 9 (tna/spie/README.md, "Stages"). */
-        if (!ig_md.forged && hdr.feedback.isValid() &&
-                hdr.feedback.msg_type == FEEDBACK_TYPE_SPIE_STATE && ig_md.update_port == 1) {
-            prob_write.execute(hdr.feedback.class_id[7:0]);
-            state_write.execute(hdr.feedback.class_id[7:0]);
-            if (hdr.feedback.degree == 1) {
-                congested_set.execute(hdr.feedback.class_id[7:0]);
-            } else {
-                congested_clear.execute(hdr.feedback.class_id[7:0]);
-            }
-        }
-        if (ig_md.mode != SPIE_MODE_NONE) {
-            ig_md.prob = prob_read.execute(ig_md.slot);
-            ig_md.fresh = state_read.execute(ig_md.slot);
-            ig_md.congested = congested_read.execute(ig_md.slot);
-        }
-        /* Every routed IPv4 packet is counted in the sketch (its gate needs
-         * nothing from spie_port, which saves a stage): a flow to a port
-         * without S-PIE only shares counters with S-PIE flows through
-         * collisions, as any other flow does. A second pass (resubmitted:
-         * the packet was counted, then dropped) takes its count back out;
-         * it hashes to the same columns and routes to the same slot. */
-        if (ig_intr_md.resubmit_flag == 1) {
-            row0_undo.execute((spie_column_t)ig_md.hash0);
-            row1_undo.execute((spie_column_t)ig_md.hash1);
-            row2_undo.execute((spie_column_t)ig_md.hash2);
-            undo_amount();
-        } else if (!ig_md.forged && ig_md.spoofed == 0 && hdr.ipv4.isValid() &&
-                ig_md.sample_bits == 0) {
-            ig_md.row0 = row0_insert.execute((spie_column_t)ig_md.hash0);
-            ig_md.row1 = row1_insert.execute((spie_column_t)ig_md.hash1);
-            ig_md.row2 = row2_insert.execute((spie_column_t)ig_md.hash2);
-        } else if (!ig_md.forged && ig_md.spoofed == 0 && hdr.ipv4.isValid()) {
-            ig_md.row0 = row0_read.execute((spie_column_t)ig_md.hash0);
-            ig_md.row1 = row1_read.execute((spie_column_t)ig_md.hash1);
-            ig_md.row2 = row2_read.execute((spie_column_t)ig_md.hash2);
-        }
-        if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 0) {
-            mark_idle();
-        }
-        if (ig_intr_md.resubmit_flag == 1 && ig_md.mode != SPIE_MODE_NONE) {
-            ig_md.m_count_before = m_count_undo.execute(ig_md.slot);
-        } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
-            ig_md.m_count_before = m_count_insert.execute(ig_md.slot);
-        } else if (ig_md.mode != SPIE_MODE_NONE) {
-            ig_md.m_count_before = m_count_read.execute(ig_md.slot);
-        }
-        if (ig_intr_md.resubmit_flag == 1 && ig_md.mode != SPIE_MODE_NONE) {
-            sumsq_undo.execute(ig_md.slot);
-        } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.sample_bits == 0) {
-            ig_md.sumsq = sumsq_add.execute(ig_md.slot);
-        } else if (ig_md.mode != SPIE_MODE_NONE) {
-            ig_md.sumsq = sumsq_read.execute(ig_md.slot);
-        }
-        random_margin();
-        take_min01();
-        take_min();
-        log_count.apply();
-        log_sumsq.apply();
-        log_res.apply();
-        /* Algorithm 2: congested (del_cur >= del_ref/3, from a fresh
-         * update), a large flow's packet is dropped (lines 10-13; with
-         * probability large_drop, README departure 13) and, in
-         * S-PIE mode, any other admitted (lines 14-17); not congested, PIE's
-         * p (lines 4-8). In SPIE_PIE mode p applies while congested too
-         * (README departure 12). A dropped packet that was counted (the
-         * sketch's modes) goes round once more to be uncounted: the counts
-         * are of admitted packets, so a large flow is dropped only until
-         * the others' admissions raise the threshold past its count. */
-        if (ig_intr_md.resubmit_flag == 1) {
-            drop_undone();
-        } else if (ig_md.mode[1:1] == 1 && ig_md.congested == 1 &&
-                ig_md.large_margin[15:15] == 0 && ig_md.large_drop_margin[31:31] == 1) {
-            if (ig_md.sample_bits == 0) {
-                undo_large();
-            } else {
-                drop_large();
-            }
-        } else if (ig_md.mode == SPIE_MODE_SPIE && ig_md.congested == 1) {
-            /* a small flow while congested: admitted */
-        } else if (ig_md.mode != SPIE_MODE_NONE && ig_md.fresh == 1 &&
-                   ig_md.prob_margin[31:31] == 1) {
-            if (ig_md.mode[1:1] == 1 && ig_md.sample_bits == 0) {
-                undo_random();
-            } else {
-                drop_random();
-            }
-        }
+        pie_state.apply(hdr, ig_md);
+        sketch_rows.apply(hdr, ig_md, ig_intr_md);
+        share_test.apply(ig_md, ig_intr_md);
+        verdict.apply(ig_md, ig_intr_md, ig_dprsr_md, ig_tm_md);
     }
 }
 
@@ -904,12 +446,13 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                      inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
     TimestampQueueHook() queue_hook;
+    SpiePiTerms() pi_terms;
+    SpiePiProbability() pi_probability;
 
-    Counter<bit<32>, PortId_t>(SPIE_PORTS, CounterType_t.PACKETS) pi_updates;
+    Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) pi_updates;
 
     Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) last_update_ticks;
     Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) del_old;
-    Register<bit<32>, spie_slot_t>(SPIE_SLOTS, 0) pi_prob;
 
     /* minus_t_update_ticks: 2^32 - T_update (action data can only be
      * added). */
@@ -976,106 +519,6 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.congested_margin = eg_md.del_cur_ns_shr10 - eg_md.congested_from_ns_shr10;
     }
 
-    /* alpha x d and beta x d in 2^-32 units of probability, from d's
-     * signed high byte (d[31:8] in -128..127, or a catch-all that
-     * saturates) and its low byte; entries from
-     * bfrt_controller/spie/terms.py. */
-    action set_alpha_hi(bit<32> term, bit<32> minus_term) {
-        eg_md.alpha_hi = term;
-        eg_md.minus_alpha_hi = minus_term;
-    }
-
-    action set_alpha_lo(bit<32> term, bit<32> minus_term) {
-        eg_md.alpha_lo = term;
-        eg_md.minus_alpha_lo = minus_term;
-    }
-
-    action set_beta_hi(bit<32> term, bit<32> minus_term) {
-        eg_md.beta_hi = term;
-        eg_md.minus_beta_hi = minus_term;
-    }
-
-    action set_beta_lo(bit<32> term, bit<32> minus_term) {
-        eg_md.beta_lo = term;
-        eg_md.minus_beta_lo = minus_term;
-    }
-
-
-    table alpha_hi {
-        key = { eg_md.d_ref : ternary; }
-        actions = { set_alpha_hi; }
-        default_action = set_alpha_hi(0, 0);
-        size = SPIE_TERM_ENTRIES;
-    }
-
-    table alpha_lo {
-        key = { eg_md.d_ref : ternary; }
-        actions = { set_alpha_lo; }
-        default_action = set_alpha_lo(0, 0);
-        size = SPIE_TERM_ENTRIES;
-    }
-
-    table beta_hi {
-        key = { eg_md.d_old : ternary; }
-        actions = { set_beta_hi; }
-        default_action = set_beta_hi(0, 0);
-        size = SPIE_TERM_ENTRIES;
-    }
-
-    table beta_lo {
-        key = { eg_md.d_old : ternary; }
-        actions = { set_beta_lo; }
-        default_action = set_beta_lo(0, 0);
-        size = SPIE_TERM_ENTRIES;
-    }
-
-    /* Each entry also holds its term negated, so -delta is summed beside
-     * delta instead of taking a stage to negate it. */
-    action sum_terms() {
-        eg_md.alpha_term = eg_md.alpha_hi + eg_md.alpha_lo;
-        eg_md.beta_term = eg_md.beta_hi + eg_md.beta_lo;
-        eg_md.minus_alpha_term = eg_md.minus_alpha_hi + eg_md.minus_alpha_lo;
-        eg_md.minus_beta_term = eg_md.minus_beta_hi + eg_md.minus_beta_lo;
-    }
-
-    action sum_delta() {
-        eg_md.delta = eg_md.alpha_term + eg_md.beta_term;
-        eg_md.minus_delta = eg_md.minus_alpha_term + eg_md.minus_beta_term;
-    }
-
-    /* p in [0, 2^32 - 1]: the stateful ALU's saturating add and subtract
-     * keep it there. */
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(pi_prob) prob_up = {
-        void apply(inout bit<32> p, out bit<32> after) {
-            p = p |+| eg_md.delta;
-            after = p;
-        }
-    };
-
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(pi_prob) prob_down = {
-        void apply(inout bit<32> p, out bit<32> after) {
-            p = p |-| eg_md.minus_delta;
-            after = p;
-        }
-    };
-
-    /* The first step after an idle spell (ingress saw no update for the
-     * staleness limit) starts from p = 0, as ingress has been treating
-     * the port, rather than from the p before the queue emptied. */
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(pi_prob) prob_restart_up = {
-        void apply(inout bit<32> p, out bit<32> after) {
-            p = eg_md.delta;
-            after = eg_md.delta;
-        }
-    };
-
-    RegisterAction<bit<32>, spie_slot_t, bit<32>>(pi_prob) prob_restart_down = {
-        void apply(inout bit<32> p, out bit<32> after) {
-            p = 0;
-            after = 0;
-        }
-    };
-
     action report(bit<8> congested) {
         eg_md.mirror_pkt_type = PKT_TYPE_MIRROR_SPIE;
         eg_md.mirror_congested = congested;
@@ -1118,22 +561,8 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
             eg_md.del_old_ns_shr10 = del_old_swap.execute(eg_md.slot);
         }
         differences();
-        alpha_hi.apply();
-        alpha_lo.apply();
-        beta_hi.apply();
-        beta_lo.apply();
-        sum_terms();
-        sum_delta();
-        if (eg_md.tick == 1 && hdr.bridged.class_id == SPIE_BRIDGED_IDLE &&
-                eg_md.delta[31:31] == 1) {
-            eg_md.prob = prob_restart_down.execute(eg_md.slot);
-        } else if (eg_md.tick == 1 && hdr.bridged.class_id == SPIE_BRIDGED_IDLE) {
-            eg_md.prob = prob_restart_up.execute(eg_md.slot);
-        } else if (eg_md.tick == 1 && eg_md.delta[31:31] == 1) {
-            eg_md.prob = prob_down.execute(eg_md.slot);
-        } else if (eg_md.tick == 1) {
-            eg_md.prob = prob_up.execute(eg_md.slot);
-        }
+        pi_terms.apply(eg_md);
+        pi_probability.apply(hdr, eg_md);
         if (eg_md.tick == 1 && eg_md.congested_margin[31:31] == 1) {
             report(0);
         } else if (eg_md.tick == 1) {

@@ -34,6 +34,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from models import cycle_speedups
 from models.switch.core import P4ModelError
 
 from ...errors import ControllerError, SwitchUnavailable, WriteError
@@ -56,6 +57,7 @@ class Slot:
     prior: Any = None  # entry: {field: value} or None if absent; register: per-pipe list
     present: bool = False  # entries: exists on the switch before the batch
     fields: set[str] = field(default_factory=set)  # tm: the fields the batch writes
+    index: int | None = None  # register: the cell
 
 
 @dataclass
@@ -109,6 +111,9 @@ class SlotWriter(Protocol):
     def restore(self, slot: Slot, exists_now: bool) -> None: ...
 
 
+# Slots a refused ROLLBACK_ON_ERROR call puts back on the switch itself.
+_SWITCH_UNDOES = frozenset(("entry", "default", "register"))
+
 # Model checks raise P4ModelError; the client's make_key/make_data raise
 # KeyError/ValueError/TypeError/AssertionError for names it lacks.
 CHECK_ERRORS = (P4ModelError, KeyError, ValueError, TypeError, AssertionError)
@@ -143,10 +148,15 @@ class Batch:
                     slots.setdefault(op.slot_id, slot)
         for writer in self.writers:
             writer.prepare(ops, slots)
-        for slot in slots.values():
-            self._by_kind[slot.kind].read_prior(slot)
+        wanted, planned = self._undoable(ops, slots)
+        self._read_priors([slots[sid] for sid in wanted])
+        # Again with what was read: whether each entry exists after each op
+        # (_undo's present_after), and $mirror.cfg's add or modify.
         choose_calls(ops, slots)
-        groups = make_groups(ops)
+        if planned is None or any(slot.kind == "mirror" for slot in slots.values()):
+            groups = make_groups(ops)
+        else:
+            groups = planned
         for n, g in enumerate(groups):
             try:
                 self._send(g)
@@ -157,6 +167,51 @@ class Batch:
                 applied = [op for done in groups[:n] for op in done.ops]
                 self._undo(applied, slots, failed, why)
                 raise WriteError(failed.index, failed.what, why) from None
+
+    def _undoable(
+        self, ops: list[Op], slots: Mapping[Hashable, Slot]
+    ) -> tuple[list[Hashable], list[Group] | None]:
+        """The slots whose prior state the batch may need: all of them on the
+        reference path. A refused call is undone by the switch itself
+        (ROLLBACK_ON_ERROR), so a P4 entry, default entry or register cell
+        that only the last call touches is never put back by _undo, and its
+        prior is not read: a PMQECN cycle's flip is two calls of 512 cells.
+        With them, the calls as planned (None on the reference path)."""
+        if not cycle_speedups.ENABLED:
+            return list(slots), None
+        # The calls of entries and cells do not depend on the prior state
+        # (only $mirror.cfg's do, and a mirror op is a call of its own), so
+        # the grouping is known before anything is read.
+        choose_calls(ops, slots)
+        groups = make_groups(ops)
+        last = groups[-1] if groups else None
+        if last is None or last.ops[0].alone:
+            return list(slots), groups
+        earlier = {op.slot_id for g in groups[:-1] for op in g.ops}
+        only_last = {
+            op.slot_id
+            for op in last.ops
+            if op.slot_id not in earlier and slots[op.slot_id].kind in _SWITCH_UNDOES
+        }
+        return [sid for sid in slots if sid not in only_last], groups
+
+    def _read_priors(self, slots: list[Slot]) -> None:
+        """Every slot's state before the batch. A writer that reads many slots
+        in one request (P4TableWriter: register cells, READ_BATCH a request)
+        gets all of its own at once; the reference read one slot per request,
+        which was a round trip per sojourn cell a PMQECN cycle clears."""
+        if not cycle_speedups.ENABLED:
+            for slot in slots:
+                self._by_kind[slot.kind].read_prior(slot)
+            return
+        for writer in self.writers:
+            mine = [slot for slot in slots if slot.kind in writer.kinds]
+            read_many = getattr(writer, "read_priors", None)
+            if read_many is not None:
+                read_many(mine)
+                continue
+            for slot in mine:
+                writer.read_prior(slot)
 
     def _atomicity(self, table: str, tm: bool = False) -> int:
         wr = self.session.gc.bfruntime_pb2.WriteRequest

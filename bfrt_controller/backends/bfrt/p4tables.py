@@ -9,6 +9,7 @@ import functools
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
+from models import cycle_speedups
 from models.switch.core import Match, P4ModelError, Register, Table
 from models.switch.tna import TnaProgram
 
@@ -83,8 +84,18 @@ class P4TableWriter:
         require_uint(f"{r.name}[{w.index}]", w.value, r.width)
         key = self.register_key(r.name, w.index)
         op = Op(i, w.describe(), r.name, "register", ("register", r.name, w.index), key=key)
-        op.data = self.s.make_data(r.name, register_fields(r, w.value), None)
-        return op, Slot("register", r.name, ALL_PIPES, key=key)
+        op.data = self.register_data(r, w.value)
+        return op, Slot("register", r.name, ALL_PIPES, key=key, index=w.index)
+
+    def register_data(self, r: Register, value: int) -> Any:
+        """A cell's data object. A cycle writes the same few values to many
+        cells (PMQECN clears 1024 a cycle), and the client only reads the
+        data it is given, so one object per value is made per connection."""
+        if not cycle_speedups.ENABLED:
+            return self.s.make_data(r.name, register_fields(r, value), None)
+        return self.s.cached_data(
+            (r.name, value), lambda: self.s.make_data(r.name, register_fields(r, value), None)
+        )
 
     def prepare(self, ops: list[Op], slots: dict[Hashable, Slot]) -> None:
         pass  # keys are known at check time
@@ -109,7 +120,9 @@ class P4TableWriter:
         return self.s.table(t.name).make_key(fields), ident
 
     def register_key(self, name: str, index: int) -> Any:
-        return self.s.make_key(name, **{"$REGISTER_INDEX": index})
+        if not cycle_speedups.ENABLED:
+            return self.s.make_key(name, **{"$REGISTER_INDEX": index})
+        return self.s.index_key(name, "$REGISTER_INDEX", index)
 
     # -- snapshot and undo -------------------------------------------------------
     def action_values(self, table: str, action: str | None, d: Mapping[str, Any]) -> dict:
@@ -137,6 +150,21 @@ class P4TableWriter:
             if data is None:
                 raise ControllerError(f"{slot.table}: register cell vanished")
             slot.prior = register_pipe_values(self.model.register(slot.table), data.to_dict())
+
+    def read_priors(self, slots: Sequence[Slot]) -> None:
+        """read_prior of every slot, a register's cells in one request (get_indexed)."""
+        cells: dict[str, list[Slot]] = {}
+        for slot in slots:
+            if slot.kind == "register" and slot.index is not None:
+                cells.setdefault(slot.table, []).append(slot)
+            else:
+                self.read_prior(slot)
+        for name, mine in cells.items():
+            r = self.model.register(name)
+            indices = [slot.index for slot in mine if slot.index is not None]
+            rows = self.get_indexed(r.name, "$REGISTER_INDEX", indices, r.size)
+            for slot, data in zip(mine, rows, strict=True):
+                slot.prior = register_pipe_values(r, data.to_dict())
 
     def restore(self, slot: Slot, exists_now: bool) -> None:
         s = self.s
@@ -184,7 +212,7 @@ class P4TableWriter:
         found: dict[int, Any] = {}
         for start in range(0, len(indices), READ_BATCH):
             chunk = indices[start : start + READ_BATCH]
-            keys = [t.make_key([s.gc.KeyTuple(field, i)]) for i in chunk]
+            keys = [s.index_key(table, field, i) for i in chunk]
 
             def read(keys: list[Any] = keys) -> dict[int, Any]:
                 got: dict[int, Any] = {}

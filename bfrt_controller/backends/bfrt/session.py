@@ -8,13 +8,19 @@ from __future__ import annotations
 import contextlib
 import functools
 import queue
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
+
+from models import cycle_speedups
 
 from ...errors import ControllerError, SwitchBusy, SwitchUnavailable
 from ...tls import ChannelTls
 from .channel import secure_channels
 from .client import ALL_PIPES, CODE_NOT_FOUND, GONE_HINTS, busy_message, message
+
+# Data objects a session keeps (cached_data): a few values each written to
+# many cells; more distinct values than this are not worth keeping.
+DATA_CACHE = 256
 
 
 class Session:
@@ -48,6 +54,12 @@ class Session:
         self.read_only = read_only
         self.client: Any = None
         self.info: Any = None
+        # The client's table objects and the keys of indexed cells, made once
+        # per connection (cycle_speedups): a control cycle asked bfrt_info for
+        # a table and built a key per cell it read or wrote.
+        self._tables: dict[str, Any] = {}
+        self._index_keys: dict[tuple[str, str, int], Any] = {}
+        self._data: dict[Hashable, Any] = {}
 
     def connect(self) -> None:
         # A stale session would keep our client id taken on the server.
@@ -84,6 +96,7 @@ class Session:
                 f"{message(exc)}{self._tls_hint()}"
             ) from exc
         self.client, self.info = client, info
+        self._forget_objects()
 
     def _tls_hint(self) -> str:
         """A refused TLS handshake looks like any failed connect to gRPC's
@@ -98,8 +111,14 @@ class Session:
             + (", and that the switch trusts cert_file's CA" if self.tls.mutual else "")
         )
 
+    def _forget_objects(self) -> None:
+        self._tables.clear()
+        self._index_keys.clear()
+        self._data.clear()
+
     def close(self) -> None:
         client, self.client, self.info = self.client, None, None
+        self._forget_objects()
         if client is not None:
             self._tear_down(client)
 
@@ -124,7 +143,25 @@ class Session:
         return self.info
 
     def table(self, name: str) -> Any:
-        return self.bfrt().table_get(name)
+        info = self.bfrt()
+        if not cycle_speedups.ENABLED:
+            return info.table_get(name)
+        t = self._tables.get(name)
+        if t is None:
+            t = self._tables[name] = info.table_get(name)
+        return t
+
+    def index_key(self, table: str, field: str, index: int) -> Any:
+        """The key of cell `index` of an indexed table (register, counter):
+        made once per connection; the client only reads a key it is given."""
+        if not cycle_speedups.ENABLED:
+            return self.table(table).make_key([self.gc.KeyTuple(field, index)])
+        at = (table, field, index)
+        key = self._index_keys.get(at)
+        if key is None:
+            key = self.table(table).make_key([self.gc.KeyTuple(field, index)])
+            self._index_keys[at] = key
+        return key
 
     def target(self, pipe: int = ALL_PIPES) -> Any:
         return self.gc.Target(device_id=self.device_id, pipe_id=pipe)
@@ -178,26 +215,29 @@ class Session:
         if fields:
             wanted["required_data"] = t.make_data([self.gc.DataTuple(n) for n in fields], get=True)
 
-        def read() -> Any:
-            flags = {"from_hw": from_hw}
-            for item in t.entry_get(self.target(pipe), [key], flags, **wanted, **self.read_args()):
-                return item[0]
-            return None
-
-        try:
-            return self.rpc(read)
-        except SwitchUnavailable:
-            raise
-        except Exception as exc:
-            if self.not_found(exc):
-                return None
-            raise ControllerError(f"reading {table} failed: {message(exc)}") from exc
+        flags = {"from_hw": from_hw}
+        return self._first_data(
+            lambda: t.entry_get(self.target(pipe), [key], flags, **wanted, **self.read_args()),
+            table,
+            missing_is_none=True,
+        )
 
     def get_default(self, table: str) -> Any:
         t = self.table(table)
+        return self._first_data(
+            lambda: t.default_entry_get(self.target(), **self.read_args()),
+            f"the default of {table}",
+        )
+
+    def _first_data(
+        self, items: Callable[[], Iterable[Any]], what: str, missing_is_none: bool = False
+    ) -> Any:
+        """The data of the first entry a read gives (None when it gives none
+        or, with `missing_is_none`, when the switch has no such entry); any
+        other failure a ControllerError naming `what`."""
 
         def read() -> Any:
-            for item in t.default_entry_get(self.target(), **self.read_args()):
+            for item in items():
                 return item[0]
             return None
 
@@ -206,7 +246,19 @@ class Session:
         except SwitchUnavailable:
             raise
         except Exception as exc:
-            raise ControllerError(f"reading the default of {table} failed: {exc}") from exc
+            if missing_is_none and self.not_found(exc):
+                return None
+            raise ControllerError(f"reading {what} failed: {message(exc)}") from exc
+
+    def cached_data(self, what: Hashable, make: Callable[[], Any]) -> Any:
+        """A data object kept for the connection under `what`; at most
+        DATA_CACHE of them (then the cache starts again)."""
+        data = self._data.get(what)
+        if data is None:
+            if len(self._data) >= DATA_CACHE:
+                self._data.clear()
+            data = self._data[what] = make()
+        return data
 
     # -- keys, data, calls -----------------------------------------------------
     def data_tuple(self, name: str, value: Any) -> Any:

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from hw_profiles import HwProfile
+from models import cycle_speedups
 from models.switch.core import Match, P4ModelError
 from models.switch.registry import make_model
 
@@ -125,8 +126,15 @@ class BfrtSwitch(Switch):
             (TmPpgWrite, self.ppgs),
             (PortWrite, self.ports),
         ]
+        # One pass over the writes for all three kinds (a cycle writes a
+        # thousand register cells); the reference looked for each in turn.
+        kinds = (
+            {type(w) for w in writes}
+            if cycle_speedups.ENABLED
+            else {kind for kind, _ in outside if any(isinstance(w, kind) for w in writes)}
+        )
         for kind, writer in outside:
-            if any(isinstance(w, kind) for w in writes):
+            if any(issubclass(k, kind) for k in kinds):
                 rest, steps = writer.plan(writes)
                 self._each_then_rest(writes, rest, steps, writer.restore)
                 return

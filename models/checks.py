@@ -1,6 +1,7 @@
 # SPDX-FileCopyrightText: 2026 The tofino-cc authors
 # SPDX-License-Identifier: Apache-2.0
-"""Parameter and clock checks shared by the baseline models.
+"""Parameter and clock checks shared by the models (the baselines, the
+M/M/1/N queue, PMQECN's reaction point).
 
 Every check raises ``ValueError`` naming the offending parameter, so a bad
 simulator configuration fails at construction instead of producing a plausible
