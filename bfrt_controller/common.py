@@ -597,14 +597,6 @@ def queue_key(port: int, queue: int) -> str:
     return f"{port}/{queue}"
 
 
-def queue_shown(key: str, name_of: Callable[[int], str | None]) -> str:
-    """A queue_key as the operator reads it: `32/3/0 (dev 4/0)` where the
-    board names device port 4, the key itself where it does not."""
-    port, _, queue = key.partition("/")
-    name = name_of(int(port))
-    return key if name is None else f"{name}/{queue} (dev {key})"
-
-
 class Guarded(Protocol):
     """What every program config has of the shared guards: its routes, the
     ports it trusts for feedback and the sources it binds to ports."""

@@ -182,3 +182,21 @@ def print_rows(
     for r in rows:
         t.add_row(*(cell(r.get(key)) for _, key in columns))
     console.print(t)
+
+
+def print_queue_changes(
+    out: Console, changes: Sequence[Any], name_of: Callable[[int], str | None] | None = None
+) -> None:
+    """A per-queue `set`'s changes (common.QueueChange rows). A person reads
+    each queue by the box's name and the device key (`32/3/0 (dev 3/0)`)
+    where the board names its port; a script (--json) gets the device key."""
+
+    def shown(key: str) -> str:
+        port, _, queue = key.partition("/")
+        if name_of is None or json_report.active or not port.isdigit():
+            return key  # no board, a script, or a switch-wide row (the watchdog)
+        name = name_of(int(port))
+        return key if name is None else f"{name}/{queue} (dev {key})"
+
+    rows = [(shown(ch.queue), ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
+    print_changes(out, rows, "queue")

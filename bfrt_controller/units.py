@@ -173,6 +173,8 @@ def _convert(raw: dict[str, Any], model: type[BaseModel], at: str, cell_bytes: C
     changed = False
     fields = model.model_fields
     for key in list(raw):
+        if not isinstance(key, str):
+            continue  # not a field name: pydantic names it as such
         where = f"{at}{key}"
         if key.endswith(BYTES) and key not in fields and key[: -len(BYTES)] + CELLS in fields:
             twin = key[: -len(BYTES)] + CELLS

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import os
@@ -28,7 +29,12 @@ if TYPE_CHECKING:  # report.py pulls in matplotlib; only `eval run` needs it
     from .report import ClaimRow
     from .simulate import RunSpec
 
+# Progress and where the reports went: stderr, so stdout carries only the results.
 console = Console(stderr=True)
+# rich lays a table out in 80 columns when its stream is not a terminal,
+# which cut "fct_mean_ms" to "fct_mea…" and wrapped each verdict over 8
+# lines in a pipe or a file; there a table gets its natural width instead.
+UNWRAPPED_WIDTH = 10_000
 
 EXIT_BAD_SCENARIO = 2
 # Its own code: 5 is tofcc's "the SDE's bfrt_grpc is missing" (bfrt_controller/cli.py).
@@ -64,14 +70,109 @@ def eval_group() -> None:
     pass
 
 
-@eval_group.command("list", help="The bundled scenarios.")
+# Where `eval list` finds a scenario's last timings: `eval run`'s default
+# --out, then the results committed beside the scenarios.
+COMMITTED_RESULTS = Path(__file__).resolve().parent / "results"
+
+
+@eval_group.command(
+    "list",
+    help="The bundled scenarios: simulated time, runs (schemes x link rates x "
+    "repeats) and the CPU time the last run of each took, summed over its runs from "
+    "timing.json in RESULTS/<scenario>/ (seed-*/ with repeats), else in the "
+    "repository's evaluation/results/<scenario>/; '-' when neither has one.",
+)
+@click.option(
+    "--results",
+    type=click.Path(path_type=Path),
+    default=Path("eval-results"),
+    show_default=True,
+    help="where `eval run --out` wrote the reports",
+)
 @json_option
-def list_scenarios() -> None:
+def list_scenarios(results: Path) -> None:
+    rows = [("scenario", "simulated", "runs", "CPU time", "description")]
     for name in bundled_scenarios():
         s = load_scenario(name)
-        report_item("scenarios", {"name": name, "description": s.description})
-        if not json_wanted():
-            click.echo(f"{name:16} {s.description}")
+        timed = last_timing(name, (results, COMMITTED_RESULTS))
+        report_item(
+            "scenarios",
+            {
+                "name": name,
+                "description": s.description,
+                "simulated_s": s.duration_s,
+                "runs": run_count(s),
+                "cpu_s": sum(timed.values()) if timed else None,
+            },
+        )
+        rows.append(
+            (
+                name,
+                f"{s.duration_s:g} s",
+                _run_count(s),
+                _cpu_time(timed, run_count(s)),
+                s.description,
+            )
+        )
+    if json_wanted():
+        return
+    click.echo(
+        f"CPU time: the last run's, summed from {results}/<scenario>/timing.json "
+        f"(seed-*/timing.json with repeats), else {COMMITTED_RESULTS}/<scenario>/"
+    )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    for r in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=False)) + "  " + r[-1])
+
+
+def run_count(s: Scenario) -> int:
+    """The runs `eval run` makes of a scenario: every scheme at every link rate, per seed."""
+    return len(s.schemes.enabled()) * max(len(s.link_rates), 1) * s.repeats
+
+
+def _run_count(s: Scenario) -> str:
+    parts = [f"{len(s.schemes.enabled())} schemes"]
+    if len(s.link_rates) > 1:
+        parts.append(f"{len(s.link_rates)} rates")
+    if s.repeats > 1:
+        parts.append(f"{s.repeats} seeds")
+    return f"{run_count(s)} ({' x '.join(parts)})" if len(parts) > 1 else str(run_count(s))
+
+
+def last_timing(name: str, roots: tuple[Path, ...]) -> dict[str, float] | None:
+    """The per-run times (seconds) of a scenario's last run under the first
+    root that has them: <root>/<name>/timing.json, or with repeats each
+    <root>/<name>/seed-*/timing.json (keys prefixed with the seed's directory)."""
+    for root in roots:
+        d = root / name
+        files = [d / "timing.json"] if (d / "timing.json").is_file() else []
+        files += sorted(d.glob("seed-*/timing.json"))
+        timed: dict[str, float] = {}
+        for f in files:
+            try:
+                data = json.loads(f.read_text())
+            except (OSError, ValueError):
+                continue  # a half-written or foreign file: no timing, not a crash
+            if isinstance(data, dict):
+                prefix = "" if f.parent == d else f"{f.parent.name}/"
+                timed.update(
+                    {
+                        prefix + str(k): float(v)
+                        for k, v in data.items()
+                        if isinstance(v, int | float)
+                    }
+                )
+        if timed:
+            return timed
+    return None
+
+
+def _cpu_time(timed: dict[str, float] | None, runs: int) -> str:
+    if not timed:
+        return "-"
+    total = sum(timed.values())
+    text = f"{total:,.0f} s" if total >= 10 else f"{total:.1f} s"
+    return text if len(timed) == runs else f"{text} ({len(timed)} of {runs} runs)"
 
 
 @eval_group.command(help="Validate scenario files without running them.")
@@ -214,7 +315,7 @@ def _write_reports(
         paths = write_report(s, results, out_root / s.name)
         _print_claims(paths.claims)
         report_item("reports", {"scenario": s.name, "report": str(paths.markdown)})
-        console.print(f"{s.name}: report in {paths.markdown}", highlight=False)
+        console.print(f"{s.name}: report in {paths.markdown}", highlight=False, soft_wrap=True)
         return
     seed_dirs = []
     for sk in seeded:
@@ -232,6 +333,7 @@ def _write_reports(
         f"{s.name}: {len(seeded)} seeds, a report per seed in {out_root / s.name}/seed-*/, "
         f"the summary in {md}",
         highlight=False,
+        soft_wrap=True,
     )
 
 
@@ -365,7 +467,8 @@ def _run_on_cluster(
 
 
 def _print_claims(rows: list[ClaimRow]) -> None:
-    """The paper-vs-ours rows over all link rates (or the only run), on the terminal."""
+    """The paper-vs-ours rows over all link rates (or the only run), on
+    stdout: the result, where the progress bars and paths are stderr's."""
     shown = [r for r in rows if r.variant in ("", "all")]
     if not shown:
         return
@@ -398,4 +501,7 @@ def _print_claims(rows: list[ClaimRow]) -> None:
             pct(r.baseline_vs_none),
             r.verdict,
         )
-    console.print(table)
+    out = Console(
+        width=None if sys.stdout.isatty() else UNWRAPPED_WIDTH, markup=False, highlight=False
+    )
+    out.print(table)

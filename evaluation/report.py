@@ -24,10 +24,11 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display on servers and CI
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.figure import Figure
 
 from bfrt_controller import paths
 
-from .metrics import HEADLINE, Metrics, compute_metrics, relative_change_pct
+from .metrics import HEADLINE, Metrics, Series, compute_metrics, relative_change_pct
 from .records import RunResult
 from .scenario import NO_CONTROL, Claim, Scenario
 
@@ -214,6 +215,170 @@ def _save(fig: Any, path: Path) -> Path:
     return path
 
 
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """Sort key putting r2 before r10: runs of digits compare as numbers."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"(\d+)", name) if p)
+
+
+# One small multiple, in inches; a figure grows by whole panels, so every
+# panel keeps a readable size whatever the number of receivers or schemes.
+PANEL_WIDTH_IN = 3.4
+PANEL_HEIGHT_IN = 2.1
+# Room for the figure's title, legend and axis labels around the panels.
+FRAME_IN = 1.2
+
+
+def grid_shape(n: int, max_cols: int = 4) -> tuple[int, int]:
+    """(rows, columns) for n panels: up to max_cols across, more past
+    max_cols**2 panels so that the figure stays about square."""
+    cols = max(min(n, max_cols), math.ceil(math.sqrt(n)))
+    return math.ceil(n / cols), cols
+
+
+def _panels(
+    n: int, max_cols: int, title: str, xlabel: str, ylabel: str
+) -> tuple[Figure, list[Any]]:
+    """A grid of n panels on shared axes (one scale to compare them by),
+    laid out by matplotlib's constrained layout so no title overlaps a
+    neighbour; the grid's spare cells are removed."""
+    rows, cols = grid_shape(n, max_cols)
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(max(PANEL_WIDTH_IN * cols, 6.0), PANEL_HEIGHT_IN * rows + FRAME_IN),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )
+    flat = list(axes.flat)
+    for ax in flat[n:]:
+        fig.delaxes(ax)
+    fig.suptitle(title)
+    fig.supxlabel(xlabel)
+    fig.supylabel(ylabel)
+    return fig, flat[:n]
+
+
+def _legend(fig: Figure, handles: dict[str, Any]) -> None:
+    """One legend for the whole figure, right of the panels (per-panel
+    legends would hide the data of small panels; above them, constrained
+    layout puts it over the figure's title)."""
+    if handles:
+        fig.legend(
+            list(handles.values()), list(handles), loc="outside right upper", fontsize="small"
+        )
+
+
+def throughput_figure(series: dict[str, Series], title: str) -> Figure:
+    """Delivered rate over time, one panel per receiver in natural order
+    (r1, r2, ..., r10), every scheme in each panel in the same colour."""
+    receivers = sorted({rx for s in series.values() for rx in s.by_receiver}, key=natural_key)
+    fig, axes = _panels(max(len(receivers), 1), 4, title, "time (s)", "throughput (Mb/s)")
+    handles: dict[str, Any] = {}
+    for ax, rx in zip(axes, receivers, strict=False):
+        for j, (scheme, s) in enumerate(series.items()):
+            if rx in s.by_receiver:
+                (line,) = ax.step(
+                    s.bin_starts_s, s.by_receiver[rx], where="post", color=f"C{j}", lw=0.9
+                )
+                handles.setdefault(scheme, line)
+        ax.set_title(f"to {rx}", fontsize="small")
+    _legend(fig, handles)
+    return fig
+
+
+def queue_time_figure(monitored: list[RunResult], title: str) -> Figure:
+    """The first monitored queue over time, one panel per scheme on a shared
+    y axis (three schemes' lines in one plot overdraw into one band)."""
+    fig, axes = _panels(len(monitored), 2, title, "time (s)", "queue depth (packets)")
+    for j, (ax, r) in enumerate(zip(axes, monitored, strict=True)):
+        q = r.queues[0]
+        ax.plot(np.asarray(q.t_ns) / 1e9, q.depth_packets, color=f"C{j}", lw=0.7)
+        ax.set_title(r.scheme, fontsize="small")
+    return fig
+
+
+def fct_figure(
+    fct_ms: dict[tuple[str, str], float | None], schemes: list[str], variants: list[str]
+) -> Figure:
+    """Mean FCT on a linear axis from zero, each bar labelled with its
+    value (a log axis cut near the smallest bar made 317 ms look like twice
+    316 ms). One bar per scheme, or grouped by link rate in a sweep."""
+    if variants == [""]:
+        ys = [fct_ms.get((s, "")) for s in schemes]
+        fig, ax = plt.subplots(figsize=(7, 1.0 + 0.45 * len(schemes)), layout="constrained")
+        bars = ax.barh(
+            range(len(schemes)),
+            [np.nan if y is None else y for y in ys],
+            color=[f"C{j}" for j in range(len(schemes))],
+        )
+        ax.set_yticks(range(len(schemes)), schemes)
+        ax.invert_yaxis()  # first scheme on top, as in the report's tables
+        ax.set_xlabel("mean flow completion time (ms)")
+        ax.set_ylabel("scheme")
+        _label_bars(ax, bars, ys, horizontal=True)
+        # The bars' sticky edge keeps the axis at zero; the margin is room
+        # for the longest bar's label.
+        ax.margins(x=0.15)
+    else:
+        fig, ax = plt.subplots(figsize=(8, 4.5), layout="constrained")
+        width = 0.8 / len(schemes)
+        for j, scheme in enumerate(schemes):
+            ys = [fct_ms.get((scheme, v)) for v in variants]
+            bars = ax.bar(
+                np.arange(len(variants)) + j * width,
+                [np.nan if y is None else y for y in ys],
+                width,
+                label=scheme,
+                color=f"C{j}",
+            )
+            _label_bars(ax, bars, ys, horizontal=False)
+        ax.set_xticks(np.arange(len(variants)) + width * (len(schemes) - 1) / 2, variants)
+        ax.set_xlabel("link rate")
+        ax.set_ylabel("mean flow completion time (ms)")
+        ax.margins(y=0.2)  # room above the tallest bar for its label
+        fig.legend(loc="outside right upper", fontsize="small")
+    ax.set_title("Flow completion time")
+    return fig
+
+
+def _label_bars(ax: Any, bars: Any, ys: list[float | None], horizontal: bool) -> None:
+    """Each bar's value at its end; "not measured" at the axis where a
+    bar has none (some flow did not complete), which bar_label leaves blank."""
+    ax.bar_label(
+        bars,
+        labels=["" if y is None else f"{y:,.1f}" for y in ys],
+        padding=3,
+        rotation=0 if horizontal else 90,
+        fontsize="small" if horizontal else "x-small",
+    )
+    for bar, y in zip(bars, ys, strict=True):
+        if y is not None:
+            continue
+        if horizontal:
+            at = (0.0, bar.get_y() + bar.get_height() / 2)
+            ax.annotate(
+                "not measured",
+                at,
+                xytext=(3, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize="small",
+            )
+        else:
+            at = (bar.get_x() + bar.get_width() / 2, 0.0)
+            ax.annotate(
+                "not measured",
+                at,
+                xytext=(0, 3),
+                textcoords="offset points",
+                ha="center",
+                rotation=90,
+                fontsize="x-small",
+            )
+
+
 def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: Path) -> list[Path]:
     paths = []
     for v in _variants(runs):
@@ -230,28 +395,13 @@ def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: 
             ax.set_title(f"Queue depth seen by arriving packets{label}")
             ax.legend()
             paths.append(_save(fig, out / f"queue_cdf{_suffix(v)}.png"))
+            title = f"Queue at {monitored[0].queues[0].where}{label}"
+            paths.append(
+                _save(queue_time_figure(monitored, title), out / f"queue_time{_suffix(v)}.png")
+            )
 
-            fig, ax = plt.subplots(figsize=(7, 4))
-            for r in monitored:
-                q = r.queues[0]
-                ax.plot(np.asarray(q.t_ns) / 1e9, q.depth_packets, label=r.scheme, lw=0.7)
-            ax.set_xlabel("time (s)")
-            ax.set_ylabel("queue depth (packets)")
-            ax.set_title(f"Queue at {monitored[0].queues[0].where}{label}")
-            ax.legend()
-            paths.append(_save(fig, out / f"queue_time{_suffix(v)}.png"))
-
-        receivers = sorted({f.dst for r in these for f in r.flows})
-        fig, axes = plt.subplots(len(receivers), 1, figsize=(7, 3 * len(receivers)), squeeze=False)
-        for ax, rx in zip(axes[:, 0], receivers, strict=True):
-            for r in these:
-                s = metrics[(r.scheme, v)].series
-                if s is not None and rx in s.by_receiver:
-                    ax.step(s.bin_starts_s, s.by_receiver[rx], where="post", label=r.scheme)
-            ax.set_ylabel("throughput (Mb/s)")
-            ax.set_title(f"Delivered to {rx}{label}")
-            ax.legend()
-        axes[-1, 0].set_xlabel("time (s)")
+        series = {r.scheme: s for r in these if (s := metrics[(r.scheme, v)].series) is not None}
+        fig = throughput_figure(series, f"Delivered per receiver{label}")
         paths.append(_save(fig, out / f"throughput{_suffix(v)}.png"))
 
         with_packets = [r for r in these if len(r.packets)]
@@ -268,26 +418,9 @@ def _plots(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics], out: 
             ax.legend()
             paths.append(_save(fig, out / f"rtt_cdf{_suffix(v)}.png"))
 
-    measured_fct = [
-        m.values.get("fct_mean_ms") for m in metrics.values() if m.values.get("fct_mean_ms")
-    ]
-    if measured_fct:
-        variants, schemes = _variants(runs), _schemes(runs)
-        fig, ax = plt.subplots(figsize=(8, 4))
-        width = 0.8 / len(schemes)
-        for j, scheme in enumerate(schemes):
-            ys = []
-            for v in variants:
-                m = metrics.get((scheme, v))
-                y = m.values.get("fct_mean_ms") if m is not None else None
-                ys.append(np.nan if y is None else y)
-            ax.bar(np.arange(len(variants)) + j * width, ys, width, label=scheme)
-        ax.set_xticks(np.arange(len(variants)) + width * (len(schemes) - 1) / 2)
-        ax.set_xticklabels([v or "run" for v in variants])
-        ax.set_ylabel("mean FCT (ms)")
-        ax.set_yscale("log")
-        ax.set_title("Flow completion time")
-        ax.legend()
+    fct = {key: m.values.get("fct_mean_ms") for key, m in metrics.items()}
+    if any(fct.values()):
+        fig = fct_figure(fct, _schemes(runs), _variants(runs))
         paths.append(_save(fig, out / "fct.png"))
     return paths
 
@@ -341,6 +474,55 @@ def _tcp_table(runs: list[RunResult], metrics: dict[tuple[str, str], Metrics]) -
         lines.append(f"| {r.scheme} | {r.variant or '—'} | {r.drops_overflow} | {r.drops_active} |")
     lines.append("")
     return lines
+
+
+# A note's leading location: the switch (simulate.py's "s1: ") and the
+# setting it is about ("congestion_points[0] (port 1, 10 Mb/s): ").
+_NOTE_WHERE = re.compile(r"^((?:[\w.\[\]-]+(?: \([^()]*\))?: )+)")
+# Places listed in full up to this many; beyond, the first few and a count.
+NOTE_PLACES_SHOWN = 4
+
+
+@dataclass(frozen=True)
+class NoteGroup:
+    """One thing the controllers said, however many places said it."""
+
+    what: str
+    runs: tuple[str, ...]  # "scheme" or "scheme variant", in run order
+    places: tuple[str, ...]  # distinct locations, first seen first
+    count: int
+
+    def line(self) -> str:
+        where = ""
+        if self.places:
+            shown = self.places if len(self.places) <= NOTE_PLACES_SHOWN else self.places[:3]
+            where = "; at " + ", ".join(shown)
+            if len(shown) < len(self.places):
+                where += f" and {len(self.places) - len(shown)} more places"
+        times = f"{self.count} times: " if self.count > 1 else ""
+        return f"{self.what} ({times}{', '.join(self.runs)}{where})"
+
+
+def note_groups(runs: list[RunResult]) -> list[NoteGroup]:
+    """Every run's notes grouped by what they say apart from where: a
+    threshold clamped on each of 8 ports of 4 schemes is one note said 32
+    times, not 32 lines. Groups in the order their first note came."""
+    found: dict[str, tuple[dict[str, None], dict[str, None], list[int]]] = {}
+    for r in runs:
+        label = f"{r.scheme} {r.variant}".rstrip()
+        for note in r.notes:
+            m = _NOTE_WHERE.match(note)
+            place = m.group(1)[:-2] if m else ""
+            what = note[m.end() :] if m else note
+            run_labels, places, count = found.setdefault(what, ({}, {}, [0]))
+            run_labels[label] = None
+            if place:
+                places[place] = None
+            count[0] += 1
+    return [
+        NoteGroup(what, tuple(labels), tuple(places), count[0])
+        for what, (labels, places, count) in found.items()
+    ]
 
 
 def _markdown(
@@ -506,18 +688,18 @@ def _markdown(
         lines.append("")
     elif others:
         lines += ["No `none` run: no scheme here is shown to do better than no control.", ""]
-    noted = [r for r in runs if r.notes]
-    if noted:
+    grouped = note_groups(runs)
+    if grouped:
         lines += [
             "## Notes from the controllers",
             "",
             "What each scheme's controller reported about the settings it wrote "
-            "(e.g. thresholds beyond what the chip can measure, written as its limit).",
+            "(e.g. thresholds beyond what the chip can measure, written as its limit); "
+            "a note the controllers gave for several ports, switches or schemes is "
+            "listed once with its count (results.json has every one).",
             "",
         ]
-        for r in noted:
-            lines.append(f"- {r.scheme} {r.variant or ''}".rstrip() + ":")
-            lines += [f"  - {n}" for n in r.notes]
+        lines += [f"- {g.line()}" for g in grouped]
         lines.append("")
     if rows:
         lines += [

@@ -12,6 +12,7 @@ from types import ModuleType
 
 import pytest
 from hypothesis import HealthCheck, settings
+from quick_subset import QUICK
 
 from bfrt_controller.backends.bfrt import BfrtSwitch
 from doubles import FakeBfrtGrpc
@@ -35,6 +36,28 @@ settings.register_profile(
     "long", max_examples=4000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 settings.load_profile(os.environ.get("TOFCC_HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m picks the marked tests
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """`pytest -m quick`: the files tests/quick_subset.py names."""
+    for item in items:
+        if _repo_path(item.path) in QUICK:
+            item.add_marker(pytest.mark.quick)
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """With `-m quick` the other test files are not imported at all: their
+    collection (ns-3, matplotlib, the solvers) was a third of the subset's
+    CPU time, on every worker."""
+    if config.option.markexpr != "quick" or not collection_path.name.startswith("test_"):
+        return None
+    rel = _repo_path(collection_path)
+    return True if collection_path.suffix == ".py" and rel not in QUICK else None
+
+
+def _repo_path(path: Path) -> str | None:
+    return path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else None
 
 
 @pytest.fixture(scope="session")

@@ -14,12 +14,13 @@ one batch that also zeroes the queue's state (bfrt_controller/aqm/batch.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import click
 from rich.console import Console
 
-from ..console import print_changes as show_changes
+from ..console import print_queue_changes
 from ..errors import ConfigError
 from ..set_args import parse_queues, parse_values, refuse_options
 from .app import SETTABLE, USED_BY, AqmApp, Change
@@ -30,14 +31,15 @@ def parse_set(pairs: tuple[str, ...], cell_bytes: int | None = None) -> dict[str
     return parse_values(pairs, SETTABLE, cell_bytes)
 
 
-def print_changes(console: Console, changes: list[Change]) -> None:
-    rows = [(ch.queue, ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
-    show_changes(console, rows, "queue")
+def print_changes(
+    console: Console, changes: list[Change], name_of: Callable[[int], str | None] | None = None
+) -> None:
+    print_queue_changes(console, changes, name_of)
 
 
 def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], console: Console) -> None:
     fields = parse_set(pairs, obj.cell_bytes())
-    selected = parse_queues(queues)
+    selected = parse_queues(queues, obj.dev_port_of)
     app = obj.open_app(sync=True)
     assert isinstance(app, AqmApp)
     if "mechanism" in fields and not selected:
@@ -59,7 +61,7 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
                 updates.setdefault(q, {})[name] = value
     changes = app.set_queues(updates)
     obj.save(app)
-    print_changes(console, changes)
+    print_changes(console, changes, obj.port_namer())
 
 
 SET_HELP = (

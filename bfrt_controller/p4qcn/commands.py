@@ -20,9 +20,7 @@ from rich.console import Console
 
 from models.p4qcn_thresholds import DEFAULT_PROCESSING_NS, ThresholdError, p4qcn_thresholds
 
-from ..common import queue_shown
-from ..console import json_option, json_report, report
-from ..console import print_changes as show_changes
+from ..console import json_option, print_queue_changes, report
 from ..errors import ConfigError
 from ..ports import speed_gbps
 from ..set_args import Kind, parse_int, parse_number, parse_queues, parse_values, refuse_options
@@ -32,13 +30,7 @@ from .app import MODES, SETTABLE, WATCHDOG_KEY, WATCHDOG_STATES, Change, P4qcnAp
 def print_changes(
     console: Console, changes: list[Change], name_of: Callable[[int], str | None] | None = None
 ) -> None:
-    # A person reads the box's names; a script (--json) the device key.
-    shown: Callable[[str], str] = str
-    if name_of is not None and not json_report.active:
-        namer = name_of
-        shown = lambda key: queue_shown(key, namer)  # noqa: E731
-    rows = [(shown(ch.queue), ch.what, str(ch.old), str(ch.new), ch.why) for ch in changes]
-    show_changes(console, rows, "queue")
+    print_queue_changes(console, changes, name_of)
 
 
 def parse_set(pairs: tuple[str, ...], cell_bytes: int | None = None) -> dict[str, object]:

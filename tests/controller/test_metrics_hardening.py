@@ -36,6 +36,9 @@ from tests.controller.test_service import Clock, pmqecn_target, recording_factor
 PER_CLIENT = getattr(metrics, "MAX_PENDING_PER_CLIENT", 4)
 # Longer than the server's grace for a request still arriving (0.25 s).
 PAST_GRACE_S = 0.5
+# How long a stop may take with slow clients open: they trickle on until it
+# is over, so a stop that waits for them never ends.
+EXIT_WAIT_S = 30.0
 
 
 class Slow:
@@ -315,15 +318,21 @@ def test_shutdown_closes_open_connections_at_once(tmp_path: Path) -> None:
         time.sleep(PAST_GRACE_S)
         stopper = threading.Thread(target=stop_serving, args=(server,), daemon=True)
         stopper.start()
-        stopper.join(timeout=2.0)
+        # The old shutdown blocked for good: a wait that a loaded machine
+        # needs is still a failure for it.
+        stopper.join(timeout=EXIT_WAIT_S)
         assert not stopper.is_alive(), "shutdown waited for the slow clients"
-        assert all(s.closed(within_s=1.0) for s in slow)
+        assert all(s.closed(within_s=EXIT_WAIT_S) for s in slow)
     finally:
         for s in slow:
             s.close()
 
 
-def test_sigterm_with_9_slow_clients_open_ends_the_service_within_5_s(tmp_path: Path) -> None:
+def test_sigterm_with_9_slow_clients_trickling_ends_the_service(tmp_path: Path) -> None:
+    """The clients trickle until the process has exited: the old service
+    exited only once they quit, so it never would. No bound in seconds on
+    the exit itself (5 s failed on a machine busy with other work, issue 49),
+    only a wait long enough for a loaded machine and short of for ever."""
     path = write_deploy(tmp_path / "d.yaml", pmqecn_target(interval_s=0.5))
     p = Process(["run", "--config", str(path), "--metrics-port", "0"])
     slow: list[Slow] = []
@@ -340,11 +349,9 @@ def test_sigterm_with_9_slow_clients_open_ends_the_service_within_5_s(tmp_path: 
         slow.extend(Slow(port, f"127.0.0.{10 + i}") for i in range(9))
         threading.Thread(target=trickle, daemon=True).start()
         time.sleep(PAST_GRACE_S)
-        stop_sent = time.monotonic()
         p.proc.send_signal(signal.SIGTERM)
-        assert p.proc.wait(timeout=5) == 0
-        assert time.monotonic() - stop_sent < 5.0
-        p.wait_for(r"event=stopped", timeout_s=1)
+        assert p.proc.wait(timeout=EXIT_WAIT_S) == 0
+        p.wait_for(r"event=stopped", timeout_s=EXIT_WAIT_S)
     finally:
         done.set()
         for s in slow:

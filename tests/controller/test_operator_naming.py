@@ -301,3 +301,10 @@ def test_set_takes_and_shows_a_queue_by_its_front_panel_name(
     assert [c["queue"] for c in doc["changes"]] == ["4/0"]
     code, _, err = out_of(capsys, "--program", "p4qcn", "set", "q_max_cells=9", "--queue", "1/0/0")
     assert code == 2 and "--queue" in err
+
+
+def test_aqm_set_takes_and_shows_a_front_panel_queue(tmp_path: Path, capsys: Capsys) -> None:
+    deploy = aqm_deployment(tmp_path)
+    ok(capsys, "apply", str(deploy))
+    out = ok(capsys, "--config", str(deploy), "set", "max_p=0.2", "--queue", "32/3/0")
+    assert "32/3/0 (dev 3/0)" in " ".join(out.split()), out

@@ -26,6 +26,12 @@ from bfrt_controller import service
 from bfrt_controller.service import Daemon
 from tests.controller.test_service import bfcc_target, recording_factory, write_deploy
 
+# How long a stop may take. The reload under test is held up to 30 s
+# (SlowLoader), so a stop that waits for it still fails; a bound near the
+# loop's 0.05 s cycle failed on a machine busy with other work (issue 49:
+# the suite now runs on every core).
+STOP_LIMIT_S = 10.0
+
 
 class SlowLoader:
     """service.load_service_config, held until `release` is set."""
@@ -98,7 +104,7 @@ def test_the_cycles_go_on_while_a_reload_reads_its_file_and_sigterm_ends_it(
         running.daemon.signalled(signal.SIGHUP)
         assert slow.entered.wait(timeout=5), "the reload did not start"
         running.cycles_go_on()
-        assert running.stop_within(1.0) < 1.0
+        running.stop_within(STOP_LIMIT_S)
         assert (running.daemon.reloads_ok, running.daemon.reloads_failed) == (0, 0)
     finally:
         slow.release.set()
@@ -124,7 +130,7 @@ def test_a_file_read_off_the_loop_is_applied_once_read(
     running.until(lambda: running.daemon.reloads_ok == 1, "the read file was not applied")
     assert running.daemon.targets["s1"].app.config.params.threshold_packets == 20
     running.cycles_go_on()
-    running.stop_within(1.0)
+    running.stop_within(STOP_LIMIT_S)
 
 
 def test_reloads_asked_for_during_a_read_are_one_more_and_the_loop_does_not_spin(
@@ -155,7 +161,7 @@ def test_reloads_asked_for_during_a_read_are_one_more_and_the_loop_does_not_spin
     running.until(lambda: d.reloads_ok == 2, "the reload asked for during the read was lost")
     running.cycles_go_on()
     assert (d.reloads_ok, slow.calls) == (2, 2)
-    running.stop_within(1.0)
+    running.stop_within(STOP_LIMIT_S)
 
 
 def test_a_bad_file_read_off_the_loop_is_refused_naming_it_and_the_fleet_cycles_on(
@@ -171,7 +177,7 @@ def test_a_bad_file_read_off_the_loop_is_refused_naming_it_and_the_fleet_cycles_
     running.cycles_go_on()
     (line,) = [r.getMessage() for r in caplog.records if "reload-refused" in r.getMessage()]
     assert str(path) in line and "line 2" in line, line
-    running.stop_within(1.0)
+    running.stop_within(STOP_LIMIT_S)
 
 
 def test_a_loader_failure_of_any_kind_is_logged_with_the_file(
@@ -190,4 +196,4 @@ def test_a_loader_failure_of_any_kind_is_logged_with_the_file(
     running.cycles_go_on()
     (line,) = [r.getMessage() for r in caplog.records if "reload-refused" in r.getMessage()]
     assert str(running.daemon.config_path) in line and "RecursionError" in line, line
-    running.stop_within(1.0)
+    running.stop_within(STOP_LIMIT_S)

@@ -6,15 +6,30 @@ flows, and the range verdicts test_metrics_and_report.py leaves open."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
+import struct
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pytest
+from matplotlib.figure import Figure
 
-from evaluation.metrics import HEADLINE
+from evaluation.metrics import HEADLINE, Series
 from evaluation.records import FlowRecord, PacketLog, QueueLog, RunResult
-from evaluation.report import claim_direction, none_verdict, verdict, write_report
+from evaluation.report import (
+    claim_direction,
+    fct_figure,
+    grid_shape,
+    natural_key,
+    none_verdict,
+    note_groups,
+    queue_time_figure,
+    throughput_figure,
+    verdict,
+    write_report,
+)
 from evaluation.scenario import Scenario, parse_scenario
 
 MS = 1_000_000
@@ -266,3 +281,197 @@ def test_none_verdicts(change: float | None, paper: Any, expected: str) -> None:
 )
 def test_more_verdicts(measured: float | None, paper: Any, expected: str) -> None:
     assert verdict(measured, paper) == expected
+
+
+# ---- figures and notes that read at a glance (issue 49) --------------------
+
+
+def test_receivers_sort_in_natural_order() -> None:
+    names = ["r10", "r2", "r1", "r11", "h2-r10", "h2-r9"]
+    assert sorted(names, key=natural_key) == ["h2-r9", "h2-r10", "r1", "r2", "r10", "r11"]
+
+
+def many_receivers(n: int, schemes: tuple[str, ...] = ("pmqecn", "dcqcn", "none")) -> Any:
+    bins = [i * 0.1 for i in range(10)]
+    # Receivers in string order, as a set of names would give them.
+    receivers = sorted(f"r{i}" for i in range(1, n + 1))
+    return {
+        s: Series(bins, {rx: [float(j)] * len(bins) for rx in receivers}, {}, [0.0] * len(bins))
+        for j, s in enumerate(schemes)
+    }
+
+
+def overlaps(fig: Figure) -> list[tuple[str, str]]:
+    """Pairs of texts or plot areas that overlap: panel titles, panels, the
+    figure's title, axis labels and legend."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]
+    boxes = [(f"title {ax.get_title()}", ax.title.get_window_extent(renderer)) for ax in fig.axes]
+    boxes += [(f"panel {ax.get_title()}", ax.get_window_extent(renderer)) for ax in fig.axes]
+    for name, artist in (
+        ("suptitle", fig._suptitle),  # type: ignore[attr-defined]
+        ("supxlabel", fig._supxlabel),  # type: ignore[attr-defined]
+        ("supylabel", fig._supylabel),  # type: ignore[attr-defined]
+        *(("legend", leg) for leg in fig.legends),
+    ):
+        if artist is not None:
+            boxes.append((name, artist.get_window_extent(renderer)))
+    return [
+        (a, b)
+        for i, (a, box) in enumerate(boxes)
+        for b, other in boxes[i + 1 :]
+        # A panel's own title sits on its top edge.
+        if box.overlaps(other) and a.split(" ", 1)[-1] != b.split(" ", 1)[-1]
+    ]
+
+
+def test_throughput_is_a_grid_of_panels_in_natural_order() -> None:
+    fig = throughput_figure(many_receivers(16), "Delivered per receiver")
+    try:
+        assert [ax.get_title() for ax in fig.axes] == [f"to r{i}" for i in range(1, 17)]
+        # 4 x 4 panels, not a column of 16 (3,780 pixels tall at 100 dpi).
+        assert {round(ax.get_position().x0, 2) for ax in fig.axes}.__len__() == 4
+        assert fig.get_size_inches()[1] <= 12
+        assert fig.get_supxlabel() == "time (s)"
+        assert fig.get_supylabel() == "throughput (Mb/s)"
+        # One legend for the figure with every scheme, none per panel.
+        assert [t.get_text() for t in fig.legends[0].get_texts()] == ["pmqecn", "dcqcn", "none"]
+        assert all(ax.get_legend() is None for ax in fig.axes)
+        # Shared axes: one scale to compare receivers by.
+        first = fig.axes[0]
+        assert all(first.get_shared_y_axes().joined(first, ax) for ax in fig.axes)
+        assert overlaps(fig) == []
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("n", [1, 2, 5, 40])
+def test_throughput_grid_has_one_panel_per_receiver_and_no_overlap(n: int) -> None:
+    fig = throughput_figure(many_receivers(n, ("pmqecn",)), "t")
+    try:
+        assert len(fig.axes) == n
+        rows, cols = grid_shape(n)
+        assert rows * cols >= n and cols <= max(4, rows + 1)
+        assert overlaps(fig) == []
+    finally:
+        plt.close(fig)
+
+
+def test_throughput_png_stays_a_screen_high_with_16_receivers(tmp_path: Path) -> None:
+    runs = []
+    for scheme in ("pmqecn", "dcqcn"):
+        r = run(scheme, "", 30)
+        r.flows = [
+            dataclasses.replace(r.flows[0], flow_id=i, name=f"f{i}", dst=f"r{i + 1}")
+            for i in range(16)
+        ]
+        runs.append(r)
+    hosts = ["a", *(f"r{i}" for i in range(1, 17))]
+    s = scenario(
+        hosts=hosts,
+        links=[{"a": h, "b": "s"} for h in hosts],
+        flows=[
+            {"name": f"f{i}", "src": "a", "dst": f"r{i + 1}", "size_bytes": 10_000}
+            for i in range(16)
+        ],
+    )
+    paths = write_report(s, runs, tmp_path)
+    png = next(p for p in paths.plots if p.name == "throughput.png")
+    width, height = struct.unpack(">II", png.read_bytes()[16:24])  # the PNG's IHDR
+    assert height <= 1200, f"throughput.png is {height} pixels tall"
+    assert width <= 1600
+
+
+def queue_run(scheme: str, depth: int) -> RunResult:
+    r = run(scheme, "", 30)
+    q = QueueLog("s->b")
+    for i in range(5):
+        q.add(i * MS, depth + i, 0)
+    r.queues = [q]
+    return r
+
+
+def test_queue_over_time_is_a_panel_per_scheme_on_one_y_axis() -> None:
+    runs = [queue_run("pmqecn", 5), queue_run("dcqcn", 50), queue_run("none", 500)]
+    fig = queue_time_figure(runs, "Queue at s->b")
+    try:
+        assert [ax.get_title() for ax in fig.axes] == ["pmqecn", "dcqcn", "none"]
+        assert all(len(ax.get_lines()) == 1 for ax in fig.axes)
+        first = fig.axes[0]
+        assert all(first.get_shared_y_axes().joined(first, ax) for ax in fig.axes)
+        assert fig.get_supylabel() == "queue depth (packets)"
+        assert fig.get_supxlabel() == "time (s)"
+        assert overlaps(fig) == []
+    finally:
+        plt.close(fig)
+
+
+def test_fct_chart_is_linear_from_zero_with_labelled_bars() -> None:
+    schemes = ["bfcc", "bfcc-shapecarried", "dcqcn", "none"]
+    fct: dict[tuple[str, str], float | None] = {
+        ("bfcc", ""): 316.9,
+        ("bfcc-shapecarried", ""): 398.7,
+        ("dcqcn", ""): 331.0,
+        ("none", ""): None,
+    }
+    fig = fct_figure(fct, schemes, [""])
+    try:
+        (ax,) = fig.axes
+        fig.canvas.draw()
+        assert ax.get_xscale() == "linear" and ax.get_xlim()[0] == 0
+        assert ax.get_xlabel() == "mean flow completion time (ms)"
+        assert ax.get_ylabel() == "scheme"
+        assert [t.get_text() for t in ax.get_yticklabels()] == schemes
+        labels = {t.get_text() for t in ax.texts}
+        assert {"316.9", "398.7", "331.0", "not measured"} <= labels
+    finally:
+        plt.close(fig)
+
+
+def test_fct_chart_of_a_sweep_groups_by_link_rate() -> None:
+    fct = {(s, v): 10.0 * (i + 1) for i, s in enumerate(["a", "b"]) for v in ("5Mbps", "10Mbps")}
+    fig = fct_figure(fct, ["a", "b"], ["5Mbps", "10Mbps"])
+    try:
+        (ax,) = fig.axes
+        fig.canvas.draw()
+        assert ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0
+        assert ax.get_xlabel() == "link rate"
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["5Mbps", "10Mbps"]
+    finally:
+        plt.close(fig)
+
+
+CLAMP = (
+    "T_min 80000000 ns, T_max 150000000 ns exceed what tofino measures (262143 ns, "
+    "deq_timedelta 18 bits): written as 262143 ns, so degrees 2 and 3 are never reported"
+)
+
+
+def test_a_note_said_at_every_port_is_listed_once_with_its_count(tmp_path: Path) -> None:
+    runs = [run("pmqecn", "", 30), run("dcqcn", "", 40)]
+    for r in runs:
+        r.notes = [
+            f"{sw}: congestion_points[{i}] (port {i + 1}, 10 Mb/s): {CLAMP}"
+            for sw in ("s1", "s2", "s3")
+            for i in range(3)
+        ] + [f"{r.scheme}: rt1_packets >= rt2_packets >= rt3_packets expected"]
+    md = write_report(scenario(), runs, tmp_path).markdown.read_text()
+    notes = md.split("## Notes from the controllers")[1]
+    assert notes.count(CLAMP) == 1, notes
+    line = next(x for x in notes.splitlines() if CLAMP in x)
+    assert "18 times: pmqecn, dcqcn; at s1: congestion_points[0] (port 1, 10 Mb/s)" in line
+    assert "and 6 more places" in line
+    # Notes that say different things stay apart.
+    assert notes.count("rt1_packets >= rt2_packets") == 1
+    # results.json keeps every note as the controller gave it.
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert len(results["runs"][0]["notes"]) == 10
+
+
+def test_note_groups_keep_first_seen_order_and_single_notes_uncounted() -> None:
+    r = run("pmqecn", "", 30)
+    r.notes = ["s1: b happened", "s1: a happened", "s2: b happened"]
+    assert [g.line() for g in note_groups([r])] == [
+        "b happened (2 times: pmqecn; at s1, s2)",
+        "a happened (pmqecn; at s1)",
+    ]
