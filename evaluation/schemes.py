@@ -43,7 +43,6 @@ from models.baselines import (
 )
 from models.hosts.bfcc_sender import BfccSender, SenderReactionConfig
 from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
-from models.switch.aqm_family import AqmFamily
 from models.switch.bfcc import DEFAULT_RATE_THRESHOLDS
 
 from . import frames
@@ -377,11 +376,6 @@ def aqm_switch(
     }
     cfg = parse_aqm(raw, f"{topo.scenario.name}:{switch}")
     sw = ModelSwitch("aqm", profile, topo.scenario.pipes)
-    if isinstance(p, sc.P4AqmFamily):
-        # The family's model until its P4 replaces aqm.p4 (issue 51).
-        sw.model = AqmFamily(profile)
-        if topo.scenario.pipes != 1:
-            sw.model.set_pipes(topo.scenario.pipes)
     AqmApp(sw, cfg).push_all()
     return SwitchSetup(TnaPipeline(sw.model, profile, sw.tm_priorities, sw.tm_weights), {})
 

@@ -1,16 +1,12 @@
 # SPDX-FileCopyrightText: 2026 The tofino-cc authors
 # SPDX-License-Identifier: Apache-2.0
-"""The AQM family's reference model (issue 51) on its shared vectors, and
-the vectors' PI entries held to what the controller writes.
-
-Until the family's P4 replaces tna/aqm/aqm.p4 (after issue 46's split),
-its vectors live in ptf_tests/vectors/aqm/family/ and run here on
-models/switch/aqm_family.py rather than through the registry.
+"""The AQM family's reference model (issue 51): the PI entries its shared
+vectors carry held to what the controller writes, and the model's own
+mechanisms beside each other. The vectors themselves run with every
+program's (tests/test_vectors.py).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 from scapy.layers.inet import IP, TCP
@@ -18,35 +14,12 @@ from scapy.layers.l2 import Ether
 
 from bfrt_controller.aqm.pi import PiGains, pi_terms_entries, saturation_ns, step_shift, terms_at
 from hw_profiles import load_profile
-from models.switch.aqm_family import AqmFamily
+from models.switch.aqm import Aqm
 from models.switch.core import Match
-from models.switch.registry import PROGRAMS
-from models.switch.target import ModelTarget
 from models.switch.tna import EgressIntrinsic, IngressIntrinsic
-from models.vectors.format import DEFAULT_VECTOR_ROOT, Vector, VectorFile, load_vector_file
-from models.vectors.runner import run_vector
+from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
 
-FAMILY = DEFAULT_VECTOR_ROOT / "aqm" / "family"
-
-
-def _cases() -> list[tuple[Path, VectorFile, Vector]]:
-    out = []
-    for path in sorted(FAMILY.glob("*.yaml")):
-        vfile = load_vector_file(path)
-        out.extend((path, vfile, v) for v in vfile.vectors)
-    return out
-
-
-CASES = _cases()
-
-
-@pytest.mark.parametrize("chip", ["tofino", "tofino2"])
-@pytest.mark.parametrize(
-    ("path", "vfile", "vector"), CASES, ids=[f"{p.stem}/{v.name}" for p, _, v in CASES]
-)
-def test_family_vector(chip: str, path: Path, vfile: VectorFile, vector: Vector) -> None:
-    model = AqmFamily(load_profile(chip))
-    run_vector(ModelTarget(model), vfile, vector, PROGRAMS["aqm"].queue_hook)
+FAMILY = DEFAULT_VECTOR_ROOT / "aqm"
 
 
 # ---- the vectors' PI entries are the controller's --------------------
@@ -91,8 +64,8 @@ def test_pi_terms_cover_every_delay_and_saturate(gains: PiGains) -> None:
 
 
 # ---- depths: DCTCP at dequeue, RED at arrival ------------------------
-def _family_with(action: str, data: dict[str, int]) -> AqmFamily:
-    model = AqmFamily(load_profile("tofino"))
+def _family_with(action: str, data: dict[str, int]) -> Aqm:
+    model = Aqm(load_profile("tofino"))
     model.table("SwitchIngress.forward.ipv4_lpm").add(
         {"hdr.ipv4.dst_addr": Match(0x0A000202, prefix_len=24)},
         "SwitchIngress.forward.route",
@@ -175,7 +148,7 @@ def test_pie_holds_a_fluid_queue_near_its_target() -> None:
 def _bridged_at(bridged: bytes, t_ns: int) -> bytes:
     """The packet as ingress bridged it, with its clock and arrival set to
     t_ns (the AQM bridged header follows the 19-byte bridged header)."""
-    from models.switch.aqm import AqmBridged
+    from models.switch.aqm_types import AqmBridged
     from models.switch.headers import BridgedMd
 
     n = len(BridgedMd().pack())
@@ -202,7 +175,7 @@ def test_switch_vector_batch_is_the_controllers() -> None:
     }
     cfg = load_config(DEFAULT_CONFIG)
     switch = FlakyModelSwitch("aqm")
-    switch.model = AqmFamily(load_profile("tofino"))
+    switch.model = Aqm(load_profile("tofino"))
     app = AqmApp(switch, cfg)
     pie = cfg.queues[0].model_copy(update={"mode": "pie", "ecn": True})
     with_pie = cfg.model_copy(update={"queues": [pie, *cfg.queues[1:]]})

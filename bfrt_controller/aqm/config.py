@@ -18,8 +18,12 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from hw_profiles import HwProfile
-from models.switch.aqm import AQM_CODEL_DUE_ENTRIES, AQM_RED_LEVEL_ENTRIES, AQM_SLOTS
-from models.switch.aqm_mechanisms import AQM_PI_TERMS_ENTRIES
+from models.switch.aqm_types import (
+    AQM_CODEL_DUE_ENTRIES,
+    AQM_PI_TERMS_ENTRIES,
+    AQM_RED_LEVEL_ENTRIES,
+    AQM_SLOTS,
+)
 
 from ..common import (
     PortNumber,

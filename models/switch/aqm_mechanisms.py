@@ -5,7 +5,7 @@ family"): RED, CoDel, the PI shared by PIE and DualPI2, and DA-DCTCP's
 slope. Each class is one P4 control instantiated in SwitchEgress under the
 name its `path` gives, holding that mechanism's registers and tables; the
 decisions that need no state (DCTCP's step, the draws) are
-`models/switch/aqm_family.py`'s.
+`models/switch/aqm.py`'s.
 
 Read it beside the P4: same tables, registers (widths), register actions
 (one per register per packet) and order of decisions.
@@ -15,17 +15,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .aqm import AQM_CODEL_DUE_ENTRIES, AQM_RED_LEVEL_ENTRIES, AQM_SLOTS, not_before
+from .aqm_types import (
+    AQM_CODEL_DUE_ENTRIES,
+    AQM_PI_TERMS_ENTRIES,
+    AQM_RED_LEVEL_ENTRIES,
+    AQM_SLOTS,
+    SIGN_32,
+    U16_MASK,
+    not_before,
+)
 from .common import U32_MASK
 from .core import Action, KeyField, P4Objects, Register, Table
 from .dadctcp import at_or_above, average_slope
 from .headers import QueueMd
 
-U16_MASK = 0xFFFF
-SIGN_32 = 0x80000000
-# pi_terms: per curve one ternary prefix per step of the sojourn (at most
-# 1024, bfrt_controller/aqm/pi.py) and the saturating prefixes above.
-AQM_PI_TERMS_ENTRIES = 4096
 # p in 32 bits: 2^32 - 1 is probability 1.
 PI_PROB_ONE = U32_MASK
 # The drop level (0..32767, against the 15-bit random value) is p >> 17;
@@ -35,9 +38,9 @@ PI_COUPLED_SHIFT = 16
 
 
 @dataclass
-class FamilyEgMd:
-    """`struct eg_md_t` of the family's egress: the shared fields, then each
-    mechanism's (RED's and CoDel's as aqm.p4 has them)."""
+class EgMd:
+    """`struct eg_md_t` (tna/aqm/types.p4): the shared fields, then each
+    mechanism's."""
 
     queue: QueueMd = field(default_factory=QueueMd)
     deq_depth_cells: int = 0  # the depth as the packet leaves (DCTCP, DA-DCTCP)
@@ -119,9 +122,14 @@ class Red:
             )
         )
 
-    def apply(self, md: FamilyEgMd) -> None:
+    @staticmethod
+    def block_limit(md: EgMd) -> int:
+        """A packet that finds the queue empty closes the block early."""
+        return 0 if md.queue.depth_cells == 0 else md.block_last
+
+    def apply(self, md: EgMd) -> None:
         slot = md.slot
-        md.block_limit = 0 if md.queue.depth_cells == 0 else md.block_last
+        md.block_limit = self.block_limit(md)
         n = self.red_block_packets.read(slot)
         if n >= md.block_limit:
             self.red_block_packets.write(slot, 0)
@@ -175,7 +183,7 @@ class Codel:
             )
         )
 
-    def apply(self, md: FamilyEgMd, now_ticks: int) -> None:
+    def apply(self, md: EgMd, now_ticks: int) -> None:
         slot = md.slot
         md.deq_ticks = (now_ticks + md.sojourn_ticks) & U32_MASK
         md.deadline_ticks = (md.deadline_base_ticks + md.sojourn_ticks) & U32_MASK
@@ -249,7 +257,7 @@ class Pi:
             )
         )
 
-    def terms(self, md: FamilyEgMd) -> None:
+    def terms(self, md: EgMd) -> None:
         """pi_terms: T(d) and B(d) for this packet's sojourn."""
         r = self.pi_terms.lookup(
             {"eg_md.curve": md.curve, "eg_md.queue.sojourn_ns": md.queue.sojourn_ns}
@@ -257,7 +265,7 @@ class Pi:
         md.pi_term = r.data["term"]
         md.pi_beta = r.data["beta_term"]
 
-    def step(self, md: FamilyEgMd, now_ticks: int) -> None:
+    def step(self, md: EgMd, now_ticks: int) -> None:
         """The classic (or PIE) queue's departure: a PI step on the first one
         after T_update, p read on the others; md.prob is p after it."""
         slot = md.slot
@@ -282,7 +290,7 @@ class Pi:
         self.pi_prob.write(slot, p)
         md.prob = p
 
-    def read(self, md: FamilyEgMd) -> None:
+    def read(self, md: EgMd) -> None:
         """DualPI2's L queue: p' at its pair's slot, as the classic queue left it."""
         md.prob = self.pi_prob.read(md.slot)
 
@@ -295,7 +303,7 @@ class Dadctcp:
         self.dadctcp_last_depth = p4.register(Register(f"{path}.dadctcp_last_depth", 32, AQM_SLOTS))
         self.dadctcp_last_slope = p4.register(Register(f"{path}.dadctcp_last_slope", 32, AQM_SLOTS))
 
-    def apply(self, md: FamilyEgMd) -> None:
+    def apply(self, md: EgMd) -> None:
         slot = md.slot
         depth = md.deq_depth_cells
         md.prev_depth_cells = self.dadctcp_last_depth.read(slot)

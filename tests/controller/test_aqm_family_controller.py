@@ -4,16 +4,12 @@
 live to another mechanism in one batch with its state cleared, DualPI2's
 pair (entries, classification, strict priority), and `tofcc --program aqm
 set --queue 4/0 mechanism=pie` with `status --json`.
-
-Until the family's P4 replaces tna/aqm/aqm.p4, the registry's `aqm` model
-is aqm.p4's; these tests run the app on models/switch/aqm_family.py.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,16 +26,13 @@ from bfrt_controller.errors import ConfigError
 from bfrt_controller.switch import EntryWrite, RegisterWrite
 from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
-from models.switch import registry
-from models.switch.aqm_family import AqmFamily
+from models.switch.aqm import Aqm
 
 RAW = yaml.safe_load(DEFAULT_CONFIG.read_text())
 
 
 def _family_switch() -> FlakyModelSwitch:
-    switch = FlakyModelSwitch("aqm")
-    switch.model = AqmFamily(load_profile("tofino"))
-    return switch
+    return FlakyModelSwitch("aqm")
 
 
 def _app(raw: dict[str, Any] | None = None) -> AqmApp:
@@ -54,7 +47,7 @@ def _entry(app: AqmApp, port: int, queue: int) -> Any:
 
 
 def test_family_names_exist_in_the_family_model() -> None:
-    model = AqmFamily(load_profile("tofino"))
+    model = Aqm(load_profile("tofino"))
     tables = (n.AQM_QUEUE, n.RED_LEVEL, n.CODEL_DUE, n.PI_TERMS, n.L4S_QUEUE)
     assert set(tables) <= set(model.p4.tables)
     assert set(n.SLOT_REGISTERS) == set(model.p4.registers)
@@ -164,17 +157,8 @@ def test_bad_switch_names_the_field_and_writes_nothing(
     assert _entry(app, 4, 0).action == n.SET_CODEL and app.live_state() == {}
 
 
-@pytest.fixture
-def family_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """`tofcc --program aqm` on the family's model (its P4 is not yet aqm.p4)."""
-    info = registry.PROGRAMS["aqm"]
-    models = registry.PROGRAMS._got  # type: ignore[attr-defined]
-    monkeypatch.setitem(models, "aqm", registry.ProgramInfo(info.name, AqmFamily, info.queue_hook))
-    yield
-
-
 def test_cli_switch_to_pie_then_status_json(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], family_registry: None
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The acceptance: set --queue 4/0 mechanism=pie, then status --json
     shows pie on 4/0 and RED still on 3/0."""
@@ -191,7 +175,7 @@ def test_cli_switch_to_pie_then_status_json(
 
 
 def test_cli_refuses_an_unknown_mechanism(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], family_registry: None
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = ["--program", "aqm", "--state", str(tmp_path / "state.json")]
     assert run([*base, "set", "--queue", "4/0", "mechanism=fq_codel"]) == 2
