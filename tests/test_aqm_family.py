@@ -3,7 +3,7 @@
 """The AQM family's reference model (issue 51): the PI entries its shared
 vectors carry held to what the controller writes, and the model's own
 mechanisms beside each other. The vectors themselves run with every
-program's (tests/test_vectors.py).
+program's (tests/test_vectors_on_model.py).
 """
 
 from __future__ import annotations
