@@ -407,13 +407,13 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "Packets that were not ECN-capable and were dropped instead of marked.",
         _QUEUE,
     ),
-    # AQM (RED, CoDel), per queue.
+    # The AQM family, per queue (the mode label names its mechanism).
     RowMetric(
         "queues",
         "drops",
         "aqm_drops",
         "counter",
-        "Packets the queue's RED or CoDel dropped.",
+        "Packets the queue's AQM (its mode: RED, CoDel, PIE, DCTCP, DA-DCTCP, DualPI2) dropped.",
         (*_QUEUE, ("mode", "mode")),
     ),
     RowMetric(
@@ -421,7 +421,7 @@ ROW_METRICS: tuple[RowMetric, ...] = (
         "marks",
         "aqm_ce_marks",
         "counter",
-        "Packets the queue's RED or CoDel CE-marked.",
+        "Packets the queue's AQM (its mode) CE-marked.",
         (*_QUEUE, ("mode", "mode")),
     ),
     # Front-panel ports (the $PORT table).

@@ -86,7 +86,7 @@ Rate = Annotated[str, Field(pattern=_RATE.pattern), AfterValidator(_check_rate)]
 Name = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_-]*$")]
 
 
-TcpCc = Literal["newreno", "cubic", "dctcp", "bbr", "newreno-py", "dadctcp-py"]
+TcpCc = Literal["newreno", "cubic", "dctcp", "dctcp-l4s", "bbr", "newreno-py", "dadctcp-py"]
 
 
 class Link(Strict):
@@ -469,7 +469,23 @@ class P4Pie(Strict):
     ecn: Literal[False] = False
 
 
-P4Aqm = P4Red | P4Codel | P4Pie
+class P4AqmFamily(Strict):
+    """One mechanism of tna/aqm's family (issue 51: none, red, codel, pie,
+    dctcp, dadctcp, dualpi2) on queue 0 of every port data leaves through,
+    configured by its controller app from `settings` (the app's queue fields,
+    e.g. target_delay_us, k_cells; each mechanism's defaults otherwise). A
+    dualpi2 pair's L4S queue is queue `l_queue` of the same port, served
+    first (strict priority, tna/aqm/README.md)."""
+
+    mechanism: Literal["none", "red", "codel", "pie", "dctcp", "dadctcp", "dualpi2"]
+    settings: dict[str, float | int | bool] = {}
+    l_queue: Annotated[int, Field(ge=1, le=31)] = 1
+    # CE-mark ECN-capable packets instead of dropping them (the senders
+    # negotiate ECN).
+    ecn: bool = True
+
+
+P4Aqm = P4Red | P4Codel | P4Pie | P4AqmFamily
 SchemeParams = Strict
 # The kinds of scheme, each with its parameters' model: the one list of them
 # (SCHEMES, the `schemes:` section's keys and `eval run --scheme` come from
@@ -495,6 +511,7 @@ _KIND_MODEL: dict[str, type[Strict]] = {
     "p4codel": P4Codel,
     "p4pie": P4Pie,
     "p4spie": P4Pie,
+    "p4aqm": P4AqmFamily,
 }
 
 

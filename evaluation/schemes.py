@@ -338,7 +338,7 @@ def _port_gbps(topo: Topology, switch: str, port: int) -> float:
 
 
 def aqm_switch(
-    topo: Topology, switch: str, profile: HwProfile, p: sc.P4Red | sc.P4Codel
+    topo: Topology, switch: str, profile: HwProfile, p: sc.P4Red | sc.P4Codel | sc.P4AqmFamily
 ) -> SwitchSetup:
     """tna/aqm/aqm.p4's model, configured by its controller app from the
     config an operator would write: the scheme's AQM on queue 0 of every
@@ -353,13 +353,17 @@ def aqm_switch(
             "max_p": p.max_p,
             "w_q_shift": p.w_q_shift,
         }
-    else:
+    elif isinstance(p, sc.P4Codel):
         queue = {
             "mode": "codel",
             "target_us": p.target_us,
             "interval_us": p.interval_us,
             "count_cap": p.count_cap,
         }
+    else:
+        queue = {"mode": p.mechanism, **p.settings}
+        if p.mechanism == "dualpi2":
+            queue["l_queue"] = p.l_queue
     raw = {
         "program": "aqm",
         "chip": profile.chip,
@@ -520,7 +524,7 @@ def switch_setup(
         return dadctcp_switch(topo, switch, profile, p)
     if isinstance(p, sc.Bfcc):
         return bfcc_switch(topo, switch, profile, p)
-    if isinstance(p, sc.P4Red | sc.P4Codel):
+    if isinstance(p, sc.P4Red | sc.P4Codel | sc.P4AqmFamily):
         return aqm_switch(topo, switch, profile, p)
     if isinstance(p, sc.P4Pie):
         return spie_switch(topo, switch, profile, p, sc.kind_of(scheme) == "p4spie")
@@ -648,9 +652,7 @@ def rate_controller(
                 expiry_ns=p.expiry_ns,
             )
         )
-    if isinstance(
-        p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm | sc.Dadctcp | sc.P4Red | sc.P4Codel | sc.P4Pie
-    ):
+    if isinstance(p, sc.Bfcc | sc.NoControl | sc.Ns3Aqm | sc.Dadctcp | sc.P4Aqm):
         return FixedRate(line_rate_bps)
     if isinstance(p, sc.Pmqecn):
         return PmqecnRate(

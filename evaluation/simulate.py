@@ -22,7 +22,7 @@ from models.switch.tna import TnaProgram
 from . import frames, ns3_env, qdisc, schemes, tcp
 from .network import HostNode, Sender, Sim, Stats, SwitchNode, SwitchPort, collect
 from .records import FlowRecord, PacketLog, QueueLog, RunResult
-from .scenario import Ns3Aqm, P4Codel, P4Pie, P4Red, Scenario, kind_of, parse_rate
+from .scenario import Ns3Aqm, P4AqmFamily, P4Codel, P4Pie, P4Red, Scenario, kind_of, parse_rate
 from .tm import EgressTm
 from .topology import Topology
 
@@ -177,7 +177,7 @@ def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> Run
                 ecn=tcp.ecn_for(
                     kind_of(spec.scheme),
                     cc,
-                    isinstance(aqm, Ns3Aqm | P4Red | P4Codel | P4Pie) and aqm.ecn,
+                    isinstance(aqm, Ns3Aqm | P4Red | P4Codel | P4Pie | P4AqmFamily) and aqm.ecn,
                 ),
                 packet_bytes=f.packet_bytes,
                 dscp=f.dscp,

@@ -112,6 +112,9 @@ CC_TYPES = {
     "newreno": "ns3::TcpNewReno",
     "cubic": "ns3::TcpCubic",
     "dctcp": "ns3::TcpDctcp",
+    # DCTCP sending ECT(1) (TcpDctcp's UseEct0 off): a scalable (L4S, RFC
+    # 9331) sender, classified to a DualPI2 pair's L queue.
+    "dctcp-l4s": "ns3::TcpDctcp",
     "bbr": "ns3::TcpBbr",
     # Python's NewReno from models/hosts on the sender (evaluation/tcp_cc.py);
     # the receiver runs ns-3's.
@@ -121,7 +124,9 @@ CC_TYPES = {
     "dadctcp-py": "ns3::TcpDctcp",
 }
 # Flows whose receiver is ns-3's DCTCP receiver (and whose ECN is on).
-DCTCP_RECEIVERS = frozenset({"dctcp", "dadctcp-py"})
+DCTCP_RECEIVERS = frozenset({"dctcp", "dctcp-l4s", "dadctcp-py"})
+# Flows whose data carry ECT(1) rather than ECT(0).
+ECT1_CCS = frozenset({"dctcp-l4s"})
 IPV4_TCP_HEADER_BYTES = 40
 SOCKET_BUFFER_BYTES = 4 * 1024 * 1024
 MIN_RTO_MS = 200
@@ -272,6 +277,7 @@ class TcpNet:
             self.python_cc.append(ops)
             self.g.UseCongestionOps(f, ops)
         f.ecn = ecn
+        f.ect1 = cc in ECT1_CCS
         f.segment_bytes = packet_bytes - IPV4_TCP_HEADER_BYTES
         f.size_bytes = rec.size_bytes or 0
         f.start_ns = rec.start_ns

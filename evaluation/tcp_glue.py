@@ -79,6 +79,8 @@ struct Flow {
   // evaluation/tcp_cc.py); the receiver keeps `cc`.
   Ptr<TcpCongestionOps> cc_ops;
   bool ecn = false;
+  // DCTCP sending ECT(1) (ns-3's TcpDctcp with UseEct0 false): an L4S sender.
+  bool ect1 = false;
   uint32_t segment_bytes = 536;
   uint64_t size_bytes = 0;  // 0: no fixed size
   int64_t start_ns = 0, stop_ns = 0;
@@ -161,6 +163,10 @@ struct Flow {
   void Start() {
     tx = src->GetObject<TcpL4Protocol>()->CreateSocket(cc);
     if (cc_ops) DynamicCast<TcpSocketBase>(tx)->SetCongestionControlAlgorithm(cc_ops);
+    if (ect1) {
+      DynamicCast<TcpSocketBase>(tx)->SetCongestionControlAlgorithm(
+          CreateObjectWithAttributes<TcpDctcp>("UseEct0", BooleanValue(false)));
+    }
     Configure(tx);
     Ptr<RecordingRtt> rtt = CreateObject<RecordingRtt>();
     rtt->t_ns = &rtt_t_ns;

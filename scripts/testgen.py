@@ -100,7 +100,10 @@ CHIP_FLAGS: dict[str, tuple[str, ...]] = {
         "8:23",
     ),
 }
+# TOFCC_P4TESTGEN: the source under p4testgen, where a construct its
+# solver cannot take has an equivalent it can (tna/aqm/hooks.p4's draw).
 COMMON_FLAGS: tuple[str, ...] = (
+    "-DTOFCC_P4TESTGEN",
     "--std",
     "p4-16",
     "--test-backend",
@@ -147,10 +150,10 @@ class Search:
 # (dadctcp, p4qcn, bfcc and any program added since), and SEARCH holds only
 # the programs that need more: their own seeds or more tests.
 GREEDY = Search("GREEDY_STATEMENT_SEARCH")
-# aqm's seeds: the best of seeds 1-8 per chip (3 reaches every statement on
-# tofino; on tofino2 no seed reaches CoDel's drop of a non-ECT packet).
+# aqm's seeds: the first of the fallback seeds that passes 80 % per chip (the
+# family on p4testgen 34b86e9: 96 % on both chips).
 SEARCH: dict[str, Search] = {
-    "aqm": Search("GREEDY_STATEMENT_SEARCH", {"tofino": 3, "tofino2": 2}),
+    "aqm": Search("GREEDY_STATEMENT_SEARCH", {"tofino": 1, "tofino2": 2}),
     # pmqecn: depth first stops at 45 % (tofino) / 41 % (tofino2); greedy
     # reaches 80 % with seed 2 on both chips since the per-pipe drain and
     # feedback gate (issue 50; seed 4 on tofino2 stops at 79.7 %); the rest

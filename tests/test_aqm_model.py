@@ -10,7 +10,6 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, TypeVar
 
 import pytest
@@ -23,6 +22,7 @@ from bfrt_controller.aqm.levels import (
     ticks_ceil,
 )
 from hw_profiles import load_profile
+from models.switch import aqm_mechanisms
 from models.switch.aqm import Aqm, AqmBridged, EgMd, not_before
 from models.switch.common import CLOCK_TICK_SHIFT
 from models.switch.core import Match
@@ -269,64 +269,57 @@ def test_red_real_random_source_follows_the_level() -> None:
     assert 0.22 < drops / n < 0.28
 
 
-def _broken_models() -> dict[str, Callable[[Aqm], None]]:
+def _broken_models() -> dict[str, Callable[[Aqm, pytest.MonkeyPatch], None]]:
     """Plausible mistakes, each of which some vector must catch."""
 
-    def count_off_by_one(m: Aqm) -> None:
-        step = m.codel_count_step
+    def count_off_by_one(m: Aqm, mp: pytest.MonkeyPatch) -> None:
+        read = m.codel.codel_count.read
+        mp.setattr(m.codel.codel_count, "read", lambda slot: read(slot) - 1)
 
-        def one_more(slot: int, md: EgMd) -> int:
-            return step(slot, replace(md, due_count=md.due_count + 1))
+    def first_above_without_interval(m: Aqm, mp: pytest.MonkeyPatch) -> None:
+        apply = m.codel.apply
 
-        m.codel_count_step = one_more  # type: ignore[method-assign]
+        def deadline_is_departure(md: EgMd, now_ticks: int) -> None:
+            md.deadline_base_ticks = now_ticks
+            apply(md, now_ticks)
 
-    def first_above_without_interval(m: Aqm) -> None:
-        above = m.codel_above_target
-        m.codel_above_target = lambda slot, md: above(
-            slot, replace(md, deadline_ticks=md.deq_ticks)
-        )  # type: ignore[method-assign]
+        mp.setattr(m.codel, "apply", deadline_is_departure)
 
-    def wrapless_compare(m: Aqm) -> None:
-        def above(slot: int, md: EgMd) -> int:
-            first = m.codel_first_above_ticks.read(slot)
-            if first == 0:
-                m.codel_first_above_ticks.write(slot, md.deadline_ticks)
-                return 0
-            return int(md.deq_ticks >= first)
+    def wrapless_compare(m: Aqm, mp: pytest.MonkeyPatch) -> None:
+        mp.setattr(aqm_mechanisms, "not_before", lambda t, deadline: t >= deadline)
 
-        m.codel_above_target = above  # type: ignore[method-assign]
+    def no_tail(m: Aqm, mp: pytest.MonkeyPatch) -> None:
+        apply = m.codel.apply
 
-    def no_tail(m: Aqm) -> None:
-        m.codel_tail_step = lambda slot, md: 0  # type: ignore[method-assign]
+        def never_in_tail(md: EgMd, now_ticks: int) -> None:
+            apply(md, now_ticks)
+            if md.tail == 1:
+                md.chosen = 0
 
-    def red_at_or_below_level(m: Aqm) -> None:
-        red = m.red
+        mp.setattr(m.codel, "apply", never_in_tail)
 
-        def at_or_below(hdr: Any, md: EgMd, port: int, pkt_len: int) -> bool:
+    def red_at_or_below_level(m: Aqm, mp: pytest.MonkeyPatch) -> None:
+        apply = m.red.apply
+
+        def at_or_below(md: EgMd) -> None:
             md.random = max(0, md.random - 1)
-            return red(hdr, md, port, pkt_len)
+            apply(md)
 
-        m.red = at_or_below  # type: ignore[method-assign]
+        mp.setattr(m.red, "apply", at_or_below)
 
-    def avg_is_instantaneous(m: Aqm) -> None:
-        m.red_avg_read = lambda slot: 0  # type: ignore[method-assign]
+    def avg_is_instantaneous(m: Aqm, mp: pytest.MonkeyPatch) -> None:
+        mp.setattr(m.red.red_avg_sum_cells, "read", lambda slot: 0)
 
-    def empty_queue_ignored(m: Aqm) -> None:
-        count = m.red_block_count
+    def empty_queue_ignored(m: Aqm, mp: pytest.MonkeyPatch) -> None:
+        mp.setattr(m.red, "block_limit", lambda md: md.block_last)
 
-        def ignore_empty(slot: int, md: EgMd) -> int:
-            md.block_limit = md.block_last
-            return count(slot, md)
-
-        m.red_block_count = ignore_empty  # type: ignore[method-assign]
-
-    def ecn_ignores_hard(m: Aqm) -> None:
+    def ecn_ignores_hard(m: Aqm, mp: pytest.MonkeyPatch) -> None:
         verdict = m.verdict
 
         def mark_any_ect(hdr: Any, may_mark: bool, port: int, n: int) -> bool:
             return verdict(hdr, hdr.ipv4.ecn != 0, port, n)
 
-        m.verdict = mark_any_ect  # type: ignore[method-assign]
+        mp.setattr(m, "verdict", mark_any_ect)
 
     return {f.__name__: f for f in (
         count_off_by_one, first_above_without_interval, wrapless_compare, no_tail,
@@ -345,9 +338,10 @@ def test_vectors_catch_a_broken_model(mistake: str) -> None:
         for vector in vfile.vectors:
             model = make_model("aqm", load_profile("tofino"))
             assert isinstance(model, Aqm)
-            BROKEN[mistake](model)
-            try:
-                run_vector(ModelTarget(model), vfile, vector, PROGRAMS["aqm"].queue_hook)
-            except VectorMismatch:
-                failures += 1
+            with pytest.MonkeyPatch.context() as mp:
+                BROKEN[mistake](model, mp)
+                try:
+                    run_vector(ModelTarget(model), vfile, vector, PROGRAMS["aqm"].queue_hook)
+                except VectorMismatch:
+                    failures += 1
     assert failures > 0, f"no vector notices {mistake}"

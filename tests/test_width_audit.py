@@ -129,8 +129,8 @@ def test_a_register_in_a_comment_is_not_declared(
     shutil.copytree(ROOT / "tna", copy)
     _edit(
         copy / "aqm" / "aqm.p4",
-        "    TimestampQueueHook() queue_hook;\n",
-        "    TimestampQueueHook() queue_hook;\n"
+        "    AqmQueueHook() queue_hook;\n",
+        "    AqmQueueHook() queue_hook;\n"
         "    /* Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) ghost; */\n"
         "    // Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) ghost2;\n"
         "#ifdef TOFCC_NEVER\n"

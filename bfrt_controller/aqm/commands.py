@@ -1,11 +1,15 @@
 # SPDX-FileCopyrightText: 2026 The tofino-cc authors
 # SPDX-License-Identifier: Apache-2.0
-"""tofcc for the AQM program: `set` changes queues' RED or CoDel settings.
+"""tofcc for the AQM program: `set` changes queues' settings or switches
+their mechanism.
 
 `tofcc --program aqm set max_th_cells=300 max_p=0.1 [--queue 3/0]` changes
 the named queues (default: every queue whose mode uses the field), all or
 none. A field the named queue's mode does not use (target_us on a RED queue)
 is refused, naming the queue; so is a field no queue's mode uses.
+`tofcc --program aqm set --queue 4/0 mechanism=pie target_delay_us=5000`
+switches the queue to PIE with its other settings at PIE's defaults, in
+one batch that also zeroes the queue's state (bfrt_controller/aqm/batch.py).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from ..console import print_queue_changes
 from ..errors import ConfigError
 from ..set_args import parse_queues, parse_values, refuse_options
 from .app import SETTABLE, USED_BY, AqmApp, Change
+from .mechanisms import MODES
 
 
 def parse_set(pairs: tuple[str, ...], cell_bytes: int | None = None) -> dict[str, object]:
@@ -37,6 +42,8 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
     selected = parse_queues(queues, obj.dev_port_of)
     app = obj.open_app(sync=True)
     assert isinstance(app, AqmApp)
+    if "mechanism" in fields and not selected:
+        raise ConfigError("set mechanism", "a switch names its queues: --queue PORT/QUEUE")
     if selected:
         updates = {q: dict(fields) for q in selected}
     else:
@@ -58,8 +65,10 @@ def set_queues(obj: Any, pairs: tuple[str, ...], queues: tuple[str, ...], consol
 
 
 SET_HELP = (
-    "AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0] "
-    "(min_th_cells, max_th_cells, max_p, w_q_shift, target_us, interval_us, count_cap, ecn; "
+    "AQM: tofcc --program aqm set max_p=0.1 target_us=2000 [--queue 4/0]; "
+    "tofcc --program aqm set --queue 4/0 mechanism=pie target_delay_us=15000 "
+    f"(mechanism: {', '.join(MODES)}; "
+    f"settings: {', '.join(s for s in SETTABLE if s != 'mechanism')}; "
     "a _cells value also in bytes: max_th_bytes=32KB)"
 )
 

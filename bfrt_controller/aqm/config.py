@@ -1,7 +1,8 @@
 # SPDX-FileCopyrightText: 2026 The tofino-cc authors
 # SPDX-License-Identifier: Apache-2.0
-"""AQM (RED, CoDel) configuration: what an operator writes, validated before
-anything is sent.
+"""AQM family configuration (none, RED, CoDel, PIE, DCTCP, DA-DCTCP,
+DualPI2 per queue): what an operator writes, validated before anything is
+sent.
 
 Structure and types are checked by pydantic; limits that depend on the chip
 (ports, queue ids, queue depth, table sizes) by `check_against`, so every
@@ -17,7 +18,12 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from hw_profiles import HwProfile
-from models.switch.aqm import AQM_CODEL_DUE_ENTRIES, AQM_RED_LEVEL_ENTRIES, AQM_SLOTS
+from models.switch.aqm_types import (
+    AQM_CODEL_DUE_ENTRIES,
+    AQM_PI_TERMS_ENTRIES,
+    AQM_RED_LEVEL_ENTRIES,
+    AQM_SLOTS,
+)
 
 from ..common import (
     PortNumber,
@@ -33,8 +39,9 @@ from ..errors import ConfigError
 from ..ternary_levels import Levels
 from ..validation import load_yaml, parse_on_chip
 from .levels import LEVEL_ALWAYS, TICK_NS, codel_entries, red_entries
+from .mechanisms import CURVE_FAMILY, DEFAULTS, USED_BY, Mode
+from .pi import PiGains, pi_terms_entries
 
-Mode = Literal["red", "codel"]
 # The block sum (N x depth) must fit the 32-bit register: 2^19 cells x 2^12.
 MAX_BLOCK_SHIFT = 12
 # CoDel's sojourn is compared with the target by the sign of a 32-bit
@@ -49,19 +56,18 @@ MAX_INTERVAL_US = 60_000_000.0
 MIN_TARGET_US = 0.001
 MIN_INTERVAL_US = TICK_NS / 1000
 MAX_COUNT_CAP = 256
-
-
-# The settings only the other mechanism reads (`ecn` is both's).
-OTHER_MODES_FIELDS: dict[str, frozenset[str]] = {
-    "red": frozenset({"target_us", "interval_us", "count_cap"}),
-    "codel": frozenset({"min_th_cells", "max_th_cells", "max_p", "w_q_shift"}),
-}
+# PI gains: probability per second of delay error, per update (RFC 8033's
+# and RFC 9332's are below 4); the cap keeps an update's step below 1/4 for
+# a millisecond of error.
+MAX_GAIN_HZ = 250.0
+MIN_GAIN_HZ = 1e-6
 
 
 class QueueSpec(Strict):
     """One egress queue and the AQM that runs on it. Defaults: Floyd &
     Jacobson's min_th 5, max_th 15 packets (1500 B in 80 B cells: 95 and 285
-    cells), max_p 1/50, w_q 0.002 ~ 2^-9; RFC 8289's 5 ms and 100 ms."""
+    cells), max_p 1/50, w_q 0.002 ~ 2^-9; RFC 8289's 5 ms and 100 ms; the
+    others' in bfrt_controller/aqm/mechanisms.py (None: the mechanism's own)."""
 
     port: PortNumber
     queue: Annotated[int, Field(ge=0)]
@@ -81,24 +87,60 @@ class QueueSpec(Strict):
     # Drops whose spacing follows interval/sqrt(count); later ones keep
     # interval/sqrt(count_cap).
     count_cap: Annotated[int, Field(ge=1, le=MAX_COUNT_CAP)] = 64
+    # PIE and DualPI2 (one PI)
+    target_delay_us: Annotated[float, Field(ge=MIN_TARGET_US, lt=MAX_TARGET_US)] | None = None
+    t_update_us: Annotated[float, Field(ge=MIN_INTERVAL_US, le=MAX_INTERVAL_US)] | None = None
+    alpha: Annotated[float, Field(ge=MIN_GAIN_HZ, le=MAX_GAIN_HZ)] | None = None
+    beta: Annotated[float, Field(ge=MIN_GAIN_HZ, le=MAX_GAIN_HZ)] | None = None
+    # PIE: ECN-capable packets are marked while p is below it, dropped above.
+    mark_max: Annotated[float, Field(gt=0, le=1)] | None = None
+    # DualPI2: the pair's L4S queue (same port) and its native step.
+    l_queue: Annotated[int, Field(ge=0)] | None = None
+    l_step_us: Annotated[float, Field(ge=MIN_TARGET_US, lt=MAX_TARGET_US)] | None = None
+    # DCTCP's K, DA-DCTCP's K1 and K2 (cells of the queue as the packet leaves)
+    k_cells: Annotated[int, Field(ge=1)] | None = None
+    k1_cells: Annotated[int, Field(ge=1)] | None = None
+    k2_cells: Annotated[int, Field(ge=1)] | None = None
+
+    def setting(self, name: str) -> float:
+        """A setting as the queue runs it: given, or its mechanism's default."""
+        value = getattr(self, name)
+        if value is None:
+            return DEFAULTS[self.mode][name]
+        return float(value) if isinstance(value, float) else int(value)
 
     @model_validator(mode="after")
     def _order(self) -> QueueSpec:
-        # A setting of the other mechanism would be kept and never used: an
+        # A setting of another mechanism would be kept and never used: an
         # operator who wrote min_th_cells on a CoDel queue meant something
         # else. Its default (what a saved state file holds) is no setting.
-        unused = OTHER_MODES_FIELDS[self.mode]
-        for name in sorted(unused):
+        for name in sorted(set(type(self).model_fields) - USED_BY[self.mode]):
+            if name in ("port", "queue", "mode", "ecn"):
+                continue
             if getattr(self, name) != type(self).model_fields[name].default:
+                users = [m for m, used in USED_BY.items() if name in used]
                 raise ValueError(
-                    f"{name} is a {'CoDel' if self.mode == 'red' else 'RED'} setting: "
-                    f"a {self.mode} queue does not use it (remove it, or change the queue's mode)"
+                    f"{name} is a {'/'.join(users)} setting: a {self.mode} queue does not use "
+                    "it (remove it, or change the queue's mode)"
                 )
         if self.mode == "red" and self.min_th_cells >= self.max_th_cells:
             raise ValueError(
                 f"min_th_cells {self.min_th_cells} must be below max_th_cells {self.max_th_cells}"
             )
+        if self.mode == "dualpi2":
+            if self.l_queue is None:
+                raise ValueError("a dualpi2 queue needs l_queue, its pair's L4S queue")
+            if self.l_queue == self.queue:
+                raise ValueError(f"l_queue {self.l_queue} is the classic queue itself")
+        if self.mode == "dadctcp" and self.setting("k1_cells") >= self.setting("k2_cells"):
+            raise ValueError(
+                f"k1_cells {self.setting('k1_cells')} must be below k2_cells "
+                f"{self.setting('k2_cells')}"
+            )
         return self
+
+    def pi_gains(self) -> PiGains:
+        return PiGains(self.setting("alpha"), self.setting("beta"), self.setting("target_delay_us"))
 
 
 class AqmConfig(Strict):
@@ -121,21 +163,27 @@ def curve_settings(q: QueueSpec) -> tuple[object, ...]:
     """What a queue's curve depends on: equal settings, one curve."""
     if q.mode == "red":
         return (q.min_th_cells, q.max_th_cells, q.max_p, q.w_q_shift)
-    return (q.interval_us, q.count_cap)
+    if q.mode == "codel":
+        return (q.interval_us, q.count_cap)
+    gains = q.pi_gains()
+    return (gains.alpha, gains.beta, gains.target_us)
 
 
-def curves(cfg: AqmConfig, mode: Mode) -> list[QueueSpec]:
-    """One queue per distinct curve of `mode`, in the order the queues first
-    use them: a curve's index is its id."""
+def curves(cfg: AqmConfig, family: str) -> list[QueueSpec]:
+    """One queue per distinct curve of the curve family ("red", "codel",
+    "pi"), in the order the queues first use them: a curve's index is its id."""
     out: dict[tuple[object, ...], QueueSpec] = {}
     for q in cfg.queues:
-        if q.mode == mode:
+        if CURVE_FAMILY[q.mode] == family:
             out.setdefault(curve_settings(q), q)
     return list(out.values())
 
 
 def curve_of(cfg: AqmConfig, q: QueueSpec) -> int:
-    return [curve_settings(c) for c in curves(cfg, q.mode)].index(curve_settings(q))
+    family = CURVE_FAMILY[q.mode]
+    if family is None:
+        return 0
+    return [curve_settings(c) for c in curves(cfg, family)].index(curve_settings(q))
 
 
 def red_curve_entries(q: QueueSpec, cfg: AqmConfig) -> int:
@@ -146,6 +194,22 @@ def red_curve_entries(q: QueueSpec, cfg: AqmConfig) -> int:
 
 def codel_curve_entries(q: QueueSpec) -> int:
     return len(codel_entries(q.interval_us, q.count_cap))
+
+
+def check_family_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
+    """The new mechanisms' chip limits: queue ids and depths in cells."""
+    if q.l_queue is not None and q.l_queue > profile.max_queue_id:
+        raise ConfigError(
+            f"{field}.l_queue",
+            f"queue {q.l_queue} exceeds {profile.chip}'s max queue id {profile.max_queue_id}",
+        )
+    for name in ("k_cells", "k1_cells", "k2_cells"):
+        if name in USED_BY[q.mode] and q.setting(name) > profile.max_qdepth_cells:
+            raise ConfigError(
+                f"{field}.{name}",
+                f"{q.setting(name)} cells is deeper than a {profile.chip} queue can hold "
+                f"(max {profile.max_qdepth_cells})",
+            )
 
 
 def check_queue(field: str, q: QueueSpec, profile: HwProfile) -> None:
@@ -172,15 +236,26 @@ def check_against(cfg: AqmConfig, profile: HwProfile) -> None:
     check_port_guards(cfg.routes, cfg.trusted_ports, cfg.source_bindings, profile)
     for i, q in enumerate(cfg.queues):
         check_queue(f"queues[{i}]", q, profile)
-    no_repeats("queues", ((q.port, q.queue) for q in cfg.queues), " (port, queue)")
-    modes: tuple[Mode, ...] = ("red", "codel")
-    for mode in modes:
-        if len(curves(cfg, mode)) > MAX_CURVES:
+        check_family_queue(f"queues[{i}]", q, profile)
+    # A DualPI2 pair's L4S queue is a queue of its own: no other entry may name it.
+    queues = [(q.port, q.queue) for q in cfg.queues]
+    queues += [(q.port, q.l_queue) for q in cfg.queues if q.l_queue is not None]
+    no_repeats("queues", iter(queues), " (port, queue) (an l_queue counts)")
+    for family in ("red", "codel", "pi"):
+        if len(curves(cfg, family)) > MAX_CURVES:
             raise ConfigError(
                 "queues",
-                f"{len(curves(cfg, mode))} distinct {mode} settings, more than the "
+                f"{len(curves(cfg, family))} distinct {family} settings, more than the "
                 f"{MAX_CURVES} curves the table's key holds",
             )
+    pi_curves = curves(cfg, "pi")
+    pi = sum(len(pi_terms_entries(c.pi_gains())) for c in pi_curves)
+    if pi > AQM_PI_TERMS_ENTRIES:
+        raise ConfigError(
+            "queues",
+            f"the PIE and DualPI2 queues' {len(pi_curves)} distinct gains need {pi} pi_terms "
+            f"entries, more than the table's {AQM_PI_TERMS_ENTRIES}; use fewer distinct settings",
+        )
     red = sum(red_curve_entries(c, cfg) for c in curves(cfg, "red"))
     if red > AQM_RED_LEVEL_ENTRIES:
         raise ConfigError(

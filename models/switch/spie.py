@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from hw_profiles import HwProfile
 
-from .aqm import AqmBridged
+from .aqm_types import AqmBridged
 from .common import (
     U32_MASK,
     Cursor,

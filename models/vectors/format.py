@@ -320,7 +320,26 @@ class QueueSpec(Strict):
     sojourn_ns: NonNeg = 0
 
 
+class EntryKeySpec(Strict):
+    """An entry to delete: its table and key."""
+
+    table: str
+    key: dict[str, KeyMatch] = {}
+
+
+class WriteSpec(Strict):
+    """A controller's batch between two steps (a live change: a queue's
+    mechanism switched, its state cleared): the entries deleted, then those
+    added, then the registers written, all before the step's packets."""
+
+    delete: list[EntryKeySpec] = []
+    tables: list[TableEntrySpec] = []
+    registers: list[RegisterSpec] = []
+
+
 class Step(Strict):
+    # Applied before this step's packets are sent.
+    write: WriteSpec | None = None
     send: SendSpec
     # Switch clock (ns since the vector started) when this step's packets are
     # sent; omitted = wherever the clock is. Only targets with a clock the

@@ -22,6 +22,7 @@ from .format import (
     TableEntrySpec,
     Vector,
     VectorFile,
+    WriteSpec,
 )
 from .packets import build_bytes, build_scapy
 
@@ -104,6 +105,16 @@ def apply_setup(target: VectorTarget, setup: Setup) -> None:
     for e in setup.tables:
         target.add_entry(_resolve_recirculation(target, e))
     for r in setup.registers:
+        target.write_register(r.name, r.index, r.value)
+
+
+def apply_write(target: VectorTarget, write: WriteSpec) -> None:
+    """A step's batch: deletes, then adds, then register writes."""
+    for d in write.delete:
+        target.delete_entry(d.table, d.key)
+    for e in write.tables:
+        target.add_entry(_resolve_recirculation(target, e))
+    for r in write.registers:
         target.write_register(r.name, r.index, r.value)
 
 
@@ -201,6 +212,8 @@ def run_vector(target: VectorTarget, vfile: VectorFile, vector: Vector, hook: Qu
                 _set_clock(target, step.time_ns, where)
         if hooked_clock:
             _inject_clock(target, hook, clock_state, step.send.port, now_ns)
+        if step.write is not None:
+            apply_write(target, step.write)
         queue_state = _set_queue(target, hook, queue_state, step.queue)
         data = build_bytes(step.send.packet)
         expected = [(e.port, build_bytes(e.packet)) for e in step.expect]

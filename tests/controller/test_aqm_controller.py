@@ -79,7 +79,7 @@ def test_default_config_writes_both_curves() -> None:
         (0, {"w_q_shift": 13}, "queues[0].w_q_shift"),
         (0, {"port": 999}, "queues[0].port"),
         (0, {"queue": 200}, "queues[0].queue"),
-        (0, {"mode": "pie"}, "queues[0].mode"),
+        (0, {"mode": "fq_codel"}, "queues[0].mode"),  # pie is a mode since issue 51
         (0, {"min_th_cells": 600_000, "max_th_cells": 700_000}, "queues[0].min_th_cells"),
         (1, {"target_us": -1}, "queues[1].target_us"),
         (1, {"target_us": 3_000_000}, "queues[1].target_us"),

@@ -1,29 +1,12 @@
 // SPDX-FileCopyrightText: 2026 The tofino-cc authors
 // SPDX-License-Identifier: Apache-2.0
-/* AQM baselines on Tofino: RED (Floyd & Jacobson 1993) and CoDel
- * (RFC 8289), the mechanisms seed 002 compares S-PIE with, one program with
- * the mechanism chosen per egress queue. tna/aqm/README.md lists every
- * departure from the two papers and why.
- *
- * Ingress: trust, source binding and routing (the shared includes); the
- *          ingress clock and the arrival timestamp are bridged to egress.
- * Egress, per departing IPv4 data packet: aqm_queue (egress port, queue)
- * names the queue's slot in the registers, its mechanism, ECN mode and
- * curve (the red_level or codel_due entries it reads: queues with the same
- * settings share one curve, so the tables do not grow with the queues).
- *   RED:   the average queue is the mean depth of the last complete block
- *          of 2^k packets (kept as the block's sum, N x avg); red_level
- *          (ternary on that sum, written by the controller from min_th,
- *          max_th and max_p) gives a level in 0..32768 and the packet is
- *          dropped (or CE-marked) when the 15-bit random value is below it.
- *   CoDel: sojourn below target clears first_above_time; above it for an
- *          interval enters the dropping state. In that state the k-th drop
- *          (k >= 1) is due interval x S(k-1) after the state began,
- *          S(m) = sum_{i=1..m} 1/sqrt(i) (RFC 8289's control law, summed):
- *          codel_due (ternary on the elapsed time, written by the
- *          controller) gives the number of drops due, and a packet is
- *          dropped while fewer have been made. After count_cap drops the
- *          spacing stays interval/sqrt(count_cap).
+/* The AQM family (issue 51): per egress queue one of none, RED (Floyd &
+ * Jacobson 1993), CoDel (RFC 8289), PIE (RFC 8033), DCTCP's step,
+ * DA-DCTCP's slope (seed 004) and DualPI2 (RFC 9332), chosen by aqm_queue,
+ * which the controller writes and switches live (config.p4). One control
+ * per mechanism with state (red.p4, codel.p4, pi.p4, dadctcp.p4), composed
+ * below with the stateless steps and the verdict; tna/aqm/README.md lists the design,
+ * the stage plan and every departure from the papers and RFCs.
  */
 #include "../include/arch.p4"
 #include "../include/size.p4"
@@ -33,12 +16,13 @@
 #include "../include/trust.p4"
 #include "../include/source_guard.p4"
 #include "../include/test_hooks.p4"
-
-const bit<2> AQM_MODE_NONE = 0;
-const bit<2> AQM_MODE_RED = 1;
-const bit<2> AQM_MODE_CODEL = 2;
-
-typedef bit<8> aqm_slot_t;
+#include "types.p4"
+#include "hooks.p4"
+#include "config.p4"
+#include "red.p4"
+#include "codel.p4"
+#include "pi.p4"
+#include "dadctcp.p4"
 
 struct ig_md_t {
     parsed_md_t parsed;
@@ -47,43 +31,6 @@ struct ig_md_t {
     bit<32>     now_ticks;
 }
 
-struct eg_md_t {
-    parsed_md_t parsed;
-    queue_md_t  queue;
-    bit<16>     random;           /* 0..32767 */
-    bit<2>      mode;
-    aqm_slot_t  slot;
-    bit<8>      curve;            /* the queue's red_level / codel_due entries */
-    bit<1>      ecn;              /* mark ECT packets CE instead of dropping */
-    bit<1>      hard;             /* drop even an ECT packet */
-    /* RED */
-    bit<32>     block_last;       /* 2^k - 1: the block's last packet index */
-    bit<32>     block_limit;      /* block_last, or 0 when the queue was empty */
-    bit<1>      block_end;
-    bit<32>     block_sum_cells;  /* sum of the block just closed */
-    bit<32>     avg_sum_cells;    /* N x avg */
-    bit<16>     level;            /* 0..32768: P(drop) x 32768 */
-    bit<16>     random_margin;    /* random - level: bit 15 set <=> drop */
-    /* CoDel */
-    bit<32>     target_ns;
-    bit<32>     target_margin_ns; /* sojourn - target: bit 31 set <=> below */
-    bit<32>     interval_ticks;
-    bit<32>     tail_step_ticks;
-    bit<32>     sojourn_ticks;
-    bit<32>     deq_ticks;        /* arrival + sojourn: when it leaves */
-    bit<32>     deadline_base_ticks;  /* arrival + interval */
-    bit<32>     deadline_ticks;       /* deq + interval */
-    bit<32>     tail_base_ticks;      /* arrival + tail step */
-    bit<32>     tail_next_ticks;      /* deq + tail step */
-    bit<1>      ok_to_drop;
-    bit<32>     elapsed_ticks;    /* since the dropping state began */
-    bit<32>     due_count;
-    bit<1>      tail;
-    bit<1>      codel_drop;
-}
-
-#include "red.p4"
-#include "codel.p4"
 
 parser SwitchIngressParser(packet_in pkt, out headers_t hdr, out ig_md_t ig_md,
                            out ingress_intrinsic_metadata_t ig_intr_md) {
@@ -113,6 +60,23 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
 
     action drop_spoofed() {
         ig_dprsr_md.drop_ctl = 1;
+    }
+
+    /* DualPI2's classifier (RFC 9332 2.5.1.1): per pair, ECT(1) and CE to
+     * the L4S queue, Not-ECT and ECT(0) to the classic one. No entry: the
+     * queue as the route left it (0). */
+    action set_l4s_queue(QueueId_t qid) {
+        ig_tm_md.qid = qid;
+    }
+
+    table l4s_queue {
+        key = {
+            ig_tm_md.ucast_egress_port : exact;
+            hdr.ipv4.ecn               : exact;
+        }
+        actions = { set_l4s_queue; NoAction; }
+        default_action = NoAction();
+        size = AQM_L4S_QUEUE_ENTRIES;
     }
 
     /* The clock is bits 37..6 of a 48-bit timestamp: no ALU moves it into
@@ -145,6 +109,9 @@ control SwitchIngress(inout headers_t hdr, inout ig_md_t ig_md,
             drop_spoofed();
         } else {
             forward.apply(hdr, ig_tm_md, ig_dprsr_md);
+            if (hdr.ipv4.isValid()) {
+                l4s_queue.apply();
+            }
         }
     }
 }
@@ -180,86 +147,141 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
                      in egress_intrinsic_metadata_from_parser_t eg_prsr_md,
                      inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md,
                      inout egress_intrinsic_metadata_for_output_port_t eg_oport_md) {
-    TimestampQueueHook() queue_hook;
-    RandomHook() random_hook;
+    AqmQueueHook() queue_hook;
+    AqmRandomHook() random_hook;
+    AqmRandomHook() random2_hook;
+    AqmRed() red;
+    AqmCodel() codel;
+    AqmPi() pi;
+    AqmDadctcp() dadctcp;
+    AqmQueueConfig() config;
 
-    /* RED's and CoDel's verdicts count here. */
     Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) aqm_drops;
     Counter<bit<32>, PortId_t>(TOFCC_PORTS, CounterType_t.PACKETS) aqm_marks;
-    AqmRed(aqm_drops, aqm_marks) red;
-    AqmCodel(aqm_drops, aqm_marks) codel;
 
-    /* ---- configuration ---------------------------------------------- */
-    action set_red(bit<8> slot, bit<8> curve, bit<1> ecn, bit<32> block_last) {
-        eg_md.mode = AQM_MODE_RED;
-        eg_md.slot = slot;
-        eg_md.curve = curve;
-        eg_md.ecn = ecn;
-        eg_md.block_last = block_last;
-        eg_md.target_ns = 0;
-        eg_md.interval_ticks = 0;
-        eg_md.tail_step_ticks = 0;
+    /* ---- the stateless decisions: steps and draws ---------------------- */
+    action dctcp_margin() {
+        eg_md.k2_margin = eg_md.deq_depth_cells - eg_md.k2_cells;
     }
 
-    action set_codel(bit<8> slot, bit<8> curve, bit<1> ecn, bit<32> target_ns,
-                     bit<32> interval_ticks, bit<32> tail_step_ticks) {
-        eg_md.mode = AQM_MODE_CODEL;
-        eg_md.slot = slot;
-        eg_md.curve = curve;
-        eg_md.ecn = ecn;
-        eg_md.block_last = 0;
-        eg_md.target_ns = target_ns;
-        eg_md.interval_ticks = interval_ticks;
-        eg_md.tail_step_ticks = tail_step_ticks;
+    action l_margins() {
+        eg_md.step_margin_ns = eg_md.queue.sojourn_ns - eg_md.step_ns;
     }
 
-    action no_aqm() {
-        eg_md.mode = AQM_MODE_NONE;
-        eg_md.slot = 0;
-        eg_md.curve = 0;
-        eg_md.ecn = 0;
-        eg_md.block_last = 0;
-        eg_md.target_ns = 0;
-        eg_md.interval_ticks = 0;
-        eg_md.tail_step_ticks = 0;
+    /* p >> 17 against the 15-bit random value: PIE's p, DualPI2's p' (the
+     * classic queue draws twice: p'^2). */
+    action pi_levels() {
+        eg_md.level = (bit<16>)(eg_md.prob >> 17);
+        eg_md.level_l = eg_md.prob >> 16;
     }
 
-    /* The queue is a ternary key the controller always writes in full
-     * (a full mask: one queue per entry, as an exact key would be):
-     * p4testgen's Tofino target treats egress_qid as a value outside its
-     * control and gives up on a table with such an exact key, leaving all
-     * of RED and CoDel unexplored; a ternary key it matches with mask 0
-     * (issue 32). 512 entries of 14 (Tofino2: 16) bits are one TCAM unit;
-     * the table's place in the egress does not change. */
-    table aqm_queue {
-        key = {
-            eg_intr_md.egress_port : exact;
-            eg_intr_md.egress_qid  : ternary;
-        }
-        actions = { set_red; set_codel; no_aqm; }
-        default_action = no_aqm();
-        size = AQM_QUEUE_ENTRIES;
+    action pi_draws() {
+        eg_md.random_margin = eg_md.random - eg_md.level;
+        eg_md.random2_margin = eg_md.random2 - eg_md.level;
+        eg_md.mark_margin = eg_md.level - eg_md.mark_max_level;
     }
 
-    /* CoDel's times, for every packet rather than on CoDel's branch
-     * (codel.p4): they need only aqm_queue's entry. */
-    action codel_times() {
-        eg_md.target_margin_ns = eg_md.queue.sojourn_ns - eg_md.target_ns;
-        eg_md.sojourn_ticks = eg_md.queue.sojourn_ns >> 6;
-        eg_md.deadline_base_ticks = hdr.aqm_bridged.now_ticks + eg_md.interval_ticks;
-        eg_md.tail_base_ticks = hdr.aqm_bridged.now_ticks + eg_md.tail_step_ticks;
+    /* k p' (k = 2): p >> 16 against the random value, in 32 bits (k p' may
+     * pass 1). */
+    action coupled_draw() {
+        eg_md.coupled_margin = (bit<32>)eg_md.random - eg_md.level_l;
+    }
+
+    /* ---- the verdict ---------------------------------------------------- */
+    action mark_ce() {
+        hdr.ipv4.ecn = ECN_CE;
+        aqm_marks.count(eg_intr_md.egress_port);
+    }
+
+    action drop_packet() {
+        eg_dprsr_md.drop_ctl = 1;
+        aqm_drops.count(eg_intr_md.egress_port);
     }
 
     apply {
         if (hdr.ipv4.isValid() && !hdr.feedback.isValid()) {
-            queue_hook.apply(eg_intr_md, eg_prsr_md, hdr.aqm_bridged.arrival_ns, eg_md.queue);
+            queue_hook.apply(eg_intr_md, eg_prsr_md, hdr.aqm_bridged.arrival_ns, eg_md.queue,
+                             eg_md.deq_depth_cells);
+            config.apply(eg_md, eg_intr_md, hdr.aqm_bridged.now_ticks);
+            /* On Tofino a table is never placed before one that precedes it
+             * in the apply block: the draws after the two stage-0 tables. */
             random_hook.apply(eg_intr_md, eg_md.random);
-            aqm_queue.apply();
-            codel_times();
+            random2_hook.apply(eg_intr_md, eg_md.random2);
             if (eg_md.mode == AQM_MODE_RED) {
-                red.apply(hdr, eg_md, eg_intr_md, eg_dprsr_md);
+                red.apply(eg_md);
+                if (eg_md.chosen == 1) {
+                    if (eg_md.ecn == 1 && eg_md.hard == 0 && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                        mark_ce();
+                    } else {
+                        drop_packet();
+                    }
+                }
             } else if (eg_md.mode == AQM_MODE_CODEL) {
-                codel.apply(hdr, eg_md, eg_intr_md, eg_dprsr_md);
+                codel.apply(eg_md, hdr.aqm_bridged.now_ticks);
+                if (eg_md.chosen == 1) {
+                    if (eg_md.ecn == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                        mark_ce();
+                    } else {
+                        drop_packet();
+                    }
+                }
+            } else if (eg_md.mode == AQM_MODE_DCTCP) {
+                dctcp_margin();
+                if (eg_md.k2_margin[31:31] == 0) {
+                    if (eg_md.ecn == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                        mark_ce();
+                    } else {
+                        drop_packet();
+                    }
+                }
+            } else if (eg_md.mode == AQM_MODE_DADCTCP) {
+                dadctcp.apply(eg_md);
+                if (eg_md.k2_margin[31:31] == 0
+                        || (eg_md.k1_margin[31:31] == 0 && eg_md.avg_slope[31:31] == 0)) {
+                    if (eg_md.ecn == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                        mark_ce();
+                    } else {
+                        drop_packet();
+                    }
+                }
+            } else if (eg_md.mode != AQM_MODE_NONE) {
+                /* PIE and DualPI2's pair: one PI, stepped by a PIE or
+                 * classic departure, read by an L4S one. */
+                pi.apply(eg_md, hdr.aqm_bridged.now_ticks, eg_md.tick);
+                pi_levels();
+                pi_draws();
+                coupled_draw();
+                l_margins();
+                if (eg_md.mode == AQM_MODE_DUALPI2_L) {
+                    if (eg_md.step_margin_ns[31:31] == 0 || eg_md.coupled_margin[31:31] == 1) {
+                        /* L4S packets are marked; a Not-ECT one is dropped. */
+                        if (hdr.ipv4.ecn != ECN_NOT_ECT) {
+                            mark_ce();
+                        } else {
+                            drop_packet();
+                        }
+                    }
+                } else if (eg_md.mode == AQM_MODE_PIE) {
+                    /* RFC 8033 5.1: marked while p is below mark_max. */
+                    if (eg_md.random_margin[15:15] == 1) {
+                        if (eg_md.ecn == 1 && eg_md.mark_margin[15:15] == 1
+                                && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                            mark_ce();
+                        } else {
+                            drop_packet();
+                        }
+                    }
+                } else if (eg_md.random_margin[15:15] == 1
+                        && eg_md.random2_margin[15:15] == 1) {
+                    /* DualPI2's classic queue, p'^2: both draws below p';
+                     * from p' = 1/2 (p_C = 1/4) dropped even when ECT. */
+                    if (eg_md.ecn == 1 && eg_md.prob[31:31] == 0
+                            && hdr.ipv4.ecn != ECN_NOT_ECT) {
+                        mark_ce();
+                    } else {
+                        drop_packet();
+                    }
+                }
             }
         }
     }

@@ -1,20 +1,15 @@
 // SPDX-FileCopyrightText: 2026 The tofino-cc authors
 // SPDX-License-Identifier: Apache-2.0
-/* CoDel's egress step for a departure of a CoDel queue (aqm.p4 applies it
- * on aqm_queue's mode, after codel_times, which every packet runs): RFC
- * 8289's dodequeue, the dropping state, the summed control law and the
- * verdict. Included by aqm.p4 after its metadata. Every object keeps the
- * control-plane name it had in SwitchEgress (@name), which the controller,
- * the model and the vectors use. */
 #ifndef TOFCC_AQM_CODEL_P4
 #define TOFCC_AQM_CODEL_P4
 
-/* The verdict is taken here, as on RED's branch (red.p4 says why); the
- * counters are SwitchEgress's. */
-control AqmCodel(inout headers_t hdr, inout eg_md_t eg_md,
-                 in egress_intrinsic_metadata_t eg_intr_md,
-                 inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md)
-                (Counter<bit<32>, PortId_t> aqm_drops, Counter<bit<32>, PortId_t> aqm_marks) {
+/* CoDel (RFC 8289) for a departure of a CoDel queue (aqm.p4 applies it on
+ * aqm_queue's mode): RFC 8289's dodequeue from timestamps, the dropping
+ * state, and the control law summed in codel_due; sets `chosen` for
+ * aqm.p4's verdict. Every object keeps the control-plane name it had in
+ * SwitchEgress before the family (@name), which the controller, the model
+ * and the vectors use. */
+control AqmCodel(inout eg_md_t eg_md, in bit<32> now_ticks) {
     /* Times are the ingress clock's 64 ns ticks (32 bits, wraps every
      * 275 s); comparisons of two times use the sign of their difference,
      * so they hold across the wrap. 0 means "not set" in every register. */
@@ -27,8 +22,15 @@ control AqmCodel(inout headers_t hdr, inout eg_md_t eg_md,
     @name(".SwitchEgress.codel_tail_next_ticks")
     Register<bit<32>, aqm_slot_t>(AQM_SLOTS, 0) codel_tail_next_ticks;
 
+    action codel_times() {
+        eg_md.target_margin_ns = eg_md.queue.sojourn_ns - eg_md.target_ns;
+        eg_md.sojourn_ticks = eg_md.queue.sojourn_ns >> 6;
+        eg_md.deadline_base_ticks = now_ticks + eg_md.interval_ticks;
+        eg_md.tail_base_ticks = now_ticks + eg_md.tail_step_ticks;
+    }
+
     action codel_dequeue_times() {
-        eg_md.deq_ticks = hdr.aqm_bridged.now_ticks + eg_md.sojourn_ticks;
+        eg_md.deq_ticks = now_ticks + eg_md.sojourn_ticks;
         eg_md.deadline_ticks = eg_md.deadline_base_ticks + eg_md.sojourn_ticks;
         eg_md.tail_next_ticks = eg_md.tail_base_ticks + eg_md.sojourn_ticks;
     }
@@ -134,17 +136,8 @@ control AqmCodel(inout headers_t hdr, inout eg_md_t eg_md,
         size = AQM_CODEL_DUE_ENTRIES;
     }
 
-    action mark_ce() {
-        hdr.ipv4.ecn = ECN_CE;
-        aqm_marks.count(eg_intr_md.egress_port);
-    }
-
-    action drop_packet() {
-        eg_dprsr_md.drop_ctl = 1;
-        aqm_drops.count(eg_intr_md.egress_port);
-    }
-
     apply {
+        codel_times();
         codel_dequeue_times();
         if (eg_md.target_margin_ns[31:31] == 1) {
             codel_below_target.execute(eg_md.slot);
@@ -156,21 +149,14 @@ control AqmCodel(inout headers_t hdr, inout eg_md_t eg_md,
             codel_leave.execute(eg_md.slot);
             codel_count_reset.execute(eg_md.slot);
             codel_tail_reset.execute(eg_md.slot);
+            eg_md.chosen = 0;
         } else {
             eg_md.elapsed_ticks = codel_dropping.execute(eg_md.slot);
             codel_due.apply();
             if (eg_md.tail == 1) {
-                eg_md.codel_drop = codel_tail_step.execute(eg_md.slot);
+                eg_md.chosen = codel_tail_step.execute(eg_md.slot);
             } else {
-                eg_md.codel_drop = codel_count_step.execute(eg_md.slot);
-            }
-            /* CoDel has no hard drop: an ECT packet is marked. */
-            if (eg_md.codel_drop == 1) {
-                if (eg_md.ecn == 1 && hdr.ipv4.ecn != ECN_NOT_ECT) {
-                    mark_ce();
-                } else {
-                    drop_packet();
-                }
+                eg_md.chosen = codel_count_step.execute(eg_md.slot);
             }
         }
     }

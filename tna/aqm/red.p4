@@ -1,20 +1,15 @@
 // SPDX-FileCopyrightText: 2026 The tofino-cc authors
 // SPDX-License-Identifier: Apache-2.0
-/* RED's egress step for a departure of a RED queue (aqm.p4 applies it on
- * aqm_queue's mode): the block-mean average, red_level's drop level and
- * the verdict. Included by aqm.p4 after its metadata. Every object keeps
- * the control-plane name it had in SwitchEgress (@name), which the
+/* RED (Floyd & Jacobson 1993) for a departure of a RED queue (aqm.p4
+ * applies it on aqm_queue's mode): the block-mean average and red_level's
+ * drop level against the random value; sets `chosen` (and `hard`, from
+ * max_th up) for aqm.p4's verdict. Every object keeps the control-plane
+ * name it had in SwitchEgress before the family (@name), which the
  * controller, the model and the vectors use. */
 #ifndef TOFCC_AQM_RED_P4
 #define TOFCC_AQM_RED_P4
 
-/* The verdict is taken here, on RED's branch, and again on CoDel's: a flag
- * both branches set and one test after them costs a stage of its own. The
- * counters are SwitchEgress's, shared with CoDel. */
-control AqmRed(inout headers_t hdr, inout eg_md_t eg_md,
-               in egress_intrinsic_metadata_t eg_intr_md,
-               inout egress_intrinsic_metadata_for_deparser_t eg_dprsr_md)
-              (Counter<bit<32>, PortId_t> aqm_drops, Counter<bit<32>, PortId_t> aqm_marks) {
+control AqmRed(inout eg_md_t eg_md) {
     /* The stateful ALU has no shifter, so avg += (q - avg) w_q cannot be
      * applied in the one access a packet gets: the average is the mean of
      * the last complete block of 2^k packets instead (README). A packet
@@ -104,16 +99,6 @@ control AqmRed(inout headers_t hdr, inout eg_md_t eg_md,
         eg_md.random_margin = eg_md.random - eg_md.level;
     }
 
-    action mark_ce() {
-        hdr.ipv4.ecn = ECN_CE;
-        aqm_marks.count(eg_intr_md.egress_port);
-    }
-
-    action drop_packet() {
-        eg_dprsr_md.drop_ctl = 1;
-        aqm_drops.count(eg_intr_md.egress_port);
-    }
-
     apply {
         /* One comparison in the stateful ALU: its input crossbar takes the
          * limit, not the depth beside it. */
@@ -132,13 +117,7 @@ control AqmRed(inout headers_t hdr, inout eg_md_t eg_md,
         }
         red_level.apply();
         red_draw();
-        if (eg_md.random_margin[15:15] == 1) {
-            if (eg_md.ecn == 1 && eg_md.hard == 0 && hdr.ipv4.ecn != ECN_NOT_ECT) {
-                mark_ce();
-            } else {
-                drop_packet();
-            }
-        }
+        eg_md.chosen = eg_md.random_margin[15:15];
     }
 }
 

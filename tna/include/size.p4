@@ -56,6 +56,15 @@
 #ifndef AQM_CODEL_DUE_ENTRIES
 #define AQM_CODEL_DUE_ENTRIES 4096
 #endif
+/* pi_terms: ternary on the sojourn, per PI curve (bfrt_controller/aqm/pi.py
+ * gives the count per curve). */
+#ifndef AQM_PI_TERMS_ENTRIES
+#define AQM_PI_TERMS_ENTRIES 4096
+#endif
+/* l4s_queue: one entry per DualPI2 pair and ECN codepoint (4 a pair). */
+#ifndef AQM_L4S_QUEUE_ENTRIES
+#define AQM_L4S_QUEUE_ENTRIES 2048
+#endif
 
 /* ---- bfcc ----------------------------------------------------------------- */
 /* Sender groups: 8 bits (group_t), the low byte of the shared class_id_t. */
