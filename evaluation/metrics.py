@@ -173,6 +173,20 @@ def class_loss_pct(run: RunResult, members: list[int]) -> float | None:
     return 100.0 * (sent - received) / sent if sent else None
 
 
+def _l4s_classes(run: RunResult, scenario: Scenario) -> dict[str, dict[str, float]] | None:
+    """RFC 9332's per-class figures (evaluation/l4s.py) for a run whose TCP
+    senders include scalable and classic ones, kept with the results so the
+    docs' L4S table is generated from them; None for any other run."""
+    from .l4s import CLASSIC, SCALABLE, class_figures, class_of
+
+    if {class_of(t.cc) for t in run.tcp} != {SCALABLE, CLASSIC}:
+        return None
+    return {
+        c: {"flows": float(f.flows), "queue_delay_ms": f.queue_delay_ms, "rate_mbps": f.rate_mbps}
+        for c, f in class_figures(run, scenario).items()
+    }
+
+
 def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     v: dict[str, float | None] = {}
     detail: dict[str, Any] = {}
@@ -326,6 +340,9 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     sketch = run.scheme_counters.get("sketch_drops")
     v["sketch_drops"] = None if sketch is None else float(sketch)
     detail["scheme_counters"] = dict(run.scheme_counters)
+    l4s = _l4s_classes(run, scenario)
+    if l4s is not None:
+        detail["l4s"] = l4s
     v["feedback_sent"] = float(sum(run.feedback_sent.values()))
     detail["feedback_by_kind"] = dict(run.feedback_sent)
     # PFC (802.1Qbb): XOFF frames the switches sent (refreshes included),
