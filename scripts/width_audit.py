@@ -208,6 +208,52 @@ def _ticks(program: str, name: str, kind: str, what: str, longest_s: float, note
     )
 
 
+def _pi_prob(program: str) -> Entry:
+    """PIE's p in the egress PI step (S-PIE's and the AQM family's)."""
+    return Entry(
+        program,
+        "pi_prob",
+        "register",
+        "32",
+        "p in 2^-32 units",
+        Bounded((1 << 32) - 1, "saturating |+| and |-|"),
+        None,
+        "per step",
+        CANNOT,
+        "",
+    )
+
+
+def _slope_pair(program: str, prefix: str) -> tuple[Entry, Entry]:
+    """DA-DCTCP's two-sample slope state (its program's and the family's)."""
+    return (
+        Entry(
+            program,
+            f"{prefix}last_depth",
+            "register",
+            "32",
+            "the depth the queue's previous departure left behind, cells",
+            Bounded((1 << 19) - 1, "deq_qdepth is 19 bits"),
+            None,
+            "per packet",
+            CANNOT,
+            "",
+        ),
+        Entry(
+            program,
+            f"{prefix}last_slope",
+            "register",
+            "32",
+            "the EWMA slope sample, cells",
+            Bounded((1 << 19) - 1, "a difference of two depths"),
+            None,
+            "per packet",
+            CANNOT,
+            "",
+        ),
+    )
+
+
 AUDIT: tuple[Entry, ...] = (
     # ---- shared includes ---------------------------------------------------
     *_counters("include", ("untrusted_feedback_drops",), "feedback from untrusted ports", "all"),
@@ -303,18 +349,7 @@ AUDIT: tuple[Entry, ...] = (
         "",
     ),
     # The PI shared by PIE and DualPI2, and DA-DCTCP's slope (the family).
-    Entry(
-        "aqm",
-        "pi_prob",
-        "register",
-        "32",
-        "p in 2^-32 units",
-        Bounded((1 << 32) - 1, "saturating |+| and |-|"),
-        None,
-        "per step",
-        CANNOT,
-        "",
-    ),
+    _pi_prob("aqm"),
     Entry(
         "aqm",
         "pi_old_beta",
@@ -328,30 +363,7 @@ AUDIT: tuple[Entry, ...] = (
         "",
     ),
     _ticks("aqm", "pi_last_update_ticks", "register", "the last PI step's time", 60.0, ""),
-    Entry(
-        "aqm",
-        "dadctcp_last_depth",
-        "register",
-        "32",
-        "the depth the queue's previous departure left behind, cells",
-        Bounded((1 << 19) - 1, "deq_qdepth is 19 bits"),
-        None,
-        "per packet",
-        CANNOT,
-        "",
-    ),
-    Entry(
-        "aqm",
-        "dadctcp_last_slope",
-        "register",
-        "32",
-        "the EWMA slope sample, cells",
-        Bounded((1 << 19) - 1, "a difference of two depths"),
-        None,
-        "per packet",
-        CANNOT,
-        "",
-    ),
+    *_slope_pair("aqm", "dadctcp_"),
     Entry(
         "aqm",
         "eg_md_t.block_sum_cells",
@@ -494,30 +506,7 @@ AUDIT: tuple[Entry, ...] = (
     ),
     # ---- dadctcp -------------------------------------------------------------
     *_counters("dadctcp", ("ce_marked", "not_ect_dropped"), "{name}"),
-    Entry(
-        "dadctcp",
-        "last_depth",
-        "register",
-        "32",
-        "the depth the queue's previous departure left behind, cells",
-        Bounded((1 << 19) - 1, "deq_qdepth is 19 bits"),
-        None,
-        "per packet",
-        CANNOT,
-        "",
-    ),
-    Entry(
-        "dadctcp",
-        "last_slope",
-        "register",
-        "32",
-        "the EWMA slope sample, cells",
-        Bounded((1 << 19) - 1, "a difference of two depths"),
-        None,
-        "per packet",
-        CANNOT,
-        "",
-    ),
+    *_slope_pair("dadctcp", ""),
     _ticks(
         "dadctcp",
         "last_departure",
@@ -702,18 +691,7 @@ AUDIT: tuple[Entry, ...] = (
         CANNOT,
         "",
     ),
-    Entry(
-        "spie",
-        "pi_prob",
-        "register",
-        "32",
-        "p in 2^-32 units",
-        Bounded((1 << 32) - 1, "saturating |+| and |-|"),
-        None,
-        "per step",
-        CANNOT,
-        "",
-    ),
+    _pi_prob("spie"),
     Entry(
         "spie",
         "del_old",
