@@ -242,3 +242,18 @@ def test_tm_pick_gives_the_reference_dequeues(seed: int) -> None:
     assert fast == ref
     assert sum(d is not None for d in fast) > 500
     assert len({d.qid for d in fast if d is not None}) == 3  # type: ignore[attr-defined]
+
+
+def test_spie_row_hashes_from_memory_are_the_reference_crcs() -> None:
+    """S-PIE's three row hashes remembered per flow key: the same CRCs as
+    computing them, the first time and from memory, bytes-like keys too."""
+    from models.switch.spie import row_hashes
+
+    rng = random.Random(48)
+    keys = [bytes(rng.randrange(256) for _ in range(13)) for _ in range(40)]
+    for key in keys * 3:
+        with speedups.disabled():
+            ref = row_hashes(key)
+        assert row_hashes(key) == ref
+        assert row_hashes(bytearray(key)) == ref
+    assert len({row_hashes(k) for k in keys}) == len(keys)
