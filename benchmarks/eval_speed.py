@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import sys
 import time
 
@@ -69,6 +70,11 @@ def timed(s: Scenario, spec: RunSpec, fast: bool, repeat: int) -> tuple[RunResul
     best = float("inf")
     result: RunResult | None = None
     for _ in range(repeat):
+        # Every timed run starts from the same collector state: the fast
+        # path freezes the heap for a run and gives it back after, which
+        # leaves the collector's counts such that the next run, on either
+        # path, pays extra full collections.
+        gc.collect()
         if fast:
             result = run_one(s, spec)
         else:
