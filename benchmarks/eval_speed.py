@@ -73,7 +73,7 @@ def timed(s: Scenario, spec: RunSpec, fast: bool, repeat: int) -> tuple[RunResul
         # Every timed run starts from the same collector state: the fast
         # path freezes the heap for a run and gives it back after, which
         # leaves the collector's counts such that the next run, on either
-        # path, pays extra full collections.
+        # path, can pay extra full collections.
         gc.collect()
         if fast:
             result = run_one(s, spec)
