@@ -11,12 +11,15 @@ times run in the order they were scheduled.
 
 from __future__ import annotations
 
+import gc
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from hw_profiles import load_profile
+from models import speedups
 from models.switch.tna import TnaProgram
 
 from . import frames, ns3_env, qdisc, schemes, tcp
@@ -49,7 +52,34 @@ def _seed(seed: int, *parts: str) -> int:
     return zlib.crc32("/".join((str(seed), *parts)).encode())
 
 
+@contextmanager
+def frozen_heap() -> Iterator[None]:
+    """The objects alive before a run left out of the garbage collector's
+    passes during it (gc.freeze), with models/speedups.py on.
+
+    Issue 48's profile: a run allocates steadily (the controller's table
+    entries by the thousand, a few objects per packet), and each full
+    collection walked every object of the process, ns-3's bindings and
+    PMQECN's optimiser (cvxpy, scipy) included: PMQECN's runs took 25-30 %
+    longer. Nothing a run computes depends on when the collector runs.
+    Frozen objects are unfrozen after the run (garbage among them is then
+    collected as usual); a caller that froze the heap itself keeps it so."""
+    if not speedups.ENABLED or gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def run_one(s: Scenario, spec: RunSpec, progress: Progress | None = None) -> RunResult:
+    with frozen_heap():
+        return _run_one(s, spec, progress)
+
+
+def _run_one(s: Scenario, spec: RunSpec, progress: Progress | None) -> RunResult:
     ns, glue = ns3_env.ns3()
     ns3_env.reset(ns)
     started = time.perf_counter()

@@ -324,6 +324,14 @@ class Table:
         if self._groups is None:
             self._groups = self._build_groups()
         if speedups.ENABLED:
+            # A remembered answer inline (issue 48: a P4 program looks up
+            # 6-11 tables per packet, nearly all answered from memory, and
+            # the call into _lookup_ranked was a third of a lookup's cost).
+            memo_for = self._memo_for
+            if memo_for[0] is self._groups and memo_for[1] is self.default:
+                found = self._memo.get(tuple([values[f] for f in self.keys]))
+                if found is not None:
+                    return found
             return self._lookup_ranked(values)
         key = [values[f] for f in self.keys]
         best: tuple | None = None
@@ -446,10 +454,24 @@ class Register:
             raise P4ModelError(f"{self.name}: index {index!r} outside 0..{self.size - 1}")
 
     def read(self, index: int) -> int:
+        # type() is int: a bool or a subclass goes the checked way, which
+        # names it (issue 48: registers are read and written per packet).
+        if speedups.ENABLED and type(index) is int and 0 <= index < self.size:
+            return self.values[index]
         self._check_index(index)
         return self.values[index]
 
     def write(self, index: int, value: int) -> None:
+        if (
+            speedups.ENABLED
+            and type(index) is int
+            and type(value) is int
+            and 0 <= index < self.size
+            and value >= 0
+            and not value >> self.width
+        ):
+            self.values[index] = value
+            return
         self._check_index(index)
         _check_width(f"{self.name}[{index}]", value, self.width)
         self.values[index] = value
@@ -527,7 +549,8 @@ class Counter:
             raise P4ModelError(f"{self.name}: index {index!r} outside 0..{self.size - 1}")
 
     def count(self, index: int, nbytes: int) -> None:
-        self._check_index(index)
+        if not (speedups.ENABLED and type(index) is int and 0 <= index < self.size):
+            self._check_index(index)
         self.packets[index] += 1
         self.bytes[index] += nbytes
 

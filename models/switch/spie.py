@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from hw_profiles import HwProfile
+from models import speedups
 
 from .aqm_types import AqmBridged
 from .common import (
@@ -29,7 +30,7 @@ from .common import (
     TimestampQueueHook,
     header_parser,
 )
-from .core import Action, Counter, KeyField, P4Objects, Register, Table
+from .core import MEMO_KEYS, Action, Counter, KeyField, P4Objects, Register, Table
 from .headers import (
     ETHERTYPE_TOFCC_FEEDBACK,
     FEEDBACK_VERSION,
@@ -134,8 +135,25 @@ def flow_key(hdr: Headers, parsed: ParsedMd) -> bytes:
 
 
 def row_hashes(key: bytes) -> tuple[int, int, int]:
+    if speedups.ENABLED and type(key) is bytes:
+        # A run has few flows and hashes each one's key on every packet
+        # (issue 48: three CRC loops per packet); a CRC depends on the key
+        # alone.
+        found = _ROW_HASHES.get(key)
+        if found is None:
+            found = _row_hashes(key)
+            if len(_ROW_HASHES) < MEMO_KEYS:
+                _ROW_HASHES[key] = found
+        return found
+    return _row_hashes(key)
+
+
+def _row_hashes(key: bytes) -> tuple[int, int, int]:
     t0, t1, t2 = _CRC_TABLES
     return crc16_table(key, t0), crc16_table(key, t1), crc16_table(key, t2)
+
+
+_ROW_HASHES: dict[bytes, tuple[int, int, int]] = {}
 
 
 def before(t_ticks: int, deadline_ticks: int) -> bool:
