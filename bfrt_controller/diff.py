@@ -130,7 +130,10 @@ def _diff_entry(switch: Switch, w: EntryWrite) -> Difference | None:
         return Difference("add", _entry_where(w), "-", intended, w.table)
     held: dict[str, object] = {k: st.data.get(k) for k in w.data}
     if st.action != w.action or held != dict(w.data):
-        current = f"{st.action} {_fmt(held)}"
+        # Another action (the AQM family's switch of mechanism): its own
+        # parameters, not the intended action's names with None beside them.
+        shown = dict(st.data) if st.action != w.action else held
+        current = f"{st.action} {_fmt(shown)}"
         return Difference("change", _entry_where(w), current, intended, w.table)
     return None
 

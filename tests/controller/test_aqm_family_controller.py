@@ -180,3 +180,24 @@ def test_cli_refuses_an_unknown_mechanism(
     base = ["--program", "aqm", "--state", str(tmp_path / "state.json")]
     assert run([*base, "set", "--queue", "4/0", "mechanism=fq_codel"]) == 2
     assert "mechanism" in capsys.readouterr().err
+
+
+def test_cli_diff_names_the_queues_mechanism(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A config that switches 3/0 from RED to PIE: diff's field row names
+    the mechanism, and the entry row shows RED's own parameters as held."""
+    state = str(tmp_path / "state.json")
+    cfg = tmp_path / "aqm.yaml"
+    cfg.write_text(DEFAULT_CONFIG.read_text())
+    assert run(["--program", "aqm", "--state", state, "apply", str(cfg)]) == 0
+    cfg.write_text(DEFAULT_CONFIG.read_text().replace("mode: red", "mode: pie", 1))
+    capsys.readouterr()
+    run(["--program", "aqm", "--state", state, "diff", "--config", str(cfg), "--json"])
+    got = json.loads(capsys.readouterr().out)["model"]
+    assert got["fields"] == [
+        {"change": "change", "field": "queues[3/0].mode", "current": "red", "intended": "pie"}
+    ]
+    entry = next(d for d in got["differences"] if d["table"] == n.AQM_QUEUE)
+    assert entry["current"].startswith(n.SET_RED) and "None" not in entry["current"]
+    assert "block_last=" in entry["current"]
