@@ -132,7 +132,7 @@ def _diff_entry(switch: Switch, w: EntryWrite) -> Difference | None:
     if st.action != w.action or held != dict(w.data):
         # Another action (the AQM family's switch of mechanism): its own
         # parameters, not the intended action's names with None beside them.
-        shown = dict(st.data) if st.action != w.action else held
+        shown: dict[str, object] = dict(st.data) if st.action != w.action else held
         current = f"{st.action} {_fmt(shown)}"
         return Difference("change", _entry_where(w), current, intended, w.table)
     return None
