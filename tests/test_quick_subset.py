@@ -67,5 +67,5 @@ def test_the_suite_runs_on_every_core_and_says_how_long() -> None:
     readme = (REPO / "README.md").read_text()
     assert "constraints/eval.txt && .venv/bin/python -m pytest -q -n auto\n" in readme
     for subset in ("", " -m quick"):
-        timed = rf"^\.venv/bin/python -m pytest -q -n auto{subset} +# [^\n]*: \d+ min"
+        timed = rf"^\.venv/bin/python -m pytest -q -n auto{subset} +# [^\n]*: \d+ (?:min|s)\b"
         assert re.search(timed, readme, re.M), f"no time beside pytest -n auto{subset}"
