@@ -61,8 +61,8 @@ SETTABLE: dict[str, type | tuple[str, ...]] = {
     "count_cap": int,
     "target_delay_us": float,
     "t_update_us": float,
-    "alpha": float,
-    "beta": float,
+    "alpha_per_s": float,
+    "beta_per_s": float,
     "mark_max": float,
     "l_queue": int,
     "l_step_us": float,
@@ -93,7 +93,7 @@ def queue_settings(q: QueueSpec) -> str:
         g = q.pi_gains()
         text = (
             f"target {g.target_us:g} us, update {q.setting('t_update_us'):g} us, "
-            f"alpha {g.alpha:g}, beta {g.beta:g}"
+            f"alpha_per_s {g.alpha:g}, beta_per_s {g.beta:g}"
         )
         if q.mode == "pie":
             return f"{text}, mark below {q.setting('mark_max'):g}"

@@ -90,8 +90,8 @@ class QueueSpec(Strict):
     # PIE and DualPI2 (one PI)
     target_delay_us: Annotated[float, Field(ge=MIN_TARGET_US, lt=MAX_TARGET_US)] | None = None
     t_update_us: Annotated[float, Field(ge=MIN_INTERVAL_US, le=MAX_INTERVAL_US)] | None = None
-    alpha: Annotated[float, Field(ge=MIN_GAIN_HZ, le=MAX_GAIN_HZ)] | None = None
-    beta: Annotated[float, Field(ge=MIN_GAIN_HZ, le=MAX_GAIN_HZ)] | None = None
+    alpha_per_s: Annotated[float, Field(ge=MIN_GAIN_HZ, le=MAX_GAIN_HZ)] | None = None
+    beta_per_s: Annotated[float, Field(ge=MIN_GAIN_HZ, le=MAX_GAIN_HZ)] | None = None
     # PIE: ECN-capable packets are marked while p is below it, dropped above.
     mark_max: Annotated[float, Field(gt=0, le=1)] | None = None
     # DualPI2: the pair's L4S queue (same port) and its native step.
@@ -140,7 +140,9 @@ class QueueSpec(Strict):
         return self
 
     def pi_gains(self) -> PiGains:
-        return PiGains(self.setting("alpha"), self.setting("beta"), self.setting("target_delay_us"))
+        return PiGains(
+            self.setting("alpha_per_s"), self.setting("beta_per_s"), self.setting("target_delay_us")
+        )
 
 
 class AqmConfig(Strict):

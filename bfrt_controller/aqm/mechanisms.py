@@ -21,11 +21,21 @@ USED_BY: dict[str, frozenset[str]] = {
     "none": frozenset(),
     "red": frozenset({"min_th_cells", "max_th_cells", "max_p", "w_q_shift", "ecn"}),
     "codel": frozenset({"target_us", "interval_us", "count_cap", "ecn"}),
-    "pie": frozenset({"target_delay_us", "t_update_us", "alpha", "beta", "mark_max", "ecn"}),
+    "pie": frozenset(
+        {"target_delay_us", "t_update_us", "alpha_per_s", "beta_per_s", "mark_max", "ecn"}
+    ),
     "dctcp": frozenset({"k_cells", "ecn"}),
     "dadctcp": frozenset({"k1_cells", "k2_cells", "ecn"}),
     "dualpi2": frozenset(
-        {"target_delay_us", "t_update_us", "alpha", "beta", "l_queue", "l_step_us", "ecn"}
+        {
+            "target_delay_us",
+            "t_update_us",
+            "alpha_per_s",
+            "beta_per_s",
+            "l_queue",
+            "l_step_us",
+            "ecn",
+        }
     ),
 }
 ALL_SETTINGS: frozenset[str] = frozenset().union(*USED_BY.values())
@@ -38,10 +48,10 @@ ALL_SETTINGS: frozenset[str] = frozenset().union(*USED_BY.values())
 # (Alizadeh et al. 2010, 10 Gb/s) in 80 B cells; DA-DCTCP's K2 = 2 K1
 # (seed 004) with K2 at DCTCP's K.
 DEFAULTS: dict[str, dict[str, float | int]] = {
-    "pie": {"target_delay_us": 15_000, "t_update_us": 15_000, "alpha": 0.125, "beta": 1.25,
-            "mark_max": 0.1},
-    "dualpi2": {"target_delay_us": 15_000, "t_update_us": 16_000, "alpha": 0.16, "beta": 3.2,
-                "l_step_us": 1_000},
+    "pie": {"target_delay_us": 15_000, "t_update_us": 15_000, "alpha_per_s": 0.125,
+            "beta_per_s": 1.25, "mark_max": 0.1},
+    "dualpi2": {"target_delay_us": 15_000, "t_update_us": 16_000, "alpha_per_s": 0.16,
+                "beta_per_s": 3.2, "l_step_us": 1_000},
     "dctcp": {"k_cells": 1235},
     "dadctcp": {"k1_cells": 618, "k2_cells": 1235},
 }  # fmt: skip

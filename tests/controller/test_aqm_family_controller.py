@@ -142,7 +142,7 @@ def test_dualpi2_pair_entries_classification_and_priority() -> None:
         ({(4, 0): {"mechanism": "dualpi2", "l_queue": 200}}, "l_queue"),
         ({(4, 0): {"mechanism": "dadctcp", "k1_cells": 50, "k2_cells": 40}}, "set 4/0"),
         ({(4, 0): {"mechanism": "pie", "min_th_cells": 10}}, "set 4/0 min_th_cells"),
-        ({(4, 0): {"mechanism": "pie", "alpha": 0}}, "set 4/0 alpha"),
+        ({(4, 0): {"mechanism": "pie", "alpha_per_s": 0}}, "set 4/0 alpha_per_s"),
     ],
 )
 def test_bad_switch_names_the_field_and_writes_nothing(
