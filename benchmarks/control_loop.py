@@ -163,10 +163,12 @@ def run(
 
 def _fake_module() -> Any:
     """The fake SDE: the test suite's double (tests/doubles), not shipped."""
-    tests = str(Path(__file__).resolve().parents[1] / "tests")
-    if tests not in sys.path:
-        sys.path.insert(0, tests)
-    from doubles import fake_bfrt_grpc
+    # The double imports its siblings as `tests.doubles.*`: the repository
+    # root goes on the path, not tests/.
+    root = str(Path(__file__).resolve().parents[1])
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    from tests.doubles import fake_bfrt_grpc
 
     return fake_bfrt_grpc
 

@@ -65,7 +65,9 @@ class Op:
     """One write of the batch as a BF-Runtime call on one entry."""
 
     index: int
-    what: str
+    # The write, described only when an error names it: a PMQECN cycle makes
+    # a thousand ops and describes none of them.
+    source: Any
     table: str
     intent: str  # insert | modify | upsert | delete | default | register | mirror | tm
     slot_id: Hashable
@@ -77,6 +79,10 @@ class Op:
     tm: tuple[int, int] | None = None  # (port, queue) until the key is resolved
     tm_port_level: bool = False  # keyed by dev_port (tm.port.*), not (pg_id, pg_queue)
     tm_fields: tuple[str, ...] = ()
+
+    @property
+    def what(self) -> str:
+        return self.source if isinstance(self.source, str) else str(self.source.describe())
 
     @property
     def alone(self) -> bool:

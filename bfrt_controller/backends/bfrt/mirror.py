@@ -33,7 +33,7 @@ class MirrorWriter:
                 f"{p.mirror_session_min}..{p.mirror_session_max} on {p.chip}"
             )
         key = self.s.make_key(MIRROR_TABLE, **{"$sid": w.sid})
-        op = Op(i, w.describe(), MIRROR_TABLE, "mirror", ("mirror", w.sid), key=key)
+        op = Op(i, w, MIRROR_TABLE, "mirror", ("mirror", w.sid), key=key)
         if w.delete:
             op.intent = "delete"
         else:

@@ -53,6 +53,7 @@ class P4TableWriter:
     def __init__(self, session: Session, model: TnaProgram) -> None:
         self.s = session
         self.model = model
+        self._registers: dict[str, Register] = {}
 
     # -- check -------------------------------------------------------------------
     def check(self, i: int, w: EntryWrite | RegisterWrite) -> Checked:
@@ -67,25 +68,38 @@ class P4TableWriter:
             if w.key:
                 raise P4ModelError(f"{w.table}: a default entry has no key")
             t._check_action(action, data)
-            op = Op(i, w.describe(), w.table, "default", ("default", w.table))
+            op = Op(i, w, w.table, "default", ("default", w.table))
             op.data = self.s.make_data(w.table, data, action)
             return op, Slot("default", w.table, ALL_PIPES)
         key, ident = self.entry_key(t, w.key, w.priority)
-        op = Op(i, w.describe(), w.table, w.op, ("entry", w.table, ident), key=key)
+        op = Op(i, w, w.table, w.op, ("entry", w.table, ident), key=key)
         if w.op != "delete":
             t._check_action(action, data)
             op.data = self.s.make_data(w.table, data, action)
         return op, Slot("entry", w.table, ALL_PIPES, key=key)
 
     def _check_register(self, i: int, w: RegisterWrite) -> tuple[Op, Slot | None]:
-        r = self.model.register(w.register)
-        if isinstance(w.index, bool) or not isinstance(w.index, int) or not 0 <= w.index < r.size:
-            raise P4ModelError(f"{r.name}: index {w.index!r} outside 0..{r.size - 1}")
-        require_uint(f"{r.name}[{w.index}]", w.value, r.width)
+        r = self._register(w.register)
+        index, value = w.index, w.value
+        if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < r.size:
+            raise P4ModelError(f"{r.name}: index {index!r} outside 0..{r.size - 1}")
+        # type(), not isinstance: a bool is an int to isinstance, and refused.
+        plain = type(value) is int and cycle_speedups.ENABLED
+        if not (plain and 0 <= value < 1 << r.width):
+            require_uint(f"{r.name}[{index}]", value, r.width)
         key = self.register_key(r.name, w.index)
-        op = Op(i, w.describe(), r.name, "register", ("register", r.name, w.index), key=key)
+        op = Op(i, w, r.name, "register", ("register", r.name, w.index), key=key)
         op.data = self.register_data(r, w.value)
         return op, Slot("register", r.name, ALL_PIPES, key=key, index=w.index)
+
+    def _register(self, name: str) -> Register:
+        """The model's register, looked up once per connection on the fast path."""
+        if not cycle_speedups.ENABLED:
+            return self.model.register(name)
+        r = self._registers.get(name)
+        if r is None:
+            r = self._registers[name] = self.model.register(name)
+        return r
 
     def register_data(self, r: Register, value: int) -> Any:
         """A cell's data object. A cycle writes the same few values to many
