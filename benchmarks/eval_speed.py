@@ -24,6 +24,7 @@ seconds the old figures here leave out: the ratios are conservative.
     python benchmarks/eval_speed.py [--pmqecn-seconds 2] [--bfcc-seconds 0.5]
                                     [--tcp-seconds 3] [--spie-seconds 0.005]
                                     [--dadctcp-seconds 0.005] [--repeat 1] [--min-ratio 2]
+                                    [--max-behind 2]
 
 S-PIE's data-centre scenario (`spie-dc`, 10 Gb/s bottleneck, 16 TCP
 senders) and DA-DCTCP's (`dadctcp-dc`, 10 Gb/s) time their mechanism's own
@@ -33,8 +34,15 @@ dumbbell (`tcp-dumbbell-s002`) is timed with `tofcc eval run`, not here:
 the reference glue compiles a std::function per switch port (~0.35 s each,
 102 ports) before it simulates anything.
 
-Exits 1 if a scenario's ratio is below --min-ratio (when given) or if the
-two paths' results differ.
+After each scenario's schemes, the ceiling: the same topology, buffers and
+flows in ns-3 alone (benchmarks/ns3_alone.py: ns-3's routers, stacks and
+applications, no Python per packet), its delivered packets per wall
+second, and how many times slower today's path runs the scenario's schemes
+(issue 48 asks for at most 2x).
+
+Exits 1 if a scenario's ratio is below --min-ratio, or today's path is more
+than --max-behind times slower than the ceiling (when given), or if the two
+paths' results differ.
 """
 
 from __future__ import annotations
@@ -44,12 +52,16 @@ import dataclasses
 import gc
 import sys
 import time
+from pathlib import Path
 
 from evaluation import ns3_env
 from evaluation.records import RunResult
 from evaluation.scenario import Scenario, load_scenario
 from evaluation.simulate import RunSpec, run_one, run_specs
 from models import speedups
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import ns3_alone  # beside this script; benchmarks/ is not a package
 
 WARM_UP_DEFAULT_S = 0.02
 # A warm-up long enough to reach the first controller cycle where that
@@ -94,6 +106,13 @@ def main() -> int:
     ap.add_argument("--dadctcp-seconds", type=float, default=0.005, help="simulated s, dadctcp-dc")
     ap.add_argument("--repeat", type=int, default=1, help="runs per path; the fastest counts")
     ap.add_argument("--min-ratio", type=float, default=None, help="exit 1 below this ratio")
+    ap.add_argument(
+        "--max-behind",
+        type=float,
+        default=None,
+        help="exit 1 if a scenario's schemes run more than this many times slower than "
+        "ns-3 alone (its ceiling)",
+    )
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -126,6 +145,7 @@ def main() -> int:
             run_one(short, spec)
             with speedups.disabled():
                 run_one(short, spec)
+        ns3_alone.run(short, short.duration_s, specs[0].variant or None)
     print(f"warm-up (imports, first compilations): {time.perf_counter() - t:.1f} s, untimed")
 
     header = (
@@ -158,8 +178,21 @@ def main() -> int:
             f"{total_n / total_old:9.0f} {total_n / total_new:9.0f} {ratio:5.1f}x  "
             f"({seconds:g} simulated s per run)"
         )
+        # The ceiling: the same topology and flows with no Python per packet.
+        ceiling = ns3_alone.run(s, seconds, specs[0].variant or None)
+        ceiling_rate = ceiling.packets / ceiling.wall_s
+        behind = ceiling_rate / (total_n / total_new) if total_n else float("inf")
+        print(
+            f"{s.name:12} {'ns-3 alone':12} {ceiling.packets:9d} {'':7} {ceiling.wall_s:7.2f} "
+            f"{'':9} {ceiling_rate:9.0f}  today's path {behind:.1f}x slower than this ceiling"
+        )
         if args.min_ratio is not None and ratio < args.min_ratio:
             print(f"{s.name}: {ratio:.2f}x is below --min-ratio {args.min_ratio:g}")
+            failed = True
+        if args.max_behind is not None and behind > args.max_behind:
+            print(
+                f"{s.name}: {behind:.1f}x behind ns-3 alone, over --max-behind {args.max_behind:g}"
+            )
             failed = True
     return 1 if failed else 0
 

@@ -9,9 +9,14 @@ when the double started importing its siblings, and nothing noticed."""
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
+
+from evaluation.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,3 +38,21 @@ def test_control_loop_runs_both_backends() -> None:
     out = run("control_loop.py", "--only-switch", "--cycles", "1")
     assert "BF-Runtime (fake SDE)" in out
     assert "model backend" in out
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ns3") is None,
+    reason="the ns3 wheel is not installed (pip install -e '.[eval]')",
+)
+def test_ns3_alone_fills_the_bottleneck_and_no_more() -> None:
+    """eval_speed.py's ceiling carries the scenario's traffic: tcp-smoke's
+    two bulk flows share its 10 Mb/s link, so in 3 s they deliver nearly
+    what the link carries (1,000-byte packets plus PPP's 2 bytes: 3,742 at
+    most), not a tenth of it (the wrong link rate, a missing route) and
+    not more (a route round the bottleneck)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import ns3_alone
+
+    got = ns3_alone.run(load_scenario("tcp-smoke"), 3.0)
+    most = 3 * 10_000_000 // (8 * 1002)
+    assert 0.85 * most <= got.packets <= most
