@@ -75,6 +75,9 @@ def run(s: Scenario, seconds: float, rate: str | None = None) -> Ceiling:
         p2p = ns.PointToPointHelper()
         p2p.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(link.rate_bps)))
         p2p.SetChannelAttribute("Delay", ns.TimeValue(ns.NanoSeconds(link.delay_ns)))
+        # The port's buffer is the queue disc's; the device keeps one packet
+        # (its default 100 would add to every buffer).
+        p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.QueueSizeValue(ns.QueueSize("1p")))
         devices = p2p.Install(nodes[link.a.node], nodes[link.b.node])
         tch.Install(devices)
         # A /30 per link: 10.128.0.0 upwards, clear of nothing (no other
