@@ -2183,6 +2183,7 @@ class FakeSwitch:
                 values = {name: [(c >> sh) & mask for c in cells] for name, sh, mask in layout}
                 out.append((_Data.answer(table, values), k))
             return out
+        # A counter read over all pipes comes back summed.
         per_field = [(n, [st[n][p] for p in pipes]) for n in spec.fields]
         for k in keys:
             index = self._index(spec, k, field)
@@ -2205,19 +2206,8 @@ class FakeSwitch:
             if found is None:
                 raise _Refused(StatusCode.NOT_FOUND, f"{spec.name}: no entry for {key.to_dict()}")
             return self._data(table, found[1], found[0])
-        if spec.kind == "register":
-            index = self._index(spec, key, "$REGISTER_INDEX")
-            cells = [st[p][index] for p in self._pipes(target)]
-            out = {
-                name: [(c >> shift) & mask for c in cells]
-                for name, shift, mask in self._layout(spec)
-            }
-            return _Data.answer(table, out)
-        if spec.kind == "counter":
-            index = self._index(spec, key, "$COUNTER_INDEX")
-            # A counter read over all pipes comes back summed.
-            sums = {n: sum(st[n][p][index] for p in self._pipes(target)) for n in spec.fields}
-            return _Data.answer(table, sums)
+        if spec.kind in ("register", "counter"):
+            return self._read_indexed(table, target, [key])[0][0]
         if spec.kind == "mirror":
             sid = _uint("$sid", key.field_dict["$sid"].value, 16)
             if sid not in st:
