@@ -53,7 +53,6 @@ class P4TableWriter:
     def __init__(self, session: Session, model: TnaProgram) -> None:
         self.s = session
         self.model = model
-        self._registers: dict[str, Register] = {}
 
     # -- check -------------------------------------------------------------------
     def check(self, i: int, w: EntryWrite | RegisterWrite) -> Checked:
@@ -79,7 +78,7 @@ class P4TableWriter:
         return op, Slot("entry", w.table, ALL_PIPES, key=key)
 
     def _check_register(self, i: int, w: RegisterWrite) -> tuple[Op, Slot | None]:
-        r = self._register(w.register)
+        r = self.model.register(w.register)
         index, value = w.index, w.value
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < r.size:
             raise P4ModelError(f"{r.name}: index {index!r} outside 0..{r.size - 1}")
@@ -91,15 +90,6 @@ class P4TableWriter:
         op = Op(i, w, r.name, "register", ("register", r.name, w.index), key=key)
         op.data = self.register_data(r, w.value)
         return op, Slot("register", r.name, ALL_PIPES, key=key, index=w.index)
-
-    def _register(self, name: str) -> Register:
-        """The model's register, looked up once per connection on the fast path."""
-        if not cycle_speedups.ENABLED:
-            return self.model.register(name)
-        r = self._registers.get(name)
-        if r is None:
-            r = self._registers[name] = self.model.register(name)
-        return r
 
     def register_data(self, r: Register, value: int) -> Any:
         """A cell's data object. A cycle writes the same few values to many
