@@ -82,10 +82,7 @@ class P4TableWriter:
         index, value = w.index, w.value
         if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < r.size:
             raise P4ModelError(f"{r.name}: index {index!r} outside 0..{r.size - 1}")
-        # type(), not isinstance: a bool is an int to isinstance, and refused.
-        plain = type(value) is int and cycle_speedups.ENABLED
-        if not (plain and 0 <= value < 1 << r.width):
-            require_uint(f"{r.name}[{index}]", value, r.width)
+        require_uint(f"{r.name}[{index}]", value, r.width)
         key = self.register_key(r.name, w.index)
         op = Op(i, w, r.name, "register", ("register", r.name, w.index), key=key)
         op.data = self.register_data(r, w.value)
