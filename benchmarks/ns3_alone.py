@@ -54,9 +54,8 @@ def run(s: Scenario, seconds: float, rate: str | None = None) -> Ceiling:
     ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(SOCKET_BUFFER_BYTES))
     # One MSS for the run (ns-3 sets it per socket type, not per
     # application): the first TCP flow's, as the scenarios give one size.
-    tcp_flows = list(s.flows) if s.transport == "tcp" else []
-    if tcp_flows:
-        mss = tcp_flows[0].packet_bytes - IPV4_TCP_HEADER_BYTES
+    if s.transport == "tcp" and s.flows:
+        mss = s.flows[0].packet_bytes - IPV4_TCP_HEADER_BYTES
         ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(mss))
     topo = Topology(s, rate)
     names = [*s.hosts, *s.switches]
@@ -70,7 +69,6 @@ def run(s: Scenario, seconds: float, rate: str | None = None) -> Ceiling:
     )
     addresses = ns.Ipv4AddressHelper()
     host_ip: dict[str, Any] = {}
-    access_bps: dict[str, int] = {}
     for i, link in enumerate(topo.links):
         p2p = ns.PointToPointHelper()
         p2p.SetDeviceAttribute("DataRate", ns.DataRateValue(ns.DataRate(link.rate_bps)))
@@ -88,7 +86,6 @@ def run(s: Scenario, seconds: float, rate: str | None = None) -> Ceiling:
         for end, k in ((link.a, 0), (link.b, 1)):
             if end.port is None:
                 host_ip[end.node] = assigned.GetAddress(k)
-                access_bps[end.node] = link.rate_bps
     ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
 
     stop = ns.Seconds(seconds)
@@ -112,7 +109,7 @@ def run(s: Scenario, seconds: float, rate: str | None = None) -> Ceiling:
             helper.SetAttribute("MaxBytes", ns.UintegerValue(flow.size_bytes or 0))
         else:
             helper = ns.OnOffHelper(factory, dst)
-            rate_bps = _rate_bps(flow, access_bps[flow.src])
+            rate_bps = _rate_bps(flow, topo.access_rate(flow.src))
             helper.SetConstantRate(ns.DataRate(rate_bps), segment)
             if flow.app == "onoff":
                 helper.SetAttribute("OnTime", _constant(ns, flow.on_s))
@@ -145,9 +142,11 @@ def _headers(tcp: bool) -> int:
 
 
 def _rate_bps(flow: Any, access_bps: int) -> int:
+    """An ON/OFF flow's rate while ON, else the harness's UDP rate
+    (evaluation/simulate.py: load x the source's access link)."""
     if flow.rate is not None:
         return parse_rate(flow.rate)
-    return round(flow.load * access_bps)
+    return round(access_bps * flow.load)
 
 
 def _constant(ns: Any, seconds: float) -> Any:
