@@ -23,6 +23,7 @@ from .switch import (
     EntryWrite,
     MirrorSessionWrite,
     PortWrite,
+    RegisterClear,
     RegisterWrite,
     Switch,
     TmPfcWrite,
@@ -175,6 +176,10 @@ def diff_one(switch: Switch, w: Write) -> Difference | None:
         if now == w.value:
             return None
         return Difference("change", f"{w.register}[{w.index}]", str(now), str(w.value))
+    if isinstance(w, RegisterClear):
+        # A clear is a run-time step (a PMQECN cycle's idle half), never
+        # configured state: no intended state produces one.
+        raise TypeError(f"{w.describe()}: a register clear is not configured state")
     if isinstance(w, TmQueueWrite):
         return _diff_tm(switch, w)
     if isinstance(w, MirrorSessionWrite):

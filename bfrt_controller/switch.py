@@ -47,6 +47,21 @@ class RegisterWrite:
 
 
 @dataclass(frozen=True)
+class RegisterClear:
+    """Every cell of a register, in every pipe, back to its initial value,
+    in one request: BF-Runtime's delete with no key, which bf_rt runs as
+    tableClear (pipe_mgr's stateful table reset). Undoing one means writing
+    every cell back, so a batch rolls a clear back only when a later call of
+    the same batch is refused; a clear that is the batch's last call is
+    undone by the switch itself, as a register write is."""
+
+    register: str
+
+    def describe(self) -> str:
+        return f"clear {self.register}"
+
+
+@dataclass(frozen=True)
 class MirrorSessionWrite:
     """A `$mirror.cfg` `$normal` session: copies go to `port`'s queue
     `queue` ($egress_port_queue) at ingress CoS `icos` ($ingress_cos), 0 and
@@ -436,6 +451,7 @@ class BufferCounters:
 Write = (
     EntryWrite
     | RegisterWrite
+    | RegisterClear
     | MirrorSessionWrite
     | TmQueueWrite
     | TmShapingWrite

@@ -489,13 +489,37 @@ def resource_table(results: list[BuildResult], compiler_version: str) -> str:
     return "\n".join(lines)
 
 
+def _row_key(line: str) -> tuple[str, str, bool]:
+    """(program, chip, production) of a table row: the table's order."""
+    program, chip = (cell.strip() for cell in line.split("|")[1:3])
+    return program.split()[0], chip, "(production)" in program
+
+
+def _rows(block: str) -> dict[tuple[str, str, bool], str]:
+    return {
+        _row_key(line): line
+        for line in block.splitlines()
+        if line.startswith("| ") and not line.startswith("| program |")
+    }
+
+
 def update_readme(readme: Path, table: str) -> None:
+    """The block's rows of the programs built replaced by `table`'s; the
+    rows of programs not built this time kept as they were."""
     text = readme.read_text()
     if README_BEGIN not in text or README_END not in text:
         raise SystemExit(f"build_p4: {readme} has no {README_BEGIN} ... {README_END} block")
     head, rest = text.split(README_BEGIN, 1)
-    _, tail = rest.split(README_END, 1)
-    readme.write_text(f"{head}{README_BEGIN}\n{table}\n{README_END}{tail}")
+    block, tail = rest.split(README_END, 1)
+    rows = {**_rows(block), **_rows(table)}
+    lines = [
+        line
+        for line in table.splitlines()
+        if not line.startswith("| ") or line.startswith("| program |")
+    ]
+    lines += [rows[key] for key in sorted(rows)]
+    merged = "\n".join(lines)
+    readme.write_text(f"{head}{README_BEGIN}\n{merged}\n{README_END}{tail}")
 
 
 def compiler_version(compiler: str) -> str:

@@ -629,35 +629,42 @@ AUDIT: tuple[Entry, ...] = (
         "controller takes copies lost as made less rebuilt modulo 2^32 "
         "(bfrt_controller/pmqecn/status.py)",
     ),
-    Entry(
-        "pmqecn",
-        "sojourn_sum_ns",
-        "register",
-        "32",
-        "sojourn times of one departure in 2^k summed per class (W_i)",
-        PerPacket(_BUF_DRAIN_NS_TOFINO, "port", "ns"),
-        1.0,
-        "the controller's interval (interval_s, 1 s)",
-        BY_DESIGN,
-        "the times shown are for k = 0 (every departure summed). The controller "
-        "picks k per class each interval so the next sum stays below 2^31 "
-        "(bfrt_controller/pmqecn/sampling.py): it pins only when a class's "
-        "sum more than doubles between two readings, and then saturates; that "
-        "interval's W_i is taken as unknown (the backlog is counted instead) "
-        "and k rises by 4",
+    # The two halves (sojourn_epoch) are registers of their own, alike.
+    *(
+        Entry(
+            "pmqecn",
+            f"sojourn_sum_ns_{half}",
+            "register",
+            "32",
+            f"sojourn times of one departure in 2^k summed per class (W_i), half {half}",
+            PerPacket(_BUF_DRAIN_NS_TOFINO, "port", "ns"),
+            1.0,
+            "the controller's interval (interval_s, 1 s)",
+            BY_DESIGN,
+            "the times shown are for k = 0 (every departure summed). The controller "
+            "picks k per class each interval so the next sum stays below 2^31 "
+            "(bfrt_controller/pmqecn/sampling.py): it pins only when a class's "
+            "sum more than doubles between two readings, and then saturates; that "
+            "interval's W_i is taken as unknown (the backlog is counted instead) "
+            "and k rises by 4",
+        )
+        for half in (0, 1)
     ),
-    Entry(
-        "pmqecn",
-        "sojourn_pkts",
-        "register",
-        "32",
-        "departures per class (W_i's divisor)",
-        PerPacket(1, "port"),
-        1.0,
-        "the controller's interval (interval_s, 1 s)",
-        CANNOT,
-        "saturating; the controller reads the half (sojourn_epoch) the last "
-        "interval summed into and clears it before the epoch returns to it",
+    *(
+        Entry(
+            "pmqecn",
+            f"sojourn_pkts_{half}",
+            "register",
+            "32",
+            f"departures per class (W_i's divisor), half {half}",
+            PerPacket(1, "port"),
+            1.0,
+            "the controller's interval (interval_s, 1 s)",
+            CANNOT,
+            "saturating; the controller reads a half after the epoch has left "
+            "it and clears it (one request) before the epoch returns to it",
+        )
+        for half in (0, 1)
     ),
     Entry(
         "pmqecn",

@@ -126,6 +126,36 @@ def test_readme_table_is_rewritten_between_markers(build_p4: ModuleType, tmp_pat
     assert readme.read_text() == text
 
 
+def test_a_build_of_some_programs_keeps_the_other_rows(
+    build_p4: ModuleType, tmp_path: Path
+) -> None:
+    """`build_p4.py --update-readme pmqecn` rewrote the table with pmqecn's
+    rows alone, dropping every other program's."""
+    res = build_p4.resources_from_context(_context())
+    kept = [
+        "| aqm | tofino | ok | 3 of 12 | 9 of 12 | 11/30 | 12/25 | 104 |",
+        "| aqm (production) | tofino | ok | 3 of 12 | 8 of 12 | 10/26 | 12/25 | 103 |",
+        "| spie | tofino2 | ok | 8 of 20 | 8 of 20 | 29/11 | 15/4 | 131 |",
+    ]
+    stale = "| pmqecn | tofino | ok | 8 of 12 | 4 of 12 | 41/8 | 24/0 | 99 |"
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        f"{build_p4.README_BEGIN}\n| program | chip | result |\n|---|---|---|\n"
+        + "\n".join([kept[0], kept[1], stale, kept[2]])
+        + f"\n{build_p4.README_END}\n"
+    )
+    results = [build_p4.BuildResult("pmqecn", "tofino", True, "ok", res)]
+    build_p4.update_readme(readme, build_p4.resource_table(results, "p4c 1.2.3"))
+    rows = [
+        line
+        for line in readme.read_text().splitlines()
+        if line.startswith("| ") and "|---" not in line
+    ]
+    fresh = "| pmqecn | tofino | ok | 7 of 12 | 4 of 12 | 3/1 | 2/0 | 2 |"
+    assert rows[1:] == [kept[0], kept[1], fresh, kept[2]]
+    assert stale not in readme.read_text()
+
+
 def _build_p4(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in ("P4C", "SDE_INSTALL")}
     return subprocess.run(

@@ -254,7 +254,7 @@ def test_multipipe_pmqecn_departures_during_a_read_are_not_lost(pipes: int) -> N
     def read_then_depart(name: str, indices: list[int]) -> list[int]:
         nonlocal departed_during_read
         values = original(name, indices)
-        if name == n.SOJOURN_PKTS:
+        if name in n.SOJOURN_PKTS:
             model.send(port, data)
             departed_during_read += 1
         return values

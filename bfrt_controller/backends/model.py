@@ -38,6 +38,7 @@ from ..switch import (
     PauseDirection,
     PortState,
     PortWrite,
+    RegisterClear,
     RegisterWrite,
     Switch,
     TmPfcWrite,
@@ -151,6 +152,8 @@ class ModelSwitch(ModelBufferCounters, Switch):
                 table.add_or_modify(dict(w.key), w.action or "", dict(w.data), w.priority)
         elif isinstance(w, RegisterWrite):
             m.register(w.register).write_all(w.index, w.value)
+        elif isinstance(w, RegisterClear):
+            m.register(w.register).clear()
         elif isinstance(w, MirrorSessionWrite):
             if w.delete:
                 m.mirror_session_delete(w.sid)
@@ -589,6 +592,12 @@ def remember(
             register.put_pipes(index, old)
 
         undo.append(put_cell_back)
+    elif isinstance(w, RegisterClear):
+        try:
+            cleared = m.register(w.register)
+        except P4ModelError:
+            return
+        undo.append(functools.partial(cleared.restore_copies, cleared.copies()))
     elif isinstance(w, MirrorSessionWrite):
         sessions = m.mirror_sessions
         sid, before = w.sid, sessions.get(w.sid)

@@ -43,7 +43,7 @@ from .config import (
 from .drain import exp_entries, log_entries, rate_log2_q7
 from .live import ClassLive, SavedClass
 from .measure import ClassMeter, Sample
-from .pipes import PipeBalance, share_of
+from .pipes import Arrivals, PipeBalance, share_of
 from .sampling import sample_mask
 from .status import status_rows
 
@@ -253,6 +253,7 @@ class PmqecnApp(IntendedStateApp):
         # intended state: one left by an earlier controller is set right by
         # the next flip, whose read is then the start's baseline (measure.py).
         self.pipes.forget_counts()
+        self.meter.forget_counts()
         self.meter.epoch = 0
 
     def live_state(self) -> dict[str, Any]:
@@ -358,23 +359,29 @@ class PmqecnApp(IntendedStateApp):
         optimise cycle, one interval later, already measures lambda_i over a
         whole interval (without it the first cycle only records a baseline and
         the first answer comes after two)."""
-        self.sample(now_s)
-        self.balance_pipes()
+        arrivals = self.pipes.read(self.switch)
+        self.sample(now_s, arrivals)
+        self.balance_pipes(arrivals)
         log.debug("event=measuring since_s=%.6f", now_s)
 
-    def sample(self, now_s: float) -> list[Sample]:
-        """lambda_i and W_i of every class over the interval (measure.py)."""
-        return self.meter.sample(now_s, self.live, self._sampling_write)
+    def sample(self, now_s: float, arrivals: Arrivals | None = None) -> list[Sample]:
+        """lambda_i and W_i of every class over the interval (measure.py),
+        from `arrivals` if this cycle has read them already."""
+        if arrivals is None:
+            arrivals = self.pipes.read(self.switch)
+        return self.meter.sample(now_s, self.live, self._sampling_write, arrivals)
 
-    def balance_pipes(self) -> list[int]:
-        """Each pipe's share of each class's arrivals since the last call; the
-        ecn_threshold entries of the classes whose shares moved are written
-        again, as one batch (pipes.py). The classes rewritten."""
+    def balance_pipes(self, arrivals: Arrivals | None = None) -> list[int]:
+        """Each pipe's share of each class's arrivals since the last call
+        (`arrivals` if read already); the ecn_threshold entries of the
+        classes whose shares moved are written again, as one batch
+        (pipes.py). The classes rewritten."""
         weights = self._port_weights()
         by_id = {c.id: c for c in self.config.classes}
         return self.pipes.rebalance(
             self.switch,
             lambda ids: [w for cid in ids for w in self._threshold_writes(by_id[cid], weights)],
+            arrivals,
         )
 
     # ---- optimisation ----------------------------------------------
@@ -411,14 +418,16 @@ class PmqecnApp(IntendedStateApp):
         self.unchanged_because = "the solution equals what the switch holds"
         # Measurements, not the optimiser's answers: kept up whether or not
         # it runs, as the virtual queues need them to drain right.
-        self.balance_pipes()
+        # One read of every pipe's arrivals serves both (pipes.py, measure.py).
+        arrivals = self.pipes.read(self.switch)
+        self.balance_pipes(arrivals)
         if not self.config.optimizer.enabled:
             self.unchanged_because = "optimizer.enabled is false in the config"
             log.debug("event=optimizer-skipped reason=disabled")
             return []
         if self.meter.last is None:
             log.warning("no baseline sample (start() not called): this cycle only takes one")
-        samples = self.sample(now_s)
+        samples = self.sample(now_s, arrivals)
         if not any(s.rate_pps > 0 for s in samples):
             # Every idle second would say it: chatter, not news.
             self.unchanged_because = "no traffic measured this interval; state kept"

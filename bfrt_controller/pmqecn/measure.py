@@ -1,33 +1,45 @@
 # SPDX-FileCopyrightText: 2026 The tofino-cc authors
 # SPDX-License-Identifier: Apache-2.0
-"""Each interval's measurement of every class: lambda_i from the class
-counters, W_i from the sampled sojourn accumulators, and the standing backlog.
+"""Each interval's measurement of every class: lambda_i from the class's
+arrivals, W_i from the sampled sojourn accumulators, and the standing backlog.
 
-The accumulators have two halves (cell = epoch ++ class); egress sums into
-the half `sojourn_epoch` names. Each interval the meter clears the idle
-half, flips the epoch to it, and only then reads the half the last interval
-summed into, which no departure writes any more: no departure is summed
-after the read and lost to the clear, as one read and one clear of the same
-cells lost those between the two calls."""
+lambda_i is the change of `class_arrivals` (every pipe's wrapping count,
+summed), which the pipe balance reads each cycle anyway (pipes.py): it
+counts the packets `class_counters` counts, in the same branch of ingress,
+so the cycle reads 512 cells fewer on a full switch than with a read of the
+counters beside it (issue 48). A restarted switch counts from zero again:
+push_all() forgets the counts, and the next reading is a baseline.
+
+The accumulators have two halves, each its own (sum, departures) pair of
+registers indexed by class; egress sums into the half `sojourn_epoch` names.
+Each interval the meter clears the idle half, flips the epoch to it, and
+only then reads the half the last interval summed into, which no departure
+writes any more: no departure is summed after the read and lost to the
+clear, as one read and one clear of the same cells lost those between the
+two calls. A half is cleared by one request per register (RegisterClear),
+not a write per cell: on a full switch the per-cell clears were 1,024
+writes a cycle and most of the cycle's BF-Runtime time (issue 48)."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from models.switch.pmqecn import sojourn_slot
+from models import cycle_speedups
 
 from ..common import by_table
-from ..switch import EntryWrite, RegisterWrite, Switch, Write
+from ..switch import EntryWrite, RegisterClear, RegisterWrite, Switch, Write
 from . import names as n
 from .config import PmqecnConfig
 from .live import ClassLive
+from .pipes import Arrivals
 from .sampling import next_sample_log2, samples_taken
 
 log = logging.getLogger("tofcc.pmqecn")
 
 U32_MAX = 0xFFFFFFFF
+U32 = 1 << 32
 
 
 @dataclass(frozen=True)
@@ -74,7 +86,20 @@ def backlog_packets(
 @dataclass
 class _Counters:
     time_s: float
+    # By class: the counter's packets (the reference path) or the arrivals in
+    # every pipe (today's).
     packets: dict[int, int] = field(default_factory=dict)
+    arrivals: dict[int, tuple[int, ...]] = field(default_factory=dict)
+
+
+def arrived(now: Sequence[int], before: Sequence[int] | None) -> int | None:
+    """Packets counted between two readings of a class's per-pipe wrapping
+    counts (exact while each pipe counts fewer than 2^32 of them between the
+    two); None without an earlier reading or if the switch's pipes changed
+    in between."""
+    if before is None or len(now) != len(before):
+        return None
+    return sum((a - b) % U32 for a, b in zip(now, before, strict=True))
 
 
 class ClassMeter:
@@ -100,34 +125,50 @@ class ClassMeter:
         """Clear the idle half, then sum into it; the half just left, which
         nothing writes now."""
         new = 1 - self.epoch
-        clears: list[Write] = []
-        for cid in ids:
-            slot = sojourn_slot(new, cid)
-            clears += [
-                RegisterWrite(n.SOJOURN_SUM_NS, slot, 0),
-                RegisterWrite(n.SOJOURN_PKTS, slot, 0),
-            ]
-        # Two batches: the half is clear before the first departure reaches it.
-        self.switch.write(by_table(clears))
+        registers = (n.SOJOURN_SUM_NS[new], n.SOJOURN_PKTS[new])
+        if cycle_speedups.ENABLED:
+            # A batch of its own per register: a batch's last call is undone
+            # by the switch if refused, an earlier one only from a read of
+            # its every cell. A refused second clear leaves the first done,
+            # which costs nothing: the epoch is not flipped, the half held
+            # only what was read already, and the next cycle clears again.
+            for register in registers:
+                self.switch.write([RegisterClear(register)])
+        else:
+            self.switch.write(
+                by_table([RegisterWrite(r, cid, 0) for cid in ids for r in registers])
+            )
+        # Then the flip: the half is clear before the first departure reaches it.
         self.switch.write([self.epoch_write(new)])
         old, self.epoch = self.epoch, new
         return old
+
+    def forget_counts(self) -> None:
+        """The next sample only takes a baseline (after a push: a restarted
+        switch counts from zero again)."""
+        self.last = None
 
     def sample(
         self,
         now_s: float,
         live: dict[int, ClassLive],
         sampling_write: Callable[[int], EntryWrite],
+        arrivals: Arrivals,
     ) -> list[Sample]:
-        """lambda_i from the class counters (delta over the interval) and W_i
-        from the half of the sojourn accumulators the interval summed into."""
+        """lambda_i from the classes' arrivals in every pipe (`arrivals`, read
+        this cycle; delta over the interval) and W_i from the half of the
+        sojourn accumulators the interval summed into."""
         ids = [c.id for c in self.config.classes]
-        counted = self.switch.read_counters(n.CLASS_COUNTERS, ids)
-        packets = {cid: pkts for cid, (pkts, _) in zip(ids, counted, strict=True)}
+        packets: dict[int, int] = {}
+        in_pipes: dict[int, tuple[int, ...]] = {}
+        if cycle_speedups.ENABLED:
+            in_pipes = {cid: tuple(arrivals[cid]) for cid in ids}
+        else:  # the reference path read the counters as well
+            counted = self.switch.read_counters(n.CLASS_COUNTERS, ids)
+            packets = {cid: pkts for cid, (pkts, _) in zip(ids, counted, strict=True)}
         summed = self._flip(ids)
-        slots = [sojourn_slot(summed, cid) for cid in ids]
-        totals = self.switch.read_registers(n.SOJOURN_SUM_NS, slots)
-        counts = self.switch.read_registers(n.SOJOURN_PKTS, slots)
+        totals = self.switch.read_registers(n.SOJOURN_SUM_NS[summed], ids)
+        counts = self.switch.read_registers(n.SOJOURN_PKTS[summed], ids)
         sojourn = dict(zip(ids, zip(totals, counts, strict=True), strict=True))
         taken_at = dict(self.sample_log2)
         # A new k goes in after the read: the departures of the read's few
@@ -143,7 +184,7 @@ class ClassMeter:
         except Exception:
             self.sample_log2 = taken_at
             raise
-        last, self.last = self.last, _Counters(now_s, packets)
+        last, self.last = self.last, _Counters(now_s, packets, in_pipes)
         samples = []
         for c in self.config.classes:
             total, count = sojourn[c.id]
@@ -161,6 +202,12 @@ class ClassMeter:
             if last is None or now_s <= last.time_s:
                 rate = 0.0
                 delta = 0
+            elif in_pipes:
+                got = arrived(in_pipes[c.id], last.arrivals.get(c.id))
+                delta = got or 0
+                rate = delta / (now_s - last.time_s)
+                if got is None:
+                    self.backlog[c.id] = 0.0
             else:
                 prev = last.packets.get(c.id, 0)
                 # A counter that went backwards was reset by a switch restart.

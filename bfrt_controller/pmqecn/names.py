@@ -57,8 +57,9 @@ CLASS_ARRIVALS = f"{IG}.class_arrivals"
 FEEDBACK_GATE = f"{IG}.feedback_gate"
 
 # W_i (egress).
-SOJOURN_SUM_NS = f"{EG}.sojourn_sum_ns"
-SOJOURN_PKTS = f"{EG}.sojourn_pkts"
+# Each half's (sum, departures) registers, by epoch (models/switch/pmqecn.py).
+SOJOURN_SUM_NS = (f"{EG}.sojourn_sum_ns_0", f"{EG}.sojourn_sum_ns_1")
+SOJOURN_PKTS = (f"{EG}.sojourn_pkts_0", f"{EG}.sojourn_pkts_1")
 SOJOURN_SAMPLING = f"{EG}.sojourn_sampling"
 SET_SOJOURN_SAMPLING = f"{EG}.set_sojourn_sampling"
 SOJOURN_EPOCH = f"{EG}.sojourn_epoch"
@@ -106,7 +107,7 @@ ALL_REGISTERS = (
     VQ_LAST_TICK,
     CLASS_ARRIVALS,
     FEEDBACK_GATE,
-    SOJOURN_SUM_NS,
-    SOJOURN_PKTS,
+    *SOJOURN_SUM_NS,
+    *SOJOURN_PKTS,
 )
 ALL_COUNTERS = (CLASS_COUNTERS, FEEDBACK_REBUILT, UNTRUSTED_FEEDBACK_DROPS, SPOOFED_SOURCE_DROPS)

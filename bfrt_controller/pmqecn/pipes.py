@@ -31,7 +31,7 @@ the shares: a cycle writes nothing while the traffic mix holds.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from models.switch.pmqecn import PIPE_KEY_VALUES
 
@@ -50,6 +50,8 @@ MIN_PACKETS = 64
 U32 = 1 << 32
 
 Shares = tuple[int, ...]
+# Each class's arrival count in every pipe, by class id (PipeBalance.read).
+Arrivals = Mapping[int, Sequence[int]]
 ALL_WHOLE: Shares = (WHOLE,) * PIPE_KEY_VALUES
 
 
@@ -85,7 +87,7 @@ class PipeBalance:
     def __init__(self, class_ids: Sequence[int]) -> None:
         self.class_ids = list(class_ids)
         self.shares: dict[int, Shares] = {cid: ALL_WHOLE for cid in self.class_ids}
-        self._last: list[list[int]] | None = None
+        self._last: list[Sequence[int]] | None = None
         self.measured = False  # shares taken from two readings at least once
 
     def forget_counts(self) -> None:
@@ -93,10 +95,17 @@ class PipeBalance:
         restarted switch's counts start again from zero)."""
         self._last = None
 
-    def measure(self, switch: Switch) -> list[int]:
-        """Read every pipe's arrivals; set and return the classes whose shares
-        moved."""
+    def read(self, switch: Switch) -> Arrivals:
+        """Every pipe's arrival count of each class (wrapping), by class id:
+        one request, which the class meter shares (measure.py)."""
         counts = switch.read_registers_pipes(n.CLASS_ARRIVALS, self.class_ids)
+        return dict(zip(self.class_ids, counts, strict=True))
+
+    def measure(self, switch: Switch, arrivals: Arrivals | None = None) -> list[int]:
+        """Every pipe's arrivals (`arrivals`, or read now); set and return the
+        classes whose shares moved."""
+        got = self.read(switch) if arrivals is None else arrivals
+        counts = [got[cid] for cid in self.class_ids]
         last, self._last = self._last, counts
         if last is None:
             return []
@@ -114,12 +123,15 @@ class PipeBalance:
         return changed
 
     def rebalance(
-        self, switch: Switch, writes_for: Callable[[list[int]], Sequence[Write]]
+        self,
+        switch: Switch,
+        writes_for: Callable[[list[int]], Sequence[Write]],
+        arrivals: Arrivals | None = None,
     ) -> list[int]:
         """measure(), then write the moved classes' entries (`writes_for`) as
         one batch; shares and switch stay as they were if it is refused."""
         old = dict(self.shares)
-        changed = self.measure(switch)
+        changed = self.measure(switch, arrivals)
         if not changed:
             return []
         writes: list[Write] = list(writes_for(changed))

@@ -57,8 +57,6 @@ PMQECN_VQS = 1024
 PIPE_KEY_VALUES = 4
 PMQECN_THRESHOLD_ENTRIES = PMQECN_CLASSES * PIPE_KEY_VALUES
 PIPE_SHIFT = 7
-# The sojourn accumulators' cells: epoch ++ class (sojourn_slot_t).
-PMQECN_SOJOURN_CELLS = 2 * PMQECN_CLASSES
 PMQECN_LOG_ENTRIES = 4096
 PMQECN_EXP_ENTRIES = 8192
 U32_MAX = 0xFFFFFFFF
@@ -76,9 +74,10 @@ def ingress_pipe(port: int) -> int:
     return (port >> PIPE_SHIFT) & (PIPE_KEY_VALUES - 1)
 
 
-def sojourn_slot(epoch: int, class_id: int) -> int:
-    """`epoch ++ class_id[9:0]`: a class's sojourn cell in one epoch's half."""
-    return (epoch << 10) | (class_id & SLOT_MASK)
+def sojourn_registers(epoch: int) -> tuple[str, str]:
+    """The sojourn half `epoch` names: its (sum, departures) registers, each
+    indexed by class_id[9:0]."""
+    return (f"SwitchEgress.sojourn_sum_ns_{epoch}", f"SwitchEgress.sojourn_pkts_{epoch}")
 
 
 def sat_add_u32(a: int, b: int) -> int:
@@ -272,10 +271,14 @@ class Pmqecn(TnaProgram):
         # ---- SwitchEgress -------------------------------------------
         eg = "SwitchEgress"
         self.queue_hook = QueueMetadataHook(p4, f"{eg}.queue_hook")
-        self.sojourn_sum_ns = p4.register(
-            Register(f"{eg}.sojourn_sum_ns", 32, PMQECN_SOJOURN_CELLS)
+        # One (sum, departures) pair of registers per half, indexed by epoch.
+        halves = [sojourn_registers(epoch) for epoch in (0, 1)]
+        self.sojourn_sum_ns = tuple(
+            p4.register(Register(total, 32, PMQECN_CLASSES)) for total, _ in halves
         )
-        self.sojourn_pkts = p4.register(Register(f"{eg}.sojourn_pkts", 32, PMQECN_SOJOURN_CELLS))
+        self.sojourn_pkts = tuple(
+            p4.register(Register(pkts, 32, PMQECN_CLASSES)) for _, pkts in halves
+        )
         self.set_sojourn_epoch = Action(f"{eg}.set_sojourn_epoch", (("epoch", 1),))
         self.sojourn_epoch = p4.table(
             Table(
@@ -497,17 +500,17 @@ class Pmqecn(TnaProgram):
         elif hdr.bridged.class_id != 0 and not hdr.feedback.is_valid():
             md.queue = self.queue_hook.apply(eg_intr_md)
             md.sojourn_epoch = self.sojourn_epoch.lookup({}).data["epoch"]
-            slot = sojourn_slot(md.sojourn_epoch, hdr.bridged.class_id)
+            slot = hdr.bridged.class_id & SLOT_MASK
             t = self.sojourn_sampling.lookup({"hdr.bridged.class_id": hdr.bridged.class_id})
             md.sojourn_sample_mask = t.data["sample_mask"]
-            # sojourn_pkts_add: the departures before this one, then one more.
-            md.sojourn_seen = self.sojourn_pkts.read(slot)
-            self.sojourn_pkts.write(slot, sat_add_u32(md.sojourn_seen, 1))
+            # sojourn_pkts_add_<epoch>: the departures before this one, then one more.
+            pkts = self.sojourn_pkts[md.sojourn_epoch]
+            md.sojourn_seen = pkts.read(slot)
+            pkts.write(slot, sat_add_u32(md.sojourn_seen, 1))
             md.sojourn_seen &= md.sojourn_sample_mask
             if md.sojourn_seen == 0:
-                self.sojourn_sum_ns.write(
-                    slot, sat_add_u32(self.sojourn_sum_ns.read(slot), md.queue.sojourn_ns)
-                )
+                total = self.sojourn_sum_ns[md.sojourn_epoch]
+                total.write(slot, sat_add_u32(total.read(slot), md.queue.sojourn_ns))
 
         # ---- SwitchEgressDeparser ----
         if hdr.ipv4.is_valid():

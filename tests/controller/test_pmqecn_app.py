@@ -19,7 +19,6 @@ from bfrt_controller.switch import EntryWrite, Write
 from doubles.flaky_model import FlakyModelSwitch
 from hw_profiles import load_profile
 from models.switch.core import Match
-from models.switch.pmqecn import sojourn_slot
 
 
 def pipe0(cid: int) -> dict[str, Match]:
@@ -145,12 +144,15 @@ def test_sample_measures_rates_and_sojourn(app: PmqecnApp) -> None:
     assert samples[2].mean_sojourn_ns == pytest.approx(3000.0)
     assert samples[1].rate_pps == 0.0
     # The next interval sums into the other half, cleared before the flip.
-    assert sw.read_register(n.SOJOURN_PKTS, sojourn_slot(app.meter.epoch, 2)) == 0
+    assert sw.read_register(n.SOJOURN_PKTS[app.meter.epoch], 2) == 0
     sw.model.send(2, data)
     assert app.sample(11.0)[1].packets == 1
 
 
 def test_counter_reset_by_restart_is_not_a_negative_rate(app: PmqecnApp) -> None:
+    """A restarted switch counts arrivals from zero: the push after it makes
+    the next reading a baseline, not a wrapped difference (2^32 - 25
+    packets), and the one after measures again."""
     from bfrt_controller.pmqecn.demo import FLOWS
 
     sw = app.switch
@@ -164,7 +166,11 @@ def test_counter_reset_by_restart_is_not_a_negative_rate(app: PmqecnApp) -> None
     for _ in range(5):
         sw.model.send(1, data)
     s = {s.class_id: s for s in app.sample(2.0)}
-    assert s[1].packets == 5 and s[1].rate_pps == pytest.approx(5.0)
+    assert s[1].packets == 0 and s[1].rate_pps == 0.0
+    for _ in range(7):
+        sw.model.send(1, data)
+    s = {s.class_id: s for s in app.sample(3.0)}
+    assert s[1].packets == 7 and s[1].rate_pps == pytest.approx(7.0)
 
 
 def test_tm_dwrr_mode_writes_tm_weights_not_p4() -> None:
@@ -310,11 +316,11 @@ def test_pinned_sojourn_sum_is_sampled_then_measured_exactly(app: PmqecnApp) -> 
     assert isinstance(sw, ModelSwitch)
     assert _sample_mask(app, 2) == 0
     app.sample(10.0)
-    summing = sojourn_slot(app.meter.epoch, 2)
+    summing = app.meter.epoch
     sw.write(
         [
-            RegisterWrite(n.SOJOURN_SUM_NS, summing, 0xFFFFFFFF),
-            RegisterWrite(n.SOJOURN_PKTS, summing, 30_000),
+            RegisterWrite(n.SOJOURN_SUM_NS[summing], 2, 0xFFFFFFFF),
+            RegisterWrite(n.SOJOURN_PKTS[summing], 2, 30_000),
         ]
     )
     pinned = {s.class_id: s for s in app.sample(11.0)}
@@ -325,9 +331,9 @@ def test_pinned_sojourn_sum_is_sampled_then_measured_exactly(app: PmqecnApp) -> 
     data = bytes(FLOWS["video"].packet())
     for _ in range(64):
         sw.model.send(2, data)
-    summing = sojourn_slot(app.meter.epoch, 2)
-    assert sw.read_register(n.SOJOURN_SUM_NS, summing) == 4 * 200_000
-    assert sw.read_register(n.SOJOURN_PKTS, summing) == 64
+    summing = app.meter.epoch
+    assert sw.read_register(n.SOJOURN_SUM_NS[summing], 2) == 4 * 200_000
+    assert sw.read_register(n.SOJOURN_PKTS[summing], 2) == 64
     measured = {s.class_id: s for s in app.sample(12.0)}
     assert measured[2].mean_sojourn_ns == pytest.approx(200_000.0)
     # 16 x 800,000 ns is far below 2^31: summed whole again.

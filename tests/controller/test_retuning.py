@@ -13,10 +13,10 @@ import yaml
 from test_service import Clock, Recording, example, pmqecn_target, recording_factory, write_deploy
 
 from bfrt_controller.service import Daemon
+from doubles.pmqecn_counts import set_class_totals
 from models.switch.core import Match
 
 ECN = "SwitchIngress.ecn_threshold"
-COUNTERS = "SwitchIngress.class_counters"
 OPERATOR_K_CELLS = 37
 
 
@@ -45,7 +45,7 @@ def run_three_optimiser_cycles(tmp_path: Path, config: dict[str, Any]) -> list[d
         for i, cid in enumerate(ids):
             # Unequal, growing load so the solver has something to move.
             packets[cid] += (cycle + 1) * 400 * (i + 1)
-            sw.model.counter(COUNTERS).write(cid, packets[cid], packets[cid] * 1000)
+            set_class_totals(sw.model, cid, packets[cid], packets[cid] * 1000)
         clock.now_s += 1.0
         d.step()
         held.append({cid: held_k_cells(sw, cid) for cid in ids})

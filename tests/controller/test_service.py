@@ -31,6 +31,7 @@ from bfrt_controller.service import (
 )
 from bfrt_controller.switch import PortWrite, Switch, Write
 from doubles import FakeBfrtGrpc
+from doubles.pmqecn_counts import set_class_totals
 from hw_profiles import load_profile
 from models.switch.core import Match
 
@@ -541,11 +542,11 @@ def test_metrics_are_scraped_over_http(tmp_path: Path) -> None:
     clock = Clock()
     d = Daemon(path, recording_factory(made), clock)
     d.step()
-    counters = made["leaf1"].model.counter("SwitchIngress.class_counters")
-    counters.write(1, 500, 600_000)  # traffic of class 1 (voice)
+    leaf1 = made["leaf1"].model
+    set_class_totals(leaf1, 1, 500, 600_000)  # traffic of class 1 (voice)
     clock.now_s += 1.0
     d.step()
-    counters.write(1, 700, 800_000)  # after the cycle: not seen until the next
+    set_class_totals(leaf1, 1, 700, 800_000)  # after the cycle: not seen until the next
     server = serve(d, "127.0.0.1", 0)
     try:
         m = scrape(f"http://127.0.0.1:{server.server_port}/metrics")

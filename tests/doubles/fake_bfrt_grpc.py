@@ -846,25 +846,42 @@ class _Data:
         self.is_default_entry = False
         self.table = table
 
-    @classmethod
-    def answer(cls, table: FakeTable, values: Mapping[str, int | list[int]]) -> _Data:
-        """A register or counter cell as a read returns it: the fields are
-        the table's own (the switch built them), so unlike make_data's there
-        is nothing to check."""
-        data = cls.__new__(cls)
-        data.field_dict = {
-            n: DataTuple(n, int_arr_val=list(v)) if isinstance(v, list) else DataTuple(n, v)
-            for n, v in values.items()
-        }
-        data.action_name = None
-        data.is_default_entry = False
-        data.table = table
-        return data
-
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {n: f.value() for n, f in self.field_dict.items()}
         out["action_name"] = self.action_name
         out["is_default_entry"] = self.is_default_entry
+        return out
+
+
+class _Answer(_Data):
+    """A register or counter cell as a read returns it: the fields are the
+    table's own (the switch built them), so unlike make_data's there is
+    nothing to check. The same fields and to_dict() as any _Data, its
+    DataTuples made only if asked for (a control cycle reads thousands of
+    cells and asks each only for to_dict())."""
+
+    def __init__(self, table: FakeTable, values: Mapping[str, int | list[int]]) -> None:
+        self._values = values
+        self._fields: dict[str, DataTuple] | None = None
+        self.action_name = None
+        self.is_default_entry = False
+        self.table = table
+
+    @property
+    def field_dict(self) -> dict[str, DataTuple]:  # type: ignore[override]
+        if self._fields is None:
+            self._fields = {
+                n: DataTuple(n, int_arr_val=list(v)) if isinstance(v, list) else DataTuple(n, v)
+                for n, v in self._values.items()
+            }
+        return self._fields
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            n: list(v) if isinstance(v, list) else v for n, v in self._values.items()
+        }
+        out["action_name"] = None
+        out["is_default_entry"] = False
         return out
 
 
@@ -2177,18 +2194,23 @@ class FakeSwitch:
         if spec.kind == "register":
             layout = self._layout(spec)
             rows = [st[p] for p in pipes]
+            # One field of the cell's whole width: the cells as they are.
+            whole = layout[0][0] if len(layout) == 1 and layout[0][1] == 0 else None
             for k in keys:
                 index = self._index(spec, k, field)
                 cells = [row[index] for row in rows]
-                values = {name: [(c >> sh) & mask for c in cells] for name, sh, mask in layout}
-                out.append((_Data.answer(table, values), k))
+                if whole is not None:
+                    values = {whole: cells}
+                else:
+                    values = {name: [(c >> sh) & mask for c in cells] for name, sh, mask in layout}
+                out.append((_Answer(table, values), k))
             return out
         # A counter read over all pipes comes back summed.
         per_field = [(n, [st[n][p] for p in pipes]) for n in spec.fields]
         for k in keys:
             index = self._index(spec, k, field)
             sums = {n: sum(row[index] for row in rows) for n, rows in per_field}
-            out.append((_Data.answer(table, sums), k))
+            out.append((_Answer(table, sums), k))
         return out
 
     def _read_one(

@@ -127,11 +127,6 @@
 #ifndef PMQECN_THRESHOLD_ENTRIES
 #define PMQECN_THRESHOLD_ENTRIES 4096
 #endif
-/* The sojourn accumulators (= sojourn_slot_t): two halves of
- * PMQECN_CLASSES (epoch ++ class). */
-#ifndef PMQECN_SOJOURN_CELLS
-#define PMQECN_SOJOURN_CELLS 2048
-#endif
 /* The virtual queues' drain tables, shared by every class (tna/pmqecn/README.md,
  * "Virtual queue"): log2 of the elapsed ticks (3327 ternary entries at the
  * controller's default 8-bit mantissa) and 2^(log sum) bytes (5632 exact). */

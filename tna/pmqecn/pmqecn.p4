@@ -39,9 +39,6 @@
  * exist. */
 typedef bit<10> class_slot_t;
 typedef bit<10> vq_slot_t;
-/* The sojourn accumulators' cells: the epoch the controller last set, then
- * the class (tna/pmqecn/README.md, "Reading W_i without losing a departure"). */
-typedef bit<11> sojourn_slot_t;
 
 /* The two halves of a class's feedback gate: the 64 ns ticks since it last
  * let a feedback copy through (saturating), and how many it has let through
@@ -310,20 +307,37 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
      * queue's packet-seconds); the controller picks k per class from what the
      * last interval summed (bfrt_controller/pmqecn/sampling.py), so the sum
      * stays in range at any rate while a slow class is summed whole.
-     * Two halves, cell epoch ++ class: departures are summed into the half
-     * sojourn_epoch names, so the controller flips the epoch and then reads
-     * and clears the other half, which nothing writes any more - no
-     * departure falls between a read and its clear. */
-    Register<bit<32>, sojourn_slot_t>(PMQECN_SOJOURN_CELLS, 0) sojourn_sum_ns;
-    Register<bit<32>, sojourn_slot_t>(PMQECN_SOJOURN_CELLS, 0) sojourn_pkts;
+     * Two halves, each its own pair of registers, so the controller clears a half
+     * with one request (BF-Runtime's delete with no key: tableClear)
+     * rather than one write per cell: departures are summed into the half
+     * sojourn_epoch names, so the controller clears the other half, flips
+     * the epoch to it and then reads the half just left, which nothing
+     * writes any more - no departure falls between a read and its clear. */
+    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) sojourn_sum_ns_0;
+    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) sojourn_pkts_0;
+    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) sojourn_sum_ns_1;
+    Register<bit<32>, class_slot_t>(PMQECN_CLASSES, 0) sojourn_pkts_1;
 
-    RegisterAction<bit<32>, sojourn_slot_t, void>(sojourn_sum_ns) sojourn_sum_add = {
+    RegisterAction<bit<32>, class_slot_t, void>(sojourn_sum_ns_0) sojourn_sum_add_0 = {
         void apply(inout bit<32> value) {
             value = value |+| eg_md.queue.sojourn_ns;
         }
     };
 
-    RegisterAction<bit<32>, sojourn_slot_t, bit<32>>(sojourn_pkts) sojourn_pkts_add = {
+    RegisterAction<bit<32>, class_slot_t, bit<32>>(sojourn_pkts_0) sojourn_pkts_add_0 = {
+        void apply(inout bit<32> value, out bit<32> seen) {
+            seen = value;
+            value = value |+| 1;
+        }
+    };
+
+    RegisterAction<bit<32>, class_slot_t, void>(sojourn_sum_ns_1) sojourn_sum_add_1 = {
+        void apply(inout bit<32> value) {
+            value = value |+| eg_md.queue.sojourn_ns;
+        }
+    };
+
+    RegisterAction<bit<32>, class_slot_t, bit<32>>(sojourn_pkts_1) sojourn_pkts_add_1 = {
         void apply(inout bit<32> value, out bit<32> seen) {
             seen = value;
             value = value |+| 1;
@@ -372,11 +386,18 @@ control SwitchEgress(inout headers_t hdr, inout eg_md_t eg_md,
             queue_hook.apply(eg_intr_md, eg_md.queue);
             sojourn_epoch.apply();
             sojourn_sampling.apply();
-            eg_md.sojourn_seen = sojourn_pkts_add.execute(
-                eg_md.sojourn_epoch ++ hdr.bridged.class_id[9:0]);
+            if (eg_md.sojourn_epoch == 0) {
+                eg_md.sojourn_seen = sojourn_pkts_add_0.execute(hdr.bridged.class_id[9:0]);
+            } else {
+                eg_md.sojourn_seen = sojourn_pkts_add_1.execute(hdr.bridged.class_id[9:0]);
+            }
             sojourn_sample_bits();
             if (eg_md.sojourn_seen == 0) {
-                sojourn_sum_add.execute(eg_md.sojourn_epoch ++ hdr.bridged.class_id[9:0]);
+                if (eg_md.sojourn_epoch == 0) {
+                    sojourn_sum_add_0.execute(hdr.bridged.class_id[9:0]);
+                } else {
+                    sojourn_sum_add_1.execute(hdr.bridged.class_id[9:0]);
+                }
             }
         }
     }

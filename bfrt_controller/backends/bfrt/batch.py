@@ -69,7 +69,7 @@ class Op:
     # a thousand ops and describes none of them.
     source: Any
     table: str
-    intent: str  # insert | modify | upsert | delete | default | register | mirror | tm
+    intent: str  # insert | modify | upsert | delete | default | register | clear | mirror | tm
     slot_id: Hashable
     pipe: int = ALL_PIPES
     key: Any = None
@@ -275,6 +275,8 @@ def choose_calls(ops: list[Op], slots: Mapping[Hashable, Slot]) -> None:
             op.call, exists = "entry_add_or_mod", True
         elif op.intent == "delete":
             op.call, exists = "entry_del", False
+        elif op.intent == "clear":  # a whole register: a delete with no key
+            op.call = "entry_del"
         elif op.intent == "default":
             op.call = "default_entry_set"
         elif op.intent == "mirror":

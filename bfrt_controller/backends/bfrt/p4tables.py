@@ -14,7 +14,7 @@ from models.switch.core import Match, P4ModelError, Register, Table
 from models.switch.tna import TnaProgram
 
 from ...errors import ControllerError, SwitchUnavailable
-from ...switch import EntryState, EntryWrite, RegisterWrite
+from ...switch import EntryState, EntryWrite, RegisterClear, RegisterWrite
 from .batch import Checked, Op, Slot, SlotKind, restore_entry
 from .client import ALL_PIPES, MATCH_PRIORITY_BITS, READ_BATCH, message, require_uint
 from .session import Session
@@ -47,7 +47,7 @@ class P4TableWriter:
     program. Names and widths are checked against the reference model and
     again by the client against bfrt_info."""
 
-    handles: tuple[type, ...] = (EntryWrite, RegisterWrite)
+    handles: tuple[type, ...] = (EntryWrite, RegisterWrite, RegisterClear)
     kinds: tuple[SlotKind, ...] = ("entry", "default", "register")
 
     def __init__(self, session: Session, model: TnaProgram) -> None:
@@ -55,9 +55,14 @@ class P4TableWriter:
         self.model = model
 
     # -- check -------------------------------------------------------------------
-    def check(self, i: int, w: EntryWrite | RegisterWrite) -> Checked:
+    def check(self, i: int, w: EntryWrite | RegisterWrite | RegisterClear) -> Checked:
         if isinstance(w, RegisterWrite):
             return [self._check_register(i, w)]
+        if isinstance(w, RegisterClear):
+            r = self.model.register(w.register)
+            # No key: the server runs a delete without one as tableClear.
+            op = Op(i, w, r.name, "clear", ("register", r.name, None))
+            return [(op, Slot("register", r.name, ALL_PIPES))]
         return [self._check_entry(i, w)]
 
     def _check_entry(self, i: int, w: EntryWrite) -> tuple[Op, Slot | None]:
@@ -146,6 +151,10 @@ class P4TableWriter:
                 d = data.to_dict()
                 slot.action = d["action_name"]
                 slot.prior = self.action_values(slot.table, slot.action, d)
+        elif slot.index is None:  # a whole register (RegisterClear)
+            r = self.model.register(slot.table)
+            rows = self.get_indexed(r.name, "$REGISTER_INDEX", range(r.size), r.size)
+            slot.prior = [register_pipe_values(r, data.to_dict()) for data in rows]
         else:
             data = self.s.get(slot.table, slot.key, from_hw=True)
             if data is None:
@@ -176,6 +185,8 @@ class P4TableWriter:
             s.rpc(functools.partial(t.default_entry_set, s.target(), data))
         elif slot.kind == "entry":
             restore_entry(s, slot, exists_now, wr.ROLLBACK_ON_ERROR)
+        elif slot.index is None:
+            self._restore_register(slot)
         else:
             r = self.model.register(slot.table)
             values: list[int] = slot.prior
@@ -188,6 +199,29 @@ class P4TableWriter:
                     t.entry_mod, s.target(pipe), [slot.key], [data], atomicity=wr.ROLLBACK_ON_ERROR
                 )
                 s.rpc(mod)
+
+    def _restore_register(self, slot: Slot) -> None:
+        """Every cell of a cleared register back: each pipe's values in
+        calls of up to READ_BATCH cells, or one set for all pipes where
+        they agree everywhere."""
+        s = self.s
+        r = self.model.register(slot.table)
+        cells: list[list[int]] = slot.prior
+        t = s.table(r.name)
+        atomic = s.gc.bfruntime_pb2.WriteRequest.ROLLBACK_ON_ERROR
+        same = all(len(set(values)) == 1 for values in cells)
+        pipes = [ALL_PIPES] if same else list(range(len(cells[0]) if cells else 0))
+        for pipe in pipes:
+            for start in range(0, r.size, READ_BATCH):
+                idx = range(start, min(start + READ_BATCH, r.size))
+                keys = [s.index_key(r.name, "$REGISTER_INDEX", i) for i in idx]
+                datas = [
+                    s.make_data(
+                        r.name, register_fields(r, cells[i][0 if pipe == ALL_PIPES else pipe]), None
+                    )
+                    for i in idx
+                ]
+                s.rpc(functools.partial(t.entry_mod, s.target(pipe), keys, datas, atomicity=atomic))
 
     # -- reads -------------------------------------------------------------------
     def read_register_pipes(self, name: str, index: int) -> list[int]:
