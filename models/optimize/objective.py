@@ -88,12 +88,12 @@ def evaluate_many(
     n_cap = np.repeat([float(p.N) for p in problems], sizes)
     gamma = np.repeat([p.Gamma for p in problems], sizes)
     n_c = np.array([p.n * p.C for p in problems])
-    delay_w = np.concatenate([p.weight_arrays()[0] for p in problems])
-    qos_w = np.concatenate([p.weight_arrays()[1] for p in problems])
+    weights = np.concatenate([p.weights_matrix for p in problems])
+    delay_w, qos_w = weights[:, 0], weights[:, 1]
     kinds = [k for p in problems for k in p.kinds]
     is_a = np.array([k is QosKind.A for k in kinds])
     is_b = np.array([k is QosKind.B for k in kinds])
-    w_meas = np.concatenate([np.asarray(p.W, dtype=np.float64) for p in problems])
+    w_meas = np.concatenate([p.w_array for p in problems])
     r = mm1n_arrays(lam, mu, n_cap)
     throughput = np.add.reduceat(r.lambda_e, starts)
     residual = ((n_c - throughput) / n_c)[port_of]

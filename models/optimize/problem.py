@@ -5,10 +5,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from numbers import Integral, Real
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -74,6 +75,35 @@ def _real(value: object, name: str, *, positive: bool) -> float:
     return result
 
 
+def _reals(values: list[object], name: str, *, positive: bool) -> tuple[float, ...]:
+    """_real of each of `values`, named `name[i]` only in an error: a full
+    switch's cycle checks a thousand, and formats no name unless one is bad."""
+    if values and all(type(v) is float for v in values):
+        out = cast(tuple[float, ...], tuple(values))
+        low = min(out)
+        if all(math.isfinite(v) for v in out) and (low > 0.0 if positive else low >= 0.0):
+            return out
+    return tuple(_real(v, f"{name}[{i}]", positive=positive) for i, v in enumerate(values))
+
+
+def _weights(values: list[object]) -> tuple[tuple[float, float], ...]:
+    """PmqecnProblem._weight of each (delay, qos) pair; pairs of plain finite
+    floats, neither negative nor both zero (every pair a config makes), are
+    taken as they are."""
+    if all(
+        type(v) is tuple
+        and len(v) == 2
+        and type(v[0]) is float
+        and type(v[1]) is float
+        and 0.0 <= v[0] < math.inf
+        and 0.0 <= v[1] < math.inf
+        and (v[0] > 0.0 or v[1] > 0.0)
+        for v in values
+    ):
+        return cast(tuple[tuple[float, float], ...], tuple(values))
+    return tuple(PmqecnProblem._weight(v, i) for i, v in enumerate(values))
+
+
 def _integer(value: object, name: str, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise ProblemError(f"{name} must be an integer, got {value!r}")
@@ -132,9 +162,9 @@ def share_targets(demands: npt.ArrayLike, weights: npt.ArrayLike, capacity: floa
     w = np.asarray(weights, dtype=np.float64)
     if d.shape != w.shape or d.ndim != 1:
         raise ProblemError(f"weights: shape {w.shape} does not match demands {d.shape}")
-    if not (np.all(np.isfinite(d)) and np.all(d >= 0.0)):
+    if not (np.isfinite(d).all() and (d >= 0.0).all()):
         raise ProblemError(f"demands must be finite and >= 0, got {d.tolist()}")
-    if not (np.all(np.isfinite(w)) and np.all(w > 0.0)):
+    if not (np.isfinite(w).all() and (w > 0.0).all()):
         raise ProblemError(f"weights must be finite and > 0, got {w.tolist()}")
     cap = _real(capacity, "capacity", positive=False)
     if float(d.sum()) <= cap:
@@ -221,23 +251,25 @@ class PmqecnProblem:
         w_meas = self._sequence(W, "W", k)
         kind_list = self._sequence(kinds, "kinds", k)
         weight_list = self._sequence(weights, "weights", k)
-        setter(
-            self,
-            "lambdas",
-            tuple(_real(v, f"lambdas[{i}]", positive=True) for i, v in enumerate(lams)),
-        )
-        setter(self, "W", tuple(_real(v, f"W[{i}]", positive=False) for i, v in enumerate(w_meas)))
-        setter(self, "kinds", tuple(_kind(v, f"kinds[{i}]") for i, v in enumerate(kind_list)))
-        setter(self, "weights", tuple(self._weight(v, i) for i, v in enumerate(weight_list)))
+        setter(self, "lambdas", _reals(lams, "lambdas", positive=True))
+        setter(self, "W", _reals(w_meas, "W", positive=False))
+        if all(type(v) is QosKind for v in kind_list):
+            setter(self, "kinds", tuple(kind_list))
+        else:
+            setter(self, "kinds", tuple(_kind(v, f"kinds[{i}]") for i, v in enumerate(kind_list)))
+        setter(self, "weights", _weights(weight_list))
         setter(self, "target_utilisation", check_utilisation(target_utilisation))
         setter(self, "backlog_drain", _real(backlog_drain, "backlog_drain", positive=False))
         self._check_load()
 
     @staticmethod
     def _sequence(value: object, name: str, length: int | None = None) -> list[object]:
-        if isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray):
+        # list and tuple first: the Sequence ABC check is the slow part.
+        if type(value) not in (list, tuple) and (
+            isinstance(value, str | bytes) or not isinstance(value, Sequence | np.ndarray)
+        ):
             raise ProblemError(f"{name} must be a sequence, got {type(value).__name__}")
-        items = list(value)
+        items = list(cast(Sequence[object], value))
         if length is not None and len(items) != length:
             raise ProblemError(f"{name} has {len(items)} entries but lambdas has {length}")
         return items
@@ -288,9 +320,23 @@ class PmqecnProblem:
         """Number of classes (queues)."""
         return len(self.lambdas)
 
+    def _frozen(self, name: str, make: Callable[[], FloatArray]) -> FloatArray:
+        """An array derived from the (frozen) problem, made once and
+        read-only: a full switch's cycle asked for each a dozen times per
+        port. Read-only, a caller that would change it in place fails
+        instead of changing every later caller's copy."""
+        if not cycle_speedups.ENABLED:
+            return make()
+        got = self.__dict__.get(name)
+        if got is None:
+            got = make()
+            got.flags.writeable = False
+            self.__dict__[name] = got
+        return got
+
     @property
     def lambdas_array(self) -> FloatArray:
-        return np.asarray(self.lambdas, dtype=np.float64)
+        return self._frozen("_lambdas", lambda: np.asarray(self.lambdas, dtype=np.float64))
 
     @property
     def target_cap(self) -> float:
@@ -330,12 +376,22 @@ class PmqecnProblem:
         else:
             floor = share_targets(lam, mu, cap * (1.0 - _FLOOR_CAP_MARGIN))
         # C4 (lambda* < mu*) and the open 0 < lambda*, as every solver's bounds.
-        return np.clip(floor, RHO_EPS * mu, (1.0 - RHO_EPS) * mu)
+        return floor.clip(RHO_EPS * mu, (1.0 - RHO_EPS) * mu)
 
     def mask(self, kind: QosKind) -> npt.NDArray[np.bool_]:
         return np.array([k is kind for k in self.kinds])
 
     def weight_arrays(self) -> tuple[FloatArray, FloatArray]:
         """(delay weights, qos weights) as arrays."""
-        w = np.asarray(self.weights, dtype=np.float64)
+        w = self.weights_matrix
         return w[:, 0], w[:, 1]
+
+    @property
+    def weights_matrix(self) -> FloatArray:
+        """``weights`` as a (k, 2) array: (delay, qos) per class."""
+        return self._frozen("_weights", lambda: np.asarray(self.weights, dtype=np.float64))
+
+    @property
+    def w_array(self) -> FloatArray:
+        """``W`` as an array."""
+        return self._frozen("_w", lambda: np.asarray(self.W, dtype=np.float64))

@@ -74,10 +74,10 @@ def _at_least_one_packet(values: npt.ArrayLike) -> tuple[int, ...]:
 def project_mu(problem: PmqecnProblem, mu: npt.ArrayLike) -> FloatArray:
     """Put a near-feasible service split exactly on sum(mu) = Gamma, mu >= lambda/(1-eps)."""
     omega = np.asarray(mu, dtype=np.float64) / problem.Gamma
-    if not np.all(np.isfinite(omega)):
+    if not np.isfinite(omega).all():
         raise SolverError("mu: solver returned non-finite service rates")
     lo = problem.lambdas_array / problem.Gamma / (1.0 - RHO_EPS)
-    if np.all(omega >= lo) and abs(float(omega.sum()) - 1.0) <= _SUM_SLACK:
+    if (omega >= lo).all() and abs(float(omega.sum()) - 1.0) <= _SUM_SLACK:
         # Already feasible (e.g. a previous answer fed back): renormalising
         # would only move it by rounding, and callers compare such mu exactly.
         return np.asarray(mu, dtype=np.float64).copy()
@@ -113,10 +113,10 @@ def project_lam(problem: PmqecnProblem, mu: FloatArray, lam: npt.ArrayLike) -> F
     keeps the floor (which target_floor already fits under the cap).
     """
     rho = np.asarray(lam, dtype=np.float64) / mu
-    if not np.all(np.isfinite(rho)):
+    if not np.isfinite(rho).all():
         raise SolverError("lam_star: solver returned non-finite arrival rates")
     floor = problem.target_floor(mu)
-    excess = np.maximum(np.clip(rho, RHO_EPS, 1.0 - RHO_EPS) * mu - floor, 0.0)
+    excess = np.maximum(rho.clip(RHO_EPS, 1.0 - RHO_EPS) * mu - floor, 0.0)
     room = problem.target_cap - float(floor.sum())
     if floor.sum() + excess.sum() > problem.target_cap:
         excess *= room / excess.sum()
@@ -160,7 +160,7 @@ def build_solution(
         raise SolverError(
             f"N: {solver} answer overfills the buffer (C2 exceeded by {max(viol1, viol2):.2e} N)"
         )
-    if not (np.all(lam > 0.0) and np.all(lam < mu) and np.all(problem.lambdas_array < mu)):
+    if not ((lam > 0.0).all() and (lam < mu).all() and (problem.lambdas_array < mu).all()):
         raise SolverError(f"lam_star: {solver} answer breaks 0 < lambda < mu (C4)")
     omega = mu / problem.Gamma
     return PmqecnSolution(

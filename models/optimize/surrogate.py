@@ -713,7 +713,7 @@ def _layer2_job(problem: PmqecnProblem, mu: FloatArray) -> _Job | ConvexResult:
         # room of ~1e-9 cap, so the answer is the floor (one shared point for
         # every solver); solving would only return it more slowly.
         return ConvexResult(x=rho_lo, status="floor fills the cap", solves=0, pinned=True)
-    if float(np.sum(rho_lo / (1.0 - rho_lo))) > st.n_cap:
+    if float((rho_lo / (1.0 - rho_lo)).sum()) > st.n_cap:
         return ConvexResult(x=rho_lo, status="floor outside the M/M/1 bound on C2", solves=0)
     t = _layer2_template(st)
     omega = mu / problem.Gamma
@@ -737,7 +737,7 @@ def _layer2_job(problem: PmqecnProblem, mu: FloatArray) -> _Job | ConvexResult:
         slope = 1.0 / (1.0 - r) ** 2
         return slope, 1.0 / (1.0 - r) - slope * r
 
-    start = np.clip(problem.lambdas_array / mu, rho_lo, 1.0 - RHO_EPS)
+    start = (problem.lambdas_array / mu).clip(rho_lo, 1.0 - RHO_EPS)
     return _Job(t, values, tangent, start)
 
 

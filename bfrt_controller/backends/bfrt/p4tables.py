@@ -273,7 +273,16 @@ class P4TableWriter:
     def read_registers_pipes(self, name: str, indices: Sequence[int]) -> list[list[int]]:
         r = self.model.register(name)
         rows = self.get_indexed(r.name, "$REGISTER_INDEX", list(indices), r.size)
-        return [register_pipe_values(r, data.to_dict()) for data in rows]
+        if r.members or not cycle_speedups.ENABLED:
+            return [register_pipe_values(r, data.to_dict()) for data in rows]
+        # register_pipe_values of a one-field register, its field named once
+        # for the read (a full switch's cycle reads 1,536 cells).
+        field = f"{r.name}.f1"
+        out = []
+        for data in rows:
+            value = data.to_dict()[field]
+            out.append([int(v) for v in value] if isinstance(value, list) else [int(value)])
+        return out
 
     def read_counters(self, name: str, indices: Sequence[int]) -> list[tuple[int, int]]:
         c = self.model.counter(name)
