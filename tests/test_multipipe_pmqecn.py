@@ -271,3 +271,39 @@ def test_multipipe_pmqecn_departures_during_a_read_are_not_lost(pipes: int) -> N
     assert first[voice].mean_sojourn_ns == pytest.approx(3000.0)
     assert second[voice].packets == 1
     assert second[voice].mean_sojourn_ns == pytest.approx(3000.0)
+
+
+@pytest.mark.parametrize("pipes", PIPES)
+def test_multipipe_pmqecn_arrivals_count_what_the_class_counter_counts(pipes: int) -> None:
+    """lambda_i is read from class_arrivals (summed over the pipes), not
+    the class counter: the two must count the same packets, whatever a
+    host sends. Voice from every pipe, a spoofed source, a frame the
+    switch cannot route and one that is not IPv4: per class, the pipes'
+    arrivals sum to the counter's packets, and the controller's measured
+    packets equal the counter's change."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+
+    app, model = pmqecn_on(pipes)
+    sw = app.switch
+    assert isinstance(sw, ModelSwitch)
+    ids = [c.id for c in app.config.classes]
+    app.start(0.0)
+    before = {cid: sw.read_counter(n.CLASS_COUNTERS, cid)[0] for cid in ids}
+    for pipe in range(pipes):
+        port, data = voice_frame(pipe, 100)
+        for _ in range(3 + pipe):
+            model.send(port, data)
+    port, _ = voice_frame(pipes - 1, 100)
+    spoofed = Ether(dst="02:00:00:00:00:01") / IP(src="192.0.2.9", dst="10.1.0.1", tos=46 << 2)
+    unrouted = Ether(dst="02:00:00:00:00:01") / IP(src="10.0.1.1", dst="198.51.100.1", tos=46 << 2)
+    for frame in (spoofed / UDP() / bytes(50), unrouted / UDP() / bytes(50)):
+        model.send(port, bytes(frame))
+    model.send(1, bytes(Ether(dst="02:00:00:00:00:01", type=0x88B5) / bytes(60)))
+    measured = {s.class_id: s.packets for s in app.sample(1.0)}
+    for cid in ids:
+        counted = sw.read_counter(n.CLASS_COUNTERS, cid)[0]
+        assert sum(sw.read_register_pipes(n.CLASS_ARRIVALS, cid)) == counted, cid
+        assert measured[cid] == counted - before[cid], cid
+    voice = app.config.classes[0].id
+    assert measured[voice] == sum(3 + pipe for pipe in range(pipes))
