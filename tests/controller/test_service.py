@@ -758,3 +758,39 @@ def test_tofcc_run_as_a_process_serves_metrics_reloads_on_sighup_and_exits_on_si
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_cycle_runs_with_the_collector_held_and_collects_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's collector is off while an app's cycle runs (its short-lived
+    objects are freed by reference counting) and its young generations are
+    collected once the cycle is done (service.collect_after_cycle)."""
+    import gc
+
+    from bfrt_controller.pmqecn.app import PmqecnApp
+
+    made: dict[str, Recording] = {}
+    d = Daemon(
+        write_deploy(tmp_path / "d.yaml", pmqecn_target("leaf1")), recording_factory(made), Clock()
+    )
+    during: list[bool] = []
+    cycle = PmqecnApp.service_cycle
+
+    def spy(self: PmqecnApp, now_s: float) -> int:
+        during.append(gc.isenabled())
+        return cycle(self, now_s)
+
+    collected: list[int] = []
+    collect = gc.collect
+
+    def counted(generation: int = 2) -> int:
+        collected.append(generation)
+        return collect(generation)
+
+    monkeypatch.setattr(PmqecnApp, "service_cycle", spy)
+    monkeypatch.setattr(gc, "collect", counted)
+    d.step()
+    assert during == [False]
+    assert gc.isenabled()
+    assert 1 in collected
