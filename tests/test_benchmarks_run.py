@@ -21,7 +21,7 @@ from evaluation.scenario import load_scenario
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(script: str, *args: str) -> str:
+def run(script: str, *args: str, code: int = 0) -> str:
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / script), *args],
         capture_output=True,
@@ -30,7 +30,7 @@ def run(script: str, *args: str) -> str:
         timeout=600,
         check=False,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == code, done.stderr[-3000:]
     return done.stdout
 
 
@@ -38,6 +38,14 @@ def test_control_loop_runs_both_backends() -> None:
     out = run("control_loop.py", "--only-switch", "--cycles", "1")
     assert "BF-Runtime (fake SDE)" in out
     assert "model backend" in out
+
+
+def test_control_loop_fails_a_cycle_over_its_bound() -> None:
+    """`--max-ms` turns issue 48's 20 ms into an exit code; no cycle takes
+    a microsecond, so both backends are named and the run fails."""
+    out = run("control_loop.py", "--only-switch", "--cycles", "1", "--max-ms", "0.001", code=1)
+    assert "BF-Runtime (fake SDE): median" in out
+    assert "model backend: median" in out
 
 
 @pytest.mark.skipif(
