@@ -30,7 +30,7 @@ from models.switch.core import Match
 
 from .errors import ConfigError
 from .logs import logfmt_value
-from .switch import EntryWrite, MirrorSessionWrite, RegisterWrite, Switch, Write
+from .switch import EntryWrite, MirrorSessionWrite, RegisterClear, RegisterWrite, Switch, Write
 
 log = logging.getLogger("tofcc")
 
@@ -469,6 +469,10 @@ def by_table(writes: list[Write]) -> list[Write]:
         # its two registers and went as one call per cell.
         if fast and isinstance(w, RegisterWrite):
             return w.register
+        if isinstance(w, RegisterClear):
+            # With the register's cell writes on both paths: a clear and a
+            # cell write of one register must keep their order.
+            return w.register if fast else "RegisterWrite"
         return type(w).__name__
 
     if fast:

@@ -100,3 +100,22 @@ def test_a_clear_is_not_configured_state_to_diff() -> None:
     sw = ModelSwitch("pmqecn", load_profile("tofino"))
     with pytest.raises(TypeError, match="not configured state"):
         diff_one(sw, RegisterClear(VQ_USED))
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_by_table_keeps_a_clear_in_order_with_its_registers_writes(
+    fast: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Grouping a batch by table may move writes of different tables past
+    each other, never a register's clear past its own cell writes."""
+    from bfrt_controller.common import by_table
+    from models import cycle_speedups
+
+    monkeypatch.setattr(cycle_speedups, "ENABLED", fast)
+    first, clear, then = (
+        RegisterWrite(VQ_USED, 1, 5),
+        RegisterClear(VQ_USED),
+        RegisterWrite(VQ_USED, 2, 6),
+    )
+    grouped = by_table([first, RegisterWrite(VQ_LEVEL, 2, 5), clear, rates(1, 10), then])
+    assert [w for w in grouped if w in (first, clear, then)] == [first, clear, then]
