@@ -35,13 +35,12 @@ from ..switch import EntryWrite, RegisterClear, RegisterWrite, Switch, Write
 from . import names as n
 from .config import PmqecnConfig
 from .live import ClassLive
-from .pipes import Arrivals
+from .pipes import U32, Arrivals
 from .sampling import next_sample_log2, samples_taken
 
 log = logging.getLogger("tofcc.pmqecn")
 
 U32_MAX = 0xFFFFFFFF
-U32 = 1 << 32
 
 
 @dataclass(frozen=True)

@@ -1605,6 +1605,11 @@ class FakeSwitch:
     ) -> None:
         values: list[list[int]] = self.state[spec.name]
         if op == "DELETE":
+            # No key: the server calls tableClear (open-p4studio
+            # bf_rt_server_impl.cpp:3304), which BfRtRegisterTable runs as
+            # pipeStfulTableReset with no spec (bf_rt_p4_table_impl.cpp:7782-7791)
+            # on the target's pipe(s): every cell back to the register's
+            # initial value (pipe_mgr_stful_tbl_mgr.c:1686-1690, reset_table).
             for pipe in self._pipes(target):
                 if key is None:
                     values[pipe] = [spec.initial_value] * spec.size

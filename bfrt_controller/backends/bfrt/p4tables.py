@@ -6,7 +6,7 @@ batch's transaction, their snapshot and undo, and their reads."""
 from __future__ import annotations
 
 import functools
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 from models import cycle_speedups
@@ -29,17 +29,30 @@ def register_fields(r: Register, value: int) -> dict[str, int]:
     return {f"{r.name}.{m}": v for m, v in r.split(value).items()}
 
 
+def _per_pipe(value: Any) -> list[int]:
+    return [int(v) for v in value] if isinstance(value, list) else [int(value)]
+
+
+def pipe_values(r: Register) -> Callable[[Mapping[str, Any]], list[int]]:
+    """Reads a cell's value in every pipe from its data, members packed as
+    the model does; the field names worked out once for a read of many
+    cells (a full switch's PMQECN cycle reads 1,536)."""
+    if not r.members:
+        field = f"{r.name}.f1"
+        return lambda data: _per_pipe(data[field])
+    fields = [(m, f"{r.name}.{m}") for m in r.members]
+
+    def packed(data: Mapping[str, Any]) -> list[int]:
+        parts = {m: _per_pipe(data[name]) for m, name in fields}
+        pipes = len(next(iter(parts.values())))
+        return [r.pack({m: parts[m][p] for m in r.members}) for p in range(pipes)]
+
+    return packed
+
+
 def register_pipe_values(r: Register, data: Mapping[str, Any]) -> list[int]:
     """A read cell's value in every pipe, members packed as the model does."""
-
-    def per_pipe(value: Any) -> list[int]:
-        return [int(v) for v in value] if isinstance(value, list) else [int(value)]
-
-    if not r.members:
-        return per_pipe(data[f"{r.name}.f1"])
-    parts = {m: per_pipe(data[f"{r.name}.{m}"]) for m in r.members}
-    pipes = len(next(iter(parts.values())))
-    return [r.pack({m: parts[m][p] for m in r.members}) for p in range(pipes)]
+    return pipe_values(r)(data)
 
 
 class P4TableWriter:
@@ -154,7 +167,8 @@ class P4TableWriter:
         elif slot.index is None:  # a whole register (RegisterClear)
             r = self.model.register(slot.table)
             rows = self.get_indexed(r.name, "$REGISTER_INDEX", range(r.size), r.size)
-            slot.prior = [register_pipe_values(r, data.to_dict()) for data in rows]
+            read = pipe_values(r)
+            slot.prior = [read(data.to_dict()) for data in rows]
         else:
             data = self.s.get(slot.table, slot.key, from_hw=True)
             if data is None:
@@ -273,16 +287,8 @@ class P4TableWriter:
     def read_registers_pipes(self, name: str, indices: Sequence[int]) -> list[list[int]]:
         r = self.model.register(name)
         rows = self.get_indexed(r.name, "$REGISTER_INDEX", list(indices), r.size)
-        if r.members or not cycle_speedups.ENABLED:
-            return [register_pipe_values(r, data.to_dict()) for data in rows]
-        # register_pipe_values of a one-field register, its field named once
-        # for the read (a full switch's cycle reads 1,536 cells).
-        field = f"{r.name}.f1"
-        out = []
-        for data in rows:
-            value = data.to_dict()[field]
-            out.append([int(v) for v in value] if isinstance(value, list) else [int(value)])
-        return out
+        read = pipe_values(r)
+        return [read(data.to_dict()) for data in rows]
 
     def read_counters(self, name: str, indices: Sequence[int]) -> list[tuple[int, int]]:
         c = self.model.counter(name)
