@@ -16,6 +16,22 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 ENABLED = True
+# The compiled per-packet cores (models/switch/native), one of the speed-ups:
+# off with ENABLED, or alone (native_disabled) to compare them with the
+# Python fast path.
+NATIVE = True
+
+
+@contextmanager
+def native_disabled() -> Iterator[None]:
+    """Run the models' Python per packet, the other speed-ups on."""
+    global NATIVE
+    saved = NATIVE
+    NATIVE = False
+    try:
+        yield
+    finally:
+        NATIVE = saved
 
 
 @contextmanager

@@ -2,11 +2,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """DA-DCTCP's reference model: the fixed-point helpers the vectors rely on,
 the two-sample EWMA against Eq. 5's exact average (the README's bound), and
-vectors that must fail when the model is broken on purpose."""
+vectors that must fail when the model is broken on purpose.
+
+The Python model is what is broken, so it runs every packet here: the
+compiled core (models/switch/native) is held to it by
+tests/test_native_cores.py."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +19,7 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
 from hw_profiles import load_profile
+from models import speedups
 from models.switch import dadctcp as m
 from models.switch.core import Match
 from models.switch.registry import PROGRAMS, make_model
@@ -21,6 +27,12 @@ from models.switch.target import ModelTarget
 from models.switch.tna import EgressIntrinsic, IngressIntrinsic
 from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
 from models.vectors.runner import VectorMismatch, run_vector
+
+
+@pytest.fixture(autouse=True)
+def python_model() -> Iterator[None]:
+    with speedups.native_disabled():
+        yield
 
 
 @pytest.mark.parametrize(

@@ -23,10 +23,12 @@ from __future__ import annotations
 import copy
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from hw_profiles import HwProfile
+from models import speedups
 
+from . import native
 from .core import Counter, Entry, MirrorSession, Output, P4ModelError, P4Objects, Register, Table
 
 # A packet may loop through a recirculation port at most this many times in
@@ -122,6 +124,31 @@ class TnaProgram(ABC):
         self._local_bits = profile.port_id_bits - (profile.pipes - 1).bit_length()
         # None: a packet goes from ingress straight to egress.
         self.tm: TrafficManager | None = None
+        self._native: native.Core | None = None
+        self._native_bound = False
+
+    # -- the compiled core (models/switch/native) ----------------------
+    def native_binding(self) -> tuple[Any, ...] | None:
+        """The objects a program's compiled core runs on, in its Slot order;
+        None: the program has no core."""
+        return None
+
+    def native_core(self) -> native.Core | None:
+        """The compiled core when the speed-ups run it, else None (the
+        program runs in Python)."""
+        if not (speedups.ENABLED and speedups.NATIVE):
+            return None
+        if not self._native_bound:
+            binding = self.native_binding()
+            self._native = None if binding is None else native.bind(self.name, binding)
+            self._native_bound = True
+        return self._native
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A core's functions are not copied or pickled: a copy binds its own.
+        state = dict(self.__dict__)
+        state["_native"], state["_native_bound"] = None, False
+        return state
 
     # -- pipes ---------------------------------------------------------
     def set_pipes(self, pipes: int) -> None:
