@@ -12,8 +12,9 @@ made for the ns-3 glue (so flip it between runs, never during one).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 ENABLED = True
 # The compiled per-packet cores (models/switch/native), one of the speed-ups:
@@ -23,24 +24,22 @@ NATIVE = True
 
 
 @contextmanager
-def native_disabled() -> Iterator[None]:
+def _off(flag: str) -> Iterator[None]:
+    """This module's `flag` False inside the block, as it was after."""
+    module = sys.modules[__name__]
+    saved = getattr(module, flag)
+    setattr(module, flag, False)
+    try:
+        yield
+    finally:
+        setattr(module, flag, saved)
+
+
+def native_disabled() -> AbstractContextManager[None]:
     """Run the models' Python per packet, the other speed-ups on."""
-    global NATIVE
-    saved = NATIVE
-    NATIVE = False
-    try:
-        yield
-    finally:
-        NATIVE = saved
+    return _off("NATIVE")
 
 
-@contextmanager
-def disabled() -> Iterator[None]:
+def disabled() -> AbstractContextManager[None]:
     """Run the reference (pre-speed-up) code paths inside the block."""
-    global ENABLED
-    saved = ENABLED
-    ENABLED = False
-    try:
-        yield
-    finally:
-        ENABLED = saved
+    return _off("ENABLED")
