@@ -111,6 +111,13 @@ class Table:
         self._memo_for: tuple[object, object] = (None, None)
         self._normal_keys: dict[tuple[tuple[object, ...], ...], dict[str, Match]] = {}
 
+    def __getstate__(self) -> dict[str, object]:
+        # A compiled core's search structure (models/switch/native) stays
+        # with this table; a copy compiles its own.
+        state = dict(self.__dict__)
+        state.pop("_native_cache", None)
+        return state
+
     @property
     def entries(self) -> list[Entry]:
         return self._entries

@@ -10,7 +10,6 @@ the choices (the slope per departure, the two-sample EWMA and its bound).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from hw_profiles import HwProfile
 
@@ -165,45 +164,6 @@ class Dadctcp(TnaProgram):
         previous = self.last_slope.read(slot)
         self.last_slope.write(slot, slope_cells)
         return previous
-
-    def native_binding(self) -> tuple[Any, ...]:
-        """native/dadctcp.cpp's Slot order: each table with its key fields
-        (the order its memo keys on), counters, registers, action names."""
-
-        def keys(table: Table, *names: str) -> tuple[str, ...]:
-            if tuple(table.keys) != names:
-                raise RuntimeError(f"{table.name}: keys {tuple(table.keys)}, the core has {names}")
-            return names
-
-        trust, guard, fwd, hook = self.trust, self.source_guard, self.forward, self.queue_hook
-        return (
-            trust.trusted_ports,
-            keys(trust.trusted_ports, "ig_intr_md.ingress_port"),
-            trust.untrusted_feedback_drops,
-            guard.source_bindings,
-            keys(guard.source_bindings, "ig_intr_md.ingress_port", "hdr.ipv4.src_addr"),
-            guard.spoofed_source_drops,
-            guard.spoofed_source.name,
-            fwd.ipv4_lpm,
-            keys(fwd.ipv4_lpm, "hdr.ipv4.dst_addr"),
-            fwd.drop.name,
-            self.queue_select,
-            keys(self.queue_select, "hdr.ipv4.dscp"),
-            self.set_queue.name,
-            hook.queue_md_override,
-            keys(hook.queue_md_override, "eg_intr_md.egress_port"),
-            hook.inject.name,
-            self.queue_threshold,
-            keys(self.queue_threshold, "eg_intr_md.egress_port", "eg_intr_md.egress_qid"),
-            self.set_threshold.name,
-            self.ce_marked,
-            self.not_ect_dropped,
-            self.last_depth,
-            self.last_slope,
-            self.last_departure,
-            IngressResult,
-            EgressResult,
-        )
 
     # ---- ingress ----------------------------------------------------
     def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:

@@ -128,19 +128,13 @@ class TnaProgram(ABC):
         self._native_bound = False
 
     # -- the compiled core (models/switch/native) ----------------------
-    def native_binding(self) -> tuple[Any, ...] | None:
-        """The objects a program's compiled core runs on, in its Slot order;
-        None: the program has no core."""
-        return None
-
     def native_core(self) -> native.Core | None:
         """The compiled core when the speed-ups run it, else None (the
         program runs in Python)."""
         if not (speedups.ENABLED and speedups.NATIVE):
             return None
         if not self._native_bound:
-            binding = self.native_binding()
-            self._native = None if binding is None else native.bind(self.name, binding)
+            self._native = native.bind(self)
             self._native_bound = True
         return self._native
 

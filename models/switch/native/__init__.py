@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 # The programs with a core, each its `<name>.cpp` and namespace.
-PROGRAMS = ("dadctcp",)
+PROGRAMS = ("dadctcp", "spie")
 # Set to 0 to run every model in Python even where cppyy is installed.
 ENV_SWITCH = "TOFCC_NATIVE"
 
@@ -35,8 +35,10 @@ ENV_SWITCH = "TOFCC_NATIVE"
 class Core(NamedTuple):
     """A program's compiled ingress and egress, and the objects they run on."""
 
-    ingress: Callable[[tuple[Any, ...], Any, bytes], Any]
-    egress: Callable[[tuple[Any, ...], Any, bytes], Any]
+    # (binding, intrinsic metadata, data[, digest]) -> the result, or None
+    # to run the packet in Python.
+    ingress: Callable[..., Any]
+    egress: Callable[..., Any]
     binding: tuple[Any, ...]
 
 
@@ -47,27 +49,41 @@ def available() -> bool:
 
 
 @cache
-def _compiled() -> dict[str, tuple[Any, Any, int]] | None:
+def _compiled() -> dict[str, Any] | None:
     try:
         import cppyy  # type: ignore[import-not-found]
     except ImportError:
         return None
     cppyy.add_include_path(str(HERE))
-    out = {}
+    out: dict[str, Any] = {}
     for name in PROGRAMS:
         cppyy.cppdef(f'#include "{name}.cpp"')
         ingress, egress, slots = getattr(cppyy.gbl.tofcc_native, name).Functions()
         out[name] = (ingress, egress, slots)
+    out["lookup"] = cppyy.gbl.tofcc_native.LookupFunction()
     return out
 
 
-def bind(program: str, binding: tuple[Any, ...]) -> Core | None:
-    """`program`'s core on the objects of `binding` (the order its .cpp's
-    Slot enum names), or None where the cores cannot run."""
+def lookup_function() -> Callable[[Any, tuple[str, ...], tuple[int, ...]], Any] | None:
+    """The cores' table search as a function (table, key fields, key values)
+    -> LookupResult, for tests; None where the cores cannot run."""
     compiled = _compiled() if os.environ.get(ENV_SWITCH, "1") != "0" else None
-    if compiled is None or program not in compiled:
+    return None if compiled is None else compiled["lookup"]
+
+
+def bind(program: Any) -> Core | None:
+    """The compiled core of `program` (a TnaProgram) on its own objects, or
+    None where the cores cannot run or the program has none."""
+    from .bindings import BINDINGS
+
+    make = BINDINGS.get(program.name)
+    compiled = _compiled() if os.environ.get(ENV_SWITCH, "1") != "0" else None
+    if make is None or compiled is None or program.name not in compiled:
         return None
-    ingress, egress, slots = compiled[program]
+    ingress, egress, slots = compiled[program.name]
+    binding = make(program)
     if len(binding) != slots:
-        raise RuntimeError(f"{program}: binding of {len(binding)} objects, the core takes {slots}")
+        raise RuntimeError(
+            f"{program.name}: binding of {len(binding)} objects, the core takes {slots}"
+        )
     return Core(ingress, egress, binding)

@@ -6,7 +6,9 @@
 // objects (pyobj.hpp). Read it beside the Python; tests/test_native_cores.py
 // holds the two to the same bytes and state on every vector and on random
 // frames.
-#include "pyobj.hpp"
+#include <algorithm>
+
+#include "controls.hpp"
 
 namespace tofcc_native {
 namespace dadctcp {
@@ -24,32 +26,18 @@ enum Slot {
   kSlots
 };
 
-struct Fields {
-  PyObject *port, *src_mac, *dst_mac, *qid, *depth_cells, *sojourn_ns, *slot, *k1_cells,
-      *k2_cells, *use_slope, *drop_not_ect, *egress_port, *egress_qid, *deq_qdepth,
-      *global_tstamp_ns;
-};
-inline Fields& F() {
-  static Fields f = {
-      PyUnicode_InternFromString("port"),          PyUnicode_InternFromString("src_mac"),
-      PyUnicode_InternFromString("dst_mac"),       PyUnicode_InternFromString("qid"),
-      PyUnicode_InternFromString("depth_cells"),   PyUnicode_InternFromString("sojourn_ns"),
-      PyUnicode_InternFromString("slot"),          PyUnicode_InternFromString("k1_cells"),
-      PyUnicode_InternFromString("k2_cells"),      PyUnicode_InternFromString("use_slope"),
-      PyUnicode_InternFromString("drop_not_ect"),  PyUnicode_InternFromString("egress_port"),
-      PyUnicode_InternFromString("egress_qid"),    PyUnicode_InternFromString("deq_qdepth"),
-      PyUnicode_InternFromString("global_tstamp_ns"),
-  };
-  return f;
-}
-
 constexpr uint64_t kSign = 1ull << 31;
 
 inline PyObject* B(PyObject* binding, Slot s) { return PyTuple_GET_ITEM(binding, s); }
 
+// IngressResult(drop, egress_port, qid, data), mirror None, icos 0.
+inline PyObject* IngressResult(PyObject* binding, PyObject* drop, PyObject* port, PyObject* qid,
+                               PyObject* data) {
+  return NewRecord(B(binding, kIngressResult), {drop, port, qid, data, Py_None, Zero()});
+}
+
 inline PyObject* IngressDrop(PyObject* binding) {
-  PyObject* args[] = {Py_True};
-  return PyObject_Vectorcall(B(binding, kIngressResult), args, 1, nullptr);
+  return IngressResult(binding, Py_True, Zero(), Zero(), Empty());
 }
 
 // ingress(ig_intr_md, data): the result, or None when the model must run it.
@@ -58,57 +46,35 @@ PyObject* Ingress(PyObject* binding, uint64_t in_port, PyObject* frame) {
   const size_t len = PyBytes_GET_SIZE(frame);
   Parsed h;
   if (!ParseHeaders(p, len, 0, &h)) Py_RETURN_NONE;  // the parser's drop, the model's
-  if (in_port >= 512 || in_port >= static_cast<uint64_t>(CounterSize(B(binding, kUntrustedDrops))) ||
-      in_port >= static_cast<uint64_t>(CounterSize(B(binding, kSpoofedDrops)))) {
-    if (PyErr_Occurred()) return nullptr;
-    Py_RETURN_NONE;
-  }
-  // FeedbackTrust
-  if (h.feedback) {
-    uint64_t key[] = {in_port};
-    Hit r(Lookup(B(binding, kTrustedPorts), B(binding, kTrustedPortsKeys), key));
-    int hit = 0;
-    if (!r.ok() || !r.hit(&hit)) return nullptr;
-    if (!hit) {
-      if (!CounterCount(B(binding, kUntrustedDrops), in_port, len)) return nullptr;
-      return IngressDrop(binding);
-    }
-  }
-  // SourceGuard
-  if (h.ipv4 && !h.feedback) {
-    uint64_t key[] = {in_port, Be32(p + h.ipv4_off + 12)};
-    Hit r(Lookup(B(binding, kSourceBindings), B(binding, kSourceBindingsKeys), key));
-    if (!r.ok()) return nullptr;
-    const int spoofed = r.is(B(binding, kSpoofedSourceAction));
-    if (spoofed < 0) return nullptr;
-    if (spoofed) {
-      if (!CounterCount(B(binding, kSpoofedDrops), in_port, len)) return nullptr;
-      return IngressDrop(binding);
-    }
-  }
-  // Ipv4Forward
-  if (!h.ipv4) return IngressDrop(binding);
+  // A port the counters would refuse: the model's to refuse.
+  const int known = std::min(CounterHas(B(binding, kUntrustedDrops), in_port),
+                             CounterHas(B(binding, kSpoofedDrops), in_port));
+  if (known < 0) return nullptr;
+  if (known == 0) Py_RETURN_NONE;
+  const int forged = TrustApply(B(binding, kTrustedPorts), B(binding, kTrustedPortsKeys),
+                                B(binding, kUntrustedDrops), h, in_port, len);
+  if (forged < 0) return nullptr;
+  if (forged) return IngressDrop(binding);
+  const int spoofed =
+      GuardApply(B(binding, kSourceBindings), B(binding, kSourceBindingsKeys),
+                 B(binding, kSpoofedDrops), B(binding, kSpoofedSourceAction), h, p, in_port, len);
+  if (spoofed < 0) return nullptr;
+  if (spoofed) return IngressDrop(binding);
+  Route route;
+  if (ForwardApply(B(binding, kIpv4Lpm), B(binding, kIpv4LpmKeys), B(binding, kDropAction), h, p,
+                   &route) < 0)
+    return nullptr;
+  if (route.drop) return IngressDrop(binding);
   const uint8_t* ip = p + h.ipv4_off;
-  if ((ip[0] & 0x0F) != 5 || ip[8] <= 1) return IngressDrop(binding);
-  uint64_t port = 0, src_mac = 0, dst_mac = 0, qid = 0;
-  {
-    uint64_t key[] = {Be32(ip + 16)};
-    Hit r(Lookup(B(binding, kIpv4Lpm), B(binding, kIpv4LpmKeys), key));
-    if (!r.ok()) return nullptr;
-    const int dropped = r.is(B(binding, kDropAction));
-    if (dropped < 0) return nullptr;
-    if (dropped) return IngressDrop(binding);
-    if (!r.field(F().src_mac, &src_mac) || !r.field(F().dst_mac, &dst_mac) ||
-        !r.field(F().port, &port))
-      return nullptr;
-  }
+  uint64_t qid = 0;
   {
     uint64_t key[] = {static_cast<uint64_t>(ip[1] >> 2)};  // dscp
     Hit r(Lookup(B(binding, kQueueSelect), B(binding, kQueueSelectKeys), key));
     if (!r.ok()) return nullptr;
     const int set = r.is(B(binding, kSetQueueAction));
     if (set < 0) return nullptr;
-    if (set && !r.field(F().qid, &qid)) return nullptr;
+    static PyObject* const kQid = FieldName("qid");
+    if (set && !r.field(kQid, &qid)) return nullptr;
   }
   // emit(bridged, ethernet, ipv4, tcp, udp, feedback) + payload: the frame
   // behind the bridged header, its MACs and TTL rewritten.
@@ -117,15 +83,11 @@ PyObject* Ingress(PyObject* binding, uint64_t in_port, PyObject* frame) {
   auto* o = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(out.get()));
   PutBridged(o, in_port, p);
   std::memcpy(o + kBridgedBytes, p, len);
-  uint8_t* eth = o + kBridgedBytes;
-  Put48(eth + 0, dst_mac);
-  Put48(eth + 6, src_mac);
-  eth[h.ipv4_off + 8] = static_cast<uint8_t>(ip[8] - 1);
-  Ref egress_port(PyLong_FromUnsignedLongLong(port));
+  RouteRewrite(o + kBridgedBytes, h.ipv4_off, route);
+  Ref egress_port(PyLong_FromUnsignedLongLong(route.port));
   Ref queue(PyLong_FromUnsignedLongLong(qid));
   if (!egress_port || !queue) return nullptr;
-  PyObject* args[] = {Py_False, egress_port.get(), queue.get(), out.get()};
-  return PyObject_Vectorcall(B(binding, kIngressResult), args, 4, nullptr);
+  return IngressResult(binding, Py_False, egress_port.get(), queue.get(), out.get());
 }
 
 inline uint64_t ArithShiftRight(uint64_t v, int bits) {
@@ -141,9 +103,9 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
   const size_t len = PyBytes_GET_SIZE(frame);
   Parsed h;
   if (len < kBridgedBytes || !ParseHeaders(p, len, kBridgedBytes, &h)) Py_RETURN_NONE;
+  static PyObject* const names[] = {FieldName("egress_port"), FieldName("egress_qid"),
+                                    FieldName("deq_qdepth"), FieldName("global_tstamp_ns")};
   uint64_t port, qid, deq_qdepth, tstamp;
-  PyObject* const names[] = {F().egress_port, F().egress_qid, F().deq_qdepth,
-                             F().global_tstamp_ns};
   uint64_t* const values[] = {&port, &qid, &deq_qdepth, &tstamp};
   for (int k = 0; k < 4; ++k) {
     const int got = AttrU64(md, names[k], values[k]);
@@ -161,7 +123,8 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
       if (!r.ok()) return nullptr;
       const int inject = r.is(B(binding, kInjectAction));
       if (inject < 0) return nullptr;
-      if (inject && !r.field(F().depth_cells, &depth)) return nullptr;
+      static PyObject* const kDepth = FieldName("depth_cells");
+      if (inject && !r.field(kDepth, &depth)) return nullptr;
     }
     uint64_t key[] = {port, qid};
     Hit r(Lookup(B(binding, kQueueThreshold), B(binding, kQueueThresholdKeys), key));
@@ -169,11 +132,14 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     const int set = r.is(B(binding, kSetThresholdAction));
     if (set < 0) return nullptr;
     if (set) {
+      static PyObject* const names[] = {FieldName("slot"), FieldName("k1_cells"),
+                                        FieldName("k2_cells"), FieldName("use_slope"),
+                                        FieldName("drop_not_ect")};
       uint64_t slot, k1, k2, use_slope, drop_not_ect;
-      if (!r.field(F().slot, &slot) || !r.field(F().k1_cells, &k1) ||
-          !r.field(F().k2_cells, &k2) || !r.field(F().use_slope, &use_slope) ||
-          !r.field(F().drop_not_ect, &drop_not_ect))
-        return nullptr;
+      uint64_t* const values[] = {&slot, &k1, &k2, &use_slope, &drop_not_ect};
+      for (int k = 0; k < 5; ++k) {
+        if (!r.field(names[k], values[k])) return nullptr;
+      }
       RegisterCells last_depth(B(binding, kLastDepth));
       RegisterCells last_slope(B(binding, kLastSlope));
       RegisterCells last_departure(B(binding, kLastDeparture));
@@ -185,12 +151,13 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
       // Anything the model's own checks would refuse goes to the model.
       if (slot >= static_cast<uint64_t>(last_depth.size()) ||
           slot >= static_cast<uint64_t>(last_slope.size()) ||
-          slot >= static_cast<uint64_t>(last_departure.size()) || depth > kU32 ||
-          port >= static_cast<uint64_t>(CounterSize(B(binding, kCeMarked))) ||
-          port >= static_cast<uint64_t>(CounterSize(B(binding, kNotEctDropped)))) {
-        if (PyErr_Occurred()) return nullptr;
+          slot >= static_cast<uint64_t>(last_departure.size()) || depth > kU32) {
         Py_RETURN_NONE;
       }
+      const int known = std::min(CounterHas(B(binding, kCeMarked), port),
+                                 CounterHas(B(binding, kNotEctDropped), port));
+      if (known < 0) return nullptr;
+      if (known == 0) Py_RETURN_NONE;
       const uint64_t now_ticks = (tstamp >> 6) & kU32;
       uint64_t prev_depth, prev_slope;
       if (!last_depth.read(i, &prev_depth) || !last_depth.write(i, depth) ||
@@ -223,8 +190,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     ip[1] = static_cast<uint8_t>((ip[1] & 0xFC) | ecn);
     Put16(ip + 10, Ipv4Checksum(ip));
   }
-  PyObject* args[] = {drop ? Py_True : Py_False, out.get()};
-  return PyObject_Vectorcall(B(binding, kEgressResult), args, 2, nullptr);
+  return NewRecord(B(binding, kEgressResult), {drop ? Py_True : Py_False, out.get(), Py_None});
 }
 
 // Both take (binding, intrinsic metadata, data); data that is not bytes is

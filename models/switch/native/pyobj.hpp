@@ -15,6 +15,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
+#include <memory>
+#include <unordered_map>
+#include <vector>
 
 namespace tofcc_native {
 
@@ -44,21 +48,39 @@ class Ref {
     o_ = nullptr;
     return o;
   }
+  void reset(PyObject* o) {
+    Py_XDECREF(o_);
+    o_ = o;
+  }
   explicit operator bool() const { return o_ != nullptr; }
 
  private:
   PyObject* o_ = nullptr;
 };
 
+// Shared immortal-enough constants: 0 and b"" (kept for the process).
+inline PyObject* Zero() {
+  static PyObject* const zero = PyLong_FromLong(0);
+  return zero;
+}
+inline PyObject* Empty() {
+  static PyObject* const empty = PyBytes_FromStringAndSize(nullptr, 0);
+  return empty;
+}
+
+// None: the Python model runs this packet (the core leaves it untouched).
+inline PyObject* Defer() { Py_RETURN_NONE; }
+// The same, unless a C API call failed: then that error.
+inline PyObject* DeferOrError() { return PyErr_Occurred() ? nullptr : Defer(); }
+
 struct Names {
-  PyObject *values, *packets, *bytes, *groups, *memo_for, *memo, *deflt, *lookup, *action, *data;
+  PyObject *values, *packets, *bytes, *groups, *deflt, *lookup, *action, *data;
   PyObject *hit, *keys;
 };
 inline Names& N() {
   static Names n = {
       PyUnicode_InternFromString("values"),   PyUnicode_InternFromString("packets"),
       PyUnicode_InternFromString("bytes"),    PyUnicode_InternFromString("_groups"),
-      PyUnicode_InternFromString("_memo_for"), PyUnicode_InternFromString("_memo"),
       PyUnicode_InternFromString("default"),  PyUnicode_InternFromString("lookup"),
       PyUnicode_InternFromString("action"),   PyUnicode_InternFromString("data"),
       PyUnicode_InternFromString("hit"),      PyUnicode_InternFromString("keys"),
@@ -140,47 +162,197 @@ inline Py_ssize_t CounterSize(PyObject* counter) {
   return packets && PyList_Check(packets.get()) ? PyList_GET_SIZE(packets.get()) : -1;
 }
 
-// Table.lookup: the answer it remembers for this key when its memo is the
-// current table's (core.py, Table.lookup), else the call itself, which
-// searches and remembers. Returns a new reference to the LookupResult.
-inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key) {
-  const Py_ssize_t n = PyTuple_GET_SIZE(fields);
-  Ref tup(PyTuple_New(n));
-  if (!tup) return nullptr;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* v = PyLong_FromUnsignedLongLong(key[i]);
-    if (v == nullptr) return nullptr;
-    PyTuple_SET_ITEM(tup.get(), i, v);
+// ---- Table.lookup ---------------------------------------------------------
+// The search of Table._search_ranked (core.py), compiled once per table
+// state: the mask groups best entry first, each a hash of masked key values
+// to (rank, LookupResult). The table keeps its compiled form (a capsule in
+// `_native_cache`, dropped when the table is copied) and rebuilds it when its
+// groups or default are replaced, as they are on every change.
+
+struct KeyHash {
+  size_t operator()(const std::vector<uint64_t>& k) const {
+    size_t h = k.size();
+    for (uint64_t v : k) h = (h * 0x100000001B3ull) ^ std::hash<uint64_t>()(v);
+    return h;
   }
-  Ref groups(PyObject_GetAttr(table, N().groups));
-  if (!groups) return nullptr;
-  if (groups.get() != Py_None) {
-    Ref memo_for(PyObject_GetAttr(table, N().memo_for));
-    Ref deflt(PyObject_GetAttr(table, N().deflt));
-    if (!memo_for || !deflt) return nullptr;
-    if (PyTuple_Check(memo_for.get()) && PyTuple_GET_SIZE(memo_for.get()) == 2 &&
-        PyTuple_GET_ITEM(memo_for.get(), 0) == groups.get() &&
-        PyTuple_GET_ITEM(memo_for.get(), 1) == deflt.get()) {
-      Ref memo(PyObject_GetAttr(table, N().memo));
-      if (!memo) return nullptr;
-      if (PyDict_Check(memo.get())) {
-        PyObject* found = PyDict_GetItemWithError(memo.get(), tup.get());
-        if (found != nullptr) {
-          Py_INCREF(found);
-          return found;
-        }
-        if (PyErr_Occurred()) return nullptr;
-      }
-    }
+};
+
+struct Hit_ {
+  std::vector<int64_t> rank;
+  PyObject* result;  // owned
+};
+
+struct Group {
+  std::vector<uint64_t> masks;
+  std::vector<int64_t> top;
+  std::unordered_map<std::vector<uint64_t>, Hit_, KeyHash> hits;
+};
+
+struct TableCache {
+  PyObject* groups = nullptr;  // owned: the table's _groups it was built from
+  PyObject* deflt = nullptr;   // owned: the table's default
+  PyObject* miss = nullptr;    // owned: LookupResult(False, *default)
+  std::vector<Group> ranked;
+  ~TableCache() {
+    Py_XDECREF(groups);
+    Py_XDECREF(deflt);
+    Py_XDECREF(miss);
+    for (Group& g : ranked)
+      for (auto& kv : g.hits) Py_XDECREF(kv.second.result);
   }
-  Ref values(PyDict_New());
-  if (!values) return nullptr;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    if (PyDict_SetItem(values.get(), PyTuple_GET_ITEM(fields, i), PyTuple_GET_ITEM(tup.get(), i)) <
-        0)
+};
+
+inline PyObject* LookupResultType() {
+  static PyObject* type = [] {
+    Ref core(PyImport_ImportModule("models.switch.core"));
+    return core ? PyObject_GetAttrString(core.get(), "LookupResult") : nullptr;
+  }();
+  return type;
+}
+
+inline bool IntTuple(PyObject* t, std::vector<int64_t>* out) {
+  if (!PyTuple_Check(t)) return false;
+  out->clear();
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); ++i) {
+    const long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(t, i));
+    if (v == -1 && PyErr_Occurred()) return false;
+    out->push_back(v);
+  }
+  return true;
+}
+
+inline bool UIntTuple(PyObject* t, std::vector<uint64_t>* out) {
+  if (!PyTuple_Check(t)) return false;
+  out->clear();
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(t); ++i) {
+    uint64_t v;
+    if (!AsU64(PyTuple_GET_ITEM(t, i), &v)) return false;
+    out->push_back(v);
+  }
+  return true;
+}
+
+inline PyObject* MakeResult(bool hit, PyObject* action, PyObject* data) {
+  PyObject* type = LookupResultType();
+  if (type == nullptr) return nullptr;
+  PyObject* args[] = {hit ? Py_True : Py_False, action, data};
+  return PyObject_Vectorcall(type, args, 3, nullptr);
+}
+
+// Compiled from table._ranked_groups() (list of (masks, group, top); a
+// group maps masked values to (rank, Entry)); nullptr with an error set.
+inline TableCache* BuildCache(PyObject* table, PyObject* groups, PyObject* deflt) {
+  static PyObject* const kRanked = PyUnicode_InternFromString("_ranked_groups");
+  static PyObject* const kAction = PyUnicode_InternFromString("action");
+  static PyObject* const kData = PyUnicode_InternFromString("data");
+  auto cache = std::make_unique<TableCache>();
+  Py_INCREF(groups);
+  cache->groups = groups;
+  Py_INCREF(deflt);
+  cache->deflt = deflt;
+  if (!PyTuple_Check(deflt) || PyTuple_GET_SIZE(deflt) != 2) {
+    PyErr_SetString(PyExc_TypeError, "table default: (action, data)");
+    return nullptr;
+  }
+  cache->miss = MakeResult(false, PyTuple_GET_ITEM(deflt, 0), PyTuple_GET_ITEM(deflt, 1));
+  if (cache->miss == nullptr) return nullptr;
+  Ref ranked(PyObject_CallMethodNoArgs(table, kRanked));
+  if (!ranked) return nullptr;
+  Ref it(PyObject_GetIter(ranked.get()));
+  if (!it) return nullptr;
+  while (PyObject* item = PyIter_Next(it.get())) {
+    Ref owned(item);
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3) {
+      PyErr_SetString(PyExc_TypeError, "ranked group: (masks, group, top)");
       return nullptr;
+    }
+    Group g;
+    if (!UIntTuple(PyTuple_GET_ITEM(item, 0), &g.masks) ||
+        !IntTuple(PyTuple_GET_ITEM(item, 2), &g.top))
+      return nullptr;
+    PyObject* group = PyTuple_GET_ITEM(item, 1);
+    PyObject *values, *hit;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(group, &pos, &values, &hit)) {
+      Hit_ h{{}, nullptr};
+      std::vector<uint64_t> k;
+      if (!UIntTuple(values, &k) || !PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2 ||
+          !IntTuple(PyTuple_GET_ITEM(hit, 0), &h.rank))
+        return PyErr_Occurred() ? nullptr : (PyErr_SetString(PyExc_TypeError, "group hit"), nullptr);
+      PyObject* entry = PyTuple_GET_ITEM(hit, 1);
+      Ref action(PyObject_GetAttr(entry, kAction));
+      Ref data(PyObject_GetAttr(entry, kData));
+      if (!action || !data) return nullptr;
+      h.result = MakeResult(true, action.get(), data.get());
+      if (h.result == nullptr) return nullptr;
+      g.hits.emplace(std::move(k), std::move(h));
+    }
+    cache->ranked.push_back(std::move(g));
   }
-  return PyObject_CallMethodOneArg(table, N().lookup, values.get());
+  if (PyErr_Occurred()) return nullptr;
+  return cache.release();
+}
+
+inline void FreeCache(PyObject* capsule) {
+  delete static_cast<TableCache*>(PyCapsule_GetPointer(capsule, "tofcc_native.TableCache"));
+}
+
+// Table.lookup(values) for the key values in the order of `fields` (the
+// table's key fields): a new reference to the LookupResult, equal to what
+// the model returns (the same action name and data dict).
+inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key) {
+  static PyObject* const kCache = PyUnicode_InternFromString("_native_cache");
+  const Py_ssize_t n = PyTuple_GET_SIZE(fields);
+  Ref groups(PyObject_GetAttr(table, N().groups));
+  Ref deflt(PyObject_GetAttr(table, N().deflt));
+  if (!groups || !deflt) return nullptr;
+  if (groups.get() == Py_None) {
+    // Not searched since it changed: the model's own lookup builds its groups.
+    Ref values(PyDict_New());
+    if (!values) return nullptr;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      Ref v(PyLong_FromUnsignedLongLong(key[i]));
+      if (!v || PyDict_SetItem(values.get(), PyTuple_GET_ITEM(fields, i), v.get()) < 0)
+        return nullptr;
+    }
+    return PyObject_CallMethodOneArg(table, N().lookup, values.get());
+  }
+  TableCache* cache = nullptr;
+  PyObject* capsule = PyObject_GetAttr(table, kCache);
+  if (capsule == nullptr) {
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return nullptr;
+    PyErr_Clear();
+  } else {
+    cache = static_cast<TableCache*>(PyCapsule_GetPointer(capsule, "tofcc_native.TableCache"));
+    Py_DECREF(capsule);  // the table holds it
+    if (cache == nullptr) return nullptr;
+  }
+  if (cache == nullptr || cache->groups != groups.get() || cache->deflt != deflt.get()) {
+    cache = BuildCache(table, groups.get(), deflt.get());
+    if (cache == nullptr) return nullptr;
+    Ref made(PyCapsule_New(cache, "tofcc_native.TableCache", FreeCache));
+    if (!made) {
+      delete cache;
+      return nullptr;
+    }
+    if (PyObject_SetAttr(table, kCache, made.get()) < 0) return nullptr;
+  }
+  std::vector<uint64_t> k(static_cast<size_t>(n));
+  const Hit_* best = nullptr;
+  for (const Group& g : cache->ranked) {
+    if (best != nullptr && !(best->rank < g.top)) break;  // best[0] >= top
+    if (g.masks.size() != k.size()) {
+      PyErr_SetString(PyExc_RuntimeError, "lookup: key fields differ from the table's");
+      return nullptr;
+    }
+    for (size_t i = 0; i < k.size(); ++i) k[i] = key[i] & g.masks[i];
+    auto found = g.hits.find(k);
+    if (found != g.hits.end() && (best == nullptr || best->rank < found->second.rank))
+      best = &found->second;
+  }
+  PyObject* r = best != nullptr ? best->result : cache->miss;
+  Py_INCREF(r);
+  return r;
 }
 
 // A lookup's answer: which action, and its data by field name.
@@ -298,7 +470,52 @@ inline void PutBridged(uint8_t* out, uint64_t ingress_port, const uint8_t* eth) 
   std::memcpy(out + 11, eth + 0, 6);  // orig_dst_mac
 }
 
+// A result dataclass made as its generated __init__ makes it (each field
+// set, in order) without running that Python: `record` is (class, field
+// names), from bindings.record(), which checked the class's __init__ does
+// nothing else. `values` are borrowed, one per field.
+inline PyObject* NewRecord(PyObject* record, std::initializer_list<PyObject*> values) {
+  static PyObject* const empty = PyTuple_New(0);
+  PyObject* names = PyTuple_GET_ITEM(record, 1);
+  if (static_cast<size_t>(PyTuple_GET_SIZE(names)) != values.size()) {
+    PyErr_SetString(PyExc_RuntimeError, "record: one value per field");
+    return nullptr;
+  }
+  auto* type = reinterpret_cast<PyTypeObject*>(PyTuple_GET_ITEM(record, 0));
+  Ref obj(PyBaseObject_Type.tp_new(type, empty, nullptr));
+  if (!obj) return nullptr;
+  Py_ssize_t i = 0;
+  for (PyObject* v : values) {
+    if (PyObject_GenericSetAttr(obj.get(), PyTuple_GET_ITEM(names, i++), v) < 0) return nullptr;
+  }
+  return obj.release();
+}
+
 // A function table's METH_FASTCALL entry as a callable.
 inline PyObject* Function(PyMethodDef* def) { return PyCFunction_New(def, nullptr); }
+
+}  // namespace tofcc_native
+
+namespace tofcc_native {
+
+// lookup(table, fields, key): Lookup() as a Python function, for the tests
+// that hold it to Table.lookup on tables of every shape.
+inline PyObject* LookupCall(PyObject*, PyObject* const* args, Py_ssize_t n) {
+  if (n != 3 || !PyTuple_Check(args[1]) || !PyTuple_Check(args[2]) ||
+      PyTuple_GET_SIZE(args[1]) != PyTuple_GET_SIZE(args[2])) {
+    PyErr_SetString(PyExc_TypeError, "lookup(table, fields: tuple, key: tuple)");
+    return nullptr;
+  }
+  std::vector<uint64_t> key;
+  if (!UIntTuple(args[2], &key)) return nullptr;
+  return Lookup(args[0], args[1], key.data());
+}
+
+inline PyObject* LookupFunction() {
+  static PyMethodDef def = {
+      "lookup", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(LookupCall)),
+      METH_FASTCALL, nullptr};
+  return Function(&def);
+}
 
 }  // namespace tofcc_native

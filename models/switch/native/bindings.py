@@ -1,0 +1,157 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
+"""What each compiled core runs on: the model's tables (with their key fields
+in the order their memos key on), counters, registers and action names, in
+the order of the core's `Slot` enum (`<program>.cpp`)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core import Table
+    from ..dadctcp import Dadctcp
+    from ..spie import Spie
+
+
+def keys(table: Table, *names: str) -> tuple[str, ...]:
+    """`names`, which must be the table's key fields in its order."""
+    if tuple(table.keys) != names:
+        raise RuntimeError(f"{table.name}: keys {tuple(table.keys)}, the core has {names}")
+    return names
+
+
+def record(cls: type, *names: str) -> tuple[type, tuple[str, ...]]:
+    """(cls, names) for a core to make results with (pyobj.hpp NewRecord:
+    each field set, without running __init__): `names` must be the
+    dataclass's fields in order, and its __init__ must do nothing but set
+    them (no __post_init__, not frozen, no slots)."""
+    fields = tuple(f.name for f in dataclasses.fields(cls))
+    params = cls.__dataclass_params__  # type: ignore[attr-defined]
+    if (
+        fields != names
+        or hasattr(cls, "__post_init__")
+        or params.frozen
+        or "__slots__" in vars(cls)
+    ):
+        raise RuntimeError(f"{cls.__name__}: fields {fields}, the core makes {names} by hand")
+    return cls, names
+
+
+INGRESS_RESULT = ("drop", "egress_port", "qid", "data", "mirror", "icos")
+EGRESS_RESULT = ("drop", "data", "mirror")
+
+
+def _shared_ingress(m: Any) -> tuple[Any, ...]:
+    """FeedbackTrust, SourceGuard and Ipv4Forward (controls.hpp)."""
+    trust, guard, fwd = m.trust, m.source_guard, m.forward
+    return (
+        trust.trusted_ports,
+        keys(trust.trusted_ports, "ig_intr_md.ingress_port"),
+        trust.untrusted_feedback_drops,
+        guard.source_bindings,
+        keys(guard.source_bindings, "ig_intr_md.ingress_port", "hdr.ipv4.src_addr"),
+        guard.spoofed_source_drops,
+        guard.spoofed_source.name,
+        fwd.ipv4_lpm,
+        keys(fwd.ipv4_lpm, "hdr.ipv4.dst_addr"),
+        fwd.drop.name,
+    )
+
+
+def dadctcp(m: Dadctcp) -> tuple[Any, ...]:
+    from ..tna import EgressResult, IngressResult
+
+    hook = m.queue_hook
+    return (
+        *_shared_ingress(m),
+        m.queue_select,
+        keys(m.queue_select, "hdr.ipv4.dscp"),
+        m.set_queue.name,
+        hook.queue_md_override,
+        keys(hook.queue_md_override, "eg_intr_md.egress_port"),
+        hook.inject.name,
+        m.queue_threshold,
+        keys(m.queue_threshold, "eg_intr_md.egress_port", "eg_intr_md.egress_qid"),
+        m.set_threshold.name,
+        m.ce_marked,
+        m.not_ect_dropped,
+        m.last_depth,
+        m.last_slope,
+        m.last_departure,
+        record(IngressResult, *INGRESS_RESULT),
+        record(EgressResult, *EGRESS_RESULT),
+    )
+
+
+def spie(m: Spie) -> tuple[Any, ...]:
+    from ..spie import UndoDigest
+    from ..tna import EgressMirror, EgressResult, IngressResult
+
+    clock, rnd, hook = m.clock, m.random_hook, m.queue_hook
+    terms = m.term_tables
+    out: list[Any] = [
+        *_shared_ingress(m),
+        clock.ingress_tstamp_override,
+        keys(clock.ingress_tstamp_override, "ig_intr_md.ingress_port"),
+        clock.inject.name,
+        # The hook itself: the core draws from its `rng` as it is then.
+        rnd,
+        rnd.random_override,
+        keys(rnd.random_override, "ig_intr_md.ingress_port"),
+        rnd.inject.name,
+        m.sketch_config,
+        keys(m.sketch_config),
+        m.update_ports,
+        keys(m.update_ports, "ig_intr_md.ingress_port"),
+        m.accept_update.name,
+        m.spie_port,
+        keys(m.spie_port, "ig_tm_md.ucast_egress_port"),
+        m.set_spie.name,
+        m.log_res,
+        keys(m.log_res, "ig_md.m_before"),
+        m.log_count,
+        keys(m.log_count, "ig_md.m_count_before"),
+        m.log_sumsq,
+        keys(m.log_sumsq, "ig_md.sumsq"),
+        *m.rows,
+        m.m_count,
+        m.sumsq,
+        m.prob,
+        m.state,
+        m.congested,
+        m.large_flow_drops,
+        m.random_drops,
+        m.rejected_updates,
+        record(IngressResult, *INGRESS_RESULT),
+        UndoDigest,
+        hook.queue_md_override,
+        keys(hook.queue_md_override, "eg_intr_md.egress_port"),
+        hook.inject.name,
+        hook.tofino2,
+        m.pi_port,
+        keys(m.pi_port, "eg_intr_md.egress_port"),
+        m.set_pi.name,
+    ]
+    for name, key in (
+        ("alpha_hi", "eg_md.d_ref"),
+        ("alpha_lo", "eg_md.d_ref"),
+        ("beta_hi", "eg_md.d_old"),
+        ("beta_lo", "eg_md.d_old"),
+    ):
+        table = terms[name][0]
+        out += [table, keys(table, key)]
+    out += [
+        m.last_update_ticks,
+        m.del_old,
+        m.pi_prob,
+        m.pi_updates,
+        record(EgressResult, *EGRESS_RESULT),
+        EgressMirror,
+    ]
+    return tuple(out)
+
+
+BINDINGS: dict[str, Callable[[Any], tuple[Any, ...]]] = {"dadctcp": dadctcp, "spie": spie}

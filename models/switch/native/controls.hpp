@@ -1,0 +1,82 @@
+// SPDX-FileCopyrightText: 2026 The tofino-cc authors
+// SPDX-License-Identifier: Apache-2.0
+//
+// The controls every program shares (models/switch/common.py): FeedbackTrust,
+// SourceGuard and Ipv4Forward, on the model's own tables and counters.
+// Each returns -1 with a Python error set, else its answer.
+#pragma once
+#include "pyobj.hpp"
+
+namespace tofcc_native {
+
+inline PyObject* FieldName(const char* name) { return PyUnicode_InternFromString(name); }
+
+// FeedbackTrust.apply: 1 when the packet is forged feedback (counted).
+inline int TrustApply(PyObject* trusted_ports, PyObject* keys, PyObject* drops, const Parsed& h,
+                      uint64_t in_port, size_t len) {
+  if (!h.feedback) return 0;
+  uint64_t key[] = {in_port};
+  Hit r(Lookup(trusted_ports, keys, key));
+  int hit = 0;
+  if (!r.ok() || !r.hit(&hit)) return -1;
+  if (hit) return 0;
+  return CounterCount(drops, static_cast<Py_ssize_t>(in_port), len) ? 1 : -1;
+}
+
+// SourceGuard.apply: 1 when the source is outside its port's binding (counted).
+inline int GuardApply(PyObject* bindings, PyObject* keys, PyObject* drops, PyObject* spoofed_action,
+                      const Parsed& h, const uint8_t* p, uint64_t in_port, size_t len) {
+  if (!h.ipv4 || h.feedback) return 0;
+  uint64_t key[] = {in_port, Be32(p + h.ipv4_off + 12)};
+  Hit r(Lookup(bindings, keys, key));
+  if (!r.ok()) return -1;
+  const int spoofed = r.is(spoofed_action);
+  if (spoofed <= 0) return spoofed;
+  return CounterCount(drops, static_cast<Py_ssize_t>(in_port), len) ? 1 : -1;
+}
+
+// Ipv4Forward.apply's answer; the caller rewrites the MACs and the TTL.
+struct Route {
+  bool drop = true;
+  uint64_t port = 0, src_mac = 0, dst_mac = 0;
+};
+
+inline int ForwardApply(PyObject* lpm, PyObject* keys, PyObject* drop_action, const Parsed& h,
+                        const uint8_t* p, Route* out) {
+  static PyObject* const kPort = FieldName("port");
+  static PyObject* const kSrcMac = FieldName("src_mac");
+  static PyObject* const kDstMac = FieldName("dst_mac");
+  *out = Route();
+  if (!h.ipv4) return 0;
+  const uint8_t* ip = p + h.ipv4_off;
+  if ((ip[0] & 0x0F) != 5 || ip[8] <= 1) return 0;
+  uint64_t key[] = {Be32(ip + 16)};
+  Hit r(Lookup(lpm, keys, key));
+  if (!r.ok()) return -1;
+  const int dropped = r.is(drop_action);
+  if (dropped < 0) return -1;
+  if (dropped) return 0;
+  if (!r.field(kSrcMac, &out->src_mac) || !r.field(kDstMac, &out->dst_mac) ||
+      !r.field(kPort, &out->port))
+    return -1;
+  out->drop = false;
+  return 0;
+}
+
+// What Ipv4Forward did to the headers, on the bytes the deparser emits:
+// `eth` is the frame's Ethernet header, `ipv4_off` the IPv4 header's offset
+// from it.
+inline void RouteRewrite(uint8_t* eth, size_t ipv4_off, const Route& r) {
+  Put48(eth + 0, r.dst_mac);
+  Put48(eth + 6, r.src_mac);
+  eth[ipv4_off + 8] = static_cast<uint8_t>(eth[ipv4_off + 8] - 1);
+}
+
+// A counter index the model takes: below the counter's size.
+inline int CounterHas(PyObject* counter, uint64_t index) {
+  const Py_ssize_t n = CounterSize(counter);
+  if (n < 0) return PyErr_Occurred() ? -1 : 0;
+  return index < static_cast<uint64_t>(n) ? 1 : 0;
+}
+
+}  // namespace tofcc_native
