@@ -24,7 +24,12 @@ from typing import Any
 import pytest
 import yaml
 from native_cases import SKIPS, Decided, outcome, paths, random_frame, spie_frame, state
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
 
+from bfrt_controller.bfcc.app import BfccApp
+from bfrt_controller.bfcc.config import DEFAULT_CONFIG as DEFAULT_BFCC
+from bfrt_controller.bfcc.config import parse_config as parse_bfcc
 from bfrt_controller.spie.app import SpieApp
 from bfrt_controller.spie.config import DEFAULT_CONFIG as DEFAULT_SPIE
 from bfrt_controller.spie.config import parse_config as parse_spie
@@ -255,7 +260,76 @@ def run_random_spie(seed: int, path: str) -> tuple[list[object], object, int]:
     return log, state(model), counter.count if counter else 0
 
 
-RUNNERS = {"dadctcp": run_random, "spie": lambda seed, path: run_random_spie(seed, path)}
+def backpressure(rng: random.Random) -> bytes:
+    """A backpressure or clear message as the downstream switch sends it."""
+    msg = rng.choice([2, 2, 3])
+    fb = bytes([0x20 | msg, 0, rng.choice([1, 2, 3, 4, 9]), 0, rng.randint(0, 3), 0, 0, 0])
+    return bytes(6) + bytes.fromhex("020000000003") + b"\x88\xb6" + fb + bytes(8)
+
+
+def run_random_bfcc(seed: int, path: str) -> tuple[list[object], object, int]:
+    """The shipped config through the controller (a congestion point on port
+    2 toward upstream port 1, a reaction point on port 3 with fakes and
+    recirculation); traffic from the groups' senders, backpressure arriving
+    on port 3, queues at the congestion point and the recirculation port
+    drawn; every packet through the whole switch (`send`: messages, fakes,
+    originals round the recirculation port, backpressure copies)."""
+    rng = random.Random(seed)
+    raw = yaml.safe_load(DEFAULT_BFCC.read_text())
+    raw["params"]["named_group_only"] = rng.choice([0, 1])
+    # A group of hosts behind port 2 whose backpressure is relayed to them.
+    raw["groups"].append({"id": 4, "senders": ["10.0.2.5/32"]})
+    raw["params"]["sender_reaction"] = rng.choice(["none", "match_switch"])
+    log: list[object] = []
+    with paths()[path]:
+        app = BfccApp(FlakyModelSwitch("bfcc"), parse_bfcc(raw))
+        app.push_all()
+        model = app.switch.model  # type: ignore[attr-defined]
+        counter = Decided(model) if path == "core" else None
+        hook = model.table("SwitchEgress.queue_hook.queue_md_override")
+        recirc_hook = model.table("SwitchEgress.recirc_queue_hook.queue_md_override")
+        recirc_ports = sorted(model.profile.recirculation_ports)
+        for i in range(1500):
+            model.now_ns = 10_000_000 + i * rng.choice([1_000, 20_000, 50_000, 600_000])
+            if i % 40 == 0:
+                hook.add_or_modify(
+                    {"eg_intr_md.egress_port": Match(2)},
+                    "SwitchEgress.queue_hook.inject",
+                    {
+                        "depth_cells": rng.choice([0, 10, 40, 400]),
+                        "sojourn_ns": rng.choice([0, 90_000, 200_000]),
+                    },
+                )
+                for port in recirc_ports:
+                    recirc_hook.add_or_modify(
+                        {"eg_intr_md.egress_port": Match(port)},
+                        "SwitchEgress.recirc_queue_hook.inject",
+                        {"depth_cells": rng.choice([0, 0, 10**6]), "sojourn_ns": 0},
+                    )
+            roll = rng.random()
+            if roll < 0.08:
+                port, frame = 3, backpressure(rng)
+            elif roll < 0.15:
+                port, frame = rng.choice([1, 2, 3, 5]), random_frame(rng)
+            else:
+                port = rng.choice([1, 1, 2])
+                src = f"10.0.{port}.{rng.choice([1, 2, 3, 4])}"
+                dst = f"10.0.{rng.choice([2, 3, 3])}.{rng.randint(1, 3)}"
+                frame = bytes(
+                    Ether(dst="02:00:00:00:00:01", src="00:00:00:00:01:01")
+                    / IP(src=src, dst=dst)
+                    / UDP(sport=rng.choice([1000, 2000]), dport=5001)
+                    / bytes(rng.choice([0, 100, 1000]))
+                )
+            log.append(outcome(lambda: model.send(port, frame)))  # noqa: B023
+    return log, state(model), counter.count if counter else 0
+
+
+RUNNERS = {
+    "bfcc": run_random_bfcc,
+    "dadctcp": run_random,
+    "spie": run_random_spie,
+}
 
 
 @pytest.mark.parametrize("program", native.PROGRAMS)

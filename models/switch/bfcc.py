@@ -416,6 +416,11 @@ class Bfcc(TnaProgram):
 
     # ---- ingress ----------------------------------------------------
     def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:
+        core = self.native_core()
+        if core is not None:
+            done: IngressResult | None = core.ingress(core.binding, ig_intr_md, data)
+            if done is not None:
+                return done
         hdr = BfccHeaders()
         md = IgMd()
         pkt = Cursor(data)
@@ -627,6 +632,11 @@ class Bfcc(TnaProgram):
         fb.target_rate = 0
 
     def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:
+        core = self.native_core()
+        if core is not None:
+            done: EgressResult | None = core.egress(core.binding, eg_intr_md, data)
+            if done is not None:
+                return done
         hdr = BfccHeaders()
         md = EgMd()
         pkt = Cursor(data)

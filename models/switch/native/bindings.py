@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..bfcc import Bfcc
     from ..core import Table
     from ..dadctcp import Dadctcp
     from ..spie import Spie
@@ -154,4 +155,66 @@ def spie(m: Spie) -> tuple[Any, ...]:
     return tuple(out)
 
 
-BINDINGS: dict[str, Callable[[Any], tuple[Any, ...]]] = {"dadctcp": dadctcp, "spie": spie}
+def bfcc(m: Bfcc) -> tuple[Any, ...]:
+    from ..tna import EgressMirror, EgressResult, IngressResult
+
+    hook, recirc = m.queue_hook, m.recirc_queue_hook
+    port = "eg_intr_md.egress_port"
+    return (
+        *_shared_ingress(m),
+        m.fake_drops,
+        m.admitted_by_qid,
+        m.bp_state,
+        m.bp_recorded_ns,
+        m.sender_group,
+        keys(m.sender_group, "hdr.ipv4.src_addr"),
+        m.set_group.name,
+        m.reaction_point,
+        keys(m.reaction_point, "ig_tm_md.ucast_egress_port"),
+        m.react.name,
+        m.backpressure_received,
+        m.bp_replicate,
+        keys(m.bp_replicate, "ig_intr_md.ingress_port"),
+        m.replicate.name,
+        m.relay_replica.name,
+        m.sender_notify,
+        keys(m.sender_notify, "hdr.feedback.msg_type", "hdr.feedback.class_id"),
+        m.notify_senders.name,
+        record(IngressResult, *INGRESS_RESULT),
+        hook.queue_md_override,
+        keys(hook.queue_md_override, port),
+        hook.inject.name,
+        recirc.queue_md_override,
+        keys(recirc.queue_md_override, port),
+        recirc.inject.name,
+        m.flagged_departures,
+        m.fakes_sent,
+        m.recirculation_skips,
+        m.rr_count,
+        m.rate_threshold,
+        keys(m.rate_threshold, "hdr.bfcc_bridged.bp_degree"),
+        m.set_rate_threshold.name,
+        m.recirculation,
+        keys(m.recirculation, port),
+        m.recirculate.name,
+        m.recirculation_depth,
+        m.occupancy_window,
+        m.vq_occupancy,
+        m.congested_vq,
+        m.bp_last_sent,
+        m.congestion_point,
+        keys(m.congestion_point, port),
+        m.monitor.name,
+        m.bp_upstream,
+        keys(m.bp_upstream, "eg_md.bp_group"),
+        m.to_upstream.name,
+        record(EgressResult, *EGRESS_RESULT),
+        EgressMirror,
+    )
+
+
+BINDINGS: dict[str, Callable[[Any], tuple[Any, ...]]] = {
+    "bfcc": bfcc,
+    "dadctcp": dadctcp,
+    "spie": spie,
+}
