@@ -90,6 +90,10 @@ class TnaPipeline(Pipeline):
         # controller reads: every frame egress lets out counts.
         self._tx = port_tx_bytes
         self.profile = profile
+        # The TM fields' widths (issue 48: the profile's properties computed
+        # them three times per packet).
+        self._max_qdepth_cells = profile.max_qdepth_cells
+        self._max_timedelta_ns = profile.max_timedelta_ns
         self.recirculation_ports = frozenset(profile.recirculation_ports)
         self._prio = tm_priorities
         self._weights = tm_weights
@@ -119,13 +123,14 @@ class TnaPipeline(Pipeline):
     def egress(self, port: int, d: Dequeued, now_ns: int) -> EgressOut:
         p = self.program
         p.now_ns = now_ns
+        depth_max = self._max_qdepth_cells
         md = EgressIntrinsic(
             port,
             d.qid,
-            enq_qdepth=min(d.enq_qdepth_cells, self.profile.max_qdepth_cells),
-            deq_timedelta=min(d.sojourn_ns, self.profile.max_timedelta_ns),
-            global_tstamp_ns=now_ns,
-            deq_qdepth=min(d.deq_qdepth_cells, self.profile.max_qdepth_cells),
+            min(d.enq_qdepth_cells, depth_max),
+            min(d.sojourn_ns, self._max_timedelta_ns),
+            min(d.deq_qdepth_cells, depth_max),
+            now_ns,
         )
         r = p.egress_in_pipe(md, d.frame)
         out = EgressOut(None if r.drop else r.data)

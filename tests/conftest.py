@@ -72,6 +72,18 @@ def build_p4() -> ModuleType:
 
 
 @pytest.fixture
+def python_model() -> Iterator[None]:
+    """The models run every packet in Python: for the tests that break a
+    Python model on purpose (a compiled core, models/switch/native, would
+    run the unbroken logic; tests/test_native_cores.py holds the cores to
+    the models)."""
+    from models import speedups
+
+    with speedups.native_disabled():
+        yield
+
+
+@pytest.fixture
 def fake(profile: HwProfile) -> FakeBfrtGrpc:
     """The fake BF-Runtime client serving PMQECN on the test module's `profile`."""
     return FakeBfrtGrpc("pmqecn", profile)

@@ -13,6 +13,9 @@ from models.switch.target import ModelTarget
 from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
 from models.vectors.runner import VectorMismatch, run_vector
 
+# The Python models are broken on purpose here: they run every packet.
+pytestmark = pytest.mark.usefixtures("python_model")
+
 
 def _run(file: str, name: str) -> None:
     vfile = load_vector_file(DEFAULT_VECTOR_ROOT / "bfcc" / file)

@@ -11,7 +11,6 @@ tests/test_native_cores.py."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,6 @@ from scapy.layers.inet import IP, TCP
 from scapy.layers.l2 import Ether
 
 from hw_profiles import load_profile
-from models import speedups
 from models.switch import dadctcp as m
 from models.switch.core import Match
 from models.switch.registry import PROGRAMS, make_model
@@ -28,11 +26,8 @@ from models.switch.tna import EgressIntrinsic, IngressIntrinsic
 from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
 from models.vectors.runner import VectorMismatch, run_vector
 
-
-@pytest.fixture(autouse=True)
-def python_model() -> Iterator[None]:
-    with speedups.native_disabled():
-        yield
+# The Python model is broken on purpose here: it runs every packet.
+pytestmark = pytest.mark.usefixtures("python_model")
 
 
 @pytest.mark.parametrize(
