@@ -169,7 +169,7 @@ class Dadctcp(TnaProgram):
     def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:
         core = self.native_core()
         if core is not None:
-            done: IngressResult | None = core.ingress(core.binding, ig_intr_md.ingress_port, data)
+            done: IngressResult | None = core.ingress(core.binding, ig_intr_md, data)
             if done is not None:
                 return done
         hdr = Headers()

@@ -381,7 +381,8 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
       Hit r(Lookup(B(binding, kRateThreshold), B(binding, kRateThresholdKeys), k1));
       Hit c(Lookup(B(binding, kRecirculation), B(binding, kRecirculationKeys), k2));
       if (!r.ok() || !c.ok()) return nullptr;
-      const int rt_set = r.is(B(binding, kSetRateThreshold)), recirc = c.is(B(binding, kRecirculate));
+      const int rt_set = r.is(B(binding, kSetRateThreshold));
+      const int recirc = c.is(B(binding, kRecirculate));
       if (rt_set < 0 || recirc < 0) return nullptr;
       if (rt_set && recirc) {
         uint64_t rt, session, level_cells;
@@ -428,7 +429,8 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     if (monitored < 0) return nullptr;
     if (monitored && !make_fake) {
       uint64_t cp_id, threshold, t_min, t_max, window_packets, refresh_mask;
-      if (Field(cp, "cp_id", &cp_id) < 0 || Field(cp, "congestion_threshold_cells", &threshold) < 0 ||
+      if (Field(cp, "cp_id", &cp_id) < 0 ||
+          Field(cp, "congestion_threshold_cells", &threshold) < 0 ||
           Field(cp, "t_min_ns", &t_min) < 0 || Field(cp, "t_max_ns", &t_max) < 0 ||
           Field(cp, "window_packets", &window_packets) < 0 ||
           Field(cp, "refresh_mask", &refresh_mask) < 0)
@@ -498,7 +500,8 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
             mirror.group = bp_group;
             mirror.degree = degree_out;
             if (Field(u, "session_id", &mirror.session) < 0 ||
-                Field(u, "src_mac", &mirror.src_mac) < 0 || Field(u, "dst_mac", &mirror.dst_mac) < 0)
+                Field(u, "src_mac", &mirror.src_mac) < 0 ||
+                Field(u, "dst_mac", &mirror.dst_mac) < 0)
               return nullptr;
           }
         }
@@ -538,36 +541,10 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
   return NewRecord(B(binding, kEgressResult), {Py_False, out.get(), made_mirror.get()});
 }
 
-bool Arguments(PyObject* const* args, Py_ssize_t n) {
-  if (n == 3 && PyTuple_Check(args[0]) && PyTuple_GET_SIZE(args[0]) == kSlots) return true;
-  PyErr_SetString(PyExc_TypeError, "bfcc core: (binding, intrinsic metadata, data)");
-  return false;
-}
+PyObject* IngressStep(PyObject* const* a) { return Ingress(a[0], a[1], a[2]); }
+PyObject* EgressStep(PyObject* const* a) { return Egress(a[0], a[1], a[2]); }
 
-PyObject* IngressFast(PyObject*, PyObject* const* args, Py_ssize_t n) {
-  if (!Arguments(args, n)) return nullptr;
-  if (!PyBytes_CheckExact(args[2])) return Defer();
-  return Ingress(args[0], args[1], args[2]);
-}
-
-PyObject* EgressFast(PyObject*, PyObject* const* args, Py_ssize_t n) {
-  if (!Arguments(args, n)) return nullptr;
-  if (!PyBytes_CheckExact(args[2])) return Defer();
-  return Egress(args[0], args[1], args[2]);
-}
-
-PyMethodDef kDefs[] = {
-    {"ingress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(IngressFast)),
-     METH_FASTCALL, nullptr},
-    {"egress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(EgressFast)),
-     METH_FASTCALL, nullptr},
-    {nullptr, nullptr, 0, nullptr},
-};
-
-PyObject* Functions() {
-  return Py_BuildValue("(NNn)", Function(&kDefs[0]), Function(&kDefs[1]),
-                       static_cast<Py_ssize_t>(kSlots));
-}
+PyObject* Functions() { return Entries<kSlots, 3, IngressStep, EgressStep>::Functions(); }
 
 }  // namespace bfcc
 }  // namespace tofcc_native

@@ -41,16 +41,20 @@ inline PyObject* IngressDrop(PyObject* binding) {
 }
 
 // ingress(ig_intr_md, data): the result, or None when the model must run it.
-PyObject* Ingress(PyObject* binding, uint64_t in_port, PyObject* frame) {
+PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
+  static PyObject* const kPort = FieldName("ingress_port");
   const auto* p = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(frame));
   const size_t len = PyBytes_GET_SIZE(frame);
+  uint64_t in_port;
+  const int got = AttrU64(ig, kPort, &in_port);
+  if (got <= 0) return got < 0 ? nullptr : Defer();
   Parsed h;
-  if (!ParseHeaders(p, len, 0, &h)) Py_RETURN_NONE;  // the parser's drop, the model's
+  if (!ParseHeaders(p, len, 0, &h)) return Defer();  // the parser's drop, the model's
   // A port the counters would refuse: the model's to refuse.
   const int known = std::min(CounterHas(B(binding, kUntrustedDrops), in_port),
                              CounterHas(B(binding, kSpoofedDrops), in_port));
   if (known < 0) return nullptr;
-  if (known == 0) Py_RETURN_NONE;
+  if (known == 0) return Defer();
   const int forged = TrustApply(B(binding, kTrustedPorts), B(binding, kTrustedPortsKeys),
                                 B(binding, kUntrustedDrops), h, in_port, len);
   if (forged < 0) return nullptr;
@@ -102,7 +106,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
   const auto* p = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(frame));
   const size_t len = PyBytes_GET_SIZE(frame);
   Parsed h;
-  if (len < kBridgedBytes || !ParseHeaders(p, len, kBridgedBytes, &h)) Py_RETURN_NONE;
+  if (len < kBridgedBytes || !ParseHeaders(p, len, kBridgedBytes, &h)) return Defer();
   static PyObject* const names[] = {FieldName("egress_port"), FieldName("egress_qid"),
                                     FieldName("deq_qdepth"), FieldName("global_tstamp_ns")};
   uint64_t port, qid, deq_qdepth, tstamp;
@@ -110,7 +114,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
   for (int k = 0; k < 4; ++k) {
     const int got = AttrU64(md, names[k], values[k]);
     if (got < 0) return nullptr;
-    if (got == 0) Py_RETURN_NONE;
+    if (got == 0) return Defer();
   }
   bool drop = false;
   int ecn = h.ipv4 ? p[h.ipv4_off + 1] & 3 : 0;
@@ -145,19 +149,19 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
       RegisterCells last_departure(B(binding, kLastDeparture));
       if (!last_depth.ok() || !last_slope.ok() || !last_departure.ok()) {
         if (PyErr_Occurred()) return nullptr;
-        Py_RETURN_NONE;
+        return Defer();
       }
       const Py_ssize_t i = static_cast<Py_ssize_t>(slot);
       // Anything the model's own checks would refuse goes to the model.
       if (slot >= static_cast<uint64_t>(last_depth.size()) ||
           slot >= static_cast<uint64_t>(last_slope.size()) ||
           slot >= static_cast<uint64_t>(last_departure.size()) || depth > kU32) {
-        Py_RETURN_NONE;
+        return Defer();
       }
       const int known = std::min(CounterHas(B(binding, kCeMarked), port),
                                  CounterHas(B(binding, kNotEctDropped), port));
       if (known < 0) return nullptr;
-      if (known == 0) Py_RETURN_NONE;
+      if (known == 0) return Defer();
       const uint64_t now_ticks = (tstamp >> 6) & kU32;
       uint64_t prev_depth, prev_slope;
       if (!last_depth.read(i, &prev_depth) || !last_depth.write(i, depth) ||
@@ -195,38 +199,10 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
 
 // Both take (binding, intrinsic metadata, data); data that is not bytes is
 // the model's to run.
-bool Arguments(PyObject* const* args, Py_ssize_t n) {
-  if (n == 3 && PyTuple_Check(args[0]) && PyTuple_GET_SIZE(args[0]) == kSlots) return true;
-  PyErr_SetString(PyExc_TypeError, "dadctcp core: (binding, intrinsic metadata, data)");
-  return false;
-}
+PyObject* IngressStep(PyObject* const* a) { return Ingress(a[0], a[1], a[2]); }
+PyObject* EgressStep(PyObject* const* a) { return Egress(a[0], a[1], a[2]); }
 
-PyObject* IngressFast(PyObject*, PyObject* const* args, Py_ssize_t n) {
-  if (!Arguments(args, n)) return nullptr;
-  uint64_t port;
-  if (!PyBytes_CheckExact(args[2]) || !PlainU64(args[1], &port)) Py_RETURN_NONE;
-  return Ingress(args[0], port, args[2]);
-}
-
-PyObject* EgressFast(PyObject*, PyObject* const* args, Py_ssize_t n) {
-  if (!Arguments(args, n)) return nullptr;
-  if (!PyBytes_CheckExact(args[2])) Py_RETURN_NONE;
-  return Egress(args[0], args[1], args[2]);
-}
-
-PyMethodDef kDefs[] = {
-    {"ingress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(IngressFast)),
-     METH_FASTCALL, nullptr},
-    {"egress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(EgressFast)),
-     METH_FASTCALL, nullptr},
-    {nullptr, nullptr, 0, nullptr},
-};
-
-// (ingress, egress, the binding tuple's length).
-PyObject* Functions() {
-  return Py_BuildValue("(NNn)", Function(&kDefs[0]), Function(&kDefs[1]),
-                       static_cast<Py_ssize_t>(kSlots));
-}
+PyObject* Functions() { return Entries<kSlots, 3, IngressStep, EgressStep>::Functions(); }
 
 }  // namespace dadctcp
 }  // namespace tofcc_native

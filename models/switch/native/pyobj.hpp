@@ -277,8 +277,10 @@ inline TableCache* BuildCache(PyObject* table, PyObject* groups, PyObject* deflt
       Hit_ h{{}, nullptr};
       std::vector<uint64_t> k;
       if (!UIntTuple(values, &k) || !PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2 ||
-          !IntTuple(PyTuple_GET_ITEM(hit, 0), &h.rank))
-        return PyErr_Occurred() ? nullptr : (PyErr_SetString(PyExc_TypeError, "group hit"), nullptr);
+          !IntTuple(PyTuple_GET_ITEM(hit, 0), &h.rank)) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "group hit: (rank, entry)");
+        return nullptr;
+      }
       PyObject* entry = PyTuple_GET_ITEM(hit, 1);
       Ref action(PyObject_GetAttr(entry, kAction));
       Ref data(PyObject_GetAttr(entry, kData));
@@ -493,6 +495,38 @@ inline PyObject* NewRecord(PyObject* record, std::initializer_list<PyObject*> va
 
 // A function table's METH_FASTCALL entry as a callable.
 inline PyObject* Function(PyMethodDef* def) { return PyCFunction_New(def, nullptr); }
+
+// A core's two entry points as built-in functions, each taking (binding,
+// intrinsic metadata, data[, digest]) and handing the arguments on; data
+// that is not bytes is the model's to run.
+using Step = PyObject* (*)(PyObject* const* args);
+
+template <Py_ssize_t kSlots, Py_ssize_t kIngressArgs, Step kIngress, Step kEgress>
+struct Entries {
+  static bool Check(PyObject* const* args, Py_ssize_t n, Py_ssize_t want) {
+    if (n == want && PyTuple_Check(args[0]) && PyTuple_GET_SIZE(args[0]) == kSlots) return true;
+    PyErr_SetString(PyExc_TypeError, "core: (binding, intrinsic metadata, data[, digest])");
+    return false;
+  }
+  static PyObject* In(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (!Check(args, n, kIngressArgs)) return nullptr;
+    return PyBytes_CheckExact(args[2]) ? kIngress(args) : Defer();
+  }
+  static PyObject* Out(PyObject*, PyObject* const* args, Py_ssize_t n) {
+    if (!Check(args, n, 3)) return nullptr;
+    return PyBytes_CheckExact(args[2]) ? kEgress(args) : Defer();
+  }
+  // (ingress, egress, the binding tuple's length).
+  static PyObject* Functions() {
+    static PyMethodDef defs[] = {
+        {"ingress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(In)),
+         METH_FASTCALL, nullptr},
+        {"egress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(Out)),
+         METH_FASTCALL, nullptr},
+    };
+    return Py_BuildValue("(NNn)", Function(&defs[0]), Function(&defs[1]), kSlots);
+  }
+};
 
 }  // namespace tofcc_native
 

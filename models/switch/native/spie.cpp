@@ -148,7 +148,7 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   {
     const int a = AttrU64(ig, kPort, &in_port), b = AttrU64(ig, kTstamp, &mac_tstamp);
     if (a < 0 || b < 0) return nullptr;
-    if (a == 0 || b == 0) Py_RETURN_NONE;
+    if (a == 0 || b == 0) return Defer();
   }
   const bool resubmitted = digest != Py_None;
   uint64_t undo_sum = 0, undo_base = 0;
@@ -156,15 +156,15 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
     if (!PyTuple_Check(digest) || PyTuple_GET_SIZE(digest) != 2 ||
         !PlainU64(PyTuple_GET_ITEM(digest, 0), &undo_sum) ||
         !PlainU64(PyTuple_GET_ITEM(digest, 1), &undo_base))
-      Py_RETURN_NONE;
+      return Defer();
   }
   Parsed h;
-  if (!ParseHeaders(p, len, 0, &h)) Py_RETURN_NONE;  // the parser's drop, the model's
+  if (!ParseHeaders(p, len, 0, &h)) return Defer();  // the parser's drop, the model's
 
   // Everything the model would refuse, before any state changes (the
   // random draw included): a port no counter has, a column or slot outside
   // its register.
-  if (in_port >= kPorts) Py_RETURN_NONE;
+  if (in_port >= kPorts) return Defer();
   for (Slot c : {kUntrustedDrops, kSpoofedDrops, kLargeFlowDrops, kRandomDrops, kRejectedUpdates}) {
     const int has = CounterHas(B(binding, c), kPorts - 1);
     if (has <= 0) return DeferOrError();
@@ -213,7 +213,7 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   uint64_t hash[3];
   for (int r = 0; r < 3; ++r) {
     hash[r] = crcs.crc(r, key, sizeof key) & column_mask;
-    if (hash[r] >= static_cast<uint64_t>(rows[r].size())) Py_RETURN_NONE;
+    if (hash[r] >= static_cast<uint64_t>(rows[r].size())) return Defer();
   }
   const uint64_t epoch_base = now_ticks & epoch_mask;
 
@@ -429,15 +429,15 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
   const size_t head = kBridgedBytes + kAqmBridgedBytes;
   // A PI step's mirrored copy (rare) is the model's; so is a frame its
   // parser rejects.
-  if (len < head || p[0] == kPktTypeMirrorSpie) Py_RETURN_NONE;
+  if (len < head || p[0] == kPktTypeMirrorSpie) return Defer();
   Parsed h;
-  if (!ParseHeaders(p, len, head, &h)) Py_RETURN_NONE;
+  if (!ParseHeaders(p, len, head, &h)) return Defer();
   uint64_t port, deq_timedelta, tstamp;
   uint64_t* const values[] = {&port, &deq_timedelta, &tstamp};
   for (int k = 0; k < 3; ++k) {
     const int got = AttrU64(md, names[k], values[k]);
     if (got < 0) return nullptr;
-    if (got == 0) Py_RETURN_NONE;
+    if (got == 0) return Defer();
   }
   const int has = CounterHas(B(binding, kPiUpdates), port);
   if (has <= 0) return DeferOrError();
@@ -479,7 +479,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
           Field(r, "congested_from_ns_shr10", &congested_from) < 0 ||
           Field(r, "minus_t_update_ticks", &minus_t_update) < 0)
         return nullptr;
-      if (slot >= kSlotsPerPort || sojourn_ns > kU32) Py_RETURN_NONE;
+      if (slot >= kSlotsPerPort || sojourn_ns > kU32) return Defer();
       active = true;
       due_before = (now_ticks + minus_t_update) & kU32;
     }
@@ -551,37 +551,10 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
   return NewRecord(B(binding, kEgressResult), {Py_False, out.get(), mirror.get()});
 }
 
-bool Arguments(PyObject* const* args, Py_ssize_t n, Py_ssize_t want) {
-  if (n == want && PyTuple_Check(args[0]) && PyTuple_GET_SIZE(args[0]) == kSlots) return true;
-  PyErr_SetString(PyExc_TypeError, "spie core: (binding, intrinsic metadata, data[, digest])");
-  return false;
-}
+PyObject* IngressStep(PyObject* const* a) { return IngressPass(a[0], a[1], a[2], a[3]); }
+PyObject* EgressStep(PyObject* const* a) { return Egress(a[0], a[1], a[2]); }
 
-PyObject* IngressFast(PyObject*, PyObject* const* args, Py_ssize_t n) {
-  if (!Arguments(args, n, 4)) return nullptr;
-  if (!PyBytes_CheckExact(args[2])) Py_RETURN_NONE;
-  return IngressPass(args[0], args[1], args[2], args[3]);
-}
-
-PyObject* EgressFast(PyObject*, PyObject* const* args, Py_ssize_t n) {
-  if (!Arguments(args, n, 3)) return nullptr;
-  if (!PyBytes_CheckExact(args[2])) Py_RETURN_NONE;
-  return Egress(args[0], args[1], args[2]);
-}
-
-PyMethodDef kDefs[] = {
-    {"ingress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(IngressFast)),
-     METH_FASTCALL, nullptr},
-    {"egress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(EgressFast)),
-     METH_FASTCALL, nullptr},
-    {nullptr, nullptr, 0, nullptr},
-};
-
-// (ingress pass, egress, the binding tuple's length).
-PyObject* Functions() {
-  return Py_BuildValue("(NNn)", Function(&kDefs[0]), Function(&kDefs[1]),
-                       static_cast<Py_ssize_t>(kSlots));
-}
+PyObject* Functions() { return Entries<kSlots, 4, IngressStep, EgressStep>::Functions(); }
 
 }  // namespace spie
 }  // namespace tofcc_native
