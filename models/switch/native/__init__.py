@@ -45,7 +45,13 @@ class Core(NamedTuple):
 def available() -> bool:
     """Whether this process can run the cores (cppyy is importable and they
     compiled); False also when TOFCC_NATIVE=0."""
-    return os.environ.get(ENV_SWITCH, "1") != "0" and _compiled() is not None
+    return _compiled_if_on() is not None
+
+
+def _compiled_if_on() -> dict[str, Any] | None:
+    """The compiled cores, unless TOFCC_NATIVE=0 (read at each bind, so a
+    test can turn them off) or cppyy is missing."""
+    return _compiled() if os.environ.get(ENV_SWITCH, "1") != "0" else None
 
 
 @cache
@@ -67,7 +73,7 @@ def _compiled() -> dict[str, Any] | None:
 def lookup_function() -> Callable[[Any, tuple[str, ...], tuple[int, ...]], Any] | None:
     """The cores' table search as a function (table, key fields, key values)
     -> LookupResult, for tests; None where the cores cannot run."""
-    compiled = _compiled() if os.environ.get(ENV_SWITCH, "1") != "0" else None
+    compiled = _compiled_if_on()
     return None if compiled is None else compiled["lookup"]
 
 
@@ -77,7 +83,7 @@ def bind(program: Any) -> Core | None:
     from .bindings import BINDINGS
 
     make = BINDINGS.get(program.name)
-    compiled = _compiled() if os.environ.get(ENV_SWITCH, "1") != "0" else None
+    compiled = _compiled_if_on()
     if make is None or compiled is None or program.name not in compiled:
         return None
     ingress, egress, slots = compiled[program.name]

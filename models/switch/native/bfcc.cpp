@@ -49,43 +49,6 @@ constexpr int kEpochLowBit = 19, kEpochBits = 6;
 constexpr uint64_t kPorts = 512, kQids = 128, kCps = 16, kVqSlots = 4096;
 constexpr size_t kBfccBridgedBytes = 1;
 
-inline PyObject* B(PyObject* binding, Slot s) { return PyTuple_GET_ITEM(binding, s); }
-
-inline int Field(const Hit& r, const char* name, uint64_t* out) {
-  static std::unordered_map<const char*, PyObject*> names;
-  PyObject*& key = names[name];
-  if (key == nullptr && (key = FieldName(name)) == nullptr) return -1;
-  return r.field(key, out) ? 0 : -1;
-}
-
-inline PyObject* IngressResult(PyObject* binding, PyObject* drop, PyObject* port, PyObject* qid,
-                               PyObject* data) {
-  return NewRecord(B(binding, kIngressResult), {drop, port, qid, data, Py_None, Zero()});
-}
-inline PyObject* Drop(PyObject* binding) {
-  return IngressResult(binding, Py_True, Zero(), Zero(), Empty());
-}
-
-inline int Count(PyObject* binding, Slot counter, uint64_t port, size_t len) {
-  return CounterCount(B(binding, counter), static_cast<Py_ssize_t>(port), len) ? 0 : -1;
-}
-
-// Every register and counter the packet may touch, of the sizes the model
-// has (else the model refuses or runs it).
-inline int Sized(PyObject* binding, std::initializer_list<std::pair<Slot, uint64_t>> counters,
-                 std::initializer_list<std::pair<Slot, uint64_t>> registers) {
-  for (auto [slot, size] : counters) {
-    const int has = CounterHas(B(binding, slot), size - 1);
-    if (has <= 0) return has;
-  }
-  for (auto [slot, size] : registers) {
-    RegisterCells cells(B(binding, slot));
-    if (!cells.ok()) return PyErr_Occurred() ? -1 : 0;
-    if (static_cast<uint64_t>(cells.size()) < size) return 0;
-  }
-  return 1;
-}
-
 // message(): a backpressure or clear message from a trusted port, recorded
 // for the port it concerns, copied on to the next pipe, and consumed or
 // relayed to the named group's senders.
@@ -136,7 +99,7 @@ PyObject* Message(PyObject* binding, const uint8_t* p, size_t len, uint64_t in_p
     const uint64_t bp_key = msg_type == kMsgBackpressure ? (class_id & 0xFF) << 8 | degree : 0;
     if (!state.write(index, bp_key)) return nullptr;
     if (msg_type == kMsgBackpressure && !recorded.write(index, now_ns)) return nullptr;
-    if (!replica && Count(binding, kBackpressureReceived, in_port, len) < 0) return nullptr;
+    if (!replica && Count(B(binding, kBackpressureReceived), in_port, len) < 0) return nullptr;
   }
   // SwitchIngressDeparser: the copy is the message as it arrived.
   Ref made(Defer());
@@ -151,8 +114,7 @@ PyObject* Message(PyObject* binding, const uint8_t* p, size_t len, uint64_t in_p
     if (!made) return nullptr;
   }
   if (!relay) {
-    return NewRecord(B(binding, kIngressResult),
-                     {Py_True, Zero(), Zero(), Empty(), made.get(), Zero()});
+    return IngressDropped(B(binding, kIngressResult), made.get());
   }
   const size_t head = kBridgedBytes + kBfccBridgedBytes;
   Ref out(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(head + len)));
@@ -165,8 +127,8 @@ PyObject* Message(PyObject* binding, const uint8_t* p, size_t len, uint64_t in_p
   Put48(o + head + 6, src_mac);
   Ref port(PyLong_FromUnsignedLongLong(relay_port));
   if (!port) return nullptr;
-  return NewRecord(B(binding, kIngressResult),
-                   {Py_False, port.get(), Zero(), out.get(), made.get(), Zero()});
+  return MakeIngressResult(B(binding, kIngressResult), Py_False, port.get(), Zero(), out.get(),
+                           made.get());
 }
 
 PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
@@ -193,16 +155,16 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   const int forged = TrustApply(B(binding, kTrustedPorts), B(binding, kTrustedPortsKeys),
                                 B(binding, kUntrustedDrops), h, in_port, len);
   if (forged < 0) return nullptr;
-  if (forged) return Drop(binding);
+  if (forged) return IngressDropped(B(binding, kIngressResult));
   const int spoofed =
       GuardApply(B(binding, kSourceBindings), B(binding, kSourceBindingsKeys),
                  B(binding, kSpoofedDrops), B(binding, kSpoofedSourceAction), h, p, in_port, len);
   if (spoofed < 0) return nullptr;
-  if (spoofed) return Drop(binding);
+  if (spoofed) return IngressDropped(B(binding, kIngressResult));
   if (ether_type == kEthertypeFake) {
-    if (!CounterCount(B(binding, kFakeDrops), static_cast<Py_ssize_t>(in_port), len))
+    if (Count(B(binding, kFakeDrops), in_port, len) < 0)
       return nullptr;
-    return Drop(binding);
+    return IngressDropped(B(binding, kIngressResult));
   }
   if (h.feedback && !h.ipv4) return Message(binding, p, len, in_port, now_ns, h);
 
@@ -261,11 +223,11 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
         PyErr_SetString(PyExc_RuntimeError, "reaction_point: qid beyond admitted_by_qid");
         return nullptr;
       }
-      if (!CounterCount(B(binding, kAdmittedByQid), static_cast<Py_ssize_t>(qid), len))
+      if (Count(B(binding, kAdmittedByQid), qid, len) < 0)
         return nullptr;
     }
   }
-  if (route.drop) return Drop(binding);
+  if (route.drop) return IngressDropped(B(binding, kIngressResult));
   // ingress_deparse: bridged, bfcc_bridged, then the frame as routed.
   const size_t head = kBridgedBytes + kBfccBridgedBytes;
   Ref out(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(head + len)));
@@ -279,7 +241,8 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   Ref port(PyLong_FromUnsignedLongLong(route.port));
   Ref queue(PyLong_FromUnsignedLongLong(qid));
   if (!port || !queue) return nullptr;
-  return IngressResult(binding, Py_False, port.get(), queue.get(), out.get());
+  return MakeIngressResult(B(binding, kIngressResult), Py_False, port.get(), queue.get(),
+                           out.get());
 }
 
 // Pair registers ({first, second}: first in the high 32 bits).
@@ -389,7 +352,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
         if (Field(r, "rt_packets", &rt) < 0 || Field(c, "session", &session) < 0 ||
             Field(c, "level_cells", &level_cells) < 0)
           return nullptr;
-        if (Count(binding, kFlaggedDepartures, port, len) < 0) return nullptr;
+        if (Count(B(binding, kFlaggedDepartures), port, len) < 0) return nullptr;
         RegisterCells rr(B(binding, kRrCount));
         const Py_ssize_t i = static_cast<Py_ssize_t>(port);
         uint64_t sent;
@@ -406,12 +369,12 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
           uint64_t depth;
           if (!level.read(0, &depth)) return nullptr;
           if (depth > level_cells) {
-            if (Count(binding, kRecirculationSkips, port, len) < 0) return nullptr;
+            if (Count(B(binding, kRecirculationSkips), port, len) < 0) return nullptr;
           } else {
             fake = true;
             mirror.type = kPktTypeMirrorRecirculate;
             mirror.session = session;
-            if (Count(binding, kFakesSent, port, len) < 0) return nullptr;
+            if (Count(B(binding, kFakesSent), port, len) < 0) return nullptr;
           }
         }
       }

@@ -5,11 +5,41 @@
 // SourceGuard and Ipv4Forward, on the model's own tables and counters.
 // Each returns -1 with a Python error set, else its answer.
 #pragma once
+#include <unordered_map>
+#include <utility>
+
 #include "pyobj.hpp"
 
 namespace tofcc_native {
 
 inline PyObject* FieldName(const char* name) { return PyUnicode_InternFromString(name); }
+
+// Slot `s` of a core's binding tuple (the order of its Slot enum).
+inline PyObject* B(PyObject* binding, int s) { return PyTuple_GET_ITEM(binding, s); }
+
+// A lookup's action data field by a literal name (its Python string made
+// once), or -1 with an error set.
+inline int Field(const Hit& r, const char* name, uint64_t* out) {
+  static std::unordered_map<const char*, PyObject*> names;
+  PyObject*& key = names[name];
+  if (key == nullptr && (key = FieldName(name)) == nullptr) return -1;
+  return r.field(key, out) ? 0 : -1;
+}
+
+// IngressResult(drop, egress_port, qid, data, mirror, icos 0); `record` is
+// the binding's (class, fields) for it.
+inline PyObject* MakeIngressResult(PyObject* record, PyObject* drop, PyObject* port,
+                                   PyObject* qid, PyObject* data, PyObject* mirror = Py_None) {
+  return NewRecord(record, {drop, port, qid, data, mirror, Zero()});
+}
+inline PyObject* IngressDropped(PyObject* record, PyObject* mirror = Py_None) {
+  return MakeIngressResult(record, Py_True, Zero(), Zero(), Empty(), mirror);
+}
+
+// Counter.count(index, len): 0, or -1 with an error set.
+inline int Count(PyObject* counter, uint64_t index, size_t len) {
+  return CounterCount(counter, static_cast<Py_ssize_t>(index), len) ? 0 : -1;
+}
 
 // FeedbackTrust.apply: 1 when the packet is forged feedback (counted).
 inline int TrustApply(PyObject* trusted_ports, PyObject* keys, PyObject* drops, const Parsed& h,
@@ -77,6 +107,22 @@ inline int CounterHas(PyObject* counter, uint64_t index) {
   const Py_ssize_t n = CounterSize(counter);
   if (n < 0) return PyErr_Occurred() ? -1 : 0;
   return index < static_cast<uint64_t>(n) ? 1 : 0;
+}
+
+// Every counter and register a packet may index, at least as large as the
+// core assumes (else the model runs the packet): 1, 0, or -1 (error set).
+inline int Sized(PyObject* binding, std::initializer_list<std::pair<int, uint64_t>> counters,
+                 std::initializer_list<std::pair<int, uint64_t>> registers = {}) {
+  for (auto [slot, size] : counters) {
+    const int has = CounterHas(B(binding, slot), size - 1);
+    if (has <= 0) return has;
+  }
+  for (auto [slot, size] : registers) {
+    RegisterCells cells(B(binding, slot));
+    if (!cells.ok()) return PyErr_Occurred() ? -1 : 0;
+    if (static_cast<uint64_t>(cells.size()) < size) return 0;
+  }
+  return 1;
 }
 
 }  // namespace tofcc_native

@@ -27,18 +27,7 @@ enum Slot {
 };
 
 constexpr uint64_t kSign = 1ull << 31;
-
-inline PyObject* B(PyObject* binding, Slot s) { return PyTuple_GET_ITEM(binding, s); }
-
-// IngressResult(drop, egress_port, qid, data), mirror None, icos 0.
-inline PyObject* IngressResult(PyObject* binding, PyObject* drop, PyObject* port, PyObject* qid,
-                               PyObject* data) {
-  return NewRecord(B(binding, kIngressResult), {drop, port, qid, data, Py_None, Zero()});
-}
-
-inline PyObject* IngressDrop(PyObject* binding) {
-  return IngressResult(binding, Py_True, Zero(), Zero(), Empty());
-}
+constexpr uint64_t kPorts = 512;
 
 // ingress(ig_intr_md, data): the result, or None when the model must run it.
 PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
@@ -51,24 +40,24 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   Parsed h;
   if (!ParseHeaders(p, len, 0, &h)) return Defer();  // the parser's drop, the model's
   // A port the counters would refuse: the model's to refuse.
-  const int known = std::min(CounterHas(B(binding, kUntrustedDrops), in_port),
-                             CounterHas(B(binding, kSpoofedDrops), in_port));
-  if (known < 0) return nullptr;
-  if (known == 0) return Defer();
+  const int known = in_port < kPorts ? Sized(binding, {{kUntrustedDrops, kPorts},
+                                                       {kSpoofedDrops, kPorts}})
+                                     : 0;
+  if (known <= 0) return known < 0 ? nullptr : Defer();
   const int forged = TrustApply(B(binding, kTrustedPorts), B(binding, kTrustedPortsKeys),
                                 B(binding, kUntrustedDrops), h, in_port, len);
   if (forged < 0) return nullptr;
-  if (forged) return IngressDrop(binding);
+  if (forged) return IngressDropped(B(binding, kIngressResult));
   const int spoofed =
       GuardApply(B(binding, kSourceBindings), B(binding, kSourceBindingsKeys),
                  B(binding, kSpoofedDrops), B(binding, kSpoofedSourceAction), h, p, in_port, len);
   if (spoofed < 0) return nullptr;
-  if (spoofed) return IngressDrop(binding);
+  if (spoofed) return IngressDropped(B(binding, kIngressResult));
   Route route;
   if (ForwardApply(B(binding, kIpv4Lpm), B(binding, kIpv4LpmKeys), B(binding, kDropAction), h, p,
                    &route) < 0)
     return nullptr;
-  if (route.drop) return IngressDrop(binding);
+  if (route.drop) return IngressDropped(B(binding, kIngressResult));
   const uint8_t* ip = p + h.ipv4_off;
   uint64_t qid = 0;
   {
@@ -91,7 +80,8 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   Ref egress_port(PyLong_FromUnsignedLongLong(route.port));
   Ref queue(PyLong_FromUnsignedLongLong(qid));
   if (!egress_port || !queue) return nullptr;
-  return IngressResult(binding, Py_False, egress_port.get(), queue.get(), out.get());
+  return MakeIngressResult(B(binding, kIngressResult), Py_False, egress_port.get(), queue.get(),
+                           out.get());
 }
 
 inline uint64_t ArithShiftRight(uint64_t v, int bits) {
@@ -158,10 +148,9 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
           slot >= static_cast<uint64_t>(last_departure.size()) || depth > kU32) {
         return Defer();
       }
-      const int known = std::min(CounterHas(B(binding, kCeMarked), port),
-                                 CounterHas(B(binding, kNotEctDropped), port));
-      if (known < 0) return nullptr;
-      if (known == 0) return Defer();
+      const int known =
+          port < kPorts ? Sized(binding, {{kCeMarked, kPorts}, {kNotEctDropped, kPorts}}) : 0;
+      if (known <= 0) return known < 0 ? nullptr : Defer();
       const uint64_t now_ticks = (tstamp >> 6) & kU32;
       uint64_t prev_depth, prev_slope;
       if (!last_depth.read(i, &prev_depth) || !last_depth.write(i, depth) ||
@@ -175,9 +164,9 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
       if (congested) {
         if (ecn != 0) {
           ecn = 3;
-          if (!CounterCount(B(binding, kCeMarked), port, len)) return nullptr;
+          if (Count(B(binding, kCeMarked), port, len) < 0) return nullptr;
         } else if (drop_not_ect == 1) {
-          if (!CounterCount(B(binding, kNotEctDropped), port, len)) return nullptr;
+          if (Count(B(binding, kNotEctDropped), port, len) < 0) return nullptr;
           drop = true;
         }
       }

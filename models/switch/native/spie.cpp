@@ -47,8 +47,6 @@ constexpr uint64_t kBridgedIdle = 1;
 constexpr size_t kAqmBridgedBytes = 8;
 constexpr int kSketchColumns = 4096, kSlotsPerPort = 256, kPorts = 512;
 
-inline PyObject* B(PyObject* binding, Slot s) { return PyTuple_GET_ITEM(binding, s); }
-
 // The three rows' CRC-16s (spie.py crc16_reflected), a byte at a time.
 struct CrcTables {
   uint16_t t[3][256];
@@ -68,15 +66,6 @@ struct CrcTables {
     return c;
   }
 };
-
-// A lookup's action data field, or -1 (error set). `name` is a literal: its
-// Python string is made once.
-inline int Field(const Hit& r, const char* name, uint64_t* out) {
-  static std::unordered_map<const char*, PyObject*> names;
-  PyObject*& key = names[name];
-  if (key == nullptr && (key = FieldName(name)) == nullptr) return -1;
-  return r.field(key, out) ? 0 : -1;
-}
 
 inline bool TaggedInsert(RegisterCells& reg, Py_ssize_t i, uint64_t epoch_base, bool counted,
                          uint64_t* out) {
@@ -110,14 +99,7 @@ inline PyObject* Pass(PyObject* result, PyObject* digest) {
   return Py_BuildValue("(NN)", result, digest);
 }
 
-// IngressResult(drop, egress_port, qid, data), mirror None, icos 0.
-inline PyObject* IngressResult(PyObject* binding, PyObject* drop, PyObject* port, PyObject* data) {
-  return NewRecord(B(binding, kIngressResult), {drop, port, Zero(), data, Py_None, Zero()});
-}
-
-inline PyObject* Drop(PyObject* binding) {
-  return IngressResult(binding, Py_True, Zero(), Empty());
-}
+inline PyObject* Drop(PyObject* binding) { return IngressDropped(B(binding, kIngressResult)); }
 
 inline PyObject* Digest(PyObject* binding, uint64_t sum_added, uint64_t epoch_base) {
   Ref a(PyLong_FromUnsignedLongLong(sum_added));
@@ -165,10 +147,10 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   // random draw included): a port no counter has, a column or slot outside
   // its register.
   if (in_port >= kPorts) return Defer();
-  for (Slot c : {kUntrustedDrops, kSpoofedDrops, kLargeFlowDrops, kRandomDrops, kRejectedUpdates}) {
-    const int has = CounterHas(B(binding, c), kPorts - 1);
-    if (has <= 0) return DeferOrError();
-  }
+  const int sized = Sized(binding, {{kUntrustedDrops, kPorts}, {kSpoofedDrops, kPorts},
+                                    {kLargeFlowDrops, kPorts}, {kRandomDrops, kPorts},
+                                    {kRejectedUpdates, kPorts}});
+  if (sized <= 0) return sized < 0 ? nullptr : Defer();
   RegisterCells rows[3] = {RegisterCells(B(binding, kRow0)), RegisterCells(B(binding, kRow1)),
                            RegisterCells(B(binding, kRow2))};
   RegisterCells m_count(B(binding, kMCount)), sumsq(B(binding, kSumsq)),
@@ -283,7 +265,7 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
       }
     } else {
       drop = true;
-      if (!CounterCount(B(binding, kRejectedUpdates), static_cast<Py_ssize_t>(in_port), len))
+      if (Count(B(binding, kRejectedUpdates), in_port, len) < 0)
         return nullptr;
     }
   } else if (spoofed) {
@@ -373,14 +355,14 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   if (resubmitted) {
     drop = true;  // drop_undone()
   } else if (spie_congested && large_margin >> 15 == 0 && large_drop_margin >> 31 == 1) {
-    if (!CounterCount(B(binding, kLargeFlowDrops), static_cast<Py_ssize_t>(egress_port), len))
+    if (Count(B(binding, kLargeFlowDrops), egress_port, len) < 0)
       return nullptr;
     if (undo) return Pass(Drop(binding), Digest(binding, row[0], epoch_base));  // undo_large()
     drop = true;
   } else if (mode == kModeSpie && congested == 1) {
     // a small flow while congested: admitted
   } else if (mode != kModeNone && fresh == 1 && prob_margin >> 31 == 1) {
-    if (!CounterCount(B(binding, kRandomDrops), static_cast<Py_ssize_t>(egress_port), len))
+    if (Count(B(binding, kRandomDrops), egress_port, len) < 0)
       return nullptr;
     if (undo) return Pass(Drop(binding), Digest(binding, row[0], epoch_base));  // undo_random()
     drop = true;
@@ -408,7 +390,8 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   if (!route.drop) RouteRewrite(o + head, h.ipv4_off, route);
   Ref port(PyLong_FromUnsignedLongLong(egress_port));
   if (!port) return nullptr;
-  PyObject* result = IngressResult(binding, Py_False, port.get(), out.get());
+  PyObject* result =
+      MakeIngressResult(B(binding, kIngressResult), Py_False, port.get(), Zero(), out.get());
   Py_INCREF(Py_None);
   return Pass(result, Py_None);
 }
@@ -525,7 +508,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
                               : std::min(prob + delta, kU32);
     if (!pi_prob.write(s, prob)) return nullptr;
     const uint64_t mirror_congested = congested_margin >> 31 == 1 ? 0 : 1;
-    if (!CounterCount(B(binding, kPiUpdates), static_cast<Py_ssize_t>(port), len)) return nullptr;
+    if (Count(B(binding, kPiUpdates), port, len) < 0) return nullptr;
     // SpieMirror(PKT_TYPE_MIRROR_SPIE, slot, congested, 0, prob, step_ticks)
     uint8_t m[12] = {kPktTypeMirrorSpie, static_cast<uint8_t>(slot),
                      static_cast<uint8_t>(mirror_congested), 0};
