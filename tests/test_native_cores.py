@@ -24,12 +24,15 @@ from typing import Any
 import pytest
 import yaml
 from native_cases import SKIPS, Decided, outcome, paths, random_frame, spie_frame, state
-from scapy.layers.inet import IP, UDP
+from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.l2 import Ether
 
 from bfrt_controller.bfcc.app import BfccApp
 from bfrt_controller.bfcc.config import DEFAULT_CONFIG as DEFAULT_BFCC
 from bfrt_controller.bfcc.config import parse_config as parse_bfcc
+from bfrt_controller.pmqecn.app import PmqecnApp
+from bfrt_controller.pmqecn.config import DEFAULT_CONFIG as DEFAULT_PMQECN
+from bfrt_controller.pmqecn.config import parse_config as parse_pmqecn
 from bfrt_controller.spie.app import SpieApp
 from bfrt_controller.spie.config import DEFAULT_CONFIG as DEFAULT_SPIE
 from bfrt_controller.spie.config import parse_config as parse_spie
@@ -325,9 +328,68 @@ def run_random_bfcc(seed: int, path: str) -> tuple[list[object], object, int]:
     return log, state(model), counter.count if counter else 0
 
 
+def pmqecn_frame(rng: random.Random, port: int) -> bytes:
+    """A packet of one of the three classes toward the receiver (port 4),
+    mostly from its port's own prefix, ECN-capable or not; or one of
+    random_frame's odd ones."""
+    if rng.random() < 0.15:
+        return random_frame(rng)
+    net = port if rng.random() < 0.9 else rng.choice([1, 2, 3])
+    ip = IP(
+        src=f"10.0.{net}.{rng.choice([1, 2])}",
+        dst=rng.choice(["10.0.4.4", "10.0.4.4", "10.0.1.9", "10.9.0.1"]),
+        tos=rng.choice([46, 34, 0, 10]) << 2 | rng.choice([0, 1, 2, 3]),
+    )
+    l4 = TCP(sport=rng.choice([1000, 2000]), dport=80) if rng.random() < 0.7 else UDP(dport=5001)
+    return bytes(
+        Ether(dst="02:00:00:00:00:01", src="00:00:00:00:01:01")
+        / ip
+        / l4
+        / bytes(rng.choice([0, 100, 1000, 1400]))
+    )
+
+
+def run_random_pmqecn(seed: int, path: str) -> tuple[list[object], object, int]:
+    """The shipped config through the controller (classify, virtual queues
+    and their drain tables, thresholds, feedback sessions), in either
+    scheduling mode, thresholds low enough to mark and send feedback; the
+    sojourn epoch flipped and a queue injected now and then; every packet
+    through the whole switch (`send`: feedback copies rebuilt and sent)."""
+    rng = random.Random(seed)
+    raw = yaml.safe_load(DEFAULT_PMQECN.read_text())
+    if rng.random() < 0.5:
+        raw["scheduling"] = {"mode": "p4_wrr", "level_queues": [0, 1, 2], "egress_ports": [4]}
+    for c in raw["classes"]:
+        c["threshold_cells"] = rng.choice([0, 1, 5, 20])
+        c["mark_original"] = rng.random() < 0.7
+        c["feedback_interval_us"] = rng.choice([0, 5, 50])
+    log: list[object] = []
+    with paths()[path]:
+        app = PmqecnApp(FlakyModelSwitch("pmqecn"), parse_pmqecn(raw))
+        app.push_all()
+        model = app.switch.model  # type: ignore[attr-defined]
+        counter = Decided(model) if path == "core" else None
+        hook = model.table("SwitchEgress.queue_hook.queue_md_override")
+        epoch = model.table("SwitchEgress.sojourn_epoch")
+        for i in range(1500):
+            model.now_ns = 10_000_000 + i * rng.choice([100, 1_000, 20_000, 300_000])
+            if i % 50 == 0:
+                epoch.set_default("SwitchEgress.set_sojourn_epoch", {"epoch": rng.randint(0, 1)})
+                hook.add_or_modify(
+                    {"eg_intr_md.egress_port": Match(4)},
+                    "SwitchEgress.queue_hook.inject",
+                    {"depth_cells": 0, "sojourn_ns": rng.choice([0, 7, 2_000_000, 2**32 - 1])},
+                )
+            port = rng.choice([1, 1, 2, 3, 5])
+            frame = pmqecn_frame(rng, port)
+            log.append(outcome(lambda: model.send(port, frame)))  # noqa: B023
+    return log, state(model), counter.count if counter else 0
+
+
 RUNNERS = {
     "bfcc": run_random_bfcc,
     "dadctcp": run_random,
+    "pmqecn": run_random_pmqecn,
     "spie": run_random_spie,
 }
 

@@ -360,6 +360,11 @@ class Pmqecn(TnaProgram):
 
     # ---- ingress ----------------------------------------------------
     def ingress(self, ig_intr_md: IngressIntrinsic, data: bytes) -> IngressResult:
+        core = self.native_core()
+        if core is not None:
+            done: IngressResult | None = core.ingress(core.binding, ig_intr_md, data)
+            if done is not None:
+                return done
         hdr = Headers()
         md = IgMd()
         pkt = Cursor(data)
@@ -489,6 +494,11 @@ class Pmqecn(TnaProgram):
 
     # ---- egress -----------------------------------------------------
     def egress(self, eg_intr_md: EgressIntrinsic, data: bytes) -> EgressResult:
+        core = self.native_core()
+        if core is not None:
+            done: EgressResult | None = core.egress(core.binding, eg_intr_md, data)
+            if done is not None:
+                return done
         hdr = Headers()
         md = EgMd()
         pkt = Cursor(data)

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 
 HERE = Path(__file__).resolve().parent
 # The programs with a core, each its `<name>.cpp` and namespace.
-PROGRAMS = ("bfcc", "dadctcp", "spie")
+PROGRAMS = ("bfcc", "dadctcp", "pmqecn", "spie")
 # Set to 0 to run every model in Python even where cppyy is installed.
 ENV_SWITCH = "TOFCC_NATIVE"
 

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ..bfcc import Bfcc
     from ..core import Table
     from ..dadctcp import Dadctcp
+    from ..pmqecn import Pmqecn
     from ..spie import Spie
 
 
@@ -83,6 +84,65 @@ def dadctcp(m: Dadctcp) -> tuple[Any, ...]:
         m.last_slope,
         m.last_departure,
         record(IngressResult, *INGRESS_RESULT),
+        record(EgressResult, *EGRESS_RESULT),
+    )
+
+
+def pmqecn(m: Pmqecn) -> tuple[Any, ...]:
+    from ..tna import EgressResult, IngressMirror, IngressResult
+
+    clock, hook = m.clock, m.queue_hook
+    return (
+        *_shared_ingress(m),
+        clock.ingress_tstamp_override,
+        keys(clock.ingress_tstamp_override, "ig_intr_md.ingress_port"),
+        clock.inject.name,
+        m.classify,
+        keys(
+            m.classify,
+            "hdr.ipv4.src_addr",
+            "hdr.ipv4.dst_addr",
+            "hdr.ipv4.dscp",
+            "hdr.ipv4.protocol",
+        ),
+        m.set_class.name,
+        m.class_counters,
+        m.feedback_session,
+        keys(m.feedback_session, "hdr.bridged.ingress_port"),
+        m.set_feedback_session.name,
+        m.vq_weight,
+        keys(m.vq_weight, "ig_md.vq_id"),
+        m.wrr.name,
+        m.vq_used,
+        m.vq_level,
+        m.wrr_level_queue,
+        keys(m.wrr_level_queue, "ig_md.wrr_level"),
+        m.set_priority_queue.name,
+        m.vq_last_tick,
+        m.class_arrivals,
+        m.ecn_threshold,
+        keys(m.ecn_threshold, "hdr.bridged.class_id", "ingress_pipe"),
+        m.set_threshold.name,
+        m.vq_log_elapsed,
+        keys(m.vq_log_elapsed, "ig_md.vq_elapsed_ticks"),
+        m.log_elapsed.name,
+        m.vq_exp_drain,
+        keys(m.vq_exp_drain, "ig_md.vq_log_drain_q7"),
+        m.vq_bytes,
+        m.class_rates,
+        keys(m.class_rates, "hdr.bridged.class_id"),
+        m.feedback_gate,
+        record(IngressResult, *INGRESS_RESULT),
+        IngressMirror,
+        hook.queue_md_override,
+        keys(hook.queue_md_override, "eg_intr_md.egress_port"),
+        hook.inject.name,
+        m.sojourn_epoch,
+        keys(m.sojourn_epoch),
+        m.sojourn_sampling,
+        keys(m.sojourn_sampling, "hdr.bridged.class_id"),
+        *m.sojourn_sum_ns,
+        *m.sojourn_pkts,
         record(EgressResult, *EGRESS_RESULT),
     )
 
@@ -216,5 +276,6 @@ def bfcc(m: Bfcc) -> tuple[Any, ...]:
 BINDINGS: dict[str, Callable[[Any], tuple[Any, ...]]] = {
     "bfcc": bfcc,
     "dadctcp": dadctcp,
+    "pmqecn": pmqecn,
     "spie": spie,
 }

@@ -400,6 +400,13 @@ inline void Put16(uint8_t* p, uint64_t v) {
   p[0] = static_cast<uint8_t>(v >> 8);
   p[1] = static_cast<uint8_t>(v);
 }
+inline void Put32(uint8_t* p, uint64_t v) {
+  p[0] = static_cast<uint8_t>(v >> 24);
+  p[1] = static_cast<uint8_t>(v >> 16);
+  p[2] = static_cast<uint8_t>(v >> 8);
+  p[3] = static_cast<uint8_t>(v);
+}
+
 inline void Put48(uint8_t* p, uint64_t v) {
   for (int i = 5; i >= 0; --i, v >>= 8) p[i] = static_cast<uint8_t>(v);
 }

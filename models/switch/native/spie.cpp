@@ -396,13 +396,6 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   return Pass(result, Py_None);
 }
 
-inline void Put32(uint8_t* p, uint64_t v) {
-  p[0] = static_cast<uint8_t>(v >> 24);
-  p[1] = static_cast<uint8_t>(v >> 16);
-  p[2] = static_cast<uint8_t>(v >> 8);
-  p[3] = static_cast<uint8_t>(v);
-}
-
 // Spie.egress(eg_intr_md, data): the result, or None when the model must run it.
 PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
   static PyObject* const names[] = {FieldName("egress_port"), FieldName("deq_timedelta"),
