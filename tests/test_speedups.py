@@ -536,3 +536,139 @@ def test_add_or_modify_fast_path_is_the_reference() -> None:
     assert any("table full" in r for r in outcomes[0][0]) and any(
         "unknown" in r for r in outcomes[0][0]
     )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_upsert_takes_and_refuses_what_the_reference_does(seed: int) -> None:
+    """A controller push (thousands of upserts) takes a key already in
+    normal form as given and checks action data without building messages:
+    on keys and data of every shape (normal, to be normalised, too wide,
+    negative, bool, float, a field missing or unknown) the same entries and
+    the same refusals, word for word, as the reference checks."""
+    from models.switch.core import Action, KeyField, Table
+
+    def table() -> Table:
+        return Table(
+            "t",
+            [KeyField("a", 8, "exact"), KeyField("p", 16, "lpm"), KeyField("b", 8, "ternary")],
+            [Action("set_v", (("v", 8), ("w", 4))), Action("NoAction")],
+            ("NoAction", {}),
+            size=60,
+        )
+
+    rng = random.Random(seed)
+    odd: list[object] = [-1, 256, True, 1.0, 300]
+
+    def value(bits: int) -> object:
+        return rng.choice([rng.randrange(1 << bits)] * 6 + odd)
+
+    def key() -> dict[str, Match]:
+        plen = rng.choice([0, 8, 12, 16, None, 17, -1, True])
+        k = {
+            "a": rng.choice([Match(value(8))] * 5 + [Match(1, prefix_len=3), Match(2, mask=1)]),
+            "p": Match(rng.randrange(1 << 16) & rng.choice([0xFF00, 0xFFFF, 0xFFF0]), plen),
+            "b": Match(value(8), mask=rng.choice([0xF0, 0xFF, None, 0x1FF, 0x0F])),
+        }
+        roll = rng.random()
+        if roll < 0.05:
+            del k["b"]
+        elif roll < 0.1:
+            del k["a"]
+        elif roll < 0.15:
+            k["c"] = Match(1)
+        return k
+
+    def data() -> dict[str, object]:
+        d: dict[str, object] = {"v": value(8), "w": rng.choice([0, 15, 16, True])}
+        roll = rng.random()
+        if roll < 0.05:
+            del d["w"]
+        elif roll < 0.1:
+            d["x"] = 1
+        return d
+
+    ops = [
+        (key(), rng.choice(["set_v"] * 8 + ["NoAction", "bogus"]), data(), rng.randrange(3))
+        for _ in range(400)
+    ]
+    outcomes = []
+    for fast in (True, False):
+        t = table()
+        log = []
+        with contextlib.nullcontext() if fast else speedups.disabled():
+            for k, action, d, prio in ops:
+                try:
+                    t.add_or_modify(k, action, d if action == "set_v" else {}, prio)  # type: ignore[arg-type]
+                    log.append("ok")
+                except P4ModelError as exc:
+                    log.append(str(exc))
+        outcomes.append((log, [(e.key, e.action, e.data, e.priority) for e in t.entries]))
+    assert outcomes[0] == outcomes[1]
+    log = outcomes[0][0]
+    assert log.count("ok") > 15 and len(set(log)) > 10
+
+
+@pytest.mark.parametrize("kind", ["exact", "lpm", "ternary"])
+def test_one_field_groups_are_the_reference_groups(kind: str) -> None:
+    """A one-field table's mask groups (PMQECN's drain tables are built
+    again on every switch) are the reference's: the same masks in the same
+    order, each value's winning entry the same, for overlapping entries of
+    several priorities, prefixes and masks."""
+    from models.switch.core import Action, KeyField, Table
+
+    rng = random.Random(kind)
+    t = Table(
+        "t", [KeyField("k", 12, kind)], [Action("set_v", (("v", 8),))], ("set_v", {"v": 0}), 300
+    )  # type: ignore[arg-type]
+    for _ in range(250):
+        value = rng.randrange(1 << 12)
+        if kind == "exact":
+            match = Match(value)
+        elif kind == "lpm":
+            match = Match(value, prefix_len=rng.choice([0, 4, 8, 12]))
+        else:
+            match = Match(value, mask=rng.choice([0xFFF, 0xF00, 0x0F0, 0]))
+        t.add_or_modify({"k": match}, "set_v", {"v": rng.randrange(256)}, rng.randrange(4))
+    fast = t._build_groups()
+    with speedups.disabled():
+        ref = t._build_groups()
+    assert [(m, list(g.items())) for m, g in fast] == [(m, list(g.items())) for m, g in ref]
+    assert len(fast) > (0 if kind == "exact" else 2)
+
+
+def trusted(port: int, action: str = TRUST) -> EntryWrite:
+    return EntryWrite(TRUSTED, {"ig_intr_md.ingress_port": Match(port)}, action)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [trusted(600), trusted(7, "SwitchIngress.nope"), route(0x0A000100, 1 << 9, op="upsert")],
+    ids=["key too wide", "unknown action", "data too wide"],
+)
+def test_a_run_of_upserts_is_refused_at_its_own_write(bad: EntryWrite) -> None:
+    """Upserts into one table in a row go to the table as one call: a
+    refused one among them is named by its own index, with the reference
+    path's message, and the whole batch (the run's earlier entries, other
+    tables' writes) is undone."""
+    batch: list[Write] = [
+        *(trusted(p) for p in range(10, 40)),
+        route(0x0A000500, 5, op="upsert"),
+        *(trusted(p) for p in (40, 41)),
+        bad,
+        *(trusted(p) for p in range(42, 50)),
+    ]
+    index = batch.index(bad)
+    sw = configured()
+    before = state(sw)
+    message = refused(sw, batch)
+    assert f"#{index}" in message
+    assert state(sw) == before
+    with speedups.disabled():
+        assert refused(configured(), batch) == message
+    # Without the bad write both paths hold the same entries.
+    good = [w for w in batch if w is not bad]
+    sw.write(good)
+    with speedups.disabled():
+        ref = configured()
+        ref.write(good)
+    assert state(sw) == state(ref)

@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from hw_profiles import HwProfile
 from models import cycle_speedups, speedups
-from models.switch.core import Match, MirrorSession, P4ModelError
+from models.switch.core import EntryRefused, Match, MirrorSession, P4ModelError
 from models.switch.registry import make_model
 from models.switch.tna import TnaProgram
 
@@ -149,7 +149,8 @@ class ModelSwitch(ModelBufferCounters, Switch):
             elif w.op == "modify":
                 table.modify(dict(w.key), w.action or "", dict(w.data), w.priority)
             else:
-                table.add_or_modify(dict(w.key), w.action or "", dict(w.data), w.priority)
+                # The table copies what it keeps (a push is thousands of these).
+                table.add_or_modify(w.key, w.action or "", w.data, w.priority)
         elif isinstance(w, RegisterWrite):
             m.register(w.register).write_all(w.index, w.value)
         elif isinstance(w, RegisterClear):
@@ -317,8 +318,25 @@ class ModelSwitch(ModelBufferCounters, Switch):
         weights, priorities = dict(self.tm_weights), dict(self.tm_priorities)
         tm = self._tm_saved()
         cells = cycle_speedups.ENABLED
-        for i, w in enumerate(writes):
+        i = 0
+        while i < len(writes):
+            w = writes[i]
             try:
+                if type(w) is EntryWrite and w.op == "upsert":
+                    # Upserts into one table in a row (a push writes thousands)
+                    # as one call; the table is saved once, as for one.
+                    end = i + 1
+                    while end < len(writes) and _same_upserts(writes[end], w.table):
+                        end += 1
+                    remember(self.model, w, undo, saved_tables)
+                    try:
+                        self.model.table(w.table).upsert_many(writes[i:end])  # type: ignore[arg-type]
+                    except EntryRefused as exc:
+                        i += exc.index
+                        w = writes[i]
+                        raise
+                    i = end
+                    continue
                 if cells and type(w) is RegisterWrite:
                     # A cycle clears a thousand cells: the cell's undo and
                     # its write without the generic dispatch of each.
@@ -326,9 +344,9 @@ class ModelSwitch(ModelBufferCounters, Switch):
                     old = register.read_pipes(w.index)
                     register.write_all(w.index, w.value)
                     undo.append(functools.partial(register.put_pipes, w.index, old))
-                    continue
-                remember(self.model, w, undo, saved_tables)
-                self._apply(w)
+                else:
+                    remember(self.model, w, undo, saved_tables)
+                    self._apply(w)
             except P4ModelError as exc:
                 for step in reversed(undo):
                     step()
@@ -339,6 +357,7 @@ class ModelSwitch(ModelBufferCounters, Switch):
                 self.tm_priorities.update(priorities)
                 self._tm_restore(tm)
                 raise WriteError(i, w.describe(), str(exc)) from None
+            i += 1
 
     def _write_reference(self, writes: Sequence[Write]) -> None:
         """The original rollback: a deep copy of the whole switch per batch."""
@@ -561,6 +580,10 @@ def check_ppg(w: TmPpgWrite, max_port: int) -> None:
         raise P4ModelError(f"{t}: xon_cells {w.xon_cells} above xoff_cells {w.xoff_cells}")
     if w.pool not in PPG_POOLS:
         raise P4ModelError(f"{t}: pool_id {w.pool!r} is not one of {', '.join(PPG_POOLS)}")
+
+
+def _same_upserts(w: Write, table: str) -> bool:
+    return type(w) is EntryWrite and w.op == "upsert" and w.table == table
 
 
 def remember(

@@ -14,6 +14,7 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from functools import cache
 from typing import Any
 
 from models import cycle_speedups
@@ -69,6 +70,27 @@ class Change:
 # 64), one such queue filling would take 98 % of a port from classes weighted
 # 1-16 while the virtual queues drained at the classes' shares.
 OTHER_QUEUE_WEIGHT = 1
+
+
+@cache
+def drain_writes(mantissa_bits: int) -> tuple[Write, ...]:
+    """The drain tables' entries (thousands, the same for every switch and
+    push): made once per process, as drain.py makes their values."""
+    writes: list[Write] = [
+        EntryWrite(
+            n.VQ_LOG_ELAPSED,
+            {n.K_ELAPSED_TICKS: Match(e.elapsed_value, mask=e.elapsed_mask)},
+            n.LOG_ELAPSED,
+            {"log_elapsed_q7": e.log_elapsed_q7},
+            priority=1,
+        )
+        for e in log_entries(mantissa_bits)
+    ]
+    writes += [
+        EntryWrite(n.VQ_EXP_DRAIN, {n.K_LOG_DRAIN: Match(s)}, n.DRAIN, {"drain_bytes": d})
+        for s, d in exp_entries()
+    ]
+    return tuple(writes)
 
 
 class PmqecnApp(IntendedStateApp):
@@ -186,22 +208,7 @@ class PmqecnApp(IntendedStateApp):
     def drain_table_writes(self) -> list[Write]:
         """The two drain tables every class shares (drain.py); they hold the
         same entries whatever the rates, so only a push writes them."""
-        bits = self.config.virtual_queue.drain_mantissa_bits
-        writes: list[Write] = [
-            EntryWrite(
-                n.VQ_LOG_ELAPSED,
-                {n.K_ELAPSED_TICKS: Match(e.elapsed_value, mask=e.elapsed_mask)},
-                n.LOG_ELAPSED,
-                {"log_elapsed_q7": e.log_elapsed_q7},
-                priority=1,
-            )
-            for e in log_entries(bits)
-        ]
-        writes += [
-            EntryWrite(n.VQ_EXP_DRAIN, {n.K_LOG_DRAIN: Match(s)}, n.DRAIN, {"drain_bytes": d})
-            for s, d in exp_entries()
-        ]
-        return writes
+        return list(drain_writes(self.config.virtual_queue.drain_mantissa_bits))
 
     def dynamic_writes(self) -> list[Write]:
         cfg = self.config

@@ -11,9 +11,10 @@ switch too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import and_
-from typing import Literal
+from operator import and_, attrgetter
+from typing import Literal, Protocol
 
 from models import speedups
 
@@ -22,6 +23,29 @@ MatchKind = Literal["exact", "lpm", "ternary"]
 
 class P4ModelError(ValueError):
     """A control-plane request the switch would reject."""
+
+
+class EntryRefused(P4ModelError):
+    """Table.upsert_many's refusal of its `index`-th item; the message is
+    the one add_or_modify gives that item."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+
+
+class UpsertItem(Protocol):
+    """An entry to write as Table.upsert_many takes it (a controller's
+    EntryWrite)."""
+
+    @property
+    def key(self) -> Mapping[str, Match]: ...
+    @property
+    def action(self) -> str | None: ...
+    @property
+    def data(self) -> Mapping[str, int]: ...
+    @property
+    def priority(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -71,6 +95,10 @@ def _check_width(what: str, value: int, width: int) -> None:
         raise P4ModelError(f"{what}: value {value} does not fit in {width} bits")
 
 
+# A Match as the plain tuple it compares equal by: the position index keys
+# on these (ints hash in C; a Match's dataclass hash runs Python).
+_MATCH_FIELDS = attrgetter("value", "prefix_len", "mask")
+
 # Keys remembered per table state: enough for every flow or class key of a
 # run, while a key on a timestamp (elapsed-time tables) stops growing there.
 MEMO_KEYS = 4096
@@ -100,7 +128,7 @@ class Table:
         # masks their keys apply (tuple-space search), so a table with
         # thousands of entries answers in a few dict lookups.
         self._has_ternary = any(k.match == "ternary" for k in keys)
-        self._pos: dict[tuple[tuple[Match, ...], int], int] | None = None
+        self._pos: dict[tuple[tuple[object, ...], int], int] | None = None
         self._groups: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]] | None = None
         self._ranked: list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple], tuple]] = []
         self._ranked_for: object = None
@@ -110,6 +138,9 @@ class Table:
         self._memo: dict[tuple[int, ...], LookupResult] = {}
         self._memo_for: tuple[object, object] = (None, None)
         self._normal_keys: dict[tuple[tuple[object, ...], ...], dict[str, Match]] = {}
+        self._key_names = tuple(self.keys)
+        # Each action's parameter widths, for the checks of an entry write.
+        self._widths = {a.name: dict(a.params) for a in actions}
 
     def __getstate__(self) -> dict[str, object]:
         # A compiled core's search structure (models/switch/native) stays
@@ -131,14 +162,30 @@ class Table:
         self._pos = None
         self._groups = None
 
-    def _key_id(self, key: dict[str, Match], priority: int) -> tuple[tuple[Match, ...], int]:
-        return tuple(key[f] for f in self.keys), priority if self._has_ternary else 0
+    def _key_id(self, key: Mapping[str, Match], priority: int) -> tuple[tuple[object, ...], int]:
+        return (
+            tuple(map(_MATCH_FIELDS, map(key.__getitem__, self._key_names))),
+            priority if self._has_ternary else 0,
+        )
 
     @property
     def needs_priority(self) -> bool:
         return any(k.match == "ternary" for k in self.keys.values())
 
-    def _check_action(self, action: str, data: dict[str, int]) -> None:
+    def _action_fits(self, action: str, data: Mapping[str, int]) -> bool:
+        """True when _check_action would pass, found without building its
+        messages (a controller push writes thousands of entries); False:
+        run _check_action, which names what is wrong."""
+        widths = self._widths.get(action)
+        if widths is None or len(data) != len(widths):
+            return False
+        for pname, value in data.items():
+            width = widths.get(pname)
+            if width is None or type(value) is not int or value < 0 or value >> width:
+                return False
+        return True
+
+    def _check_action(self, action: str, data: Mapping[str, int]) -> None:
         spec = self.actions.get(action)
         if spec is None:
             raise P4ModelError(
@@ -153,9 +200,46 @@ class Table:
                 raise P4ModelError(f"{self.name}: action {action} needs parameter '{pname}'")
             _check_width(f"{self.name}: {action}.{pname}", data[pname], width)
 
-    def _normalise_key(self, key: dict[str, Match]) -> dict[str, Match]:
+    def _normal_form(self, key: Mapping[str, Match]) -> dict[str, Match] | None:
+        """The key's normal form when every field is given, a plain int in
+        range, and its own Match already normal (as a controller writes
+        them): that Match is kept. None: let the memo and the checks do it."""
+        if len(key) != len(self._key_names):
+            return None
+        out: dict[str, Match] = {}
+        for fname, spec in self.keys.items():
+            m = key.get(fname)
+            if type(m) is not Match:
+                return None
+            value, plen, mask = m.value, m.prefix_len, m.mask
+            bits = spec.bits
+            if type(value) is not int or value < 0 or value >> bits:
+                return None
+            if spec.match == "exact":
+                if plen is not None or mask is not None:
+                    return None
+            elif spec.match == "lpm":
+                if type(plen) is not int or mask is not None or not 0 <= plen <= bits:
+                    return None
+                if value & ~(((1 << plen) - 1) << (bits - plen)):
+                    return None
+            elif (
+                plen is not None
+                or type(mask) is not int
+                or mask < 0
+                or mask >> bits
+                or value & ~mask
+            ):
+                return None
+            out[fname] = m
+        return out
+
+    def _normalise_key(self, key: Mapping[str, Match]) -> dict[str, Match]:
         if not speedups.ENABLED:
             return self._normalise_key_checked(key)
+        normal = self._normal_form(key)
+        if normal is not None:
+            return normal
         # A controller rewrites the same keys cycle after cycle (PMQECN's
         # drain table: thousands per weight change); a key's normal form
         # depends on nothing but the key and the table's fixed key fields.
@@ -175,7 +259,7 @@ class Table:
                 self._normal_keys[ident] = found
         return found
 
-    def _normalise_key_checked(self, key: dict[str, Match]) -> dict[str, Match]:
+    def _normalise_key_checked(self, key: Mapping[str, Match]) -> dict[str, Match]:
         for fname in key:
             if fname not in self.keys:
                 raise P4ModelError(
@@ -205,15 +289,18 @@ class Table:
                 out[fname] = Match(m.value & mask, mask=mask)
         return out
 
-    def _find(self, key: dict[str, Match], priority: int) -> int | None:
+    def _positions(self) -> dict[tuple[tuple[object, ...], int], int]:
         if self._pos is None:
             self._pos = {}
             for i, e in enumerate(self._entries):
                 self._pos.setdefault(self._key_id(e.key, e.priority), i)
-        return self._pos.get(self._key_id(key, priority))
+        return self._pos
+
+    def _find(self, key: Mapping[str, Match], priority: int) -> int | None:
+        return self._positions().get(self._key_id(key, priority))
 
     def add(
-        self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
+        self, key: Mapping[str, Match], action: str, data: Mapping[str, int], priority: int = 0
     ) -> None:
         nkey = self._normalise_key(key)
         self._check_action(action, data)
@@ -222,7 +309,7 @@ class Table:
         self._append(nkey, action, data, priority)
 
     def _append(
-        self, nkey: dict[str, Match], action: str, data: dict[str, int], priority: int
+        self, nkey: dict[str, Match], action: str, data: Mapping[str, int], priority: int
     ) -> None:
         if len(self._entries) >= self.size:
             raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
@@ -232,13 +319,13 @@ class Table:
         self._groups = None
 
     def _replace(
-        self, i: int, nkey: dict[str, Match], action: str, data: dict[str, int], priority: int
+        self, i: int, nkey: dict[str, Match], action: str, data: Mapping[str, int], priority: int
     ) -> None:
         self._entries[i] = Entry(nkey, action, dict(data), priority)
         self._groups = None
 
     def modify(
-        self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
+        self, key: Mapping[str, Match], action: str, data: Mapping[str, int], priority: int = 0
     ) -> None:
         nkey = self._normalise_key(key)
         self._check_action(action, data)
@@ -248,23 +335,72 @@ class Table:
         self._replace(i, nkey, action, data, priority)
 
     def add_or_modify(
-        self, key: dict[str, Match], action: str, data: dict[str, int], priority: int = 0
+        self, key: Mapping[str, Match], action: str, data: Mapping[str, int], priority: int = 0
     ) -> None:
         nkey = self._normalise_key(key)
         if speedups.ENABLED:
-            # The key normalised once (add and modify would each do it again):
-            # the controller's drain-table rewrites are thousands of these.
-            self._check_action(action, data)
-            i = self._find(nkey, priority)
+            # The key normalised and placed once (add and modify would each
+            # do both again): a controller's push is thousands of these.
+            if not self._action_fits(action, data):
+                self._check_action(action, data)
+            kid = self._key_id(nkey, priority)
+            pos = self._positions()
+            i = pos.get(kid)
             if i is None:
-                self._append(nkey, action, data, priority)
+                if len(self._entries) >= self.size:
+                    raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
+                pos[kid] = len(self._entries)
+                self._entries.append(Entry(nkey, action, dict(data), priority))
             else:
-                self._replace(i, nkey, action, data, priority)
+                self._entries[i] = Entry(nkey, action, dict(data), priority)
+            self._groups = None
             return
         if self._find(nkey, priority) is None:
             self.add(key, action, data, priority)
         else:
             self.modify(key, action, data, priority)
+
+    def upsert_many(self, items: Sequence[UpsertItem]) -> None:
+        """add_or_modify of each item, in order (a controller's push: PMQECN's
+        drain tables are thousands of entries per switch). The first item
+        refused raises EntryRefused naming its index, the items before it
+        written, as add_or_modify one by one would leave the table."""
+        if not speedups.ENABLED or len(self._key_names) != 1:
+            for k, it in enumerate(items):
+                try:
+                    self.add_or_modify(it.key, it.action or "", it.data, it.priority)
+                except P4ModelError as exc:
+                    raise EntryRefused(k, str(exc)) from None
+            return
+        # One key field: add_or_modify's steps inline, the position index
+        # and the lists fetched once.
+        (fname,) = self._key_names
+        ternary = self._has_ternary
+        pos = self._positions()
+        entries = self._entries
+        k = 0
+        try:
+            for k, it in enumerate(items):  # noqa: B007 - k names the refused item
+                action, data, priority = it.action or "", it.data, it.priority
+                nkey = self._normal_form(it.key)
+                if nkey is None:
+                    nkey = self._normalise_key(it.key)
+                if not self._action_fits(action, data):
+                    self._check_action(action, data)
+                m = nkey[fname]
+                kid = (((m.value, m.prefix_len, m.mask),), priority if ternary else 0)
+                i = pos.get(kid)
+                if i is None:
+                    if len(entries) >= self.size:
+                        raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
+                    pos[kid] = len(entries)
+                    entries.append(Entry(nkey, action, dict(data), priority))
+                else:
+                    entries[i] = Entry(nkey, action, dict(data), priority)
+        except P4ModelError as exc:
+            raise EntryRefused(k, str(exc)) from None
+        finally:
+            self._groups = None
 
     def delete(self, key: dict[str, Match], priority: int = 0) -> None:
         nkey = self._normalise_key(key)
@@ -298,6 +434,8 @@ class Table:
         return tuple(out)
 
     def _build_groups(self) -> list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]]:
+        if speedups.ENABLED and len(self.keys) == 1:
+            return self._build_groups_one_field()
         lpm = [f for f, spec in self.keys.items() if spec.match == "lpm"]
         by_mask: dict[tuple[int, ...], dict[tuple[int, ...], tuple]] = {}
         for i, e in enumerate(self._entries):
@@ -307,6 +445,37 @@ class Table:
             # value; among equals the earliest entry.
             rank = (*(e.key[f].prefix_len or 0 for f in lpm), -e.priority, -i)
             group = by_mask.setdefault(masks, {})
+            best = group.get(values)
+            if best is None or rank > best[0]:
+                group[values] = (rank, e)
+        return list(by_mask.items())
+
+    def _build_groups_one_field(
+        self,
+    ) -> list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]]:
+        """_build_groups for a table of one key field (PMQECN's drain tables:
+        thousands of entries, built again on each switch a run starts): the
+        same groups, in the same order, without the per-field loops."""
+        ((fname, spec),) = self.keys.items()
+        full = (1 << spec.bits) - 1
+        by_mask: dict[tuple[int, ...], dict[tuple[int, ...], tuple]] = {}
+        for i, e in enumerate(self._entries):
+            m = e.key[fname]
+            if spec.match == "exact":
+                masks: tuple[int, ...] = (full,)
+                rank: tuple[int, ...] = (-e.priority, -i)
+            elif spec.match == "lpm":
+                assert m.prefix_len is not None
+                masks = ((((1 << m.prefix_len) - 1) << (spec.bits - m.prefix_len)),)
+                rank = (m.prefix_len, -e.priority, -i)
+            else:
+                assert m.mask is not None
+                masks = (m.mask,)
+                rank = (-e.priority, -i)
+            group = by_mask.get(masks)
+            if group is None:
+                group = by_mask[masks] = {}
+            values = (m.value,)
             best = group.get(values)
             if best is None or rank > best[0]:
                 group[values] = (rank, e)

@@ -179,7 +179,9 @@ struct KeyHash {
 
 struct Hit_ {
   std::vector<int64_t> rank;
-  PyObject* result;  // owned
+  PyObject* entry;   // owned: the table's Entry
+  PyObject* result;  // owned: its LookupResult, made at its first hit (most
+                     // entries of a large table are never hit in a run)
 };
 
 struct Group {
@@ -198,7 +200,10 @@ struct TableCache {
     Py_XDECREF(deflt);
     Py_XDECREF(miss);
     for (Group& g : ranked)
-      for (auto& kv : g.hits) Py_XDECREF(kv.second.result);
+      for (auto& kv : g.hits) {
+        Py_XDECREF(kv.second.entry);
+        Py_XDECREF(kv.second.result);
+      }
   }
 };
 
@@ -243,8 +248,6 @@ inline PyObject* MakeResult(bool hit, PyObject* action, PyObject* data) {
 // group maps masked values to (rank, Entry)); nullptr with an error set.
 inline TableCache* BuildCache(PyObject* table, PyObject* groups, PyObject* deflt) {
   static PyObject* const kRanked = PyUnicode_InternFromString("_ranked_groups");
-  static PyObject* const kAction = PyUnicode_InternFromString("action");
-  static PyObject* const kData = PyUnicode_InternFromString("data");
   auto cache = std::make_unique<TableCache>();
   Py_INCREF(groups);
   cache->groups = groups;
@@ -274,19 +277,15 @@ inline TableCache* BuildCache(PyObject* table, PyObject* groups, PyObject* deflt
     PyObject *values, *hit;
     Py_ssize_t pos = 0;
     while (PyDict_Next(group, &pos, &values, &hit)) {
-      Hit_ h{{}, nullptr};
+      Hit_ h{{}, nullptr, nullptr};
       std::vector<uint64_t> k;
       if (!UIntTuple(values, &k) || !PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2 ||
           !IntTuple(PyTuple_GET_ITEM(hit, 0), &h.rank)) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "group hit: (rank, entry)");
         return nullptr;
       }
-      PyObject* entry = PyTuple_GET_ITEM(hit, 1);
-      Ref action(PyObject_GetAttr(entry, kAction));
-      Ref data(PyObject_GetAttr(entry, kData));
-      if (!action || !data) return nullptr;
-      h.result = MakeResult(true, action.get(), data.get());
-      if (h.result == nullptr) return nullptr;
+      h.entry = PyTuple_GET_ITEM(hit, 1);
+      Py_INCREF(h.entry);
       g.hits.emplace(std::move(k), std::move(h));
     }
     cache->ranked.push_back(std::move(g));
@@ -340,8 +339,8 @@ inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key) 
     if (PyObject_SetAttr(table, kCache, made.get()) < 0) return nullptr;
   }
   std::vector<uint64_t> k(static_cast<size_t>(n));
-  const Hit_* best = nullptr;
-  for (const Group& g : cache->ranked) {
+  Hit_* best = nullptr;
+  for (Group& g : cache->ranked) {
     if (best != nullptr && !(best->rank < g.top)) break;  // best[0] >= top
     if (g.masks.size() != k.size()) {
       PyErr_SetString(PyExc_RuntimeError, "lookup: key fields differ from the table's");
@@ -351,6 +350,15 @@ inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key) 
     auto found = g.hits.find(k);
     if (found != g.hits.end() && (best == nullptr || best->rank < found->second.rank))
       best = &found->second;
+  }
+  if (best != nullptr && best->result == nullptr) {
+    static PyObject* const kAction = PyUnicode_InternFromString("action");
+    static PyObject* const kData = PyUnicode_InternFromString("data");
+    Ref action(PyObject_GetAttr(best->entry, kAction));
+    Ref data(PyObject_GetAttr(best->entry, kData));
+    if (!action || !data) return nullptr;
+    best->result = MakeResult(true, action.get(), data.get());
+    if (best->result == nullptr) return nullptr;
   }
   PyObject* r = best != nullptr ? best->result : cache->miss;
   Py_INCREF(r);
