@@ -672,3 +672,105 @@ def test_a_run_of_upserts_is_refused_at_its_own_write(bad: EntryWrite) -> None:
         ref = configured()
         ref.write(good)
     assert state(sw) == state(ref)
+
+
+@pytest.mark.parametrize("when", [1, True, float("nan"), float("inf"), -1.0, 0.5, "1.0"], ids=repr)
+def test_pmqecn_rp_refuses_a_bad_clock_as_the_reference_does(when: object) -> None:
+    """The reaction point's fast clock check (a float at or after the last
+    event) takes what the full check takes and leaves it the rest: an int
+    is taken as the float it equals, a bool, NaN, infinity, a string or a
+    time before the last event refused with the same message."""
+    from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
+
+    def outcome(fast: bool) -> tuple[str, object]:
+        rp = ReactionPoint(RpConfig())
+        with contextlib.nullcontext() if fast else speedups.disabled():
+            rp.on_timer(0.75)
+            try:
+                rp.on_bytes_sent(1000, when)  # type: ignore[arg-type]
+                rp.on_timer(when)  # type: ignore[arg-type]
+            except ValueError as exc:
+                return "refused", str(exc)
+        return "ok", rp.state
+
+    assert outcome(True) == outcome(False)
+
+
+@pytest.mark.parametrize("nbytes", [1500, 0, True, -1, 1.5, 2**70], ids=repr)
+def test_pmqecn_rp_takes_and_refuses_a_byte_count_as_the_reference_does(nbytes: object) -> None:
+    from models.hosts.pmqecn_rp import ReactionPoint, RpConfig
+
+    def outcome(fast: bool) -> tuple[str, object]:
+        rp = ReactionPoint(RpConfig(byte_counter=20_000))
+        with contextlib.nullcontext() if fast else speedups.disabled():
+            try:
+                rp.on_bytes_sent(nbytes, 0.5)  # type: ignore[arg-type]
+            except ValueError as exc:
+                return "refused", str(exc)
+        return "ok", rp.state
+
+    assert outcome(True) == outcome(False)
+
+
+@pytest.mark.parametrize("kind", ["exact", "lpm", "ternary"])
+@pytest.mark.parametrize("seed", range(3))
+def test_upsert_many_is_add_or_modify_one_by_one(kind: str, seed: int) -> None:
+    """Table.upsert_many (a push's runs of upserts) on a one-field table:
+    for items of every shape, good or refused (too wide, negative, bool,
+    float, a prefix or mask where none belongs, unknown field or action,
+    bad data, the table full), the same entries as the reference's
+    add_or_modify of each item in turn, and a refusal naming the same item
+    with the same message."""
+    from bfrt_controller.switch import EntryWrite
+    from models.switch.core import Action, EntryRefused, KeyField, Table
+
+    rng = random.Random(f"{kind}{seed}")
+
+    def table() -> Table:
+        return Table(
+            "t",
+            [KeyField("k", 10, kind)],  # type: ignore[arg-type]
+            [Action("set_v", (("v", 8),)), Action("NoAction")],
+            ("NoAction", {}),
+            size=120,
+        )
+
+    def match() -> Match:
+        value = rng.choice([rng.randrange(1 << 10)] * 8 + [-1, 1 << 10, True, 2.0])
+        if kind == "exact":
+            extra = rng.choice([{}] * 8 + [{"prefix_len": 3}, {"mask": 1}])
+        elif kind == "lpm":
+            extra = {"prefix_len": rng.choice([10, 10, 8, 0, None, 11, True])}
+        else:
+            extra = {"mask": rng.choice([0x3FF, 0x3F0, 0x3FF, None, 1 << 10, -1])}
+        return Match(value, **extra)  # type: ignore[arg-type]
+
+    def item() -> EntryWrite:
+        key: dict[str, Match] = {"k": match()}
+        if rng.random() < 0.03:
+            key["j"] = Match(1)
+        action = rng.choice(["set_v"] * 10 + ["NoAction", "nope"])
+        value = rng.choice([rng.randrange(256)] * 10 + [256, True])
+        data = {"v": value} if action == "set_v" else {}
+        return EntryWrite("t", key, action, data, priority=rng.randrange(3))
+
+    for _ in range(20):
+        items = [item() for _ in range(rng.choice([1, 5, 40, 150]))]
+        fast, ref = table(), table()
+        fast_out: object = "ok"
+        ref_out: object = "ok"
+        try:
+            fast.upsert_many(items)
+        except EntryRefused as exc:
+            fast_out = (exc.index, str(exc))
+        with speedups.disabled():
+            for i, it in enumerate(items):
+                try:
+                    ref.add_or_modify(it.key, it.action or "", it.data, it.priority)
+                except P4ModelError as exc:
+                    ref_out = (i, str(exc))
+                    break
+        assert fast_out == ref_out
+        assert [(e.key, e.action, e.data, e.priority) for e in fast.entries] == [
+            (e.key, e.action, e.data, e.priority) for e in ref.entries
+        ]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from models import cycle_speedups
 from models.optimize.problem import PmqecnProblem, ProblemError, QosKind
 from models.queueing.kernel import mm1n_arrays
 
@@ -52,7 +53,8 @@ def evaluate(problem: PmqecnProblem, mu: npt.ArrayLike, lam: npt.ArrayLike) -> E
     lam_a = np.asarray(lam, dtype=np.float64)
     if mu_a.ndim == 1:
         mu_a, lam_a = mu_a[:, None], lam_a[:, None]
-    r = mm1n_arrays(lam_a, mu_a, problem.N)
+    # L_q is no term of F: left out (the polish evaluates F hundreds of times a cycle).
+    r = mm1n_arrays(lam_a, mu_a, problem.N, with_lq=not cycle_speedups.ENABLED)
     gamma = problem.Gamma
     delay_w, qos_w = (w[:, None] for w in problem.weight_arrays())
     is_a = problem.mask(QosKind.A)[:, None]
@@ -94,7 +96,7 @@ def evaluate_many(
     is_a = np.array([k is QosKind.A for k in kinds])
     is_b = np.array([k is QosKind.B for k in kinds])
     w_meas = np.concatenate([p.w_array for p in problems])
-    r = mm1n_arrays(lam, mu, n_cap)
+    r = mm1n_arrays(lam, mu, n_cap, with_lq=not cycle_speedups.ENABLED)
     throughput = np.add.reduceat(r.lambda_e, starts)
     residual = ((n_c - throughput) / n_c)[port_of]
     qos = np.where(is_a, residual, np.where(is_b, 0.0, r.n_loss / gamma))

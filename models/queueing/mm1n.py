@@ -62,6 +62,7 @@ def mm1n_metrics(lam: float, mu: float, N: int) -> MM1NMetrics:
     mu_f = positive(mu, "mu")
     n_i = integer(N, "N", 1)
     r = mm1n_arrays(lam_f, mu_f, n_i)
+    assert r.lq is not None  # asked for by default
     return MM1NMetrics(
         lam=lam_f,
         mu=mu_f,

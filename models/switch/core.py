@@ -374,7 +374,8 @@ class Table:
             return
         # One key field: add_or_modify's steps inline, the position index
         # and the lists fetched once.
-        (fname,) = self._key_names
+        ((fname, spec),) = self.keys.items()
+        exact, bits = spec.match == "exact", spec.bits
         ternary = self._has_ternary
         pos = self._positions()
         entries = self._entries
@@ -382,12 +383,24 @@ class Table:
         try:
             for k, it in enumerate(items):  # noqa: B007 - k names the refused item
                 action, data, priority = it.action or "", it.data, it.priority
-                nkey = self._normal_form(it.key)
-                if nkey is None:
-                    nkey = self._normalise_key(it.key)
+                key = it.key
+                m = key.get(fname)
+                if (
+                    exact
+                    and len(key) == 1
+                    and type(m) is Match
+                    and type(m.value) is int
+                    and m.value >= 0
+                    and not m.value >> bits
+                    and m.prefix_len is None
+                    and m.mask is None
+                ):
+                    nkey = {fname: m}  # _normal_form's answer, its loop inline
+                else:
+                    nkey = self._normal_form(key) or self._normalise_key(key)
+                    m = nkey[fname]
                 if not self._action_fits(action, data):
                     self._check_action(action, data)
-                m = nkey[fname]
                 kid = (((m.value, m.prefix_len, m.mask),), priority if ternary else 0)
                 i = pos.get(kid)
                 if i is None:

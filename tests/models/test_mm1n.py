@@ -226,3 +226,28 @@ def test_bad_state_and_measurement() -> None:
         c_rest(2, 5.0, [(1.0, 2.0), (1.0, 0.0)], 10)
     with pytest.raises(ValueError, match=r"^n "):
         c_rest(0, 5.0, [], 10)
+
+
+def test_the_fast_kernel_is_the_reference_to_the_bit() -> None:
+    """The control loop's kernel (models/cycle_speedups.py on) skips the
+    L_s series where no element needs it and L_q where it is not asked for;
+    every other array is the reference's, bit for bit, on rates on both
+    sides of rho = 1, at it, and close enough to it that the series runs
+    for some elements of a call and not others."""
+    from models import cycle_speedups
+
+    rng = np.random.default_rng(7)
+    lam = rng.uniform(1e2, 1e6, (3, 9))
+    far = lam * np.exp(rng.choice([-2.0, -0.1, 0.3, 4.0], (3, 9)))
+    mixed = lam * np.exp(rng.choice([-2.0, -0.1, -1e-6, 0.0, 1e-9, 1e-5, 0.3, 4.0], (3, 9)))
+    sizes = (1.0, 7.0, 1000.0, np.array([[2.0], [50.0], [4000.0]]))
+    for mu, n in itertools.product((far, mixed), sizes):
+        fast = mm1n_arrays(lam, mu, n, with_lq=False)
+        full = mm1n_arrays(lam, mu, n)
+        with cycle_speedups.disabled():
+            ref = mm1n_arrays(lam, mu, n)
+        for name in ("p0", "pn", "lc", "ls", "lambda_e", "ws", "n_loss"):
+            for got in (getattr(fast, name), getattr(full, name)):
+                assert getattr(ref, name).tobytes() == got.tobytes(), name
+        assert full.lq is not None and ref.lq is not None and fast.lq is None
+        assert full.lq.tobytes() == ref.lq.tobytes()
