@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evaluation.simulate import frozen_heap
+from evaluation.simulate import YOUNG_OBJECTS, frozen_heap
 from models import speedups
 
 
@@ -26,9 +26,20 @@ def thawed() -> Iterator[None]:
 
 
 def test_the_fast_path_freezes_the_heap_for_the_run_only() -> None:
+    before = gc.get_threshold()
     with frozen_heap():
         assert gc.get_freeze_count() > 0
+        # Young objects collected in fewer passes, the older generations as set.
+        assert gc.get_threshold() == (YOUNG_OBJECTS, *before[1:])
     assert gc.get_freeze_count() == 0
+    assert gc.get_threshold() == before
+
+
+def test_a_failed_run_gives_the_thresholds_back() -> None:
+    before = gc.get_threshold()
+    with pytest.raises(RuntimeError), frozen_heap():
+        raise RuntimeError("an event failed")
+    assert gc.get_threshold() == before
 
 
 def test_the_heap_is_given_back_when_the_run_fails() -> None:
@@ -38,8 +49,10 @@ def test_the_heap_is_given_back_when_the_run_fails() -> None:
 
 
 def test_the_reference_path_leaves_the_collector_alone() -> None:
+    before = gc.get_threshold()
     with speedups.disabled(), frozen_heap():
         assert gc.get_freeze_count() == 0
+        assert gc.get_threshold() == before
 
 
 def test_a_heap_the_caller_froze_stays_frozen(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -143,6 +143,7 @@ def pmqecn(m: Pmqecn) -> tuple[Any, ...]:
         keys(m.sojourn_sampling, "hdr.bridged.class_id"),
         *m.sojourn_sum_ns,
         *m.sojourn_pkts,
+        m.feedback_rebuilt,
         record(EgressResult, *EGRESS_RESULT),
     )
 

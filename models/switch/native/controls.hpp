@@ -102,6 +102,47 @@ inline void RouteRewrite(uint8_t* eth, size_t ipv4_off, const Route& r) {
   eth[ipv4_off + 8] = static_cast<uint8_t>(eth[ipv4_off + 8] - 1);
 }
 
+// include/feedback.p4's FeedbackRebuild on a mirrored copy as the egress
+// parser reads it (its FbMirror header, Ethernet and IPv4, nothing more):
+// the one feedback packet toward the flow's source, written to `out`
+// (kFeedbackFrameBytes), its message from the mirror header.
+constexpr size_t kFbMirrorBytes = 29;
+constexpr size_t kFeedbackFrameBytes = kEthernetBytes + kIpv4Bytes + kUdpBytes + kFeedbackBytes;
+constexpr uint8_t kFeedbackVersion = 2;
+constexpr uint8_t kFeedbackTtl = 64;
+constexpr uint16_t kFeedbackIpv4TotalLen = 44;
+constexpr uint16_t kFeedbackUdpLen = 24;
+
+inline void FeedbackRebuild(const uint8_t* m, uint8_t msg_type, uint8_t* out) {
+  const uint8_t* eth = m + kFbMirrorBytes;
+  const uint8_t* ip = eth + kEthernetBytes;
+  std::memcpy(out + 0, m + 17, 6);  // dst: orig_src_mac
+  std::memcpy(out + 6, m + 23, 6);  // src: orig_dst_mac
+  std::memcpy(out + 12, eth + 12, 2);
+  uint8_t* o = out + kEthernetBytes;
+  o[0] = ip[0];
+  o[1] = static_cast<uint8_t>(ip[1] | 3);  // ECN CE
+  Put16(o + 2, kFeedbackIpv4TotalLen);
+  std::memset(o + 4, 0, 4);  // identification, flags, fragment offset
+  o[8] = kFeedbackTtl;
+  o[9] = 17;  // UDP
+  std::memcpy(o + 12, ip + 16, 4);
+  std::memcpy(o + 16, ip + 12, 4);
+  Put16(o + 10, Ipv4Checksum(o));
+  uint8_t* udp = o + kIpv4Bytes;
+  std::memcpy(udp + 0, m + 7, 2);  // flow_dst_port
+  Put16(udp + 2, kUdpPortFeedback);
+  Put16(udp + 4, kFeedbackUdpLen);
+  Put16(udp + 6, 0);
+  uint8_t* fb = udp + kUdpBytes;
+  fb[0] = static_cast<uint8_t>(kFeedbackVersion << 4 | (msg_type & 0x0F));
+  std::memcpy(fb + 1, m + 1, 3);  // class_id, queue_id
+  fb[4] = 0;                      // degree
+  fb[5] = m[4];                   // flow_protocol
+  std::memcpy(fb + 6, m + 5, 2);  // flow_src_port
+  std::memcpy(fb + 8, m + 9, 8);  // rate, target_rate
+}
+
 // A counter index the model takes: below the counter's size.
 inline int CounterHas(PyObject* counter, uint64_t index) {
   const Py_ssize_t n = CounterSize(counter);

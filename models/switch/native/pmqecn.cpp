@@ -31,7 +31,7 @@ enum Slot {
   kQueueOverride, kQueueOverrideKeys, kQueueInject,
   kSojournEpoch, kSojournEpochKeys, kSojournSampling, kSojournSamplingKeys,
   kSojournSum0, kSojournSum1, kSojournPkts0, kSojournPkts1,
-  kEgressResult,
+  kFeedbackRebuilt, kEgressResult,
   kSlots
 };
 
@@ -43,7 +43,7 @@ constexpr uint64_t kVqCapBytes = 0x3FFFC000;
 constexpr uint64_t kNoThreshold = 0x7FFFFFFF;
 constexpr int kPipeShift = 7;
 constexpr uint8_t kPktTypeMirrorFeedback = 2;
-constexpr size_t kFbMirrorBytes = 29;
+constexpr uint8_t kFeedbackTypePmqecnRate = 1;
 
 inline uint64_t SatAdd(uint64_t a, uint64_t b) { return std::min(a + std::min(b, kU32), kU32); }
 inline uint64_t SatSub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
@@ -309,8 +309,23 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
 PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
   const auto* p = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(frame));
   const size_t len = PyBytes_GET_SIZE(frame);
-  // A mirrored feedback copy: the model rebuilds it.
-  if (len == 0 || p[0] == kPktTypeMirrorFeedback) return Defer();
+  if (len == 0) return Defer();  // the parser's error, the model's to raise
+  if (p[0] == kPktTypeMirrorFeedback) {
+    // A mirrored feedback copy: rebuilt into the feedback packet.
+    constexpr size_t kHead = kFbMirrorBytes + kEthernetBytes + kIpv4Bytes;
+    if (len < kHead) return Defer();
+    const uint64_t slot = Be16(p + 1) & kSlotMask;
+    const int known = CounterHas(B(binding, kFeedbackRebuilt), kClasses - 1);
+    if (known <= 0) return known < 0 ? nullptr : Defer();
+    if (Count(B(binding, kFeedbackRebuilt), slot, len) < 0) return nullptr;
+    const size_t out_len = kFeedbackFrameBytes + (len - kHead);
+    Ref out(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(out_len)));
+    if (!out) return nullptr;
+    auto* o = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(out.get()));
+    FeedbackRebuild(p, kFeedbackTypePmqecnRate, o);
+    std::memcpy(o + kFeedbackFrameBytes, p + kHead, len - kHead);
+    return NewRecord(B(binding, kEgressResult), {Py_False, out.get(), Py_None});
+  }
   Parsed h;
   if (len < kBridgedBytes || !ParseHeaders(p, len, kBridgedBytes, &h)) return Defer();
   const uint64_t class_id = Be16(p + 1);

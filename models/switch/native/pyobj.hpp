@@ -338,7 +338,9 @@ inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key) 
     }
     if (PyObject_SetAttr(table, kCache, made.get()) < 0) return nullptr;
   }
-  std::vector<uint64_t> k(static_cast<size_t>(n));
+  // The masked key, in a buffer kept between calls (a lookup per table per packet).
+  static std::vector<uint64_t> k;
+  k.resize(static_cast<size_t>(n));
   Hit_* best = nullptr;
   for (Group& g : cache->ranked) {
     if (best != nullptr && !(best->rank < g.top)) break;  // best[0] >= top
