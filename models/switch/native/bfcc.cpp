@@ -38,6 +38,9 @@ enum Slot {
   kEgressResult, kEgressMirror,
   kSlots
 };
+static_assert(static_cast<int>(kTrustedPorts) == kSharedTrustedPorts &&
+                  static_cast<int>(kDropAction) == kSharedDropAction,
+              "the binding starts with _shared_ingress's objects");
 
 constexpr uint16_t kEthertypeFake = 0x88B5;
 constexpr uint8_t kPktTypeMirrorBackpressure = 3;
@@ -132,16 +135,12 @@ PyObject* Message(PyObject* binding, const uint8_t* p, size_t len, uint64_t in_p
 }
 
 PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
-  static PyObject* const kPort = FieldName("ingress_port");
   static PyObject* const kTstamp = FieldName("global_tstamp_ns");
   const auto* p = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(frame));
   const size_t len = PyBytes_GET_SIZE(frame);
   uint64_t in_port, tstamp;
-  {
-    const int a = AttrU64(ig, kPort, &in_port), b = AttrU64(ig, kTstamp, &tstamp);
-    if (a < 0 || b < 0) return nullptr;
-    if (a == 0 || b == 0) return Defer();
-  }
+  const int args = IngressArgs(ig, kTstamp, &in_port, &tstamp);
+  if (args <= 0) return args < 0 ? nullptr : Defer();
   Parsed h;
   if (!ParseHeaders(p, len, 0, &h) || in_port >= kPorts) return Defer();
   const int sized = Sized(binding,
@@ -152,15 +151,9 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   if (sized <= 0) return sized < 0 ? nullptr : Defer();
   const uint64_t now_ns = tstamp & kU32;
   const uint16_t ether_type = Be16(p + 12);
-  const int forged = TrustApply(B(binding, kTrustedPorts), B(binding, kTrustedPortsKeys),
-                                B(binding, kUntrustedDrops), h, in_port, len);
-  if (forged < 0) return nullptr;
-  if (forged) return IngressDropped(B(binding, kIngressResult));
-  const int spoofed =
-      GuardApply(B(binding, kSourceBindings), B(binding, kSourceBindingsKeys),
-                 B(binding, kSpoofedDrops), B(binding, kSpoofedSourceAction), h, p, in_port, len);
-  if (spoofed < 0) return nullptr;
-  if (spoofed) return IngressDropped(B(binding, kIngressResult));
+  const int guarded = HostGuards(binding, h, p, in_port, len);
+  if (guarded < 0) return nullptr;
+  if (guarded) return IngressDropped(B(binding, kIngressResult));
   if (ether_type == kEthertypeFake) {
     if (Count(B(binding, kFakeDrops), in_port, len) < 0)
       return nullptr;
@@ -169,9 +162,7 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   if (h.feedback && !h.ipv4) return Message(binding, p, len, in_port, now_ns, h);
 
   Route route;
-  if (ForwardApply(B(binding, kIpv4Lpm), B(binding, kIpv4LpmKeys), B(binding, kDropAction), h, p,
-                   &route) < 0)
-    return nullptr;
+  if (Forward(binding, h, p, &route) < 0) return nullptr;
   uint64_t class_id = 0, qid = 0, bp_degree = 0;
   if (h.ipv4 && !h.feedback && !route.drop) {
     {

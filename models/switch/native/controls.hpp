@@ -65,6 +65,36 @@ inline int GuardApply(PyObject* bindings, PyObject* keys, PyObject* drops, PyObj
   return CounterCount(drops, static_cast<Py_ssize_t>(in_port), len) ? 1 : -1;
 }
 
+// The objects bindings._shared_ingress puts first in every core's binding,
+// in this order (each core's Slot enum starts with them: static_assert).
+enum SharedSlot {
+  kSharedTrustedPorts, kSharedTrustedPortsKeys, kSharedUntrustedDrops,
+  kSharedSourceBindings, kSharedSourceBindingsKeys, kSharedSpoofedDrops,
+  kSharedSpoofedSourceAction, kSharedIpv4Lpm, kSharedIpv4LpmKeys, kSharedDropAction,
+};
+
+// FeedbackTrust then SourceGuard, as every program runs them first: 1 when
+// one of them drops the packet (counted), 0 when both pass it, -1 (error set).
+inline int HostGuards(PyObject* binding, const Parsed& h, const uint8_t* p, uint64_t in_port,
+                      size_t len) {
+  const int forged =
+      TrustApply(B(binding, kSharedTrustedPorts), B(binding, kSharedTrustedPortsKeys),
+                 B(binding, kSharedUntrustedDrops), h, in_port, len);
+  if (forged != 0) return forged;
+  return GuardApply(B(binding, kSharedSourceBindings), B(binding, kSharedSourceBindingsKeys),
+                    B(binding, kSharedSpoofedDrops), B(binding, kSharedSpoofedSourceAction), h,
+                    p, in_port, len);
+}
+
+// The ingress port and one timestamp of ig_intr_md: 1 read, 0 when either
+// is not a plain int (the model's to judge), -1 (error set).
+inline int IngressArgs(PyObject* ig, PyObject* stamp_name, uint64_t* port, uint64_t* stamp) {
+  static PyObject* const kPort = FieldName("ingress_port");
+  const int a = AttrU64(ig, kPort, port);
+  if (a <= 0) return a;
+  return AttrU64(ig, stamp_name, stamp);
+}
+
 // Ipv4Forward.apply's answer; the caller rewrites the MACs and the TTL.
 struct Route {
   bool drop = true;
@@ -91,6 +121,12 @@ inline int ForwardApply(PyObject* lpm, PyObject* keys, PyObject* drop_action, co
     return -1;
   out->drop = false;
   return 0;
+}
+
+// Ipv4Forward.apply on the shared slots.
+inline int Forward(PyObject* binding, const Parsed& h, const uint8_t* p, Route* out) {
+  return ForwardApply(B(binding, kSharedIpv4Lpm), B(binding, kSharedIpv4LpmKeys),
+                      B(binding, kSharedDropAction), h, p, out);
 }
 
 // What Ipv4Forward did to the headers, on the bytes the deparser emits:
@@ -141,6 +177,23 @@ inline void FeedbackRebuild(const uint8_t* m, uint8_t msg_type, uint8_t* out) {
   fb[5] = m[4];                   // flow_protocol
   std::memcpy(fb + 6, m + 5, 2);  // flow_src_port
   std::memcpy(fb + 8, m + 9, 8);  // rate, target_rate
+}
+
+// SwitchEgressDeparser of a bridged packet: EgressResult(drop, the frame
+// behind the bridged header, no mirror), the IPv4 header's ECN set to `ecn`
+// (unless negative) and its checksum made as it leaves.
+inline PyObject* EgressDeparsed(PyObject* record, const uint8_t* p, size_t len, const Parsed& h,
+                                int ecn, bool drop) {
+  Ref out(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len - kBridgedBytes)));
+  if (!out) return nullptr;
+  auto* o = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(out.get()));
+  std::memcpy(o, p + kBridgedBytes, len - kBridgedBytes);
+  if (h.ipv4) {
+    uint8_t* ip = o + (h.ipv4_off - kBridgedBytes);
+    if (ecn >= 0) ip[1] = static_cast<uint8_t>((ip[1] & 0xFC) | ecn);
+    Put16(ip + 10, Ipv4Checksum(ip));
+  }
+  return NewRecord(record, {drop ? Py_True : Py_False, out.get(), Py_None});
 }
 
 // A counter index the model takes: below the counter's size.

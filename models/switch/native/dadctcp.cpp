@@ -25,6 +25,9 @@ enum Slot {
   kIngressResult, kEgressResult,
   kSlots
 };
+static_assert(static_cast<int>(kTrustedPorts) == kSharedTrustedPorts &&
+                  static_cast<int>(kDropAction) == kSharedDropAction,
+              "the binding starts with _shared_ingress's objects");
 
 constexpr uint64_t kSign = 1ull << 31;
 constexpr uint64_t kPorts = 512;
@@ -44,19 +47,11 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
                                                        {kSpoofedDrops, kPorts}})
                                      : 0;
   if (known <= 0) return known < 0 ? nullptr : Defer();
-  const int forged = TrustApply(B(binding, kTrustedPorts), B(binding, kTrustedPortsKeys),
-                                B(binding, kUntrustedDrops), h, in_port, len);
-  if (forged < 0) return nullptr;
-  if (forged) return IngressDropped(B(binding, kIngressResult));
-  const int spoofed =
-      GuardApply(B(binding, kSourceBindings), B(binding, kSourceBindingsKeys),
-                 B(binding, kSpoofedDrops), B(binding, kSpoofedSourceAction), h, p, in_port, len);
-  if (spoofed < 0) return nullptr;
-  if (spoofed) return IngressDropped(B(binding, kIngressResult));
+  const int guarded = HostGuards(binding, h, p, in_port, len);
+  if (guarded < 0) return nullptr;
+  if (guarded) return IngressDropped(B(binding, kIngressResult));
   Route route;
-  if (ForwardApply(B(binding, kIpv4Lpm), B(binding, kIpv4LpmKeys), B(binding, kDropAction), h, p,
-                   &route) < 0)
-    return nullptr;
+  if (Forward(binding, h, p, &route) < 0) return nullptr;
   if (route.drop) return IngressDropped(B(binding, kIngressResult));
   const uint8_t* ip = p + h.ipv4_off;
   uint64_t qid = 0;
@@ -172,18 +167,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
       }
     }
   }
-  // SwitchEgressDeparser: the frame behind the bridged header, the IPv4
-  // checksum made over the header as it leaves.
-  Ref out(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len - kBridgedBytes)));
-  if (!out) return nullptr;
-  auto* o = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(out.get()));
-  std::memcpy(o, p + kBridgedBytes, len - kBridgedBytes);
-  if (h.ipv4) {
-    uint8_t* ip = o + (h.ipv4_off - kBridgedBytes);
-    ip[1] = static_cast<uint8_t>((ip[1] & 0xFC) | ecn);
-    Put16(ip + 10, Ipv4Checksum(ip));
-  }
-  return NewRecord(B(binding, kEgressResult), {drop ? Py_True : Py_False, out.get(), Py_None});
+  return EgressDeparsed(B(binding, kEgressResult), p, len, h, ecn, drop);
 }
 
 // Both take (binding, intrinsic metadata, data); data that is not bytes is

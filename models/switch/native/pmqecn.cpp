@@ -34,6 +34,9 @@ enum Slot {
   kFeedbackRebuilt, kEgressResult,
   kSlots
 };
+static_assert(static_cast<int>(kTrustedPorts) == kSharedTrustedPorts &&
+                  static_cast<int>(kDropAction) == kSharedDropAction,
+              "the binding starts with _shared_ingress's objects");
 
 constexpr uint64_t kPorts = 512;
 constexpr uint64_t kClasses = 1024;  // PMQECN_CLASSES = PMQECN_VQS
@@ -192,16 +195,12 @@ int IngressSized(PyObject* binding) {
 
 // ingress(ig_intr_md, data): the result, or None when the model must run it.
 PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
-  static PyObject* const kPort = FieldName("ingress_port");
   static PyObject* const kTstamp = FieldName("ingress_mac_tstamp_ns");
   const auto* p = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(frame));
   const size_t len = PyBytes_GET_SIZE(frame);
   uint64_t in_port, mac_tstamp;
-  {
-    const int a = AttrU64(ig, kPort, &in_port), b = AttrU64(ig, kTstamp, &mac_tstamp);
-    if (a < 0 || b < 0) return nullptr;
-    if (a == 0 || b == 0) return Defer();
-  }
+  const int args = IngressArgs(ig, kTstamp, &in_port, &mac_tstamp);
+  if (args <= 0) return args < 0 ? nullptr : Defer();
   Parsed h;
   if (!ParseHeaders(p, len, 0, &h)) return Defer();  // the parser's drop, the model's
   if (in_port >= kPorts) return Defer();
@@ -220,19 +219,11 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   const uint8_t* ip = h.ipv4 ? p + h.ipv4_off : nullptr;
   const uint64_t frame_bytes = (ip ? Be16(ip + 2) : 0) + kEthernetBytes;
 
-  const int forged = TrustApply(B(binding, kTrustedPorts), B(binding, kTrustedPortsKeys),
-                                B(binding, kUntrustedDrops), h, in_port, len);
-  if (forged < 0) return nullptr;
-  if (forged) return IngressDropped(B(binding, kIngressResult));
-  const int spoofed =
-      GuardApply(B(binding, kSourceBindings), B(binding, kSourceBindingsKeys),
-                 B(binding, kSpoofedDrops), B(binding, kSpoofedSourceAction), h, p, in_port, len);
-  if (spoofed < 0) return nullptr;
-  if (spoofed) return IngressDropped(B(binding, kIngressResult));
+  const int guarded = HostGuards(binding, h, p, in_port, len);
+  if (guarded < 0) return nullptr;
+  if (guarded) return IngressDropped(B(binding, kIngressResult));
   Route route;
-  if (ForwardApply(B(binding, kIpv4Lpm), B(binding, kIpv4LpmKeys), B(binding, kDropAction), h, p,
-                   &route) < 0)
-    return nullptr;
+  if (Forward(binding, h, p, &route) < 0) return nullptr;
 
   uint64_t qid = 0, class_id = 0;
   int ecn = ip ? ip[1] & 3 : 0;
@@ -372,17 +363,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
         return nullptr;
     }
   }
-  // SwitchEgressDeparser: the frame behind the bridged header, the IPv4
-  // checksum made over the header as it leaves.
-  Ref out(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len - kBridgedBytes)));
-  if (!out) return nullptr;
-  auto* o = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(out.get()));
-  std::memcpy(o, p + kBridgedBytes, len - kBridgedBytes);
-  if (h.ipv4) {
-    uint8_t* ip = o + (h.ipv4_off - kBridgedBytes);
-    Put16(ip + 10, Ipv4Checksum(ip));
-  }
-  return NewRecord(B(binding, kEgressResult), {Py_False, out.get(), Py_None});
+  return EgressDeparsed(B(binding, kEgressResult), p, len, h, -1, false);
 }
 
 // Both take (binding, intrinsic metadata, data); data that is not bytes is

@@ -120,18 +120,14 @@ inline int LookupLog(PyObject* binding, Slot table, Slot keys, uint64_t value, u
 // None when the model must run the packet.
 PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject* digest) {
   static const CrcTables crcs;
-  static PyObject* const kPort = FieldName("ingress_port");
   static PyObject* const kTstamp = FieldName("ingress_mac_tstamp_ns");
   static PyObject* const kRng = FieldName("rng");
   static PyObject* const kGetrandbits = FieldName("getrandbits");
   const auto* p = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(frame));
   const size_t len = PyBytes_GET_SIZE(frame);
   uint64_t in_port, mac_tstamp;
-  {
-    const int a = AttrU64(ig, kPort, &in_port), b = AttrU64(ig, kTstamp, &mac_tstamp);
-    if (a < 0 || b < 0) return nullptr;
-    if (a == 0 || b == 0) return Defer();
-  }
+  const int args = IngressArgs(ig, kTstamp, &in_port, &mac_tstamp);
+  if (args <= 0) return args < 0 ? nullptr : Defer();
   const bool resubmitted = digest != Py_None;
   uint64_t undo_sum = 0, undo_base = 0;
   if (resubmitted) {
