@@ -13,6 +13,10 @@ from models.switch.target import ModelTarget
 from models.vectors.format import DEFAULT_VECTOR_ROOT, load_vector_file
 from models.vectors.runner import VectorMismatch, run_vector
 
+# The bugs are planted in the Python models: run those, not the compiled
+# cores (which keep the unbroken logic).
+pytestmark = pytest.mark.usefixtures("python_model")
+
 VECTOR_ROOT = DEFAULT_VECTOR_ROOT
 
 

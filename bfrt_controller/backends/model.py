@@ -323,19 +323,7 @@ class ModelSwitch(ModelBufferCounters, Switch):
             w = writes[i]
             try:
                 if type(w) is EntryWrite and w.op == "upsert":
-                    # Upserts into one table in a row (a push writes thousands)
-                    # as one call; the table is saved once, as for one.
-                    end = i + 1
-                    while end < len(writes) and _same_upserts(writes[end], w.table):
-                        end += 1
-                    remember(self.model, w, undo, saved_tables)
-                    try:
-                        self.model.table(w.table).upsert_many(writes[i:end])  # type: ignore[arg-type]
-                    except EntryRefused as exc:
-                        i += exc.index
-                        w = writes[i]
-                        raise
-                    i = end
+                    i = _upsert_run(self.model, writes, i, undo, saved_tables)
                     continue
                 if cells and type(w) is RegisterWrite:
                     # A cycle clears a thousand cells: the cell's undo and
@@ -348,6 +336,8 @@ class ModelSwitch(ModelBufferCounters, Switch):
                     remember(self.model, w, undo, saved_tables)
                     self._apply(w)
             except P4ModelError as exc:
+                if isinstance(exc, EntryRefused):
+                    i, w = exc.index, writes[exc.index]
                 for step in reversed(undo):
                     step()
                 # In place: the simulated pipeline holds these dicts.
@@ -580,6 +570,29 @@ def check_ppg(w: TmPpgWrite, max_port: int) -> None:
         raise P4ModelError(f"{t}: xon_cells {w.xon_cells} above xoff_cells {w.xoff_cells}")
     if w.pool not in PPG_POOLS:
         raise P4ModelError(f"{t}: pool_id {w.pool!r} is not one of {', '.join(PPG_POOLS)}")
+
+
+def _upsert_run(
+    m: TnaProgram,
+    writes: Sequence[Write],
+    start: int,
+    undo: list[Callable[[], None]],
+    saved_tables: set[str],
+) -> int:
+    """Write the upserts into one table in a row from `start` (a push is
+    thousands) as one call, the table saved once as for one; the index
+    after them. A refusal's EntryRefused names its index in `writes`."""
+    table = writes[start].table  # type: ignore[union-attr]
+    end = start + 1
+    while end < len(writes) and _same_upserts(writes[end], table):
+        end += 1
+    remember(m, writes[start], undo, saved_tables)
+    try:
+        m.table(table).upsert_many(writes[start:end])  # type: ignore[arg-type]
+    except EntryRefused as exc:
+        exc.index += start
+        raise
+    return end
 
 
 def _same_upserts(w: Write, table: str) -> bool:
