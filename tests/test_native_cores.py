@@ -383,6 +383,11 @@ def run_random_pmqecn(seed: int, path: str) -> tuple[list[object], object, int]:
             port = rng.choice([1, 1, 2, 3, 5])
             frame = pmqecn_frame(rng, port)
             log.append(outcome(lambda: model.send(port, frame)))  # noqa: B023
+    # The traffic reached the marks and the feedback copies (each rebuilt
+    # into a UDP packet to the tofcc feedback port), not only forwarding.
+    sent = [out.data for entry in log if entry[0] == "ok" for out in entry[1]]  # type: ignore[index, union-attr]
+    assert any(len(d) > 37 and d[36:38] == b"\x4c\xcf" for d in sent), "no feedback was made"
+    assert any(len(d) > 15 and d[12:14] == b"\x08\x00" and (d[15] & 3) == 3 for d in sent)
     return log, state(model), counter.count if counter else 0
 
 
