@@ -64,7 +64,7 @@ PyObject* Message(PyObject* binding, const uint8_t* p, size_t len, uint64_t in_p
   uint64_t session = 0, left = 0, bp_port = in_port;
   {
     uint64_t key[] = {in_port};
-    Hit r(Lookup(B(binding, kBpReplicate), B(binding, kBpReplicateKeys), key));
+    Hit r(B(binding, kBpReplicate), B(binding, kBpReplicateKeys), key);
     if (!r.ok()) return nullptr;
     const int rep = r.is(B(binding, kReplicate)), relay = r.is(B(binding, kRelayReplica));
     if (rep < 0 || relay < 0) return nullptr;
@@ -84,7 +84,7 @@ PyObject* Message(PyObject* binding, const uint8_t* p, size_t len, uint64_t in_p
     mirror = flow_protocol != 0;  // consume()
   } else {
     uint64_t key[] = {msg_type, class_id};
-    Hit n(Lookup(B(binding, kSenderNotify), B(binding, kSenderNotifyKeys), key));
+    Hit n(B(binding, kSenderNotify), B(binding, kSenderNotifyKeys), key);
     if (!n.ok()) return nullptr;
     const int notify = n.is(B(binding, kNotifySenders));
     if (notify < 0) return nullptr;
@@ -167,14 +167,14 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   if (h.ipv4 && !h.feedback && !route.drop) {
     {
       uint64_t key[] = {Be32(p + h.ipv4_off + 12)};
-      Hit g(Lookup(B(binding, kSenderGroup), B(binding, kSenderGroupKeys), key));
+      Hit g(B(binding, kSenderGroup), B(binding, kSenderGroupKeys), key);
       if (!g.ok()) return nullptr;
       const int set = g.is(B(binding, kSetGroup));
       if (set < 0) return nullptr;
       if (set && Field(g, "group", &class_id) < 0) return nullptr;
     }
     uint64_t key[] = {route.port};
-    Hit r(Lookup(B(binding, kReactionPoint), B(binding, kReactionPointKeys), key));
+    Hit r(B(binding, kReactionPoint), B(binding, kReactionPointKeys), key);
     int hit = 0;
     if (!r.ok() || !r.hit(&hit)) return nullptr;
     const int react = hit ? r.is(B(binding, kReact)) : 0;
@@ -250,7 +250,7 @@ struct Mirror {
 inline int QueueOf(PyObject* binding, Slot table, Slot keys, Slot inject, uint64_t port,
                    uint64_t* depth, uint64_t* sojourn) {
   uint64_t key[] = {port};
-  Hit r(Lookup(B(binding, table), B(binding, keys), key));
+  Hit r(B(binding, table), B(binding, keys), key);
   if (!r.ok()) return -1;
   const int injected = r.is(B(binding, inject));
   if (injected < 0) return -1;
@@ -332,8 +332,8 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     bool make_fake = false;
     if (bp_degree_in != 0) {  // reaction_point_apply
       uint64_t k1[] = {bp_degree_in}, k2[] = {port};
-      Hit r(Lookup(B(binding, kRateThreshold), B(binding, kRateThresholdKeys), k1));
-      Hit c(Lookup(B(binding, kRecirculation), B(binding, kRecirculationKeys), k2));
+      Hit r(B(binding, kRateThreshold), B(binding, kRateThresholdKeys), k1);
+      Hit c(B(binding, kRecirculation), B(binding, kRecirculationKeys), k2);
       if (!r.ok() || !c.ok()) return nullptr;
       const int rt_set = r.is(B(binding, kSetRateThreshold));
       const int recirc = c.is(B(binding, kRecirculate));
@@ -376,7 +376,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
                 &sojourn) < 0)
       return nullptr;
     uint64_t key[] = {port};
-    Hit cp(Lookup(B(binding, kCongestionPoint), B(binding, kCongestionPointKeys), key));
+    Hit cp(B(binding, kCongestionPoint), B(binding, kCongestionPointKeys), key);
     int hit = 0;
     if (!cp.ok() || !cp.hit(&hit)) return nullptr;
     const int monitored = hit ? cp.is(B(binding, kMonitor)) : 0;
@@ -444,7 +444,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
         if (!last_sent.read(c, &prev) || !last_sent.write(c, bp_key & 0xFFFF)) return nullptr;
         if (prev != bp_key) {
           uint64_t k[] = {bp_group};
-          Hit u(Lookup(B(binding, kBpUpstream), B(binding, kBpUpstreamKeys), k));
+          Hit u(B(binding, kBpUpstream), B(binding, kBpUpstreamKeys), k);
           if (!u.ok()) return nullptr;
           const int to = u.is(B(binding, kToUpstream));
           if (to < 0) return nullptr;

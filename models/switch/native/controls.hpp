@@ -46,7 +46,7 @@ inline int TrustApply(PyObject* trusted_ports, PyObject* keys, PyObject* drops, 
                       uint64_t in_port, size_t len) {
   if (!h.feedback) return 0;
   uint64_t key[] = {in_port};
-  Hit r(Lookup(trusted_ports, keys, key));
+  Hit r(trusted_ports, keys, key);
   int hit = 0;
   if (!r.ok() || !r.hit(&hit)) return -1;
   if (hit) return 0;
@@ -58,7 +58,7 @@ inline int GuardApply(PyObject* bindings, PyObject* keys, PyObject* drops, PyObj
                       const Parsed& h, const uint8_t* p, uint64_t in_port, size_t len) {
   if (!h.ipv4 || h.feedback) return 0;
   uint64_t key[] = {in_port, Be32(p + h.ipv4_off + 12)};
-  Hit r(Lookup(bindings, keys, key));
+  Hit r(bindings, keys, key);
   if (!r.ok()) return -1;
   const int spoofed = r.is(spoofed_action);
   if (spoofed <= 0) return spoofed;
@@ -111,7 +111,7 @@ inline int ForwardApply(PyObject* lpm, PyObject* keys, PyObject* drop_action, co
   const uint8_t* ip = p + h.ipv4_off;
   if ((ip[0] & 0x0F) != 5 || ip[8] <= 1) return 0;
   uint64_t key[] = {Be32(ip + 16)};
-  Hit r(Lookup(lpm, keys, key));
+  Hit r(lpm, keys, key);
   if (!r.ok()) return -1;
   const int dropped = r.is(drop_action);
   if (dropped < 0) return -1;

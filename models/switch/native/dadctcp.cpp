@@ -57,7 +57,7 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   uint64_t qid = 0;
   {
     uint64_t key[] = {static_cast<uint64_t>(ip[1] >> 2)};  // dscp
-    Hit r(Lookup(B(binding, kQueueSelect), B(binding, kQueueSelectKeys), key));
+    Hit r(B(binding, kQueueSelect), B(binding, kQueueSelectKeys), key);
     if (!r.ok()) return nullptr;
     const int set = r.is(B(binding, kSetQueueAction));
     if (set < 0) return nullptr;
@@ -108,7 +108,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     uint64_t depth = deq_qdepth;
     {
       uint64_t key[] = {port};
-      Hit r(Lookup(B(binding, kQueueOverride), B(binding, kQueueOverrideKeys), key));
+      Hit r(B(binding, kQueueOverride), B(binding, kQueueOverrideKeys), key);
       if (!r.ok()) return nullptr;
       const int inject = r.is(B(binding, kInjectAction));
       if (inject < 0) return nullptr;
@@ -116,7 +116,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
       if (inject && !r.field(kDepth, &depth)) return nullptr;
     }
     uint64_t key[] = {port, qid};
-    Hit r(Lookup(B(binding, kQueueThreshold), B(binding, kQueueThresholdKeys), key));
+    Hit r(B(binding, kQueueThreshold), B(binding, kQueueThresholdKeys), key);
     if (!r.ok()) return nullptr;
     const int set = r.is(B(binding, kSetThresholdAction));
     if (set < 0) return nullptr;

@@ -56,7 +56,7 @@ inline uint64_t SatSub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 int LookupAction(PyObject* binding, int table, int keys, const uint64_t* key, int action,
                  std::initializer_list<std::pair<const char*, uint64_t*>> fields,
                  bool need_hit = false) {
-  Hit r(Lookup(B(binding, table), B(binding, keys), key));
+  Hit r(B(binding, table), B(binding, keys), key);
   if (!r.ok()) return -1;
   const int is = r.is(B(binding, action));
   if (is <= 0) return is;
@@ -113,7 +113,7 @@ int VirtualQueue(PyObject* binding, uint64_t cls, uint64_t in_port, uint64_t now
   uint64_t drain_bytes = 0;
   {
     uint64_t key[] = {log_drain};
-    Hit r(Lookup(B(binding, kVqExpDrain), B(binding, kVqExpDrainKeys), key));
+    Hit r(B(binding, kVqExpDrain), B(binding, kVqExpDrainKeys), key);
     if (!r.ok() || Field(r, "drain_bytes", &drain_bytes) < 0) return -1;
   }
   const uint64_t shrink = (drain_bytes - frame_bytes) & kU32;
@@ -136,7 +136,7 @@ int VirtualQueue(PyObject* binding, uint64_t cls, uint64_t in_port, uint64_t now
   uint64_t quiet = g >> 32, made = g & kU32;
   if (over && ipv4_plain && session_on) {
     uint64_t key[] = {cls};
-    Hit r(Lookup(B(binding, kClassRates), B(binding, kClassRatesKeys), key));
+    Hit r(B(binding, kClassRates), B(binding, kClassRatesKeys), key);
     if (!r.ok() || Field(r, "rate", &fb->rate) < 0 ||
         Field(r, "target_rate", &fb->target_rate) < 0)
       return -1;
@@ -347,10 +347,10 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     }
     uint64_t epoch, sample_mask;
     {
-      Hit r(Lookup(B(binding, kSojournEpoch), B(binding, kSojournEpochKeys), nullptr));
+      Hit r(B(binding, kSojournEpoch), B(binding, kSojournEpochKeys), nullptr);
       if (!r.ok() || Field(r, "epoch", &epoch) < 0) return nullptr;
       uint64_t key[] = {class_id};
-      Hit s(Lookup(B(binding, kSojournSampling), B(binding, kSojournSamplingKeys), key));
+      Hit s(B(binding, kSojournSampling), B(binding, kSojournSamplingKeys), key);
       if (!s.ok() || Field(s, "sample_mask", &sample_mask) < 0) return nullptr;
     }
     if (epoch > 1) return Defer();

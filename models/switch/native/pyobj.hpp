@@ -182,6 +182,16 @@ struct Hit_ {
   PyObject* entry;   // owned: the table's Entry
   PyObject* result;  // owned: its LookupResult, made at its first hit (most
                      // entries of a large table are never hit in a run)
+  PyObject* action = nullptr;  // borrowed from the result: its action name
+  PyObject* data = nullptr;    // and its data dict
+};
+
+// What a compiled search found, borrowed from its table's cache (the
+// result holds the action and data): filled only when the cache answered.
+struct Found {
+  PyObject* action = nullptr;
+  PyObject* data = nullptr;
+  int hit = -1;
 };
 
 struct Group {
@@ -301,12 +311,20 @@ inline void FreeCache(PyObject* capsule) {
 // Table.lookup(values) for the key values in the order of `fields` (the
 // table's key fields): a new reference to the LookupResult, equal to what
 // the model returns (the same action name and data dict).
-inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key) {
+inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key,
+                        Found* found = nullptr) {
   static PyObject* const kCache = PyUnicode_InternFromString("_native_cache");
   const Py_ssize_t n = PyTuple_GET_SIZE(fields);
-  Ref groups(PyObject_GetAttr(table, N().groups));
-  Ref deflt(PyObject_GetAttr(table, N().deflt));
-  if (!groups || !deflt) return nullptr;
+  // The table's state from its __dict__: a packet makes several lookups,
+  // and the generic attribute path cost more than the search.
+  Ref dict(PyObject_GenericGetDict(table, nullptr));
+  if (!dict) return nullptr;
+  Ref groups(Py_XNewRef(PyDict_GetItemWithError(dict.get(), N().groups)));
+  Ref deflt(Py_XNewRef(PyDict_GetItemWithError(dict.get(), N().deflt)));
+  if (!groups || !deflt) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_AttributeError, "table: _groups, default");
+    return nullptr;
+  }
   if (groups.get() == Py_None) {
     // Not searched since it changed: the model's own lookup builds its groups.
     Ref values(PyDict_New());
@@ -319,13 +337,11 @@ inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key) 
     return PyObject_CallMethodOneArg(table, N().lookup, values.get());
   }
   TableCache* cache = nullptr;
-  PyObject* capsule = PyObject_GetAttr(table, kCache);
+  PyObject* capsule = PyDict_GetItemWithError(dict.get(), kCache);  // borrowed
   if (capsule == nullptr) {
-    if (!PyErr_ExceptionMatches(PyExc_AttributeError)) return nullptr;
-    PyErr_Clear();
+    if (PyErr_Occurred()) return nullptr;
   } else {
     cache = static_cast<TableCache*>(PyCapsule_GetPointer(capsule, "tofcc_native.TableCache"));
-    Py_DECREF(capsule);  // the table holds it
     if (cache == nullptr) return nullptr;
   }
   if (cache == nullptr || cache->groups != groups.get() || cache->deflt != deflt.get()) {
@@ -361,8 +377,15 @@ inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key) 
     if (!action || !data) return nullptr;
     best->result = MakeResult(true, action.get(), data.get());
     if (best->result == nullptr) return nullptr;
+    best->action = action.get();
+    best->data = data.get();
   }
   PyObject* r = best != nullptr ? best->result : cache->miss;
+  if (found != nullptr) {
+    found->hit = best != nullptr;
+    found->action = best != nullptr ? best->action : PyTuple_GET_ITEM(cache->deflt, 0);
+    found->data = best != nullptr ? best->data : PyTuple_GET_ITEM(cache->deflt, 1);
+  }
   Py_INCREF(r);
   return r;
 }
@@ -374,10 +397,31 @@ class Hit {
       : r_(result),
         action_(result ? PyObject_GetAttr(result, N().action) : nullptr),
         data_(result ? PyObject_GetAttr(result, N().data) : nullptr) {}
+  // Lookup(table, fields, key), its action and data taken from the cache
+  // when it answered (no attribute reads), else from the model's result.
+  Hit(PyObject* table, PyObject* fields, const uint64_t* key) {
+    Found f;
+    r_.reset(Lookup(table, fields, key, &f));
+    if (!r_) return;
+    hit_ = f.hit;
+    if (f.action != nullptr) {
+      Py_INCREF(f.action);
+      action_.reset(f.action);
+      Py_INCREF(f.data);
+      data_.reset(f.data);
+    } else {
+      action_.reset(PyObject_GetAttr(r_.get(), N().action));
+      data_.reset(PyObject_GetAttr(r_.get(), N().data));
+    }
+  }
   bool ok() const { return r_ && action_ && data_; }
   // -1: error set; 0/1: the action is (not) `name`.
   int is(PyObject* name) const { return PyObject_RichCompareBool(action_.get(), name, Py_EQ); }
   bool hit(int* out) const {
+    if (hit_ >= 0) {
+      *out = hit_;
+      return true;
+    }
     Ref h(PyObject_GetAttr(r_.get(), N().hit));
     if (!h) return false;
     *out = PyObject_IsTrue(h.get());
@@ -396,6 +440,7 @@ class Hit {
   Ref r_;
   Ref action_;
   Ref data_;
+  int hit_ = -1;  // from the cache; -1: read the result's
 };
 
 inline uint16_t Be16(const uint8_t* p) { return static_cast<uint16_t>(p[0] << 8 | p[1]); }

@@ -111,7 +111,7 @@ inline PyObject* Digest(PyObject* binding, uint64_t sum_added, uint64_t epoch_ba
 
 inline int LookupLog(PyObject* binding, Slot table, Slot keys, uint64_t value, uint64_t* log16) {
   uint64_t key[] = {value};
-  Hit r(Lookup(B(binding, table), B(binding, keys), key));
+  Hit r(B(binding, table), B(binding, keys), key);
   if (!r.ok()) return -1;
   return Field(r, "log16", log16);
 }
@@ -162,7 +162,7 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   uint64_t now_ticks = (mac_tstamp >> 6) & kU32;
   {
     uint64_t key[] = {in_port};
-    Hit r(Lookup(B(binding, kClockOverride), B(binding, kClockOverrideKeys), key));
+    Hit r(B(binding, kClockOverride), B(binding, kClockOverrideKeys), key);
     if (!r.ok()) return nullptr;
     const int inject = r.is(B(binding, kClockInject));
     if (inject < 0) return nullptr;
@@ -175,7 +175,7 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   const uint64_t arrival_ns = mac_tstamp & kU32;
   uint64_t epoch_mask, column_mask, sample_mask, large_drop;
   {
-    Hit r(Lookup(B(binding, kSketchConfig), B(binding, kSketchConfigKeys), nullptr));
+    Hit r(B(binding, kSketchConfig), B(binding, kSketchConfigKeys), nullptr);
     if (!r.ok() || Field(r, "epoch_mask", &epoch_mask) < 0 ||
         Field(r, "column_mask", &column_mask) < 0 || Field(r, "sample_mask", &sample_mask) < 0 ||
         Field(r, "large_drop", &large_drop) < 0)
@@ -205,7 +205,7 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
     if (!drawn || !AsU64(drawn.get(), &random)) return nullptr;
     random &= kRandom31;
     uint64_t k[] = {in_port};
-    Hit r(Lookup(B(binding, kRandomOverride), B(binding, kRandomOverrideKeys), k));
+    Hit r(B(binding, kRandomOverride), B(binding, kRandomOverrideKeys), k);
     if (!r.ok()) return nullptr;
     const int inject = r.is(B(binding, kRandomInject));
     if (inject < 0) return nullptr;
@@ -232,7 +232,7 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   uint64_t next_update_port = 0;
   {
     uint64_t k[] = {in_port};
-    Hit r(Lookup(B(binding, kUpdatePorts), B(binding, kUpdatePortsKeys), k));
+    Hit r(B(binding, kUpdatePorts), B(binding, kUpdatePortsKeys), k);
     if (!r.ok()) return nullptr;
     const int accept = r.is(B(binding, kAcceptUpdate));
     if (accept < 0) return nullptr;
@@ -273,7 +273,7 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
     drop = route.drop;
     egress_port = route.drop ? 0 : route.port;
     uint64_t k[] = {egress_port};
-    Hit r(Lookup(B(binding, kSpiePort), B(binding, kSpiePortKeys), k));
+    Hit r(B(binding, kSpiePort), B(binding, kSpiePortKeys), k);
     if (!r.ok()) return nullptr;
     const int set = r.is(B(binding, kSetSpie));
     if (set < 0) return nullptr;
@@ -427,7 +427,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     // TimestampQueueHook
     {
       uint64_t key[] = {port};
-      Hit r(Lookup(B(binding, kQueueOverride), B(binding, kQueueOverrideKeys), key));
+      Hit r(B(binding, kQueueOverride), B(binding, kQueueOverrideKeys), key);
       if (!r.ok()) return nullptr;
       const int inject = r.is(B(binding, kQueueInject));
       if (inject < 0) return nullptr;
@@ -440,7 +440,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
       }
     }
     uint64_t key[] = {port};
-    Hit r(Lookup(B(binding, kPiPort), B(binding, kPiPortKeys), key));
+    Hit r(B(binding, kPiPort), B(binding, kPiPortKeys), key);
     if (!r.ok()) return nullptr;
     const int set = r.is(B(binding, kSetPi));
     if (set < 0) return nullptr;
@@ -483,7 +483,7 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     uint64_t term[4], minus[4];
     for (int t = 0; t < 4; ++t) {
       uint64_t key[] = {t < 2 ? d_ref : d_old};
-      Hit r(Lookup(B(binding, tables[t][0]), B(binding, tables[t][1]), key));
+      Hit r(B(binding, tables[t][0]), B(binding, tables[t][1]), key);
       if (!r.ok() || Field(r, "term", &term[t]) < 0 || Field(r, "minus_term", &minus[t]) < 0)
         return nullptr;
     }
