@@ -339,81 +339,52 @@ class Table:
     ) -> None:
         nkey = self._normalise_key(key)
         if speedups.ENABLED:
-            # The key normalised and placed once (add and modify would each
-            # do both again): a controller's push is thousands of these.
-            if not self._action_fits(action, data):
-                self._check_action(action, data)
-            kid = self._key_id(nkey, priority)
-            pos = self._positions()
-            i = pos.get(kid)
-            if i is None:
-                if len(self._entries) >= self.size:
-                    raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
-                pos[kid] = len(self._entries)
-                self._entries.append(Entry(nkey, action, dict(data), priority))
-            else:
-                self._entries[i] = Entry(nkey, action, dict(data), priority)
-            self._groups = None
+            self._upsert(nkey, action, data, priority, self._positions())
             return
         if self._find(nkey, priority) is None:
             self.add(key, action, data, priority)
         else:
             self.modify(key, action, data, priority)
 
+    def _upsert(
+        self,
+        nkey: dict[str, Match],
+        action: str,
+        data: Mapping[str, int],
+        priority: int,
+        pos: dict[tuple[tuple[object, ...], int], int],
+    ) -> None:
+        """add_or_modify's fast path for a key already normal: the key
+        placed once (add and modify would each place it again), `pos` the
+        position index, fetched once by a caller that writes many."""
+        if not self._action_fits(action, data):
+            self._check_action(action, data)
+        kid = self._key_id(nkey, priority)
+        i = pos.get(kid)
+        if i is None:
+            if len(self._entries) >= self.size:
+                raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
+            pos[kid] = len(self._entries)
+            self._entries.append(Entry(nkey, action, dict(data), priority))
+        else:
+            self._entries[i] = Entry(nkey, action, dict(data), priority)
+        self._groups = None
+
     def upsert_many(self, items: Sequence[UpsertItem]) -> None:
         """add_or_modify of each item, in order (a controller's push: PMQECN's
-        drain tables are thousands of entries per switch). The first item
-        refused raises EntryRefused naming its index, the items before it
-        written, as add_or_modify one by one would leave the table."""
-        if not speedups.ENABLED or len(self._key_names) != 1:
-            for k, it in enumerate(items):
-                try:
+        drain tables are thousands of entries per switch, each an upsert).
+        The first item refused raises EntryRefused naming its index, the
+        items before it written, as add_or_modify one by one leaves them."""
+        pos = self._positions() if speedups.ENABLED else None
+        for k, it in enumerate(items):
+            try:
+                if pos is None:
                     self.add_or_modify(it.key, it.action or "", it.data, it.priority)
-                except P4ModelError as exc:
-                    raise EntryRefused(k, str(exc)) from None
-            return
-        # One key field: add_or_modify's steps inline, the position index
-        # and the lists fetched once.
-        ((fname, spec),) = self.keys.items()
-        exact, bits = spec.match == "exact", spec.bits
-        ternary = self._has_ternary
-        pos = self._positions()
-        entries = self._entries
-        k = 0
-        try:
-            for k, it in enumerate(items):  # noqa: B007 - k names the refused item
-                action, data, priority = it.action or "", it.data, it.priority
-                key = it.key
-                m = key.get(fname)
-                if (
-                    exact
-                    and len(key) == 1
-                    and type(m) is Match
-                    and type(m.value) is int
-                    and m.value >= 0
-                    and not m.value >> bits
-                    and m.prefix_len is None
-                    and m.mask is None
-                ):
-                    nkey = {fname: m}  # _normal_form's answer, its loop inline
                 else:
-                    nkey = self._normal_form(key) or self._normalise_key(key)
-                    m = nkey[fname]
-                if not self._action_fits(action, data):
-                    self._check_action(action, data)
-                kid = (((m.value, m.prefix_len, m.mask),), priority if ternary else 0)
-                i = pos.get(kid)
-                if i is None:
-                    if len(entries) >= self.size:
-                        raise P4ModelError(f"{self.name}: table full ({self.size} entries)")
-                    pos[kid] = len(entries)
-                    entries.append(Entry(nkey, action, dict(data), priority))
-                else:
-                    entries[i] = Entry(nkey, action, dict(data), priority)
-        except P4ModelError as exc:
-            raise EntryRefused(k, str(exc)) from None
-        finally:
-            self._groups = None
+                    nkey = self._normalise_key(it.key)
+                    self._upsert(nkey, it.action or "", it.data, it.priority, pos)
+            except P4ModelError as exc:
+                raise EntryRefused(k, str(exc)) from None
 
     def delete(self, key: dict[str, Match], priority: int = 0) -> None:
         nkey = self._normalise_key(key)
