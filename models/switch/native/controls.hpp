@@ -26,6 +26,27 @@ inline int Field(const Hit& r, const char* name, uint64_t* out) {
   return r.field(key, out) ? 0 : -1;
 }
 
+// A lookup in the binding's table `table` (key fields `keys`) whose action,
+// when it is `action` (and, with need_hit, an entry's), sets the named
+// fields: -1 (error set), 0 (another action) or 1.
+inline int LookupAction(PyObject* binding, int table, int keys, const uint64_t* key, int action,
+                 std::initializer_list<std::pair<const char*, uint64_t*>> fields,
+                 bool need_hit = false) {
+  Hit r(B(binding, table), B(binding, keys), key);
+  if (!r.ok()) return -1;
+  const int is = r.is(B(binding, action));
+  if (is <= 0) return is;
+  if (need_hit) {
+    int hit = 0;
+    if (!r.hit(&hit)) return -1;
+    if (!hit) return 0;
+  }
+  for (auto [name, out] : fields) {
+    if (Field(r, name, out) < 0) return -1;
+  }
+  return 1;
+}
+
 // IngressResult(drop, egress_port, qid, data, mirror, icos 0); `record` is
 // the binding's (class, fields) for it.
 inline PyObject* MakeIngressResult(PyObject* record, PyObject* drop, PyObject* port,

@@ -57,12 +57,9 @@ PyObject* Ingress(PyObject* binding, PyObject* ig, PyObject* frame) {
   uint64_t qid = 0;
   {
     uint64_t key[] = {static_cast<uint64_t>(ip[1] >> 2)};  // dscp
-    Hit r(B(binding, kQueueSelect), B(binding, kQueueSelectKeys), key);
-    if (!r.ok()) return nullptr;
-    const int set = r.is(B(binding, kSetQueueAction));
-    if (set < 0) return nullptr;
-    static PyObject* const kQid = FieldName("qid");
-    if (set && !r.field(kQid, &qid)) return nullptr;
+    if (LookupAction(binding, kQueueSelect, kQueueSelectKeys, key, kSetQueueAction,
+                     {{"qid", &qid}}) < 0)
+      return nullptr;
   }
   // emit(bridged, ethernet, ipv4, tcp, udp, feedback) + payload: the frame
   // behind the bridged header, its MACs and TTL rewritten.
@@ -108,12 +105,9 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     uint64_t depth = deq_qdepth;
     {
       uint64_t key[] = {port};
-      Hit r(B(binding, kQueueOverride), B(binding, kQueueOverrideKeys), key);
-      if (!r.ok()) return nullptr;
-      const int inject = r.is(B(binding, kInjectAction));
-      if (inject < 0) return nullptr;
-      static PyObject* const kDepth = FieldName("depth_cells");
-      if (inject && !r.field(kDepth, &depth)) return nullptr;
+      if (LookupAction(binding, kQueueOverride, kQueueOverrideKeys, key, kInjectAction,
+                       {{"depth_cells", &depth}}) < 0)
+        return nullptr;
     }
     uint64_t key[] = {port, qid};
     Hit r(B(binding, kQueueThreshold), B(binding, kQueueThresholdKeys), key);

@@ -51,25 +51,6 @@ constexpr uint8_t kFeedbackTypePmqecnRate = 1;
 inline uint64_t SatAdd(uint64_t a, uint64_t b) { return std::min(a + std::min(b, kU32), kU32); }
 inline uint64_t SatSub(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 
-// An exact lookup of one key value whose action, when it is `action`, sets
-// the named fields; returns -1 (error set), 0 (another action) or 1.
-int LookupAction(PyObject* binding, int table, int keys, const uint64_t* key, int action,
-                 std::initializer_list<std::pair<const char*, uint64_t*>> fields,
-                 bool need_hit = false) {
-  Hit r(B(binding, table), B(binding, keys), key);
-  if (!r.ok()) return -1;
-  const int is = r.is(B(binding, action));
-  if (is <= 0) return is;
-  if (need_hit) {
-    int hit = 0;
-    if (!r.hit(&hit)) return -1;
-    if (!hit) return 0;
-  }
-  for (auto [name, out] : fields) {
-    if (Field(r, name, out) < 0) return -1;
-  }
-  return 1;
-}
 
 // What the ingress decided for the mirror copy (IgMd's fb_* fields).
 struct Feedback {

@@ -393,10 +393,6 @@ inline PyObject* Lookup(PyObject* table, PyObject* fields, const uint64_t* key,
 // A lookup's answer: which action, and its data by field name.
 class Hit {
  public:
-  explicit Hit(PyObject* result)
-      : r_(result),
-        action_(result ? PyObject_GetAttr(result, N().action) : nullptr),
-        data_(result ? PyObject_GetAttr(result, N().data) : nullptr) {}
   // Lookup(table, fields, key), its action and data taken from the cache
   // when it answered (no attribute reads), else from the model's result.
   Hit(PyObject* table, PyObject* fields, const uint64_t* key) {

@@ -162,15 +162,11 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
   uint64_t now_ticks = (mac_tstamp >> 6) & kU32;
   {
     uint64_t key[] = {in_port};
-    Hit r(B(binding, kClockOverride), B(binding, kClockOverrideKeys), key);
-    if (!r.ok()) return nullptr;
-    const int inject = r.is(B(binding, kClockInject));
+    uint64_t t = 0;
+    const int inject = LookupAction(binding, kClockOverride, kClockOverrideKeys, key,
+                                    kClockInject, {{"tstamp_ns", &t}});
     if (inject < 0) return nullptr;
-    if (inject) {
-      uint64_t t;
-      if (Field(r, "tstamp_ns", &t) < 0) return nullptr;
-      now_ticks = (t >> 6) & kU32;
-    }
+    if (inject) now_ticks = (t >> 6) & kU32;
   }
   const uint64_t arrival_ns = mac_tstamp & kU32;
   uint64_t epoch_mask, column_mask, sample_mask, large_drop;
@@ -205,14 +201,10 @@ PyObject* IngressPass(PyObject* binding, PyObject* ig, PyObject* frame, PyObject
     if (!drawn || !AsU64(drawn.get(), &random)) return nullptr;
     random &= kRandom31;
     uint64_t k[] = {in_port};
-    Hit r(B(binding, kRandomOverride), B(binding, kRandomOverrideKeys), k);
-    if (!r.ok()) return nullptr;
-    const int inject = r.is(B(binding, kRandomInject));
+    const int inject = LookupAction(binding, kRandomOverride, kRandomOverrideKeys, k,
+                                    kRandomInject, {{"random_value", &random}});
     if (inject < 0) return nullptr;
-    if (inject) {
-      if (Field(r, "random_value", &random) < 0) return nullptr;
-      random &= kRandom31;
-    }
+    if (inject) random &= kRandom31;
   }
   const bool counted = (random & sample_mask) == 0;
 
@@ -427,16 +419,12 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     // TimestampQueueHook
     {
       uint64_t key[] = {port};
-      Hit r(B(binding, kQueueOverride), B(binding, kQueueOverrideKeys), key);
-      if (!r.ok()) return nullptr;
-      const int inject = r.is(B(binding, kQueueInject));
+      const int inject = LookupAction(binding, kQueueOverride, kQueueOverrideKeys, key,
+                                      kQueueInject, {{"sojourn_ns", &sojourn_ns}});
       if (inject < 0) return nullptr;
-      if (inject) {
-        if (Field(r, "sojourn_ns", &sojourn_ns) < 0) return nullptr;
-      } else if (PyObject_IsTrue(B(binding, kTofino2))) {
-        sojourn_ns = deq_timedelta;
-      } else {
-        sojourn_ns = (tstamp - arrival_ns) & kU32;
+      if (!inject) {
+        sojourn_ns = PyObject_IsTrue(B(binding, kTofino2)) ? deq_timedelta
+                                                             : (tstamp - arrival_ns) & kU32;
       }
     }
     uint64_t key[] = {port};
