@@ -60,7 +60,7 @@ from evaluation import ns3_env
 from evaluation.records import RunResult
 from evaluation.scenario import Scenario, load_scenario
 from evaluation.simulate import RunSpec, run_one, run_specs
-from models import speedups
+from models import cycle_speedups, speedups
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import ns3_alone  # beside this script; benchmarks/ is not a package
@@ -100,7 +100,7 @@ def timed(s: Scenario, spec: RunSpec, fast: bool, repeat: int) -> tuple[RunResul
         if fast:
             result = run_one(s, spec)
         else:
-            with speedups.disabled():
+            with speedups.disabled(), cycle_speedups.disabled():
                 result = run_one(s, spec)
         best = min(best, result.wall_s)
     assert result is not None
@@ -160,7 +160,7 @@ def main() -> int:
         short = base.model_copy(update={"duration_s": WARM_UP_S.get(base.name, WARM_UP_DEFAULT_S)})
         for spec in specs:
             run_one(short, spec)
-            with speedups.disabled():
+            with speedups.disabled(), cycle_speedups.disabled():
                 run_one(short, spec)
         ns3_alone.run(short, short.duration_s, specs[0].variant or None)
     print(f"warm-up (imports, first compilations): {time.perf_counter() - t:.1f} s, untimed")

@@ -774,3 +774,79 @@ def test_upsert_many_is_add_or_modify_one_by_one(kind: str, seed: int) -> None:
         assert [(e.key, e.action, e.data, e.priority) for e in fast.entries] == [
             (e.key, e.action, e.data, e.priority) for e in ref.entries
         ]
+
+
+def test_a_fresh_table_takes_the_build_of_the_same_items_and_nothing_else() -> None:
+    """An empty table given the very item objects an empty table of its
+    shape was given before (PMQECN's drain writes, the same on every
+    switch) takes that table's state: the entries, lookups and later
+    writes of the reference's add_or_modify one by one, and a change to
+    one table leaves the other as it was. Equal but different items, a
+    table of another size, a table with entries, or a refused batch build
+    their own."""
+    from bfrt_controller.switch import EntryWrite
+    from models.switch import core
+    from models.switch.core import FRESH_BUILD_MIN, Action, EntryRefused, KeyField, Table
+
+    rng = random.Random(7)
+
+    def table(size: int = 600) -> Table:
+        return Table(
+            "fresh_build_t",
+            [KeyField("k", 12, "ternary")],
+            [Action("set_v", (("v", 8),))],
+            ("set_v", {"v": 0}),
+            size,
+        )
+
+    def item() -> EntryWrite:
+        mask = rng.choice([0xFFF, 0xF00, 0x0F0])
+        key = {"k": Match(rng.randrange(1 << 12) & mask, mask=mask)}
+        return EntryWrite("fresh_build_t", key, "set_v", {"v": rng.randrange(256)}, 1)
+
+    items = [item() for _ in range(FRESH_BUILD_MIN + 100)]
+    items += items[:40]  # upserts of keys already written: modifies
+    ref = table()
+    with speedups.disabled():
+        for it in items:
+            ref.add_or_modify(it.key, it.action or "", it.data, it.priority)
+
+    def seen(t: Table) -> list[object]:
+        probe = random.Random(1)
+        looks = [t.lookup({"k": probe.randrange(1 << 12)}) for _ in range(300)]
+        return [[(e.key, e.action, e.data) for e in t.entries], looks]
+
+    first, second = table(), table()
+    first.upsert_many(items)
+    second.upsert_many(items)
+    assert second._groups is first._groups  # taken, not rebuilt
+    assert seen(first) == seen(second) == seen(ref)
+
+    change = [EntryWrite("fresh_build_t", items[0].key, "set_v", {"v": 1}, 1)]
+    second.upsert_many(change)
+    ref.upsert_many(change)
+    second.delete(items[5].key, 1)
+    ref.delete(items[5].key, 1)
+    assert seen(second) == seen(ref)
+    assert seen(first) != seen(second)
+    again = table()
+    again.upsert_many(items)
+    assert seen(again) == seen(first)
+
+    for other, batch in [
+        (table(), [dataclasses.replace(it) for it in items]),  # equal, not the same objects
+        (table(size=700), items),  # another shape
+    ]:
+        other.upsert_many(batch)
+        assert other._groups is not first._groups
+        assert seen(other) == seen(first)
+    written = table()
+    written.upsert_many(items[:1])
+    written.upsert_many(items)
+    assert written._groups is not first._groups
+
+    bad = [*items[:-1], EntryWrite("fresh_build_t", {"k": Match(1, mask=1)}, "set_v", {"v": 256})]
+    refusing = table(size=650)
+    with pytest.raises(EntryRefused):
+        refusing.upsert_many(bad)
+    assert refusing._shape() not in core._FRESH_BUILDS
