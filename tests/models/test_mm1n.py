@@ -230,7 +230,8 @@ def test_bad_state_and_measurement() -> None:
 
 def test_the_fast_kernel_is_the_reference_to_the_bit() -> None:
     """The control loop's kernel (models/cycle_speedups.py on) skips the
-    L_s series where no element needs it and L_q where it is not asked for;
+    L_s series where no element needs it, L_q where it is not asked for,
+    and every rho >= 1 branch when all rho < 1;
     every other array is the reference's, bit for bit, on rates on both
     sides of rho = 1, at it, and close enough to it that the series runs
     for some elements of a call and not others."""
@@ -240,8 +241,12 @@ def test_the_fast_kernel_is_the_reference_to_the_bit() -> None:
     lam = rng.uniform(1e2, 1e6, (3, 9))
     far = lam * np.exp(rng.choice([-2.0, -0.1, 0.3, 4.0], (3, 9)))
     mixed = lam * np.exp(rng.choice([-2.0, -0.1, -1e-6, 0.0, 1e-9, 1e-5, 0.3, 4.0], (3, 9)))
+    # Every rho < 1 (the optimiser's points: a path of its own), far from 1
+    # and so close that log_ratio's log1p serves every element.
+    below = lam * np.exp(rng.choice([1e-9, 1e-5, 0.3, 4.0], (3, 9)))
+    close = lam * np.exp(rng.choice([1e-9, 1e-5, 0.01, 0.3], (3, 9)))
     sizes = (1.0, 7.0, 1000.0, np.array([[2.0], [50.0], [4000.0]]))
-    for mu, n in itertools.product((far, mixed), sizes):
+    for mu, n in itertools.product((far, mixed, below, close), sizes):
         fast = mm1n_arrays(lam, mu, n, with_lq=False)
         full = mm1n_arrays(lam, mu, n)
         with cycle_speedups.disabled():
