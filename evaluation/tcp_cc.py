@@ -29,6 +29,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, Protocol
 
+from models import speedups
 from models.hosts.dadctcp import DaDctcpCc
 from models.hosts.newreno import NewReno, Window
 
@@ -56,21 +57,51 @@ PYTHON_CC: dict[str, Callable[[], HostAlgorithm]] = {
 }
 
 
+# What both classes below answer alike, given to each class body by name:
+# cppyy compiles the overrides it finds in the class it derives, so a mixin
+# base would leave SsThreshBytes abstract.
+
+
+def _setup(self: Any, ns: Any, algorithm: HostAlgorithm, errors: list[BaseException]) -> None:
+    self.ns, self.algorithm, self.errors = ns, algorithm, errors
+    # Calls ns-3 made into Python (tests check the algorithm ran).
+    self.calls = 0
+
+
+def _get_name(self: Any) -> str:
+    return f"{self.algorithm.name} (Python)"
+
+
+def _ssthresh_bytes(self: Any, tcb: Any, bytes_in_flight: int) -> int:
+    self.calls += 1
+    try:
+        return self.algorithm.ssthresh_bytes(
+            tcb.m_segmentSize, int(bytes_in_flight), bool(self.last_ece)
+        )
+    except BaseException as exc:
+        self._failed(exc)
+        return int(tcb.m_segmentSize) * 2
+
+
+def _failed(self: Any, exc: BaseException) -> None:
+    if not self.errors:
+        self.errors.append(exc)
+    self.ns.Simulator.Stop()
+
+
 @cache
 def _ops_class() -> Any:
     """The cross-inherited class, made once per process (cppyy compiles a
-    dispatcher for it)."""
+    dispatcher for it): the reference, reading the window from the socket
+    state ns-3 passes."""
     base = glue().PyCongestionOps
 
     class HostCongestionOps(base):  # type: ignore[misc, valid-type]
+        GetName, SsThreshBytes, _failed = _get_name, _ssthresh_bytes, _failed
+
         def __init__(self, ns: Any, algorithm: HostAlgorithm, errors: list[BaseException]) -> None:
             super().__init__()
-            self.ns, self.algorithm, self.errors = ns, algorithm, errors
-            # Calls ns-3 made into Python (tests check the algorithm ran).
-            self.calls = 0
-
-        def GetName(self) -> str:
-            return f"{self.algorithm.name} (Python)"
+            _setup(self, ns, algorithm, errors)
 
         def IncreaseWindow(self, tcb: Any, segments_acked: int) -> None:
             self.calls += 1
@@ -97,24 +128,67 @@ def _ops_class() -> Any:
             except BaseException as exc:
                 self._failed(exc)
 
-        def SsThreshBytes(self, tcb: Any, bytes_in_flight: int) -> int:
+    return HostCongestionOps
+
+
+_WINDOW_LIMIT = 1 << 32  # m_cWnd and m_ssThresh are uint32_t
+
+
+def _window_numbers(w: Window) -> tuple[int, int]:
+    """The window and threshold the algorithm left, refused (as setting them
+    through the socket state refuses) unless each fits a uint32_t."""
+    for name in ("cwnd_bytes", "ssthresh_bytes"):
+        value = getattr(w, name)
+        if type(value) is not int or not 0 <= value < _WINDOW_LIMIT:
+            raise ValueError(f"{name} must be an integer in 0..2^32-1, got {value!r}")
+    return w.cwnd_bytes, w.ssthresh_bytes
+
+
+@cache
+def _numbers_class() -> Any:
+    """The same algorithm behind the shim's Acked and Increase, which ns-3's
+    calls reach with the window as numbers (models/speedups.py on): the
+    same calls of the algorithm with the same arguments, the same window
+    set after."""
+    base = glue().PyCongestionOps
+
+    class HostCongestionNumbers(base):  # type: ignore[misc, valid-type]
+        GetName, SsThreshBytes, _failed = _get_name, _ssthresh_bytes, _failed
+
+        def __init__(self, ns: Any, algorithm: HostAlgorithm, errors: list[BaseException]) -> None:
+            super().__init__()
+            _setup(self, ns, algorithm, errors)
+            self.numbers = True
+
+        def Acked(
+            self, cwnd: int, ssthresh: int, segment: int, acked: int, rtt_ns: int, ece: bool
+        ) -> int:
             self.calls += 1
             try:
-                return self.algorithm.ssthresh_bytes(
-                    tcb.m_segmentSize, int(bytes_in_flight), bool(self.last_ece)
-                )
+                w = Window(cwnd, ssthresh, segment)
+                self.algorithm.packets_acked(w, acked, rtt_ns, ece)
+                new_cwnd, new_ssthresh = _window_numbers(w)
+                if new_ssthresh == ssthresh:
+                    return new_cwnd
+                self.out_ssthresh = new_ssthresh
+                return -new_cwnd - 1
             except BaseException as exc:
                 self._failed(exc)
-                return int(tcb.m_segmentSize) * 2
+                return cwnd
 
-        def _failed(self, exc: BaseException) -> None:
-            if not self.errors:
-                self.errors.append(exc)
-            self.ns.Simulator.Stop()
+        def Increase(self, cwnd: int, ssthresh: int, segment: int, acked: int) -> int:
+            self.calls += 1
+            try:
+                w = Window(cwnd, ssthresh, segment)
+                self.algorithm.increase_window(w, acked)
+                return _window_numbers(w)[0]
+            except BaseException as exc:
+                self._failed(exc)
+                return cwnd
 
-    return HostCongestionOps
+    return HostCongestionNumbers
 
 
 def host_ops(ns: Any, algorithm: HostAlgorithm, errors: list[BaseException]) -> Any:
     """A `TcpCongestionOps` running `algorithm`; exceptions go to `errors`."""
-    return _ops_class()(ns, algorithm, errors)
+    return (_numbers_class() if speedups.ENABLED else _ops_class())(ns, algorithm, errors)

@@ -58,7 +58,37 @@ class PyCongestionOps : public TcpCongestionOps {
   // trace before ns-3 hands the ACK to the algorithm: exact per ACK
   // whatever the socket's ECN mode makes of its own state.
   bool last_ece = false;
+  // Set (models/speedups.py on): ns-3's per-ACK calls reach Python as
+  // numbers (Acked, Increase) instead of as the socket state and the RTT,
+  // whose every field read from Python crosses into C++ (issue 48: ~12 us
+  // an ACK). Acked returns the new window, or -(window + 1) when the
+  // slow-start threshold changed too, which it then leaves in
+  // out_ssthresh: a window and a threshold need more than one int64_t.
+  bool numbers = false;
+  int64_t out_ssthresh = 0;
   std::string GetName() const override { return "PyCongestionOps"; }
+  // TracedValue::Set calls the trace only for a changed value, so setting
+  // an unchanged window is the no-op not setting it was.
+  void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segments_acked, const Time& rtt) override {
+    if (!numbers) return TcpCongestionOps::PktsAcked(tcb, segments_acked, rtt);
+    int64_t got = Acked(tcb->m_cWnd.Get(), tcb->m_ssThresh.Get(), tcb->m_segmentSize,
+                        segments_acked, rtt.GetNanoSeconds(), last_ece);
+    tcb->m_cWnd.Set(static_cast<uint32_t>(got < 0 ? -(got + 1) : got));
+    if (got < 0) tcb->m_ssThresh.Set(static_cast<uint32_t>(out_ssthresh));
+  }
+  void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segments_acked) override {
+    if (!numbers) return TcpCongestionOps::IncreaseWindow(tcb, segments_acked);
+    tcb->m_cWnd.Set(static_cast<uint32_t>(
+        Increase(tcb->m_cWnd.Get(), tcb->m_ssThresh.Get(), tcb->m_segmentSize, segments_acked)));
+  }
+  virtual int64_t Acked(int64_t cwnd, int64_t ssthresh, int64_t segment, int64_t segments_acked,
+                        int64_t rtt_ns, bool ece) {
+    return cwnd;
+  }
+  virtual int64_t Increase(int64_t cwnd, int64_t ssthresh, int64_t segment,
+                           int64_t segments_acked) {
+    return cwnd;
+  }
   uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t bytes_in_flight) final {
     return static_cast<uint32_t>(SsThreshBytes(tcb, bytes_in_flight));
   }

@@ -12,7 +12,10 @@ the same code with the same seed.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import importlib.util
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,6 +24,7 @@ from evaluation import tcp, tcp_cc
 from evaluation.records import RunResult
 from evaluation.scenario import ScenarioError, parse_scenario
 from evaluation.simulate import RunSpec, run_one
+from models import speedups
 from models.hosts.newreno import NewReno, Window
 
 needs_ns3 = pytest.mark.skipif(
@@ -88,10 +92,18 @@ def run(cc: str, scheme: str) -> RunResult:
     return run_one(parse_scenario(two_flow_dumbbell(cc)), RunSpec(scheme, ""))
 
 
+@pytest.fixture(params=["numbers", "reference"])
+def path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Each way ns-3's calls reach the algorithm: the shim's numbers
+    (models/speedups.py on) or the socket state read from Python."""
+    with contextlib.nullcontext() if request.param == "numbers" else speedups.disabled():
+        yield request.param
+
+
 @needs_ns3
 @pytest.mark.parametrize("scheme", ["none", "tcn"])
 def test_python_newreno_gives_ns3_newrenos_cwnd_trace(
-    scheme: str, monkeypatch: pytest.MonkeyPatch
+    scheme: str, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made: list[Any] = []
     real = tcp_cc.host_ops
@@ -121,13 +133,14 @@ def test_python_newreno_gives_ns3_newrenos_cwnd_trace(
 
 
 @needs_ns3
+@pytest.mark.parametrize("rule", ["increase_window", "packets_acked"])
 def test_an_exception_in_the_python_algorithm_stops_the_run(
-    monkeypatch: pytest.MonkeyPatch,
+    rule: str, path: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def broken(self: NewReno, w: Window, segments_acked: int) -> None:
+    def broken(self: NewReno, w: Window, *args: object) -> None:
         raise ZeroDivisionError("window rule failed")
 
-    monkeypatch.setattr(NewReno, "increase_window", broken)
+    monkeypatch.setattr(NewReno, rule, broken)
     with pytest.raises(ZeroDivisionError, match="window rule failed"):
         run("newreno-py", "none")
     # The next run in the process is unharmed.
@@ -163,3 +176,48 @@ def test_dadctcp_algorithm_1_runs_inside_ns3_tcp(monkeypatch: pytest.MonkeyPatch
     assert goodput_bps > 0.8 * 10e6
     drop_tail = run("newreno", "none")
     assert ours.drops_overflow < drop_tail.drops_overflow
+
+
+@needs_ns3
+@pytest.mark.parametrize("bad", [-1, 1 << 32, 2.0])
+@pytest.mark.parametrize("field", ["cwnd_bytes", "ssthresh_bytes"])
+def test_a_window_no_socket_holds_stops_the_run(
+    field: str, bad: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A window or threshold outside uint32_t, or not an integer, stops the
+    run with an error naming it, as setting it on ns-3's socket state
+    refuses it: the numbers' path must not wrap it into the socket."""
+    real = NewReno.packets_acked
+
+    def wild(self: NewReno, w: Window, *args: Any) -> None:
+        real(self, w, *args)
+        setattr(w, field, bad)
+
+    monkeypatch.setattr(NewReno, "packets_acked", wild)
+    with pytest.raises(ValueError, match=field):
+        run("newreno-py", "tcn")
+
+
+@needs_ns3
+def test_both_paths_give_dadctcps_run_to_the_byte(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The numbers' path (models/speedups.py on) and the socket state's
+    give the same run of Algorithm 1, cut for cut: windows and thresholds
+    set (the threshold through the shim's out_ssthresh), echoes, drops."""
+    from models.hosts.dadctcp import DaDctcpCc
+
+    thresholds = [0]
+    real = DaDctcpCc.packets_acked
+
+    def counting(self: DaDctcpCc, w: Window, *args: Any) -> None:
+        before = w.ssthresh_bytes
+        real(self, w, *args)
+        thresholds[0] += w.ssthresh_bytes != before
+
+    monkeypatch.setattr(DaDctcpCc, "packets_acked", counting)
+    fast = dataclasses.asdict(run("dadctcp-py", "tcn"))
+    assert thresholds[0] > 0, "no ACK moved the threshold: the shim's second answer was not asked"
+    with speedups.disabled():
+        ref = dataclasses.asdict(run("dadctcp-py", "tcn"))
+    fast.pop("wall_s")
+    ref.pop("wall_s")
+    assert fast == ref
