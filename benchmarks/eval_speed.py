@@ -52,12 +52,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import os
 import sys
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 
-from evaluation import ns3_env
+from evaluation import ns3_env, speed_results
 from evaluation.records import RunResult
+from evaluation.results_store import checkout_commit
 from evaluation.scenario import Scenario, load_scenario
 from evaluation.simulate import RunSpec, run_one, run_specs
 from models import cycle_speedups, speedups
@@ -73,12 +76,7 @@ WARM_UP_DEFAULT_S = 0.02
 WARM_UP_S = {"pmqecn-s1": 0.21}
 # Each scenario's mechanism, the scheme(s) --min-ratio and --max-behind
 # judge (a prefix: the BFCC variants); tcp-smoke has none.
-MECHANISM = {
-    "pmqecn-s1": "pmqecn",
-    "bfcc-single": "bfcc",
-    "spie-dc": "p4spie",
-    "dadctcp-dc": "dadctcp",
-}
+MECHANISM = speed_results.MECHANISM
 
 
 def facts(r: RunResult) -> dict[str, object]:
@@ -130,6 +128,14 @@ def main() -> int:
         help="exit 1 if a mechanism's scheme runs more than this many times slower than "
         "ns-3 alone (its scenario's ceiling)",
     )
+    ap.add_argument(
+        "--write",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="append this run's figures to FILE (JSON; docs/evaluation.md's eval:speed "
+        f"block renders {speed_results.BUNDLED.relative_to(speed_results.REPO)})",
+    )
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -172,6 +178,7 @@ def main() -> int:
     print(header)
     print(f"{'':12} {'':12} {'':9} {'':7} {'':7} {'':9} {'':9} {'':6} {'ns-3':>7}")
     failed = False
+    measured: list[speed_results.ScenarioTime] = []
     for base, seconds, specs in plan:
         s = base.model_copy(update={"duration_s": seconds})
         # The ceiling first: the same topology and flows with no Python per
@@ -184,6 +191,7 @@ def main() -> int:
         )
         total_n, total_old, total_new = 0, 0.0, 0.0
         mechanism = MECHANISM.get(s.name)
+        times: list[speed_results.SchemeTime] = []
         for spec in specs:
             old, old_s = timed(s, spec, fast=False, repeat=args.repeat)
             new, new_s = timed(s, spec, fast=True, repeat=args.repeat)
@@ -195,6 +203,7 @@ def main() -> int:
             total_n, total_old, total_new = total_n + n, total_old + old_s, total_new + new_s
             behind = ceiling_rate / (n / new_s) if n else float("inf")
             label = spec.scheme + (f"@{spec.variant}" if spec.variant else "")
+            times.append(speed_results.SchemeTime(label, n, old_s, new_s, same))
             print(
                 f"{s.name:12} {label:12} {n:9d} {old_s:7.2f} {new_s:7.2f} "
                 f"{n / old_s:9.0f} {n / new_s:9.0f} {old_s / new_s:5.1f}x {behind:6.1f}x  "
@@ -214,12 +223,27 @@ def main() -> int:
                     f"--max-behind {args.max_behind:g}"
                 )
                 failed = True
+        measured.append(
+            speed_results.ScenarioTime(
+                s.name, seconds, ceiling.packets, ceiling.wall_s, tuple(times)
+            )
+        )
         ratio = total_old / total_new
         print(
             f"{s.name:12} {'all':12} {total_n:9d} {total_old:7.2f} {total_new:7.2f} "
             f"{total_n / total_old:9.0f} {total_n / total_new:9.0f} {ratio:5.1f}x "
             f"{ceiling_rate / (total_n / total_new):6.1f}x  ({seconds:g} simulated s per run)"
         )
+    if args.write is not None:
+        run = speed_results.SpeedRun(
+            checkout_commit(),
+            datetime.now(UTC).isoformat(timespec="seconds"),
+            os.cpu_count() or 0,
+            args.repeat,
+            tuple(measured),
+        )
+        held = speed_results.append_run(args.write, run)
+        print(f"appended to {args.write} ({held} runs)")
     return 1 if failed else 0
 
 

@@ -24,6 +24,8 @@ is rewritten from the committed results (evaluation/results_store.py):
     <!-- eval:runtimes -->(scenario, runs, CPU seconds)<!-- /eval -->
     <!-- eval:cpu pmqecn-s1 -->62<!-- /eval -->,
     <!-- eval:cpu-max -->`spie-s1` (278 s)<!-- /eval -->
+    <!-- eval:speed benchmarks/results/eval_speed.json -->(eval_speed.py's
+    runs, evaluation/speed_results.py)<!-- /eval -->
 
 Table lines: `schemes:`, `variants:` (which rows, in that order; default
 all, in metrics.csv's order), `order: scheme` (scheme-major; default one
@@ -62,6 +64,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import speed_results
 from .results_store import RESULTS_DIR, ResultsError, RunKey, ScenarioResults, Value, load
 
 REPO = Path(__file__).resolve().parent.parent
@@ -601,6 +604,13 @@ def render_cpu_max(spec: str, results: Results) -> str:
     return f"`{top}` ({_cpu(results.get(top)):,.0f} s)"
 
 
+def render_speed(spec: str, results: Results) -> str:
+    try:
+        return speed_results.render_file(spec)
+    except speed_results.SpeedResultsError as exc:
+        raise DocsError(str(exc)) from None
+
+
 RENDER: dict[str, tuple[Callable[[str, Results], str], bool]] = {
     # kind: (renderer, whether the block is a table on lines of its own)
     "table": (render_table, True),
@@ -609,6 +619,7 @@ RENDER: dict[str, tuple[Callable[[str, Results], str], bool]] = {
     "value": (render_value, False),
     "cpu": (render_cpu, False),
     "cpu-max": (render_cpu_max, False),
+    "speed": (render_speed, True),
 }
 
 

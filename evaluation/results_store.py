@@ -31,12 +31,38 @@ import io
 import json
 import re
 import statistics
+import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def checkout_commit() -> str:
+    """This checkout's commit (`-dirty` with uncommitted changes), as a
+    stored run records the code it was made with; "unknown" outside git."""
+    try:
+        out = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(RESULTS_DIR.parent.parent),
+                "describe",
+                "--always",
+                "--dirty",
+                "--abbrev=12",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return out.stdout.strip()
+
+
 METRICS = "metrics.csv"
 TIMING = "timing.json"
 DETAIL = "detail.csv"

@@ -26,7 +26,6 @@ that differs (the file, the block and its first differing line are printed),
 from __future__ import annotations
 
 import argparse
-import subprocess
 import sys
 from pathlib import Path
 
@@ -40,23 +39,10 @@ from evaluation.docs_tables import (
     first_difference,
     regenerate,
 )
-from evaluation.results_store import RESULTS_DIR, ResultsError, import_run
+from evaluation.results_store import RESULTS_DIR, ResultsError, checkout_commit, import_run
 
 EXIT_DIFFERS = 1
 EXIT_BAD = 2
-
-
-def _commit() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(REPO), "describe", "--always", "--dirty", "--abbrev=12"],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return out.stdout.strip()
 
 
 def _shown(path: Path) -> str:
@@ -70,7 +56,7 @@ def do_import(args: argparse.Namespace) -> int:
     done, skipped = import_run(
         args.import_dir,
         args.results,
-        commit=args.commit or _commit(),
+        commit=args.commit or checkout_commit(),
         command=args.command,
         only=args.scenarios,
     )

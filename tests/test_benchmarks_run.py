@@ -64,3 +64,30 @@ def test_ns3_alone_fills_the_bottleneck_and_no_more() -> None:
     got = ns3_alone.run(load_scenario("tcp-smoke"), 3.0)
     most = 3 * 10_000_000 // (8 * 1002)
     assert 0.85 * most <= got.packets <= most
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("ns3") is None,
+    reason="the ns3 wheel is not installed (pip install -e '.[eval]')",
+)
+def test_eval_speed_writes_what_it_prints(tmp_path: Path) -> None:
+    """`--write` appends the run the benchmark printed, which the docs'
+    eval:speed block renders: the same scenarios, schemes and packets."""
+    from evaluation import speed_results
+
+    path = tmp_path / "speed.json"
+    out = run(
+        "eval_speed.py",
+        *("--pmqecn-seconds", "0", "--bfcc-seconds", "0", "--spie-seconds", "0"),
+        *("--tcp-seconds", "0.05", "--dadctcp-seconds", "0.0005", "--repeat", "1"),
+        *("--write", str(path)),
+    )
+    assert f"appended to {path} (1 runs)" in out
+    (got,) = speed_results.load_runs(path)
+    assert [s.scenario for s in got.scenarios] == ["tcp-smoke", "dadctcp-dc"]
+    for sc in got.scenarios:
+        for t in sc.schemes:
+            printed = [ln.split() for ln in out.splitlines() if ln.startswith(sc.scenario)]
+            assert [sc.scenario, t.scheme, str(t.delivered)] in [row[:3] for row in printed]
+            assert t.same and t.reference_s > 0 and t.today_s > 0
+    assert "| `dadctcp-dc` (0.0005 s) | dadctcp |" in speed_results.render([got])

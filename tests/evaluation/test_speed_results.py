@@ -1,0 +1,97 @@
+# SPDX-FileCopyrightText: 2026 The tofino-cc authors
+# SPDX-License-Identifier: Apache-2.0
+"""eval_speed.py's runs kept as a file and the docs' table made from them
+(evaluation/speed_results.py): the figures are the benchmark's own, each a
+range over the runs, and a file that is not the benchmark's is refused by
+name."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evaluation import speed_results as sr
+
+
+def a_run(today_s: float, same: bool = True, commit: str = "abc") -> sr.SpeedRun:
+    return sr.SpeedRun(
+        commit,
+        "2026-11-30T01:00:00+00:00",
+        2,
+        2,
+        (
+            sr.ScenarioTime(
+                "pmqecn-s1",
+                2.0,
+                2500,
+                0.1,
+                (
+                    sr.SchemeTime("pmqecn", 2000, 1.5, today_s, same),
+                    sr.SchemeTime("none", 2400, 0.2, 0.1, True),
+                ),
+            ),
+            sr.ScenarioTime(
+                "tcp-smoke", 3.0, 3600, 0.2, (sr.SchemeTime("tcn", 3400, 0.4, 0.3, True),)
+            ),
+        ),
+    )
+
+
+def test_appended_runs_read_back_and_render_as_ranges(tmp_path: Path) -> None:
+    path = tmp_path / "speed.json"
+    assert sr.append_run(path, a_run(0.3)) == 1
+    assert sr.append_run(path, a_run(0.25, commit="def")) == 2
+    runs = sr.load_runs(path)
+    assert [r.scenarios[0].schemes[0].today_s for r in runs] == [0.3, 0.25]
+    table = sr.render(runs)
+    # Only the mechanism's row: `none` and scenarios without one are not judged.
+    rows = [ln for ln in table.splitlines() if ln.startswith("| `")]
+    assert len(rows) == 1 and "| pmqecn |" in rows[0]
+    # 2000 packets in 0.3 and 0.25 s; 1.5 s on the reference path: 5.0x and 6.0x;
+    # the ceiling 25,000 pkt/s is 3.8x and 3.1x ahead.
+    assert "| 6,667-8,000 |" in rows[0]
+    assert "**5.0-6.0x**" in rows[0]
+    assert "| 3.1-3.8x |" in rows[0]
+    assert "yes (2 of 2)" in rows[0]
+    assert table.startswith("2 runs of `python benchmarks/eval_speed.py`")
+    assert "`abc`, `def`" in table
+
+
+def test_a_run_with_different_results_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "speed.json"
+    sr.append_run(path, a_run(0.3))
+    sr.append_run(path, a_run(0.3, same=False))
+    assert "NO (1 of 2)" in sr.render(sr.load_runs(path))
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("{", "not JSON"),
+        ("[]", "non-empty list"),
+        ('[{"commit": "x"}]', "run 0 is not a benchmark run"),
+    ],
+)
+def test_a_file_that_is_not_the_benchmarks_is_refused(tmp_path: Path, text: str, says: str) -> None:
+    path = tmp_path / "speed.json"
+    path.write_text(text)
+    with pytest.raises(sr.SpeedResultsError, match=says):
+        sr.load_runs(path)
+
+
+def test_the_bundled_runs_hold_every_mechanism() -> None:
+    """The file docs/evaluation.md renders: every mechanism's scheme timed,
+    both paths giving the same results in every run."""
+    runs = sr.load_runs(sr.BUNDLED)
+    seen = {
+        (sc.scenario, t.scheme.split("@")[0])
+        for r in runs
+        for sc in r.scenarios
+        for t in sc.schemes
+        if t.scheme.startswith(sr.MECHANISM.get(sc.scenario, "\0"))
+    }
+    assert {s for s, _ in seen} == set(sr.MECHANISM)
+    assert all(t.same for r in runs for sc in r.scenarios for t in sc.schemes)
+    json.loads(sr.BUNDLED.read_text())  # the file itself, not only its dataclasses
