@@ -256,6 +256,16 @@ class ReactionPoint:
 
     def on_timer(self, now: float) -> int:
         """Run the timer cycles that have completed by ``now``; returns how many."""
+        s = self._state
+        if speedups.ENABLED and type(now) is float and now >= s.now and math.isfinite(now):
+            # The harness asks at every packet and most asks end no cycle:
+            # then only the clock moves. The rate is the one the mean
+            # already holds (every change of it is followed by set_rate),
+            # so the steps below would leave all else as it is.
+            elapsed = (now - s.timer_epoch) / self.config.timer_period
+            if math.floor(elapsed + 1e-9) <= s.timer_cycles:
+                self._state = _with_now(s, now)
+                return 0
         t = self._time(now, "now", self._state.now)
         # Cycle boundaries are epoch + j * period counted in integers, so
         # repeated float additions cannot make a boundary arrive late; the
