@@ -104,6 +104,11 @@ def _span(values: Sequence[float], fmt: str, suffix: str = "") -> str:
     return f"{low}{suffix}" if low == high else f"{low}-{high}{suffix}"
 
 
+def _dates(runs: Sequence[SpeedRun]) -> str:
+    first, last = min(r.date for r in runs)[:10], max(r.date for r in runs)[:10]
+    return first if first == last else f"{first} to {last}"
+
+
 def render(runs: Sequence[SpeedRun]) -> str:
     """The mechanisms' rows over `runs`: a caption line and a Markdown table."""
     rows: dict[tuple[str, str], list[tuple[ScenarioTime, SchemeTime]]] = {}
@@ -120,7 +125,7 @@ def render(runs: Sequence[SpeedRun]) -> str:
         f"{len(runs)} run{'s' if len(runs) > 1 else ''} of `python benchmarks/eval_speed.py` "
         f"(the fastest of {_span([r.repeat for r in runs], 'd')} per path) at "
         f"{', '.join(f'`{c}`' for c in commits)}, {_span([r.cpus for r in runs], 'd')} CPUs, "
-        f"{min(r.date for r in runs)[:10]} to {max(r.date for r in runs)[:10]}:"
+        f"{_dates(runs)}:"
     )
     header = (
         "| scenario (simulated s) | scheme | ns-3 alone, pkt/s | reference path, pkt/s "
