@@ -613,34 +613,6 @@ def test_upsert_takes_and_refuses_what_the_reference_does(seed: int) -> None:
     assert log.count("ok") > 15 and len(set(log)) > 10
 
 
-@pytest.mark.parametrize("kind", ["exact", "lpm", "ternary"])
-def test_one_field_groups_are_the_reference_groups(kind: str) -> None:
-    """A one-field table's mask groups (PMQECN's drain tables are built
-    again on every switch) are the reference's: the same masks in the same
-    order, each value's winning entry the same, for overlapping entries of
-    several priorities, prefixes and masks."""
-    from models.switch.core import Action, KeyField, Table
-
-    rng = random.Random(kind)
-    t = Table(
-        "t", [KeyField("k", 12, kind)], [Action("set_v", (("v", 8),))], ("set_v", {"v": 0}), 300
-    )  # type: ignore[arg-type]
-    for _ in range(250):
-        value = rng.randrange(1 << 12)
-        if kind == "exact":
-            match = Match(value)
-        elif kind == "lpm":
-            match = Match(value, prefix_len=rng.choice([0, 4, 8, 12]))
-        else:
-            match = Match(value, mask=rng.choice([0xFFF, 0xF00, 0x0F0, 0]))
-        t.add_or_modify({"k": match}, "set_v", {"v": rng.randrange(256)}, rng.randrange(4))
-    fast = t._build_groups()
-    with speedups.disabled():
-        ref = t._build_groups()
-    assert [(m, list(g.items())) for m, g in fast] == [(m, list(g.items())) for m, g in ref]
-    assert len(fast) > (0 if kind == "exact" else 2)
-
-
 def trusted(port: int, action: str = TRUST) -> EntryWrite:
     return EntryWrite(TRUSTED, {"ig_intr_md.ingress_port": Match(port)}, action)
 

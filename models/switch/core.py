@@ -475,8 +475,6 @@ class Table:
         return tuple(out)
 
     def _build_groups(self) -> list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]]:
-        if speedups.ENABLED and len(self.keys) == 1:
-            return self._build_groups_one_field()
         lpm = [f for f, spec in self.keys.items() if spec.match == "lpm"]
         by_mask: dict[tuple[int, ...], dict[tuple[int, ...], tuple]] = {}
         for i, e in enumerate(self._entries):
@@ -486,37 +484,6 @@ class Table:
             # value; among equals the earliest entry.
             rank = (*(e.key[f].prefix_len or 0 for f in lpm), -e.priority, -i)
             group = by_mask.setdefault(masks, {})
-            best = group.get(values)
-            if best is None or rank > best[0]:
-                group[values] = (rank, e)
-        return list(by_mask.items())
-
-    def _build_groups_one_field(
-        self,
-    ) -> list[tuple[tuple[int, ...], dict[tuple[int, ...], tuple]]]:
-        """_build_groups for a table of one key field (PMQECN's drain tables:
-        thousands of entries, built again on each switch a run starts): the
-        same groups, in the same order, without the per-field loops."""
-        ((fname, spec),) = self.keys.items()
-        full = (1 << spec.bits) - 1
-        by_mask: dict[tuple[int, ...], dict[tuple[int, ...], tuple]] = {}
-        for i, e in enumerate(self._entries):
-            m = e.key[fname]
-            if spec.match == "exact":
-                masks: tuple[int, ...] = (full,)
-                rank: tuple[int, ...] = (-e.priority, -i)
-            elif spec.match == "lpm":
-                assert m.prefix_len is not None
-                masks = ((((1 << m.prefix_len) - 1) << (spec.bits - m.prefix_len)),)
-                rank = (m.prefix_len, -e.priority, -i)
-            else:
-                assert m.mask is not None
-                masks = (m.mask,)
-                rank = (-e.priority, -i)
-            group = by_mask.get(masks)
-            if group is None:
-                group = by_mask[masks] = {}
-            values = (m.value,)
             best = group.get(values)
             if best is None or rank > best[0]:
                 group[values] = (rank, e)
