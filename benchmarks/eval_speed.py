@@ -52,6 +52,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import logging
 import os
 import sys
 import time
@@ -140,6 +141,10 @@ def main() -> int:
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
 
+    # As `tofcc eval run`: the simulated controllers' warnings (BFCC's
+    # clamped thresholds, once per switch and run) are a run's notes, for
+    # its report, not lines between the benchmark's figures.
+    logging.getLogger("tofcc").setLevel(logging.ERROR)
     t = time.perf_counter()
     ns3_env.ns3()
     ns3_env.fast()
