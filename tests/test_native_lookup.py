@@ -95,3 +95,23 @@ def test_compiled_search_matches_the_reference(shape: str, seed: int) -> None:
             compared += 1
             hits += want.hit
     assert compared and (hits or shape == "keyless")
+
+
+def test_a_binding_refuses_key_fields_out_of_the_cores_order() -> None:
+    """A core reads a table's key fields in the order its binding names
+    them: a table whose fields are other, or in another order, is refused
+    when the core is bound, naming the table, not looked up wrongly."""
+    from models.switch.core import Action, KeyField, Table
+    from models.switch.native.bindings import table_slots
+
+    t = Table(
+        "SwitchIngress.t",
+        [KeyField("a", 8, "exact"), KeyField("b", 8, "exact")],
+        [Action("NoAction")],
+        ("NoAction", {}),
+        4,
+    )
+    assert table_slots(t, "a", "b") == (t, ("a", "b"))
+    for wrong in (("b", "a"), ("a",), ("a", "b", "c")):
+        with pytest.raises(RuntimeError, match=r"SwitchIngress\.t: keys \('a', 'b'\)"):
+            table_slots(t, *wrong)
