@@ -7,9 +7,11 @@ they replaced, scheme by scheme, in one process.
 For each scheme of PMQECN's scenario 1, of BFCC's single-receiver
 scenario (its first link rate) and of the TCP smoke dumbbell (ns-3's TCP on
 the hosts, evaluation/tcp.py), cut to a short simulated time, runs the
-simulation twice: with models/speedups.py off (the reference path: a cppyy
-std::function per event and per ns-3 device, header layouts recomputed per
-packet, a deep copy of the switch per controller write) and on. Prints
+simulation twice: with models/speedups.py and the control cycle's
+models/cycle_speedups.py off (the reference path: a cppyy std::function per
+event and per ns-3 device, header layouts recomputed per packet, a deep copy
+of the switch per controller write, the optimiser's kernel and PMQECN's
+controller as issue 48 found them) and on. Prints
 delivered data packets (TCP: data segments received) per wall-clock second
 of each, their ratio, and
 whether both runs gave the same results (they must: same seed, same bytes).
@@ -19,7 +21,10 @@ Imports and compilations that happen once per process are paid by an untimed
 warm-up first. That includes the reference glue's std::function wrappers:
 cppyy compiles one per device callback (~0.35 s each) until it has a pool to
 reuse, so in `tofcc eval run` the first two runs of a process pay several
-seconds the old figures here leave out: the ratios are conservative.
+seconds the old figures here leave out: the ratios are conservative. On
+today's path it also includes the first build of a table every switch's
+push fills the same way (PMQECN's drain tables, about 30 ms once a process:
+Table.upsert_many's fresh builds).
 
     python benchmarks/eval_speed.py [--pmqecn-seconds 2] [--bfcc-seconds 0.5]
                                     [--tcp-seconds 3] [--spie-seconds 0.005]
