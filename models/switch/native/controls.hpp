@@ -201,20 +201,21 @@ inline void FeedbackRebuild(const uint8_t* m, uint8_t msg_type, uint8_t* out) {
 }
 
 // SwitchEgressDeparser of a bridged packet: EgressResult(drop, the frame
-// behind the bridged header, no mirror), the IPv4 header's ECN set to `ecn`
-// (unless negative) and its checksum made as it leaves.
+// behind its `head` bytes of bridged headers, `mirror`), the IPv4 header's
+// ECN set to `ecn` (unless negative) and its checksum made as it leaves.
 inline PyObject* EgressDeparsed(PyObject* record, const uint8_t* p, size_t len, const Parsed& h,
-                                int ecn, bool drop) {
-  Ref out(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len - kBridgedBytes)));
+                                int ecn, bool drop, PyObject* mirror = Py_None,
+                                size_t head = kBridgedBytes) {
+  Ref out(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len - head)));
   if (!out) return nullptr;
   auto* o = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(out.get()));
-  std::memcpy(o, p + kBridgedBytes, len - kBridgedBytes);
+  std::memcpy(o, p + head, len - head);
   if (h.ipv4) {
-    uint8_t* ip = o + (h.ipv4_off - kBridgedBytes);
+    uint8_t* ip = o + (h.ipv4_off - head);
     if (ecn >= 0) ip[1] = static_cast<uint8_t>((ip[1] & 0xFC) | ecn);
     Put16(ip + 10, Ipv4Checksum(ip));
   }
-  return NewRecord(record, {drop ? Py_True : Py_False, out.get(), Py_None});
+  return NewRecord(record, {drop ? Py_True : Py_False, out.get(), mirror});
 }
 
 // A counter index the model takes: below the counter's size.

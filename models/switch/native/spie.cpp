@@ -498,17 +498,8 @@ PyObject* Egress(PyObject* binding, PyObject* md, PyObject* frame) {
     mirror.reset(PyObject_Vectorcall(B(binding, kEgressMirror), args, 2, nullptr));
     if (!mirror) return nullptr;
   }
-  // SwitchEgressDeparser: the frame behind the two bridged headers, the
-  // IPv4 checksum made over the header as it leaves.
-  Ref out(PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(len - head)));
-  if (!out) return nullptr;
-  auto* o = reinterpret_cast<uint8_t*>(PyBytes_AS_STRING(out.get()));
-  std::memcpy(o, p + head, len - head);
-  if (h.ipv4) {
-    uint8_t* ip = o + (h.ipv4_off - head);
-    Put16(ip + 10, Ipv4Checksum(ip));
-  }
-  return NewRecord(B(binding, kEgressResult), {Py_False, out.get(), mirror.get()});
+  // SwitchEgressDeparser: the frame behind the two bridged headers.
+  return EgressDeparsed(B(binding, kEgressResult), p, len, h, -1, false, mirror.get(), head);
 }
 
 PyObject* IngressStep(PyObject* const* a) { return IngressPass(a[0], a[1], a[2], a[3]); }
