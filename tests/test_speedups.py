@@ -29,7 +29,7 @@ from bfrt_controller.switch import (
 from hw_profiles import load_profile
 from models import speedups
 from models.baselines._rp_base import RpStage
-from models.switch.core import Match, P4ModelError
+from models.switch.core import Match, P4ModelError, Table
 from models.switch.headers import Header
 from tofcc_common import registry
 
@@ -504,6 +504,22 @@ def test_ipv4_checksum_and_extract_match_the_reference(seed: int) -> None:
         assert results[0] == results[1]
 
 
+def add_or_modify_on(
+    t: Table, ops: Sequence[tuple[dict[str, Match], str, dict[str, int], int]], fast: bool
+) -> tuple[list[str], list[tuple[object, ...]]]:
+    """Each op's add_or_modify on `t`, on one path: what each gave ("ok" or
+    the refusal's message) and the entries left."""
+    log = []
+    with contextlib.nullcontext() if fast else speedups.disabled():
+        for key, action, data, prio in ops:
+            try:
+                t.add_or_modify(key, action, data, prio)
+                log.append("ok")
+            except P4ModelError as exc:
+                log.append(str(exc))
+    return log, [(e.key, e.action, e.data, e.priority) for e in t.entries]
+
+
 def test_add_or_modify_fast_path_is_the_reference() -> None:
     """Table.add_or_modify normalising the key once: the same entries, the
     same order and the same refusals (unknown action, full table) as add()
@@ -525,18 +541,7 @@ def test_add_or_modify_fast_path_is_the_reference() -> None:
         key = {"a": Match(rng.randrange(8)), "b": Match(rng.randrange(256), mask=0xF0)}
         action = rng.choice(["set_v", "set_v", "set_v", "bogus"])
         ops.append((key, action, {"v": rng.randrange(256)}, rng.randrange(3)))
-    outcomes = []
-    for fast in (True, False):
-        t = table()
-        log = []
-        with contextlib.nullcontext() if fast else speedups.disabled():
-            for key, action, data, prio in ops:
-                try:
-                    t.add_or_modify(key, action, data, prio)
-                    log.append("ok")
-                except P4ModelError as exc:
-                    log.append(str(exc))
-        outcomes.append((log, [(e.key, e.action, e.data, e.priority) for e in t.entries]))
+    outcomes = [add_or_modify_on(table(), ops, fast) for fast in (True, False)]
     assert outcomes[0] == outcomes[1]
     assert any("table full" in r for r in outcomes[0][0]) and any(
         "unknown" in r for r in outcomes[0][0]
@@ -596,18 +601,8 @@ def test_upsert_takes_and_refuses_what_the_reference_does(seed: int) -> None:
         (key(), rng.choice(["set_v"] * 8 + ["NoAction", "bogus"]), data(), rng.randrange(3))
         for _ in range(400)
     ]
-    outcomes = []
-    for fast in (True, False):
-        t = table()
-        log = []
-        with contextlib.nullcontext() if fast else speedups.disabled():
-            for k, action, d, prio in ops:
-                try:
-                    t.add_or_modify(k, action, d if action == "set_v" else {}, prio)  # type: ignore[arg-type]
-                    log.append("ok")
-                except P4ModelError as exc:
-                    log.append(str(exc))
-        outcomes.append((log, [(e.key, e.action, e.data, e.priority) for e in t.entries]))
+    ops = [(k, action, d if action == "set_v" else {}, prio) for k, action, d, prio in ops]
+    outcomes = [add_or_modify_on(table(), ops, fast) for fast in (True, False)]  # type: ignore[arg-type]
     assert outcomes[0] == outcomes[1]
     log = outcomes[0][0]
     assert log.count("ok") > 15 and len(set(log)) > 10
