@@ -107,6 +107,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from models import cycle_speedups
 from models.optimize.de import DeSettings, solve_de
 from models.optimize.objective import Evaluation, evaluate, evaluate_many, exact_objective
 from models.optimize.polish import polish_layer1, polish_layer2
@@ -127,6 +128,13 @@ from models.optimize.solution import (
     project_lam,
     project_mu,
     thresholds_to_cells,
+)
+from models.optimize.stacked import (
+    build_solutions,
+    keep_floors,
+    or_error,
+    project_lam_many,
+    project_mu_many,
 )
 from models.optimize.surrogate import (
     ConvexResult,
@@ -278,13 +286,13 @@ def _solve_batched(
 ) -> list[PmqecnSolution | ProblemError]:
     out: list[PmqecnSolution | ProblemError | None] = [None] * len(problems)
     first = solve_layer1_many(list(problems))
+    projected = _project_mus(problems, [res.x for res in first])
     batch: list[int] = []
     mus: dict[int, FloatArray] = {}
     for i, (problem, res) in enumerate(zip(problems, first, strict=True)):
-        try:
-            mu = project_mu(problem, problem.Gamma * res.x)
-        except ProblemError as exc:
-            out[i] = exc
+        mu = projected[i]
+        if isinstance(mu, ProblemError):
+            out[i] = mu
             continue
         if polish and _worth_polishing(problem, problem.lambdas_array / mu, res):
             out[i] = _solve_or_error(problem, polish)
@@ -303,15 +311,19 @@ def _solve_batched(
         except ProblemError as exc:
             out[i] = exc
     batch = [i for i in batch if i in layer1_ev]
+    if cycle_speedups.ENABLED:
+        keep_floors([problems[i] for i in batch], [mus[i] for i in batch])
     second = solve_layer2_many([problems[i] for i in batch], [mus[i] for i in batch])
+    lams_in = _project_lams(
+        [problems[i] for i in batch], [mus[i] for i in batch],
+        [res.x * mus[i] for i, res in zip(batch, second, strict=True)],
+    )  # fmt: skip
     lams: dict[int, FloatArray] = {}
     statuses: dict[int, str] = {}
-    for i, res in zip(batch, second, strict=True):
+    for i, res, lam in zip(batch, second, lams_in, strict=True):
         problem, mu = problems[i], mus[i]
-        try:
-            lam = project_lam(problem, mu, res.x * mu)
-        except ProblemError as exc:
-            out[i] = exc
+        if isinstance(lam, ProblemError):
+            out[i] = lam
             continue
         note = ", no polish needed" if polish else ""
         status1 = f"layer1 {first[i].status} ({first[i].solves} solves{note})"
@@ -329,19 +341,61 @@ def _solve_batched(
     evs2 = evaluate_many(
         [problems[i] for i in batch], [mus[i] for i in batch], [lams[i] for i in batch]
     )
+    final_ev: dict[int, Evaluation] = {}
     for i, ev in zip(batch, evs2, strict=True):
-        problem = problems[i]
         try:
-            _feasible(problem, mus[i], lams[i], ev)
-            out[i] = build_solution(
-                problem, mus[i], lams[i], _solver_name(polish), statuses[i],
-                layer1_ev=layer1_ev[i], final_ev=ev,
-            )  # fmt: skip
+            _feasible(problems[i], mus[i], lams[i], ev)
+            final_ev[i] = ev
         except ProblemError as exc:
             out[i] = exc
+    batch = list(final_ev)
+    built = _build_solutions(
+        [problems[i] for i in batch], [mus[i] for i in batch], [lams[i] for i in batch],
+        _solver_name(polish), [statuses[i] for i in batch],
+        [layer1_ev[i] for i in batch], [final_ev[i] for i in batch],
+    )  # fmt: skip
+    for i, answer in zip(batch, built, strict=True):
+        out[i] = answer
     answers = [r for r in out if r is not None]
     assert len(answers) == len(problems), "every port has an answer or its error"
     return answers
+
+
+# Each port's projection and answer: port by port (the reference path), or all
+# ports of one class count at once, bit for bit the same (models/optimize/stacked.py).
+def _project_mus(
+    problems: Sequence[PmqecnProblem], xs: Sequence[FloatArray]
+) -> list[FloatArray | ProblemError]:
+    if cycle_speedups.ENABLED:
+        return project_mu_many(problems, xs)
+    return [or_error(project_mu, p, p.Gamma * x) for p, x in zip(problems, xs, strict=True)]
+
+
+def _project_lams(
+    problems: Sequence[PmqecnProblem], mus: Sequence[FloatArray], lams: Sequence[FloatArray]
+) -> list[FloatArray | ProblemError]:
+    if cycle_speedups.ENABLED:
+        return project_lam_many(problems, mus, lams)
+    return [or_error(project_lam, *args) for args in zip(problems, mus, lams, strict=True)]
+
+
+def _build_solutions(
+    problems: Sequence[PmqecnProblem],
+    mus: Sequence[FloatArray],
+    lams: Sequence[FloatArray],
+    solver: str,
+    statuses: Sequence[str],
+    layer1_evs: Sequence[Evaluation],
+    final_evs: Sequence[Evaluation],
+) -> list[PmqecnSolution | ProblemError]:
+    if cycle_speedups.ENABLED:
+        return build_solutions(problems, mus, lams, solver, statuses, layer1_evs, final_evs)
+    return [
+        or_error(build_solution, p, mu, lam, solver, s, layer1_ev=e1, final_ev=e2)
+        for p, mu, lam, s, e1, e2 in zip(
+            problems, mus, lams, statuses, layer1_evs, final_evs, strict=True
+        )
+    ]
 
 
 def _solver_name(polish: bool) -> str:

@@ -368,6 +368,13 @@ class PmqecnProblem:
             floor = floors[at] = self._target_floor(mu)
         return floor.copy()
 
+    def keep_floor(self, mu: FloatArray, floor: FloatArray) -> None:
+        """Take ``floor`` as target_floor(mu) from now on: models/optimize/stacked.py
+        works out a full switch's floors at once, equal to _target_floor's."""
+        if cycle_speedups.ENABLED:
+            floors: dict[bytes, FloatArray] = self.__dict__.setdefault("_floors", {})
+            floors[np.asarray(mu, dtype=np.float64).tobytes()] = floor
+
     def _target_floor(self, mu: FloatArray) -> FloatArray:
         lam = self.lambdas_array
         cap = self.target_cap

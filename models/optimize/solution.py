@@ -26,6 +26,7 @@ THRESHOLD_RULES: tuple[ThresholdRule, ...] = ("omega_n", "ls")
 _C2_SLACK = 1e-7
 # sum(mu) = Gamma (C5) counts as met within this relative error: a few ulps per class.
 _SUM_SLACK = 1e-12
+_SHAVE = 4.0 * float(np.finfo(np.float64).eps)
 
 
 @dataclass(frozen=True)
@@ -117,14 +118,29 @@ def project_lam(problem: PmqecnProblem, mu: FloatArray, lam: npt.ArrayLike) -> F
         raise SolverError("lam_star: solver returned non-finite arrival rates")
     floor = problem.target_floor(mu)
     excess = np.maximum(rho.clip(RHO_EPS, 1.0 - RHO_EPS) * mu - floor, 0.0)
-    room = problem.target_cap - float(floor.sum())
-    if floor.sum() + excess.sum() > problem.target_cap:
+    cap = problem.target_cap
+    room = cap - float(floor.sum())
+    if floor.sum() + excess.sum() > cap:
         excess *= room / excess.sum()
     lam_c = floor + excess
-    while lam_c.sum() > problem.target_cap:  # rounding of the scaled sum, at most a few ulps
-        excess *= 1.0 - 4.0 * np.finfo(np.float64).eps
+    total = float(lam_c.sum())
+    while total > cap:  # rounding of the scaled sum: a few ulps of the cap
+        left = float(excess.sum())
+        if left <= 0.0:
+            break  # the floor alone, which C4's clip may lift by ~1e-6 mu
+        excess *= shave_factor(total - cap, left)
         lam_c = floor + excess
+        total = float(lam_c.sum())
     return lam_c
+
+
+def shave_factor(over: float, excess: float) -> float:
+    """What the excess above the floor is scaled by to take a sum ``over`` the
+    cap back under it: 4 eps of it, or twice the overshoot where that is more.
+    4 eps of an excess that is tiny beside the cap (1e-8 of it, a port just
+    under FLOOR_FILLS_CAP) does not move the sum, and shaving it so took some
+    10^7 turns."""
+    return max(0.0, 1.0 - max(_SHAVE, 2.0 * over / excess))
 
 
 def layer_value(

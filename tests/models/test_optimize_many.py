@@ -11,6 +11,7 @@ the SLSQP polish down solve()'s own path. What must not change is the answer.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from typing import Any
 
@@ -80,31 +81,44 @@ def test_every_port_gets_solves_answer(seed: int) -> None:
     assert paths == {"batched", "alone"}
 
 
+@pytest.mark.parametrize("stacked", [True, False], ids=["stacked", "port-by-port"])
 def test_a_failing_port_gets_its_error_and_the_others_their_answers(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, stacked: bool
 ) -> None:
+    """A solver's non-finite layer-1 answer for one port: that port gets
+    solve()'s error, the others their answers, on both projection paths
+    (models/optimize/stacked.py, or each port's own)."""
+    import dataclasses
+
     import models.optimize.pmqecn as pmqecn
+    from models import cycle_speedups
 
     rng = np.random.default_rng(7)
     good = [port(rng, 3, 0.5), port(rng, 5, 0.4)]
     bad = port(rng, 3, 0.5)
-    project = pmqecn.project_mu
+    one, many = pmqecn.solve_layer1, pmqecn.solve_layer1_many
 
-    def refusing(problem: PmqecnProblem, mu: Any) -> Any:
-        # What the projection raises on a solver's non-finite answer.
-        if problem is bad:
-            raise SolverError("mu: solver returned non-finite service rates")
-        return project(problem, mu)
+    def broken(result: Any) -> Any:
+        return dataclasses.replace(result, x=np.full_like(result.x, np.nan))
 
-    monkeypatch.setattr(pmqecn, "project_mu", refusing)
+    def one_nan(problem: PmqecnProblem) -> Any:
+        return broken(one(problem)) if problem is bad else one(problem)
+
+    def many_nan(problems: list[PmqecnProblem]) -> Any:
+        return [broken(r) if p is bad else r for p, r in zip(problems, many(problems), strict=True)]
+
+    monkeypatch.setattr(pmqecn, "solve_layer1", one_nan)
+    monkeypatch.setattr(pmqecn, "solve_layer1_many", many_nan)
     with pytest.raises(SolverError) as alone:
         solve(bad)
-    together = solve_many([good[0], bad, good[1]])
+    assert "non-finite" in str(alone.value)
+    with contextlib.nullcontext() if stacked else cycle_speedups.disabled():
+        together = solve_many([good[0], bad, good[1]])
     assert isinstance(together[1], SolverError)
     assert str(together[1]) == str(alone.value)
-    for problem, many in zip(good, (together[0], together[2]), strict=True):
-        assert not isinstance(many, ProblemError)
-        np.testing.assert_allclose(many.lam_star, solve(problem).lam_star, rtol=1e-5)
+    for problem, answer in zip(good, (together[0], together[2]), strict=True):
+        assert not isinstance(answer, ProblemError)
+        np.testing.assert_allclose(answer.lam_star, solve(problem).lam_star, rtol=1e-5)
 
 
 def test_no_ports_no_answers() -> None:
