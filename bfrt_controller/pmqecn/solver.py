@@ -141,10 +141,9 @@ def solve_for(
                 lambda_star[cid] = float(target)
             methods.add("overload-share")
             continue
-        for i, cid in enumerate(ids):
-            omega[cid] = answer.omega[i]
-            k_packets[cid] = answer.k_packets(opt.threshold_rule)[i]
-            lambda_star[cid] = answer.lam_star[i]
+        omega.update(zip(ids, answer.omega, strict=True))
+        k_packets.update(zip(ids, answer.k_packets(opt.threshold_rule), strict=True))
+        lambda_star.update(zip(ids, answer.lam_star, strict=True))
         methods.add(answer.solver)
     if not lambda_star and refusals:
         raise SolverRefused("; ".join(refusals))

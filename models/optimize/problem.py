@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from numbers import Integral, Real
@@ -78,10 +78,12 @@ def _real(value: object, name: str, *, positive: bool) -> float:
 def _reals(values: list[object], name: str, *, positive: bool) -> tuple[float, ...]:
     """_real of each of `values`, named `name[i]` only in an error: a full
     switch's cycle checks a thousand, and formats no name unless one is bad."""
-    if values and all(type(v) is float for v in values):
+    if values and set(map(type, values)) == {float}:
         out = cast(tuple[float, ...], tuple(values))
         low = min(out)
-        if all(math.isfinite(v) for v in out) and (low > 0.0 if positive else low >= 0.0):
+        # A NaN or an infinity makes the sum one (an overflowing sum of finite
+        # values only sends them down the checks below).
+        if math.isfinite(sum(out)) and (low > 0.0 if positive else low >= 0.0):
             return out
     return tuple(_real(v, f"{name}[{i}]", positive=positive) for i, v in enumerate(values))
 
@@ -90,6 +92,7 @@ def _weights(values: list[object]) -> tuple[tuple[float, float], ...]:
     """PmqecnProblem._weight of each (delay, qos) pair; pairs of plain finite
     floats, neither negative nor both zero (every pair a config makes), are
     taken as they are."""
+    # A port's classes mostly share one or two pairs: each distinct pair checked once.
     if all(
         type(v) is tuple
         and len(v) == 2
@@ -98,13 +101,22 @@ def _weights(values: list[object]) -> tuple[tuple[float, float], ...]:
         and 0.0 <= v[0] < math.inf
         and 0.0 <= v[1] < math.inf
         and (v[0] > 0.0 or v[1] > 0.0)
-        for v in values
+        for v in _distinct(values)
     ):
         return cast(tuple[tuple[float, float], ...], tuple(values))
     return tuple(PmqecnProblem._weight(v, i) for i, v in enumerate(values))
 
 
+def _distinct(values: list[object]) -> Iterable[object]:
+    try:
+        return set(values)
+    except TypeError:  # an unhashable member: each checked
+        return values
+
+
 def _integer(value: object, name: str, minimum: int) -> int:
+    if type(value) is int and value >= minimum:
+        return value
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise ProblemError(f"{name} must be an integer, got {value!r}")
     if int(value) < minimum:
@@ -255,6 +267,9 @@ class PmqecnProblem:
         setter(self, "W", _reals(w_meas, "W", positive=False))
         if all(type(v) is QosKind for v in kind_list):
             setter(self, "kinds", tuple(kind_list))
+        elif set(map(type, kind_list)) == {str} and _KIND_OF.keys() >= set(kind_list):
+            # A config's "A", "B", "C" (a full switch's cycle builds 512).
+            setter(self, "kinds", tuple(_KIND_OF[v] for v in kind_list))  # type: ignore[index]
         else:
             setter(self, "kinds", tuple(_kind(v, f"kinds[{i}]") for i, v in enumerate(kind_list)))
         setter(self, "weights", _weights(weight_list))
@@ -308,7 +323,7 @@ class PmqecnProblem:
         # (sum sqrt(lambda_i))^2 / (Gamma - sum lambda_i) (Lagrange on C5).  The
         # convex layer bounds C2 by M/M/1 queues (an upper bound on M/M/1/N), so
         # this must fit in N or the convex layer 1 has no feasible point at all.
-        bound = sum(math.sqrt(v) for v in self.lambdas) ** 2 / (self.Gamma - total)
+        bound = sum(map(math.sqrt, self.lambdas)) ** 2 / (self.Gamma - total)
         if bound >= self.N:
             raise ProblemError(
                 f"N ({self.N}) is too small for the load: at the best split of Gamma the "

@@ -30,7 +30,7 @@ def register_fields(r: Register, value: int) -> dict[str, int]:
 
 
 def _per_pipe(value: Any) -> list[int]:
-    return [int(v) for v in value] if isinstance(value, list) else [int(value)]
+    return list(map(int, value)) if isinstance(value, list) else [int(value)]
 
 
 def pipe_values(r: Register) -> Callable[[Mapping[str, Any]], list[int]]:
@@ -39,7 +39,13 @@ def pipe_values(r: Register) -> Callable[[Mapping[str, Any]], list[int]]:
     cells (a full switch's PMQECN cycle reads 1,536)."""
     if not r.members:
         field = f"{r.name}.f1"
-        return lambda data: _per_pipe(data[field])
+
+        def plain(data: Mapping[str, Any]) -> list[int]:
+            # _per_pipe inline: a full switch's PMQECN cycle reads 1,536 cells.
+            value = data[field]
+            return list(map(int, value)) if isinstance(value, list) else [int(value)]
+
+        return plain
     fields = [(m, f"{r.name}.{m}") for m in r.members]
 
     def packed(data: Mapping[str, Any]) -> list[int]:
