@@ -35,9 +35,12 @@ request per register). Prints figures, asserts nothing (targets belong
 here, not in timed tests).
 
     python benchmarks/control_loop.py [--cycles 7] [--profile] [--only-switch] [--max-ms 20]
+                                      [--write FILE]
 
 `--max-ms X` exits 1 when either backend's median cycle on today's path is
-above X ms (issue 48 asks for 20).
+above X ms (issue 48 asks for 20). `--write FILE` appends the 64 x 8 figures
+to FILE (evaluation/speed_results.py; README.md's table renders
+benchmarks/results/control_loop.json).
 """
 
 from __future__ import annotations
@@ -48,12 +51,14 @@ import copy
 import cProfile
 import functools
 import gc
+import os
 import pstats
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +77,8 @@ from bfrt_controller.pmqecn import solver
 from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config
 from bfrt_controller.service import collect_after_cycle, settle_heap
+from evaluation import speed_results
+from evaluation.results_store import checkout_commit
 from hw_profiles import load_profile
 from models import cycle_speedups
 from models.optimize import PmqecnProblem, solve_many
@@ -362,20 +369,29 @@ def profile_cycles(make: Callable[[], Rig], cycles: int, dt: float) -> list[tupl
     return sorted(((a, t / total) for a, t in by_area.items()), key=lambda x: -x[1])
 
 
-def switch_section(cycles: int, profile: bool) -> dict[str, float]:
+def switch_section(cycles: int, profile: bool) -> list[speed_results.CycleTime]:
     """The 64 x 8 cycle through both backends, today's path against the
-    reference. Today's median wall time (s) per backend."""
+    reference: what it printed, per backend."""
     print("PMQECN 64 ports x 8 classes, one cycle (ms): today's path against the reference")
     print(f"{'':24} {'reference':>22} {'today':>22} {'ratio':>7}   requests/cycle (reads + writes)")
     print(f"{'':24} {'wall med (max) | CPU':>22} {'wall med (max) | CPU':>22}")
     rigs = (("BF-Runtime (fake SDE)", functools.partial(bfrt_rig, 64, KINDS8)),
             ("model backend", functools.partial(model_rig, 64, KINDS8)))  # fmt: skip
-    medians: dict[str, float] = {}
+    measured: list[speed_results.CycleTime] = []
     for label, make in rigs:
         got = both_paths(make, cycles, INTERVAL_8)
         cells = [_cell(r) for r in (got.reference, got.fast)]
         ratio = _median(got.reference, 0) / _median(got.fast, 0)
-        medians[label] = _median(got.fast, 0)
+        measured.append(
+            speed_results.CycleTime(
+                label,
+                _median(got.reference, 0) * 1e3,
+                max(r[0] for r in got.reference) * 1e3,
+                _median(got.fast, 0) * 1e3,
+                max(r[0] for r in got.fast) * 1e3,
+                _median(got.fast, 1) * 1e3,
+            )
+        )
         req = ""
         if got.requests:
             (r0, w0), (r1, w1) = got.requests["reference"], got.requests["fast"]
@@ -387,7 +403,7 @@ def switch_section(cycles: int, profile: bool) -> dict[str, float]:
             print(f"Where today's cycle goes, {label} (cProfile, share of own time):")
             for area, share in profile_cycles(make, cycles, INTERVAL_8):
                 print(f"  {area:40} {share * 100:5.1f} %")
-    return medians
+    return measured
 
 
 # 2-4 packets per class per step: 8 classes in 25 us (80k-160k pps each).
@@ -466,13 +482,31 @@ def main() -> None:
         default=None,
         help="exit 1 if either backend's 64 x 8 median (today's path) is above this",
     )
+    parser.add_argument(
+        "--write",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="append the 64 x 8 figures to FILE, a JSON list of runs (README.md's eval:cycles "
+        f"block renders {speed_results.BUNDLED_CYCLES.relative_to(speed_results.REPO)})",
+    )
     args = parser.parse_args()
-    medians = switch_section(args.cycles, args.profile)
-    over = {k: v for k, v in medians.items() if args.max_ms is not None and v * 1e3 > args.max_ms}
+    measured = switch_section(args.cycles, args.profile)
+    if args.write is not None:
+        record = speed_results.CycleRun(
+            checkout_commit(),
+            datetime.now(UTC).isoformat(timespec="seconds"),
+            os.cpu_count() or 0,
+            args.cycles,
+            tuple(measured),
+        )
+        held = speed_results.append_run(args.write, record)
+        print(f"appended to {args.write} ({held} runs)")
+    over = [m for m in measured if args.max_ms is not None and m.today_ms > args.max_ms]
     if over:
         print()
-        for label, median in over.items():
-            print(f"{label}: median {median * 1e3:.1f} ms, above --max-ms {args.max_ms:g}")
+        for m in over:
+            print(f"{m.backend}: median {m.today_ms:.1f} ms, above --max-ms {args.max_ms:g}")
         sys.exit(1)
     if args.only_switch:
         return

@@ -611,6 +611,13 @@ def render_speed(spec: str, results: Results) -> str:
         raise DocsError(str(exc)) from None
 
 
+def render_cycles(spec: str, results: Results) -> str:
+    try:
+        return speed_results.render_cycle_file(spec)
+    except speed_results.SpeedResultsError as exc:
+        raise DocsError(str(exc)) from None
+
+
 RENDER: dict[str, tuple[Callable[[str, Results], str], bool]] = {
     # kind: (renderer, whether the block is a table on lines of its own)
     "table": (render_table, True),
@@ -620,6 +627,7 @@ RENDER: dict[str, tuple[Callable[[str, Results], str], bool]] = {
     "cpu": (render_cpu, False),
     "cpu-max": (render_cpu_max, False),
     "speed": (render_speed, True),
+    "cycles": (render_cycles, True),
 }
 
 

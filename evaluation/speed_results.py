@@ -1,6 +1,6 @@
 # SPDX-FileCopyrightText: 2026 The tofino-cc authors
 # SPDX-License-Identifier: Apache-2.0
-"""benchmarks/eval_speed.py's runs as a file, and the docs' table of them.
+"""The speed benchmarks' runs as files, and the docs' tables of them.
 
 `eval_speed.py --write FILE` appends one run (each scenario's ns-3-alone
 ceiling and, per scheme, delivered packets, the best wall seconds of each
@@ -8,7 +8,9 @@ path and whether both gave the same results) to FILE, a JSON list of runs;
 docs/evaluation.md's `<!-- eval:speed FILE -->` block (evaluation/docs_tables.py)
 is the table of the mechanisms' rows over every run in it, each figure a
 range when the runs differ, so the figures the docs give are the ones the
-benchmark printed, not a copy typed by hand.
+benchmark printed, not a copy typed by hand. `control_loop.py --write FILE`
+does the same for PMQECN's 64 x 8 control cycle (README.md's
+`<!-- eval:cycles FILE -->` block).
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 # What --write keeps in the repository (the docs' block names it).
 BUNDLED = REPO / "benchmarks" / "results" / "eval_speed.json"
+BUNDLED_CYCLES = REPO / "benchmarks" / "results" / "control_loop.json"
+# Issue 48's bound on a 64 x 8 cycle's median, today's path.
+CYCLE_BOUND_MS = 20.0
 # Each scenario's mechanism, the scheme(s) issue 48 judges (a prefix: the
 # BFCC variants); a scenario without one (tcp-smoke) has no row in the table.
 MECHANISM = {
@@ -62,16 +68,39 @@ class SpeedRun:
     scenarios: tuple[ScenarioTime, ...]
 
 
-def append_run(path: Path, run: SpeedRun) -> int:
-    """Append `run` to the file (made if absent); how many runs it holds now."""
-    runs = [asdict(r) for r in load_runs(path)] if path.exists() else []
+@dataclass(frozen=True)
+class CycleTime:
+    """One backend's 64 x 8 cycles in one run of control_loop.py (ms)."""
+
+    backend: str
+    reference_ms: float  # median wall time, the reference path
+    reference_max_ms: float
+    today_ms: float  # median wall time, today's path
+    today_max_ms: float
+    today_cpu_ms: float  # median CPU time, today's path
+
+
+@dataclass(frozen=True)
+class CycleRun:
+    commit: str
+    date: str  # UTC, ISO 8601
+    cpus: int
+    cycles: int  # per path; the figures are their median and maximum
+    backends: tuple[CycleTime, ...]
+
+
+def append_run(path: Path, run: SpeedRun | CycleRun) -> int:
+    """Append `run` to the file (made if absent) of runs of its kind; how
+    many runs it holds now."""
+    load = load_runs if isinstance(run, SpeedRun) else load_cycle_runs
+    runs: list[object] = [asdict(r) for r in load(path)] if path.exists() else []
     runs.append(asdict(run))
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(runs, indent=1) + "\n")
     return len(runs)
 
 
-def load_runs(path: Path) -> list[SpeedRun]:
+def _raw_runs(path: Path) -> list[Any]:
     try:
         raw = json.loads(path.read_text())
     except OSError as exc:
@@ -80,6 +109,23 @@ def load_runs(path: Path) -> list[SpeedRun]:
         raise SpeedResultsError(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from None
     if not isinstance(raw, list) or not raw:
         raise SpeedResultsError(f"{path}: expected a non-empty list of runs")
+    return raw
+
+
+def load_cycle_runs(path: Path) -> list[CycleRun]:
+    runs = []
+    for i, r in enumerate(_raw_runs(path)):
+        try:
+            backends = tuple(CycleTime(**b) for b in r["backends"])
+            rest = {k: v for k, v in r.items() if k != "backends"}
+            runs.append(CycleRun(**rest, backends=backends))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise SpeedResultsError(f"{path}: run {i} is not a control-loop run ({exc})") from None
+    return runs
+
+
+def load_runs(path: Path) -> list[SpeedRun]:
+    raw = _raw_runs(path)
     runs = []
     for i, r in enumerate(raw):
         try:
@@ -104,7 +150,7 @@ def _span(values: Sequence[float], fmt: str, suffix: str = "") -> str:
     return f"{low}{suffix}" if low == high else f"{low}-{high}{suffix}"
 
 
-def _dates(runs: Sequence[SpeedRun]) -> str:
+def _dates(runs: Sequence[SpeedRun | CycleRun]) -> str:
     first, last = min(r.date for r in runs)[:10], max(r.date for r in runs)[:10]
     return first if first == last else f"{first} to {last}"
 
@@ -155,3 +201,45 @@ def render_file(spec: str) -> str:
     if not name:
         raise SpeedResultsError("name the results file (e.g. benchmarks/results/eval_speed.json)")
     return render(load_runs(REPO / name))
+
+
+def render_cycles(runs: Sequence[CycleRun]) -> str:
+    """Each backend's 64 x 8 cycle over `runs`: a caption line and a Markdown table."""
+    rows: dict[str, list[CycleTime]] = {}
+    for run in runs:
+        for b in run.backends:
+            rows.setdefault(b.backend, []).append(b)
+    if not rows:
+        raise SpeedResultsError("no run holds a backend's cycle")
+    commits = sorted({r.commit for r in runs})
+    caption = (
+        f"{len(runs)} run{'s' if len(runs) > 1 else ''} of `python benchmarks/control_loop.py "
+        f"--only-switch` (median of {_span([r.cycles for r in runs], 'd')} cycles per path, "
+        f"the paths alternating) at {', '.join(f'`{c}`' for c in commits)}, "
+        f"{_span([r.cpus for r in runs], 'd')} CPUs, {_dates(runs)}:"
+    )
+    header = (
+        "| 64 x 8 cycle | reference path, median ms | today, median ms | today, max ms "
+        f"| today, CPU ms | vs reference | runs over {CYCLE_BOUND_MS:g} ms |\n"
+        "|---|---|---|---|---|---|---|"
+    )
+    lines = [caption, "", header]
+    for backend, seen in rows.items():
+        over = sum(b.today_ms > CYCLE_BOUND_MS for b in seen)
+        lines.append(
+            f"| {backend} | {_span([b.reference_ms for b in seen], '.1f')} "
+            f"| **{_span([b.today_ms for b in seen], '.1f')}** "
+            f"| {_span([b.today_max_ms for b in seen], '.1f')} "
+            f"| {_span([b.today_cpu_ms for b in seen], '.1f')} "
+            f"| {_span([b.reference_ms / b.today_ms for b in seen], '.1f', 'x')} "
+            f"| {over} of {len(seen)} |"
+        )
+    return "\n".join(lines)
+
+
+def render_cycle_file(spec: str) -> str:
+    """The block's spec is the file, relative to the repository."""
+    name = spec.strip()
+    if not name:
+        raise SpeedResultsError("name the results file (e.g. benchmarks/results/control_loop.json)")
+    return render_cycles(load_cycle_runs(REPO / name))

@@ -40,6 +40,23 @@ def test_control_loop_runs_both_backends() -> None:
     assert "model backend" in out
 
 
+def test_control_loop_writes_what_it_prints(tmp_path: Path) -> None:
+    """`--write` appends the 64 x 8 figures printed, which README.md's
+    eval:cycles block renders."""
+    from evaluation import speed_results
+
+    path = tmp_path / "cycles.json"
+    out = run("control_loop.py", "--only-switch", "--cycles", "1", "--write", str(path))
+    assert f"appended to {path} (1 runs)" in out
+    (got,) = speed_results.load_cycle_runs(path)
+    assert got.cycles == 1
+    for b in got.backends:
+        (line,) = [ln for ln in out.splitlines() if ln.startswith(b.backend)]
+        assert f"{b.reference_ms:.1f} ({b.reference_max_ms:.1f})" in line
+        assert f"{b.today_ms:.1f} ({b.today_max_ms:.1f}) | {b.today_cpu_ms:.1f}" in line
+    assert "| BF-Runtime (fake SDE) |" in speed_results.render_cycles([got])
+
+
 def test_control_loop_fails_a_cycle_over_its_bound() -> None:
     """`--max-ms` turns issue 48's 20 ms into an exit code; no cycle takes
     a microsecond, so both backends are named and the run fails."""

@@ -95,3 +95,50 @@ def test_the_bundled_runs_hold_every_mechanism() -> None:
     assert {s for s, _ in seen} == set(sr.MECHANISM)
     assert all(t.same for r in runs for sc in r.scenarios for t in sc.schemes)
     json.loads(sr.BUNDLED.read_text())  # the file itself, not only its dataclasses
+
+
+def a_cycle_run(today_ms: float, commit: str = "abc") -> sr.CycleRun:
+    return sr.CycleRun(
+        commit,
+        "2026-11-30T01:00:00+00:00",
+        2,
+        11,
+        (
+            sr.CycleTime("BF-Runtime (fake SDE)", 70.0, 74.0, today_ms, today_ms + 2, today_ms),
+            sr.CycleTime("model backend", 23.0, 24.0, 11.5, 12.0, 11.4),
+        ),
+    )
+
+
+def test_control_loop_runs_render_as_ranges_and_count_the_bound(tmp_path: Path) -> None:
+    path = tmp_path / "cycles.json"
+    assert sr.append_run(path, a_cycle_run(15.5)) == 1
+    assert sr.append_run(path, a_cycle_run(21.0, commit="def")) == 2
+    runs = sr.load_cycle_runs(path)
+    table = sr.render_cycles(runs)
+    rows = {ln.split("|")[1].strip(): ln for ln in table.splitlines() if ln.startswith("| ")}
+    bfrt = rows["BF-Runtime (fake SDE)"]
+    assert "| **15.5-21.0** |" in bfrt
+    # 70 ms against 15.5 and 21.0: 4.5x and 3.3x; one run of two over 20 ms.
+    assert "| 3.3-4.5x |" in bfrt and "| 1 of 2 |" in bfrt
+    assert "| 0 of 2 |" in rows["model backend"]
+    assert table.startswith("2 runs of `python benchmarks/control_loop.py --only-switch`")
+
+
+def test_a_speed_file_is_not_a_control_loop_file(tmp_path: Path) -> None:
+    path = tmp_path / "speed.json"
+    sr.append_run(path, a_run(0.3))
+    with pytest.raises(sr.SpeedResultsError, match="run 0 is not a control-loop run"):
+        sr.load_cycle_runs(path)
+    with pytest.raises(sr.SpeedResultsError, match="run 0 is not a control-loop run"):
+        sr.append_run(path, a_cycle_run(15.0))
+
+
+def test_the_bundled_control_loop_runs_meet_the_bound() -> None:
+    """The file README.md renders: both backends in every run, and the
+    BF-Runtime median at most issue 48's 20 ms in every run."""
+    runs = sr.load_cycle_runs(sr.BUNDLED_CYCLES)
+    for run in runs:
+        by = {b.backend: b for b in run.backends}
+        assert set(by) == {"BF-Runtime (fake SDE)", "model backend"}
+        assert all(b.today_ms <= sr.CYCLE_BOUND_MS for b in run.backends), run
