@@ -449,6 +449,8 @@ class PmqecnApp(IntendedStateApp):
             return []
         new_weights = self.weights_from_omega(result.omega)
         new_live, spec = {}, class_lookup(self.config)
+        # K_i in packets takes few values over a switch's classes.
+        cells_of = cache(self.packets_to_cells)
         for s in samples:
             if s.class_id not in result.lambda_star:
                 continue  # idle this interval: nothing measured to optimise, state kept
@@ -459,7 +461,7 @@ class PmqecnApp(IntendedStateApp):
             # An overloaded port gets new targets only (solver.py says why).
             new_live[s.class_id] = renew(
                 live,
-                threshold_cells=live.threshold_cells if k is None else self.packets_to_cells(k),
+                threshold_cells=live.threshold_cells if k is None else cells_of(k),
                 weight=new_weights.get(s.class_id, live.weight),
                 target_rate_pps=min(U32_MAX, round(result.lambda_star[s.class_id])),
                 rate_pps=min(U32_MAX, round(s.rate_pps)),

@@ -194,6 +194,8 @@ class ClassMeter:
         last, self.last = self.last, _Counters(now_s, packets, in_pipes)
         moved = arrived(in_pipes, last.arrivals) if last is not None and in_pipes else {}
         samples = []
+        saturation_ns = self.profile.max_timedelta_ns
+        capacity = self.config.optimizer.capacity_packets
         for c in self.config.classes:
             total, count = sojourn[c.id]
             taken = samples_taken(count, taken_at[c.id])
@@ -230,10 +232,10 @@ class ClassMeter:
                 count,
                 # A pinned sum gives only a lower bound of W_i: the backlog
                 # is then counted, as for a saturated deq_timedelta.
-                float(self.profile.max_timedelta_ns) if saturated else w,
+                float(saturation_ns) if saturated else w,
                 rate,
-                self.profile.max_timedelta_ns,
-                self.config.optimizer.capacity_packets,
+                saturation_ns,
+                capacity,
             )
             self.backlog[c.id] = backlog
             samples.append(Sample(c.id, delta, rate, w, backlog))
