@@ -494,7 +494,7 @@ def main() -> None:
     measured = switch_section(args.cycles, args.profile)
     if args.write is not None:
         record = speed_results.CycleRun(
-            checkout_commit(),
+            checkout_commit(ignore=[args.write]),
             datetime.now(UTC).isoformat(timespec="seconds"),
             os.cpu_count() or 0,
             args.cycles,

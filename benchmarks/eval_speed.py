@@ -246,7 +246,7 @@ def main() -> int:
         )
     if args.write is not None:
         run = speed_results.SpeedRun(
-            checkout_commit(),
+            checkout_commit(ignore=[args.write]),
             datetime.now(UTC).isoformat(timespec="seconds"),
             os.cpu_count() or 0,
             args.repeat,

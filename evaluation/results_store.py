@@ -32,7 +32,7 @@ import json
 import re
 import statistics
 import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,27 +40,33 @@ from typing import Any
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
-def checkout_commit() -> str:
-    """This checkout's commit (`-dirty` with uncommitted changes), as a
-    stored run records the code it was made with; "unknown" outside git."""
+def checkout_commit(ignore: Sequence[Path] = ()) -> str:
+    """This checkout's commit (`-dirty` with uncommitted changes to tracked
+    files), as a stored run records the code it was made with; "unknown"
+    outside git. Changes under `ignore` do not count: a benchmark that
+    appends its runs to a bundled file would otherwise record its second
+    run as made from uncommitted code."""
+    root = RESULTS_DIR.parent.parent
+    git = ["git", "-C", str(root)]
+    excluded = [
+        f":(exclude){p.resolve().relative_to(root)}" for p in ignore if p.resolve().is_relative_to(root)
+    ]
     try:
-        out = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(RESULTS_DIR.parent.parent),
-                "describe",
-                "--always",
-                "--dirty",
-                "--abbrev=12",
-            ],
+        name = subprocess.run(
+            [*git, "describe", "--always", "--abbrev=12"],
             capture_output=True,
             text=True,
             check=True,
-        )
+        ).stdout.strip()
+        changed = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no", "--", ".", *excluded],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return out.stdout.strip()
+    return f"{name}-dirty" if changed else name
 
 
 METRICS = "metrics.csv"

@@ -142,3 +142,31 @@ def test_the_bundled_control_loop_runs_meet_the_bound() -> None:
         by = {b.backend: b for b in run.backends}
         assert set(by) == {"BF-Runtime (fake SDE)", "model backend"}
         assert all(b.today_ms <= sr.CYCLE_BOUND_MS for b in run.backends), run
+
+
+def test_a_benchmarks_own_results_file_does_not_make_its_next_run_dirty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second of two `--write` runs into a bundled file records the
+    commit, not `-dirty`: the file it appends to does not count as a change
+    to the code; any other tracked change does."""
+    import subprocess
+
+    from evaluation import results_store
+
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t"]
+    (tmp_path / "evaluation" / "results").mkdir(parents=True)
+    runs, code = tmp_path / "runs.json", tmp_path / "code.py"
+    runs.write_text("[]\n")
+    code.write_text("x = 1\n")
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "c"], check=True)
+    monkeypatch.setattr(results_store, "RESULTS_DIR", tmp_path / "evaluation" / "results")
+    clean = results_store.checkout_commit()
+    assert clean != "unknown" and not clean.endswith("-dirty")
+    runs.write_text("[1]\n")
+    assert results_store.checkout_commit() == f"{clean}-dirty"
+    assert results_store.checkout_commit(ignore=[runs, Path("/elsewhere.json")]) == clean
+    code.write_text("x = 2\n")
+    assert results_store.checkout_commit(ignore=[runs]) == f"{clean}-dirty"
