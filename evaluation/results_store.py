@@ -48,9 +48,8 @@ def checkout_commit(ignore: Sequence[Path] = ()) -> str:
     run as made from uncommitted code."""
     root = RESULTS_DIR.parent.parent
     git = ["git", "-C", str(root)]
-    excluded = [
-        f":(exclude){p.resolve().relative_to(root)}" for p in ignore if p.resolve().is_relative_to(root)
-    ]
+    inside = [p.resolve() for p in ignore if p.resolve().is_relative_to(root)]
+    excluded = [f":(exclude){p.relative_to(root)}" for p in inside]
     try:
         name = subprocess.run(
             [*git, "describe", "--always", "--abbrev=12"],
