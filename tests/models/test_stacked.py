@@ -178,7 +178,13 @@ def test_built_answers_are_each_ports_own(seed: int) -> None:
     for i, p in enumerate(problems):
         try:
             want = build_solution(
-                p, mus[i], lams[i], "solver", statuses[i], layer1_ev=first[i], final_ev=final[i]  # type: ignore[arg-type]
+                p,
+                mus[i],
+                lams[i],
+                "solver",
+                statuses[i],
+                layer1_ev=first[i],
+                final_ev=final[i],  # type: ignore[arg-type]
             )
         except ProblemError as exc:
             refused += 1
