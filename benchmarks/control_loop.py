@@ -51,14 +51,12 @@ import copy
 import cProfile
 import functools
 import gc
-import os
 import pstats
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +76,6 @@ from bfrt_controller.pmqecn.app import PmqecnApp
 from bfrt_controller.pmqecn.config import parse_config
 from bfrt_controller.service import collect_after_cycle, settle_heap
 from evaluation import speed_results
-from evaluation.results_store import checkout_commit
 from hw_profiles import load_profile
 from models import cycle_speedups
 from models.optimize import PmqecnProblem, solve_many
@@ -494,11 +491,7 @@ def main() -> None:
     measured = switch_section(args.cycles, args.profile)
     if args.write is not None:
         record = speed_results.CycleRun(
-            checkout_commit(ignore=[args.write]),
-            datetime.now(UTC).isoformat(timespec="seconds"),
-            os.cpu_count() or 0,
-            args.cycles,
-            tuple(measured),
+            *speed_results.stamp(args.write), args.cycles, tuple(measured)
         )
         held = speed_results.append_run(args.write, record)
         print(f"appended to {args.write} ({held} runs)")

@@ -58,15 +58,12 @@ import argparse
 import dataclasses
 import gc
 import logging
-import os
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 from evaluation import ns3_env, speed_results
 from evaluation.records import RunResult
-from evaluation.results_store import checkout_commit
 from evaluation.scenario import Scenario, load_scenario
 from evaluation.simulate import RunSpec, run_one, run_specs
 from models import cycle_speedups, speedups
@@ -245,13 +242,7 @@ def main() -> int:
             f"{ceiling_rate / (total_n / total_new):6.1f}x  ({seconds:g} simulated s per run)"
         )
     if args.write is not None:
-        run = speed_results.SpeedRun(
-            checkout_commit(ignore=[args.write]),
-            datetime.now(UTC).isoformat(timespec="seconds"),
-            os.cpu_count() or 0,
-            args.repeat,
-            tuple(measured),
-        )
+        run = speed_results.SpeedRun(*speed_results.stamp(args.write), args.repeat, tuple(measured))
         held = speed_results.append_run(args.write, run)
         print(f"appended to {args.write} ({held} runs)")
     return 1 if failed else 0

@@ -16,10 +16,14 @@ does the same for PMQECN's 64 x 8 control cycle (README.md's
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from .results_store import checkout_commit
 
 REPO = Path(__file__).resolve().parent.parent
 # What --write keeps in the repository (the docs' block names it).
@@ -166,12 +170,9 @@ def render(runs: Sequence[SpeedRun]) -> str:
                     rows.setdefault((sc.scenario, t.scheme), []).append((sc, t))
     if not rows:
         raise SpeedResultsError("no run holds a mechanism's scheme")
-    commits = sorted({r.commit for r in runs})
     caption = (
         f"{len(runs)} run{'s' if len(runs) > 1 else ''} of `python benchmarks/eval_speed.py` "
-        f"(the fastest of {_span([r.repeat for r in runs], 'd')} per path) at "
-        f"{', '.join(f'`{c}`' for c in commits)}, {_span([r.cpus for r in runs], 'd')} CPUs, "
-        f"{_dates(runs)}:"
+        f"(the fastest of {_span([r.repeat for r in runs], 'd')} per path) {_where(runs)}"
     )
     header = (
         "| scenario (simulated s) | scheme | ns-3 alone, pkt/s | reference path, pkt/s "
@@ -197,10 +198,7 @@ def render(runs: Sequence[SpeedRun]) -> str:
 
 def render_file(spec: str) -> str:
     """The block's spec is the file, relative to the repository."""
-    name = spec.strip()
-    if not name:
-        raise SpeedResultsError("name the results file (e.g. benchmarks/results/eval_speed.json)")
-    return render(load_runs(REPO / name))
+    return render(load_runs(_named(spec, BUNDLED)))
 
 
 def render_cycles(runs: Sequence[CycleRun]) -> str:
@@ -211,12 +209,10 @@ def render_cycles(runs: Sequence[CycleRun]) -> str:
             rows.setdefault(b.backend, []).append(b)
     if not rows:
         raise SpeedResultsError("no run holds a backend's cycle")
-    commits = sorted({r.commit for r in runs})
     caption = (
         f"{len(runs)} run{'s' if len(runs) > 1 else ''} of `python benchmarks/control_loop.py "
         f"--only-switch` (median of {_span([r.cycles for r in runs], 'd')} cycles per path, "
-        f"the paths alternating) at {', '.join(f'`{c}`' for c in commits)}, "
-        f"{_span([r.cpus for r in runs], 'd')} CPUs, {_dates(runs)}:"
+        f"the paths alternating) {_where(runs)}"
     )
     header = (
         "| 64 x 8 cycle | reference path, median ms | today, median ms | today, max ms "
@@ -239,7 +235,27 @@ def render_cycles(runs: Sequence[CycleRun]) -> str:
 
 def render_cycle_file(spec: str) -> str:
     """The block's spec is the file, relative to the repository."""
+    return render_cycles(load_cycle_runs(_named(spec, BUNDLED_CYCLES)))
+
+
+def _named(spec: str, example: Path) -> Path:
     name = spec.strip()
     if not name:
-        raise SpeedResultsError("name the results file (e.g. benchmarks/results/control_loop.json)")
-    return render_cycles(load_cycle_runs(REPO / name))
+        raise SpeedResultsError(f"name the results file (e.g. {example.relative_to(REPO)})")
+    return REPO / name
+
+
+def _where(runs: Sequence[SpeedRun | CycleRun]) -> str:
+    """The commits, CPUs and dates a caption names."""
+    commits = ", ".join(f"`{c}`" for c in sorted({r.commit for r in runs}))
+    return f"at {commits}, {_span([r.cpus for r in runs], 'd')} CPUs, {_dates(runs)}:"
+
+
+def stamp(kept_in: Path) -> tuple[str, str, int]:
+    """(commit, date, CPUs) of a run about to be appended to `kept_in`,
+    whose own changes do not make the checkout count as dirty."""
+    return (
+        checkout_commit(ignore=[kept_in]),
+        datetime.now(UTC).isoformat(timespec="seconds"),
+        os.cpu_count() or 0,
+    )
