@@ -13,7 +13,8 @@ sums are over the same contiguous k floats in the same order, so each
 port's answer is the per-port function's, bit for bit
 (tests/models/test_stacked.py). A row the stacked arithmetic cannot take
 (non-finite values) goes through the per-port function, which names what is
-wrong. Only the control loop's speed-up path uses this (models/cycle_speedups.py).
+wrong. solve_many takes this path while models/cycle_speedups.py is on (the
+controller's, in the evaluation too), each port alone while it is off.
 """
 
 from __future__ import annotations
