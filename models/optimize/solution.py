@@ -137,9 +137,8 @@ def project_lam(problem: PmqecnProblem, mu: FloatArray, lam: npt.ArrayLike) -> F
 def shave_factor(over: float, excess: float) -> float:
     """What the excess above the floor is scaled by to take a sum ``over`` the
     cap back under it: 4 eps of it, or twice the overshoot where that is more.
-    4 eps of an excess that is tiny beside the cap (1e-8 of it, a port just
-    under FLOOR_FILLS_CAP) does not move the sum, and shaving it so took some
-    10^7 turns."""
+    4 eps of an excess that is tiny beside the cap may not move the sum at
+    all: an overshoot of 2e-7 of the excess took some 10^8 turns of it."""
     return max(0.0, 1.0 - max(_SHAVE, 2.0 * over / excess))
 
 
