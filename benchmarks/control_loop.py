@@ -38,9 +38,10 @@ here, not in timed tests).
                                       [--write FILE]
 
 `--max-ms X` exits 1 when either backend's median cycle on today's path is
-above X ms (issue 48 asks for 20). `--write FILE` appends the 64 x 8 figures
-to FILE (evaluation/speed_results.py; README.md's table renders
-benchmarks/results/control_loop.json).
+above X ms (issue 48 asks for 20), after the run is written. `--write FILE`
+appends the 64 x 8 figures, and the optimiser's paths unless
+`--only-switch`, to FILE (evaluation/speed_results.py; README.md's tables
+render benchmarks/results/control_loop.json).
 """
 
 from __future__ import annotations
@@ -484,14 +485,16 @@ def main() -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="append the 64 x 8 figures to FILE, a JSON list of runs (README.md's eval:cycles "
-        f"block renders {speed_results.BUNDLED_CYCLES.relative_to(speed_results.REPO)})",
+        help="append the figures to FILE, a JSON list of runs (README.md's eval:cycles and "
+        "eval:cycle-paths blocks render "
+        f"{speed_results.BUNDLED_CYCLES.relative_to(speed_results.REPO)})",
     )
     args = parser.parse_args()
     measured = switch_section(args.cycles, args.profile)
+    paths = () if args.only_switch else optimiser_section(args.cycles)
     if args.write is not None:
         record = speed_results.CycleRun(
-            *speed_results.stamp(args.write), args.cycles, tuple(measured)
+            *speed_results.stamp(args.write), args.cycles, tuple(measured), paths
         )
         held = speed_results.append_run(args.write, record)
         print(f"appended to {args.write} ({held} runs)")
@@ -501,8 +504,11 @@ def main() -> None:
         for m in over:
             print(f"{m.backend}: median {m.today_ms:.1f} ms, above --max-ms {args.max_ms:g}")
         sys.exit(1)
-    if args.only_switch:
-        return
+
+
+def optimiser_section(cycles: int) -> tuple[speed_results.PathTime, ...]:
+    """The optimiser's three paths on the model backend, then DA-DCTCP's
+    reads: what it printed of the paths."""
     print()
     one_by_one = functools.partial(solve_many, batched=False)
     heads = ("one port at a time", "ports together", "2 processes")
@@ -510,24 +516,35 @@ def main() -> None:
     print(f"{'':30} {'median (max) ms':>20} {'median (max) ms':>16} {'median (max) ms':>16}")
     setups = (("1 port x 3 classes", 1, KINDS), ("64 ports x 3 classes", 64, KINDS),
               ("64 ports x 8 classes", 64, KINDS8))  # fmt: skip
+    timed: list[speed_results.PathTime] = []
     for label, ports, kinds in setups:
         row = []
         for path in (one_by_one, solve_many):
             # The app's solver module looks the name up at call time.
             solver.solve_many = path  # type: ignore[assignment]
-            row.append(run(ports, kinds, args.cycles))
+            row.append(run(ports, kinds, cycles))
         solver.solve_many = solve_many  # type: ignore[assignment]
-        row.append(run(ports, kinds, args.cycles, processes=2))
+        row.append(run(ports, kinds, cycles, processes=2))
         print(_row(label, row))
+        timed.append(_path_time(label, row))
     with ParallelSolver(2) as two:
-        rows = [optimiser_alone(64, 8, args.cycles, s) for s in (one_by_one, solve_many, two)]
-    print(_row("64 ports x 8, optimiser alone", rows))
+        rows = [optimiser_alone(64, 8, cycles, s) for s in (one_by_one, solve_many, two)]
+    label = "64 ports x 8, optimiser alone"
+    print(_row(label, rows))
+    timed.append(_path_time(label, rows))
     print()
     print(f"{'DA-DCTCP cycle (BF-Runtime, 4 pipes)':40} {'reads/cycle':>12} {'cells/cycle':>12}")
     for ports in (1, 16, 64, 128):
-        requests, cells = dadctcp_reads(ports, args.cycles)
+        requests, cells = dadctcp_reads(ports, cycles)
         label = f"{ports} ports x 8 queues ({8 * ports} slots)"
         print(f"{label:40} {requests:>12.0f} {cells:>12.0f}")
+    return tuple(timed)
+
+
+def _path_time(setup: str, runs: list[list[float]]) -> speed_results.PathTime:
+    """One _row's figures (ms), in the order of the paths."""
+    figures = [x * 1e3 for r in runs for x in (statistics.median(r), max(r))]
+    return speed_results.PathTime(setup, *figures)
 
 
 def _row(label: str, runs: list[list[float]]) -> str:

@@ -604,18 +604,17 @@ def render_cpu_max(spec: str, results: Results) -> str:
     return f"`{top}` ({_cpu(results.get(top)):,.0f} s)"
 
 
-def render_speed(spec: str, results: Results) -> str:
-    try:
-        return speed_results.render_file(spec)
-    except speed_results.SpeedResultsError as exc:
-        raise DocsError(str(exc)) from None
+def _benchmark_block(render: Callable[[str], str]) -> Callable[[str, Results], str]:
+    """A block of a speed benchmark's runs (evaluation/speed_results.py),
+    its errors as the docs' own."""
 
+    def block(spec: str, results: Results) -> str:
+        try:
+            return render(spec)
+        except speed_results.SpeedResultsError as exc:
+            raise DocsError(str(exc)) from None
 
-def render_cycles(spec: str, results: Results) -> str:
-    try:
-        return speed_results.render_cycle_file(spec)
-    except speed_results.SpeedResultsError as exc:
-        raise DocsError(str(exc)) from None
+    return block
 
 
 RENDER: dict[str, tuple[Callable[[str, Results], str], bool]] = {
@@ -626,8 +625,9 @@ RENDER: dict[str, tuple[Callable[[str, Results], str], bool]] = {
     "value": (render_value, False),
     "cpu": (render_cpu, False),
     "cpu-max": (render_cpu_max, False),
-    "speed": (render_speed, True),
-    "cycles": (render_cycles, True),
+    "speed": (_benchmark_block(speed_results.render_file), True),
+    "cycles": (_benchmark_block(speed_results.render_cycle_file), True),
+    "cycle-paths": (_benchmark_block(speed_results.render_paths_file), True),
 }
 
 

@@ -85,12 +85,28 @@ class CycleTime:
 
 
 @dataclass(frozen=True)
+class PathTime:
+    """One setup's optimise-and-apply cycles on the model backend in one run
+    of control_loop.py (without --only-switch), each of the optimiser's
+    three paths: median and maximum wall ms."""
+
+    setup: str  # "64 ports x 8 classes", ...
+    one_by_one_ms: float
+    one_by_one_max_ms: float
+    together_ms: float
+    together_max_ms: float
+    two_processes_ms: float
+    two_processes_max_ms: float
+
+
+@dataclass(frozen=True)
 class CycleRun:
     commit: str
     date: str  # UTC, ISO 8601
     cpus: int
     cycles: int  # per path; the figures are their median and maximum
     backends: tuple[CycleTime, ...]
+    paths: tuple[PathTime, ...] = ()  # none from an --only-switch run
 
 
 def append_run(path: Path, run: SpeedRun | CycleRun) -> int:
@@ -121,8 +137,9 @@ def load_cycle_runs(path: Path) -> list[CycleRun]:
     for i, r in enumerate(_raw_runs(path)):
         try:
             backends = tuple(CycleTime(**b) for b in r["backends"])
-            rest = {k: v for k, v in r.items() if k != "backends"}
-            runs.append(CycleRun(**rest, backends=backends))
+            paths = tuple(PathTime(**t) for t in r.get("paths", ()))
+            rest = {k: v for k, v in r.items() if k not in ("backends", "paths")}
+            runs.append(CycleRun(**rest, backends=backends, paths=paths))
         except (KeyError, TypeError, AttributeError) as exc:
             raise SpeedResultsError(f"{path}: run {i} is not a control-loop run ({exc})") from None
     return runs
@@ -236,6 +253,45 @@ def render_cycles(runs: Sequence[CycleRun]) -> str:
 def render_cycle_file(spec: str) -> str:
     """The block's spec is the file, relative to the repository."""
     return render_cycles(load_cycle_runs(_named(spec, BUNDLED_CYCLES)))
+
+
+def render_paths(runs: Sequence[CycleRun]) -> str:
+    """The optimiser's three paths over the runs that timed them: a caption
+    line and a Markdown table."""
+    full = [r for r in runs if r.paths]
+    if not full:
+        raise SpeedResultsError("no run timed the optimiser's paths (run without --only-switch)")
+    rows: dict[str, list[PathTime]] = {}
+    for run in full:
+        for t in run.paths:
+            rows.setdefault(t.setup, []).append(t)
+    caption = (
+        f"{len(full)} run{'s' if len(full) > 1 else ''} of `python benchmarks/control_loop.py` "
+        f"(median and maximum of {_span([r.cycles for r in full], 'd')} cycles) {_where(full)}"
+    )
+    header = (
+        "| model backend, ms | one port at a time | together | 2 processes "
+        "| one at a time / together |\n|---|---|---|---|---|"
+    )
+    lines = [caption, "", header]
+    for setup, seen in rows.items():
+
+        def cell(median: str, top: str, ts: list[PathTime] = seen) -> str:
+            m = _span([getattr(t, median) for t in ts], ".1f")
+            return f"{m} (max {_span([getattr(t, top) for t in ts], '.1f')})"
+
+        lines.append(
+            f"| {setup} | {cell('one_by_one_ms', 'one_by_one_max_ms')} "
+            f"| {cell('together_ms', 'together_max_ms')} "
+            f"| {cell('two_processes_ms', 'two_processes_max_ms')} "
+            f"| {_span([t.one_by_one_ms / t.together_ms for t in seen], '.1f', 'x')} |"
+        )
+    return "\n".join(lines)
+
+
+def render_paths_file(spec: str) -> str:
+    """The block's spec is the file, relative to the repository."""
+    return render_paths(load_cycle_runs(_named(spec, BUNDLED_CYCLES)))
 
 
 def _named(spec: str, example: Path) -> Path:

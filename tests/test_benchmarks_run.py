@@ -41,20 +41,34 @@ def test_control_loop_runs_both_backends() -> None:
 
 
 def test_control_loop_writes_what_it_prints(tmp_path: Path) -> None:
-    """`--write` appends the 64 x 8 figures printed, which README.md's
-    eval:cycles block renders."""
+    """`--write` appends the figures printed, the 64 x 8 cycles and the
+    optimiser's paths, which README.md's eval:cycles and eval:cycle-paths
+    blocks render; an --only-switch run has no paths."""
     from evaluation import speed_results
 
     path = tmp_path / "cycles.json"
-    out = run("control_loop.py", "--only-switch", "--cycles", "1", "--write", str(path))
+    out = run("control_loop.py", "--cycles", "1", "--write", str(path))
     assert f"appended to {path} (1 runs)" in out
-    (got,) = speed_results.load_cycle_runs(path)
-    assert got.cycles == 1
+    run("control_loop.py", "--only-switch", "--cycles", "1", "--write", str(path))
+    got, switch_only = speed_results.load_cycle_runs(path)
+    assert got.cycles == 1 and switch_only.paths == ()
     for b in got.backends:
         (line,) = [ln for ln in out.splitlines() if ln.startswith(b.backend)]
         assert f"{b.reference_ms:.1f} ({b.reference_max_ms:.1f})" in line
         assert f"{b.today_ms:.1f} ({b.today_max_ms:.1f}) | {b.today_cpu_ms:.1f}" in line
-    assert "| BF-Runtime (fake SDE) |" in speed_results.render_cycles([got])
+    assert [t.setup for t in got.paths] == [
+        "1 port x 3 classes", "64 ports x 3 classes", "64 ports x 8 classes",
+        "64 ports x 8, optimiser alone",
+    ]  # fmt: skip
+    for t in got.paths:
+        (line,) = [ln for ln in out.splitlines() if ln.startswith(t.setup + " ")]
+        for median, top in ((t.one_by_one_ms, t.one_by_one_max_ms),
+                            (t.together_ms, t.together_max_ms),
+                            (t.two_processes_ms, t.two_processes_max_ms)):  # fmt: skip
+            assert f"{median:.1f} ({top:.1f})" in line
+    assert "| BF-Runtime (fake SDE) |" in speed_results.render_cycles([got, switch_only])
+    # The paths' table counts only the run that timed them.
+    assert speed_results.render_paths([got, switch_only]).startswith("1 run of")
 
 
 def test_control_loop_fails_a_cycle_over_its_bound() -> None:

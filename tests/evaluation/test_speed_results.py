@@ -7,6 +7,7 @@ name."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -170,3 +171,22 @@ def test_a_benchmarks_own_results_file_does_not_make_its_next_run_dirty(
     assert results_store.checkout_commit(ignore=[runs, Path("/elsewhere.json")]) == clean
     code.write_text("x = 2\n")
     assert results_store.checkout_commit(ignore=[runs]) == f"{clean}-dirty"
+
+
+def test_the_optimisers_paths_render_over_the_runs_that_timed_them(tmp_path: Path) -> None:
+    path = tmp_path / "cycles.json"
+    full = dataclasses.replace(
+        a_cycle_run(15.5),
+        paths=(sr.PathTime("64 ports x 8 classes", 60.0, 62.0, 12.0, 13.0, 14.0, 15.0),),
+    )
+    sr.append_run(path, a_cycle_run(15.0))
+    sr.append_run(path, full)
+    sr.append_run(path, dataclasses.replace(full, commit="def"))
+    runs = sr.load_cycle_runs(path)
+    assert runs[0].paths == () and runs[1].paths == full.paths
+    table = sr.render_paths(runs)
+    assert table.startswith("2 runs of `python benchmarks/control_loop.py`")
+    assert "| 64 ports x 8 classes | 60.0 (max 62.0) | 12.0 (max 13.0) |" in table
+    assert table.rstrip().endswith("| 5.0x |")
+    with pytest.raises(sr.SpeedResultsError, match="without --only-switch"):
+        sr.render_paths(runs[:1])
