@@ -227,9 +227,9 @@ def render_cycles(runs: Sequence[CycleRun]) -> str:
     if not rows:
         raise SpeedResultsError("no run holds a backend's cycle")
     caption = (
-        f"{len(runs)} run{'s' if len(runs) > 1 else ''} of `python benchmarks/control_loop.py "
-        f"--only-switch` (median of {_span([r.cycles for r in runs], 'd')} cycles per path, "
-        f"the paths alternating) {_where(runs)}"
+        f"The 64 x 8 section of {len(runs)} run{'s' if len(runs) > 1 else ''} of "
+        f"`python benchmarks/control_loop.py` (median of {_span([r.cycles for r in runs], 'd')} "
+        f"cycles per path, the paths alternating) {_where(runs)}"
     )
     header = (
         "| 64 x 8 cycle | reference path, median ms | today, median ms | today, max ms "

@@ -123,7 +123,7 @@ def test_control_loop_runs_render_as_ranges_and_count_the_bound(tmp_path: Path) 
     # 70 ms against 15.5 and 21.0: 4.5x and 3.3x; one run of two over 20 ms.
     assert "| 3.3-4.5x |" in bfrt and "| 1 of 2 |" in bfrt
     assert "| 0 of 2 |" in rows["model backend"]
-    assert table.startswith("2 runs of `python benchmarks/control_loop.py --only-switch`")
+    assert table.startswith("The 64 x 8 section of 2 runs of `python benchmarks/control_loop.py`")
 
 
 def test_a_speed_file_is_not_a_control_loop_file(tmp_path: Path) -> None:
