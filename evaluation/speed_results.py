@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .results_store import checkout_commit
 
@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 # What --write keeps in the repository (the docs' block names it).
 BUNDLED = REPO / "benchmarks" / "results" / "eval_speed.json"
 BUNDLED_CYCLES = REPO / "benchmarks" / "results" / "control_loop.json"
+T = TypeVar("T")
 # Issue 48's bound on a 64 x 8 cycle's median, today's path.
 CYCLE_BOUND_MS = 20.0
 # Each scenario's mechanism, the scheme(s) issue 48 judges (a prefix: the
@@ -188,15 +189,14 @@ def render(runs: Sequence[SpeedRun]) -> str:
     if not rows:
         raise SpeedResultsError("no run holds a mechanism's scheme")
     caption = (
-        f"{len(runs)} run{'s' if len(runs) > 1 else ''} of `python benchmarks/eval_speed.py` "
+        f"{_runs(runs)} of `python benchmarks/eval_speed.py` "
         f"(the fastest of {_span([r.repeat for r in runs], 'd')} per path) {_where(runs)}"
     )
-    header = (
-        "| scenario (simulated s) | scheme | ns-3 alone, pkt/s | reference path, pkt/s "
-        "| today, pkt/s | vs reference | behind ns-3 | same results |\n"
-        "|---|---|---|---|---|---|---|---|"
-    )
-    lines = [caption, "", header]
+    columns = (
+        "scenario (simulated s)", "scheme", "ns-3 alone, pkt/s", "reference path, pkt/s",
+        "today, pkt/s", "vs reference", "behind ns-3", "same results",
+    )  # fmt: skip
+    lines = []
     for (scenario, scheme), seen in rows.items():
         ceiling = [sc.ceiling_packets / sc.ceiling_s for sc, _ in seen]
         ref = [t.delivered / t.reference_s for _, t in seen]
@@ -210,7 +210,7 @@ def render(runs: Sequence[SpeedRun]) -> str:
             f"| {_span(behind, '.1f', 'x')} | {'yes' if same == len(seen) else 'NO'} "
             f"({same} of {len(seen)}) |"
         )
-    return "\n".join(lines)
+    return _table(caption, columns, lines)
 
 
 def render_file(spec: str) -> str:
@@ -220,23 +220,19 @@ def render_file(spec: str) -> str:
 
 def render_cycles(runs: Sequence[CycleRun]) -> str:
     """Each backend's 64 x 8 cycle over `runs`: a caption line and a Markdown table."""
-    rows: dict[str, list[CycleTime]] = {}
-    for run in runs:
-        for b in run.backends:
-            rows.setdefault(b.backend, []).append(b)
+    rows = _grouped((b.backend, b) for run in runs for b in run.backends)
     if not rows:
         raise SpeedResultsError("no run holds a backend's cycle")
     caption = (
-        f"The 64 x 8 section of {len(runs)} run{'s' if len(runs) > 1 else ''} of "
+        f"The 64 x 8 section of {_runs(runs)} of "
         f"`python benchmarks/control_loop.py` (median of {_span([r.cycles for r in runs], 'd')} "
         f"cycles per path, the paths alternating) {_where(runs)}"
     )
-    header = (
-        "| 64 x 8 cycle | reference path, median ms | today, median ms | today, max ms "
-        f"| today, CPU ms | vs reference | runs over {CYCLE_BOUND_MS:g} ms |\n"
-        "|---|---|---|---|---|---|---|"
-    )
-    lines = [caption, "", header]
+    columns = (
+        "64 x 8 cycle", "reference path, median ms", "today, median ms", "today, max ms",
+        "today, CPU ms", "vs reference", f"runs over {CYCLE_BOUND_MS:g} ms",
+    )  # fmt: skip
+    lines = []
     for backend, seen in rows.items():
         over = sum(b.today_ms > CYCLE_BOUND_MS for b in seen)
         lines.append(
@@ -247,7 +243,7 @@ def render_cycles(runs: Sequence[CycleRun]) -> str:
             f"| {_span([b.reference_ms / b.today_ms for b in seen], '.1f', 'x')} "
             f"| {over} of {len(seen)} |"
         )
-    return "\n".join(lines)
+    return _table(caption, columns, lines)
 
 
 def render_cycle_file(spec: str) -> str:
@@ -261,19 +257,16 @@ def render_paths(runs: Sequence[CycleRun]) -> str:
     full = [r for r in runs if r.paths]
     if not full:
         raise SpeedResultsError("no run timed the optimiser's paths (run without --only-switch)")
-    rows: dict[str, list[PathTime]] = {}
-    for run in full:
-        for t in run.paths:
-            rows.setdefault(t.setup, []).append(t)
+    rows = _grouped((t.setup, t) for run in full for t in run.paths)
     caption = (
-        f"{len(full)} run{'s' if len(full) > 1 else ''} of `python benchmarks/control_loop.py` "
+        f"{_runs(full)} of `python benchmarks/control_loop.py` "
         f"(median and maximum of {_span([r.cycles for r in full], 'd')} cycles) {_where(full)}"
     )
-    header = (
-        "| model backend, ms | one port at a time | together | 2 processes "
-        "| one at a time / together |\n|---|---|---|---|---|"
-    )
-    lines = [caption, "", header]
+    columns = (
+        "model backend, ms", "one port at a time", "together", "2 processes",
+        "one at a time / together",
+    )  # fmt: skip
+    lines = []
     for setup, seen in rows.items():
 
         def cell(median: str, top: str, ts: list[PathTime] = seen) -> str:
@@ -286,12 +279,30 @@ def render_paths(runs: Sequence[CycleRun]) -> str:
             f"| {cell('two_processes_ms', 'two_processes_max_ms')} "
             f"| {_span([t.one_by_one_ms / t.together_ms for t in seen], '.1f', 'x')} |"
         )
-    return "\n".join(lines)
+    return _table(caption, columns, lines)
 
 
 def render_paths_file(spec: str) -> str:
     """The block's spec is the file, relative to the repository."""
     return render_paths(load_cycle_runs(_named(spec, BUNDLED_CYCLES)))
+
+
+def _grouped(pairs: Iterable[tuple[str, T]]) -> dict[str, list[T]]:
+    """The values by their key, in first-seen order (a table's rows)."""
+    out: dict[str, list[T]] = {}
+    for key, value in pairs:
+        out.setdefault(key, []).append(value)
+    return out
+
+
+def _runs(runs: Sequence[object]) -> str:
+    return f"{len(runs)} run{'s' if len(runs) > 1 else ''}"
+
+
+def _table(caption: str, columns: Sequence[str], rows: Sequence[str]) -> str:
+    """A caption line and a Markdown table of `rows` under `columns`."""
+    header = f"| {' | '.join(columns)} |\n|{'---|' * len(columns)}"
+    return "\n".join([caption, "", header, *rows])
 
 
 def _named(spec: str, example: Path) -> Path:
