@@ -278,7 +278,7 @@ def solve_many(
             # A conic solve that failed inside a batch (every per-port error is
             # caught below): the per-port path tells which port and why.
             pass
-    return [_solve_or_error(problem, polish) for problem in problems]
+    return [or_error(solve, problem, polish=polish) for problem in problems]
 
 
 def _solve_batched(
@@ -295,7 +295,7 @@ def _solve_batched(
             out[i] = mu
             continue
         if polish and _worth_polishing(problem, problem.lambdas_array / mu, res):
-            out[i] = _solve_or_error(problem, polish)
+            out[i] = or_error(solve, problem, polish=polish)
             continue
         mus[i] = mu
         batch.append(i)
@@ -333,7 +333,10 @@ def _solve_batched(
             except ProblemError as exc:
                 out[i] = exc
                 continue
-            out[i] = _built(problem, mu, lam, polish, status1, status2, layer1_ev[i], ev)
+            out[i] = or_error(
+                build_solution, problem, mu, lam, _solver_name(polish), f"{status1}; {status2}",
+                layer1_ev=layer1_ev[i], final_ev=ev,
+            )  # fmt: skip
             continue
         statuses[i] = f"{status1}; layer2 {res.status} ({res.solves} solves{note})"
         lams[i] = lam
@@ -400,32 +403,6 @@ def _build_solutions(
 
 def _solver_name(polish: bool) -> str:
     return "cvxpy-CLARABEL+SLSQP" if polish else "cvxpy-CLARABEL"
-
-
-def _solve_or_error(problem: PmqecnProblem, polish: bool) -> PmqecnSolution | ProblemError:
-    try:
-        return solve(problem, polish=polish)
-    except ProblemError as exc:
-        return exc
-
-
-def _built(
-    problem: PmqecnProblem,
-    mu: FloatArray,
-    lam: FloatArray,
-    polish: bool,
-    status1: str,
-    status2: str,
-    layer1_ev: Evaluation,
-    final_ev: Evaluation,
-) -> PmqecnSolution | ProblemError:
-    try:
-        return build_solution(
-            problem, mu, lam, _solver_name(polish), f"{status1}; {status2}",
-            layer1_ev=layer1_ev, final_ev=final_ev,
-        )  # fmt: skip
-    except ProblemError as exc:
-        return exc
 
 
 def solve(

@@ -39,13 +39,7 @@ def pipe_values(r: Register) -> Callable[[Mapping[str, Any]], list[int]]:
     cells (a full switch's PMQECN cycle reads 1,536)."""
     if not r.members:
         field = f"{r.name}.f1"
-
-        def plain(data: Mapping[str, Any]) -> list[int]:
-            # _per_pipe inline: a full switch's PMQECN cycle reads 1,536 cells.
-            value = data[field]
-            return list(map(int, value)) if isinstance(value, list) else [int(value)]
-
-        return plain
+        return lambda data: _per_pipe(data[field])
     fields = [(m, f"{r.name}.{m}") for m in r.members]
 
     def packed(data: Mapping[str, Any]) -> list[int]:
