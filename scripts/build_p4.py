@@ -244,6 +244,69 @@ def stages_from_bfa(text: str) -> dict[str, int]:
     return dict(sorted(deepest.items()))
 
 
+# A parser section of the assembly: `parser ingress:`/`parser egress:`, its
+# states two spaces deeper than `states:`, each state's rows deeper still.
+_BFA_PARSER = re.compile(r"^parser (\w+):$")
+_BFA_STATE = re.compile(r"^    (\S+):$")
+_BFA_ROW = re.compile(r"^      (\S.*):$")
+
+
+def selects_dropped(text: str) -> list[str]:
+    """Parser states of an assembly whose select has no match registers but
+    more than one transition: every row is `*`, so the first is taken for
+    every packet and the rest are dead (bfas warns "Can't match parser state
+    due to previous match"). p4c's Tofino backend emitted this for every
+    select on packet data between p4lang/p4c#5063 and its fix, #5753: such a
+    binary parses every IPv4 packet as its first case (TCP here) on the
+    chip, whatever the header says."""
+    dropped: list[str] = []
+    gress = state = ""
+    rows = 0
+    has_match = False
+
+    def close() -> None:
+        if state and rows > 1 and not has_match:
+            dropped.append(f"{gress} {state} ({rows} transitions)")
+
+    for line in text.splitlines():
+        if (m := _BFA_PARSER.match(line)) is not None:
+            close()
+            gress, state, rows, has_match = m[1], "", 0, False
+        elif not line.startswith(" "):
+            close()
+            gress, state = "", ""
+        elif gress and (m := _BFA_STATE.match(line)) is not None:
+            close()
+            state, rows, has_match = m[1], 0, False
+        elif gress and state:
+            if line.startswith("      match:"):
+                has_match = True
+            elif _BFA_ROW.match(line) is not None and not line.strip().startswith(
+                ("match", "option")
+            ):
+                rows += 1
+    close()
+    return dropped
+
+
+def parser_problem(outdir: Path) -> str | None:
+    """The assembled parser takes the wrong branch of a select (above)."""
+    dropped = [
+        s
+        for path in sorted(outdir.rglob("*.bfa"))
+        for s in selects_dropped(path.read_text(errors="replace"))
+    ]
+    if not dropped:
+        return None
+    return (
+        f"the compiler dropped the match of {len(dropped)} parser select(s), so the chip would "
+        f"take each one's first transition for every packet: {'; '.join(dropped[:3])}"
+        f"{' ...' if len(dropped) > 3 else ''}. A p4c Tofino backend bug (p4lang/p4c#5753 "
+        "fixes it: MatcherAllocator::bind_use keeps ordinary match registers); use a "
+        "compiler with the fix"
+    )
+
+
 def read_resources(outdir: Path) -> Resources | None:
     """context.json if the assembler wrote one, else the stage sections of the
     .bfa (a build that stopped in the assembler, e.g. over the stage limit,
@@ -427,6 +490,12 @@ def build_one(
     if stale:
         result.message = stale
         return result
+    dropped = parser_problem(outdir)
+    if dropped:
+        result.message = (
+            f"compiled in {seconds:.0f}s ({describe(resources, mau_stages)}) but {dropped}"
+        )
+        return result
     conf_note = write_missing_conf(compiler, outdir, program, target)
     problem = conf_problem(outdir, program)
     if problem:
@@ -522,12 +591,28 @@ def update_readme(readme: Path, table: str) -> None:
     readme.write_text(f"{head}{README_BEGIN}\n{merged}\n{README_END}{tail}")
 
 
+_VERSION = re.compile(r"\b\d+\.\d+\.\d+\b")
+
+
+def version_line(output: str, compiler: str) -> str:
+    """The line of `--version` output that gives a version: a driver that
+    prints its name and version on one line, or p4lang/p4c's p4c-barefoot,
+    its path and then `Version 9.13.4`, with whatever a wrapper prints after."""
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if _VERSION.search(line) is None:
+            continue
+        if line.lower().startswith("version ") and i > 0:
+            return f"{Path(lines[i - 1]).name} {line.split(None, 1)[1]}"
+        return line
+    return Path(shlex.split(compiler)[0]).name
+
+
 def compiler_version(compiler: str) -> str:
     proc = subprocess.run(
         [*shlex.split(compiler), "--version"], capture_output=True, text=True, check=False
     )
-    first = (proc.stdout or proc.stderr).strip().splitlines()
-    return first[-1].strip() if first else compiler
+    return version_line(f"{proc.stdout}\n{proc.stderr}", compiler)
 
 
 def main() -> int:

@@ -265,3 +265,78 @@ def test_a_recompile_that_only_renumbers_the_snapshot_tables_is_fresh(
     assert "stale" in str(
         build_p4.schema_check(write(tmp_path / "x.json", moved), committed, False)
     )
+
+
+# A select as the assembler reads it: its match registers, then a row per
+# case (cut from a compile of a three-way select on ihl, frag_offset and
+# protocol).
+_PARSER_HEAD = """parser ingress:
+  start: parse_ipv4
+  states:
+    parse_ipv4:
+      *:
+        load: { byte1 : 0, half : 6..7, byte0 : 9 }
+        next: parse_ipv4.$split_0
+    parse_ipv4.$split_0:
+"""
+_ROWS = """      {tcp}:
+        next: parse_tcp
+      {udp}:
+        next: parse_udp
+      {other}:
+        next: end
+    parse_tcp:
+      *:
+        next: end
+"""
+_SELECT_KEPT = (
+    _PARSER_HEAD
+    + "      match: [ byte1, half, byte0 ]\n"
+    + _ROWS.format(
+        tcp="0b****0101***000000000000000000110",
+        udp="0b****0101***000000000000000010001",
+        other="0x********",
+    )
+    + "deparser ingress:\n  dictionary: {}\n"
+)
+# p4lang/p4c between #5063 and #5753: no match registers, every row `*`.
+_SELECT_DROPPED = _PARSER_HEAD + _ROWS.format(tcp="*", udp="*", other="*")
+
+
+def test_a_select_whose_match_the_compiler_dropped_is_found(build_p4: ModuleType) -> None:
+    assert build_p4.selects_dropped(_SELECT_DROPPED) == [
+        "ingress parse_ipv4.$split_0 (3 transitions)"
+    ]
+
+
+def test_a_select_with_its_match_registers_is_not(build_p4: ModuleType) -> None:
+    assert build_p4.selects_dropped(_SELECT_KEPT) == []
+    # One unconditional transition per state is every parser's shape.
+    assert build_p4.selects_dropped(_PARSER_HEAD + "      *:\n        next: end\n") == []
+
+
+def test_a_build_with_a_dropped_select_is_not_ok(build_p4: ModuleType, tmp_path: Path) -> None:
+    """The build reports what the chip would do and names the compiler fix."""
+    (tmp_path / "pipe").mkdir()
+    (tmp_path / "pipe" / "prog.bfa").write_text(_SELECT_DROPPED)
+    problem = build_p4.parser_problem(tmp_path)
+    assert problem is not None
+    assert "parse_ipv4.$split_0" in problem and "p4lang/p4c#5753" in problem
+    assert "first transition for every packet" in problem
+    (tmp_path / "pipe" / "prog.bfa").write_text(_SELECT_KEPT)
+    assert build_p4.parser_problem(tmp_path) is None
+
+
+def test_the_compiler_version_is_the_line_that_gives_one(build_p4: ModuleType) -> None:
+    """A wrapper around p4c-barefoot printed coreutils' credits last, and the
+    resource table said it was compiled with 'Written by David MacKenzie.'."""
+    wrapper = (
+        "/root/p4c-tofino/build/backends/tofino/bf-p4c/p4c-barefoot\n"
+        "Version 9.13.4\n"
+        "p4c-tofino: no basename (GNU coreutils) 9.1\n"
+        "Written by David MacKenzie.\n"
+    )
+    assert build_p4.version_line(wrapper, "p4c-tofino") == "p4c-barefoot 9.13.4"
+    one_line = "p4c 1.2.5 (SHA: 34b86e9 BUILD: RELEASE)\n"
+    assert build_p4.version_line(one_line, "p4c") == "p4c 1.2.5 (SHA: 34b86e9 BUILD: RELEASE)"
+    assert build_p4.version_line("", "/opt/sde/bin/bf-p4c --foo") == "bf-p4c"
