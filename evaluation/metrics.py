@@ -165,6 +165,28 @@ def flow_classes(scenario: Scenario) -> tuple[list[int], list[int]] | None:
     )
 
 
+def goodput_quarters(
+    run: RunResult, flow_tput: list[float], small: set[int]
+) -> dict[str, dict[str, float | None]] | None:
+    """The flows ranked by steady goodput (ties in flow order) and cut into
+    four quarters, lowest first: each quarter's loss (as class_loss_pct) and
+    how many of its flows are the scenario's small senders. The other
+    reading of "small" than the offered rate: flows below the fair share
+    (issue 47); None with fewer than four flows."""
+    n = len(run.flows)
+    if n < 4:
+        return None
+    ranked = sorted(range(n), key=lambda i: (flow_tput[i], run.flows[i].flow_id))
+    out: dict[str, dict[str, float | None]] = {}
+    for q in range(4):
+        part = [run.flows[i].flow_id for i in ranked[q * n // 4 : (q + 1) * n // 4]]
+        out[str(q + 1)] = {
+            "loss_pct": class_loss_pct(run, part),
+            "small_flows": float(sum(1 for f in part if f in small)),
+        }
+    return out
+
+
 def class_loss_pct(run: RunResult, members: list[int]) -> float | None:
     """100 x packets sent but never received / sent, over `members`."""
     flows = [f for f in run.flows if f.flow_id in set(members)]
@@ -337,6 +359,10 @@ def compute_metrics(run: RunResult, scenario: Scenario) -> Metrics:
     classes_ = flow_classes(scenario)
     v["small_flow_loss_pct"] = class_loss_pct(run, classes_[0]) if classes_ else None
     v["large_flow_loss_pct"] = class_loss_pct(run, classes_[1]) if classes_ else None
+    if classes_:
+        quarters = goodput_quarters(run, flow_tput, set(classes_[0]))
+        if quarters is not None:
+            detail["goodput_quarter"] = quarters
     sketch = run.scheme_counters.get("sketch_drops")
     v["sketch_drops"] = None if sketch is None else float(sketch)
     detail["scheme_counters"] = dict(run.scheme_counters)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from evaluation.metrics import HEADLINE, compute_metrics
+from evaluation.metrics import HEADLINE, compute_metrics, goodput_quarters
 from evaluation.records import FlowRecord, PacketLog, QueueLog, RunResult
 from evaluation.scenario import Scenario, parse_scenario
 
@@ -246,3 +246,23 @@ def test_no_classes_when_every_flow_offers_the_same_and_no_sketch_without_one() 
     v = compute_metrics(result(flows, PacketLog()), s).values
     assert v["small_flow_loss_pct"] is None and v["large_flow_loss_pct"] is None
     assert v["sketch_drops"] is None
+
+
+def test_flows_are_cut_into_quarters_by_goodput() -> None:
+    """Issue 47's other reading of small: each quarter of the flows ranked by
+    what they got (ties in flow order), lowest first, with its loss and its
+    count of the scenario's small senders."""
+    flows = [
+        flow(i, packets_sent=100, packets_received=100 - lost)
+        for i, lost in enumerate((0, 10, 20, 30, 40, 50, 60, 70))
+    ]
+    run = result(flows, PacketLog())
+    # f7 got least, then f6, ...; f0 and f1 tie with f2 at the top.
+    got = [5.0, 5.0, 5.0, 4.0, 3.0, 2.0, 1.0, 0.5]
+    q = goodput_quarters(run, got, small={6, 7, 0})
+    assert q is not None and list(q) == ["1", "2", "3", "4"]
+    assert q["1"] == {"loss_pct": pytest.approx(65.0), "small_flows": 2.0}  # f7, f6
+    assert q["2"] == {"loss_pct": pytest.approx(45.0), "small_flows": 0.0}  # f5, f4
+    assert q["3"] == {"loss_pct": pytest.approx(15.0), "small_flows": 1.0}  # f3, f0
+    assert q["4"] == {"loss_pct": pytest.approx(15.0), "small_flows": 0.0}  # f1, f2
+    assert goodput_quarters(result(flows[:3], PacketLog()), got[:3], small=set()) is None
