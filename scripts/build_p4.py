@@ -275,7 +275,7 @@ def selects_dropped(text: str) -> list[str]:
         if (m := _BFA_PARSER.match(line)) is not None:
             close()
             gress, state, rows, has_match = m[1], "", 0, False
-        elif not line.startswith(" "):
+        elif line and not line.startswith(" "):  # the next top-level section
             close()
             gress, state = "", ""
         elif gress and (m := _BFA_STATE.match(line)) is not None:
@@ -284,9 +284,7 @@ def selects_dropped(text: str) -> list[str]:
         elif gress and state:
             if line.startswith("      match:"):
                 has_match = True
-            elif _BFA_ROW.match(line) is not None and not line.strip().startswith(
-                ("match", "option")
-            ):
+            elif _BFA_ROW.match(line) is not None:
                 rows += 1
     close()
     return dropped
